@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rewind guest platform ABI: the only interface between the guest kernel (and
+ * rewind-init) and the rewind monitor. Included by the monitor, by the kernel
+ * patch (copied into the tree as include/uapi/linux/rewind_abi.h) and by
+ * rewind-init, so it uses only <linux/types.h> types.
+ *
+ * Ports: every 32-bit OUT to a port in [REWIND_PORT_BASE, +REWIND_PORT_COUNT*4)
+ * is one *step*. The monitor handles it while the vCPU is stopped, advances
+ * virtual time by one quantum, and may inject the one interrupt vector
+ * (REWIND_VECTOR) before resuming. Nothing else the guest does is a step.
+ *
+ * Shared page: registered once at boot with REWIND_PORT_SHARED (its guest
+ * physical address, page aligned, below 4 GiB). The monitor writes `now_ns`
+ * at every step, `epoch_ns` at registration, and ORs reasons into `pending`
+ * before it injects REWIND_VECTOR; the guest's handler swaps `pending` to 0.
+ * The guest writes `timer_ns` before REWIND_PORT_TIMER and `job_status`
+ * before REWIND_PORT_STOP.
+ *
+ * Records: the guest fills a buffer (header + payload, `len` bytes in all,
+ * at most REWIND_RECORD_MAX) in guest RAM and writes its guest-physical
+ * address to REWIND_PORT_RECORD. The monitor validates every field; a record
+ * it cannot parse ends the run with outcome guest-error.
+ */
+#ifndef REWIND_ABI_H
+#define REWIND_ABI_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define REWIND_ABI_VERSION 1
+
+/* CPUID 0x40000000: EAX = max leaf, EBX/ECX/EDX = "RewindRewind". */
+#define REWIND_CPUID_BASE 0x40000000u
+#define REWIND_CPUID_SIG_EBX 0x69776552u /* "Rewi" */
+#define REWIND_CPUID_SIG_ECX 0x6552646eu /* "ndRe" */
+#define REWIND_CPUID_SIG_EDX 0x646e6977u /* "wind" */
+
+/* The one interrupt the monitor injects (an MSI into the in-kernel LAPIC). */
+#define REWIND_VECTOR 0xf3
+
+/* Ports (32-bit OUT; the value's meaning is per port). */
+#define REWIND_PORT_BASE 0x0e00
+#define REWIND_PORT_RECORD (REWIND_PORT_BASE + 0x00) /* value: GPA of a record */
+#define REWIND_PORT_CLOCK (REWIND_PORT_BASE + 0x04)  /* value: ignored; now_ns updated */
+#define REWIND_PORT_TIMER (REWIND_PORT_BASE + 0x08)  /* arm shared->timer_ns from now; 0 disarms */
+#define REWIND_PORT_IDLE (REWIND_PORT_BASE + 0x0c)   /* nothing runnable: jump to the deadline */
+#define REWIND_PORT_YIELD (REWIND_PORT_BASE + 0x10)  /* sched_yield / schedule point */
+#define REWIND_PORT_STOP (REWIND_PORT_BASE + 0x14)   /* value: enum rewind_stop */
+#define REWIND_PORT_SHARED (REWIND_PORT_BASE + 0x18) /* value: GPA of the shared page */
+#define REWIND_PORT_COUNT 7
+
+enum rewind_stop {
+    REWIND_STOP_POWEROFF = 0, /* job_status in the shared page is valid */
+    REWIND_STOP_REBOOT = 1,
+    REWIND_STOP_HALT = 2,
+    REWIND_STOP_PANIC = 3,
+};
+
+/* Bits of shared->pending. */
+#define REWIND_PENDING_TIMER (1ull << 0)
+#define REWIND_PENDING_PREEMPT (1ull << 1) /* reschedule the current task */
+#define REWIND_PENDING_INSPECT (1ull << 2)
+#define REWIND_PENDING_INPUT (1ull << 3)
+#define REWIND_PENDING_STALL (1ull << 4)
+
+#define REWIND_SHARED_MAGIC 0x31444e4957455200ull /* "\0REWIND1" */
+#define REWIND_SHARED_REQ_MAX 1024
+#define REWIND_SHARED_INPUT_MAX 1024
+
+struct rewind_shared {
+    __u64 magic;      /* guest writes REWIND_SHARED_MAGIC before registering */
+    __u64 now_ns;     /* monitor: virtual ns since boot, updated every step */
+    __u64 epoch_ns;   /* monitor: wall clock (ns since 1970) at now_ns == 0 */
+    __u64 pending;    /* monitor ORs REWIND_PENDING_*; guest swaps to 0 */
+    __u64 timer_ns;   /* guest: relative deadline for REWIND_PORT_TIMER */
+    __u64 job_status; /* guest: wait(2) status of the job, or REWIND_JOB_* */
+    __u64 stall_ns;   /* monitor: length of a requested stall */
+    __u64 seed;       /* monitor: the run's seed (for the SDK) */
+    __u64 schedule;   /* monitor: the run's schedule number */
+    __u32 req_len;    /* monitor: bytes valid in req */
+    __u32 input_len;  /* monitor: bytes valid in input; guest sets 0 once read */
+    __u8 req[REWIND_SHARED_REQ_MAX];
+    __u8 input[REWIND_SHARED_INPUT_MAX];
+};
+
+/* job_status values above 0xffff are not wait statuses: */
+#define REWIND_JOB_NOT_FOUND 0x10000      /* argv[0] not found in the root */
+#define REWIND_JOB_NOT_EXECUTABLE 0x10001 /* found, but exec failed */
+#define REWIND_JOB_INIT_FAILED 0x10002    /* rewind-init could not set up */
+
+/* Records. */
+#define REWIND_RECORD_MAX 4096
+#define REWIND_RECORD_PAYLOAD_MAX (REWIND_RECORD_MAX - sizeof(struct rewind_record))
+
+enum rewind_record_kind {
+    REWIND_REC_CONSOLE = 1, /* kernel console text; aux = 0 */
+    REWIND_REC_OUTPUT = 2,  /* job output; aux = fd (1 or 2) */
+    REWIND_REC_EXEC = 3,    /* payload: path NUL argv0 NUL argv1 ... */
+    REWIND_REC_FORK = 4,    /* aux = child pid; flags bit0 = thread */
+    REWIND_REC_EXIT = 5,    /* aux = exit code; payload: comm */
+    REWIND_REC_SIGNAL = 6,  /* aux = signo | si_code << 8; payload: u64 fault addr */
+    REWIND_REC_OPEN = 7,    /* aux = open flags; payload: absolute path */
+    REWIND_REC_UNLINK = 8,  /* payload: absolute path */
+    REWIND_REC_RENAME = 9,  /* payload: old NUL new */
+    REWIND_REC_MARK = 10,   /* a line written to /dev/rewind */
+    REWIND_REC_ASSERT = 11, /* SDK assertion */
+    REWIND_REC_INIT = 12,   /* rewind-init message; aux = enum rewind_init_event */
+    REWIND_REC_KIND_MAX = 12,
+};
+
+enum rewind_init_event {
+    REWIND_INIT_JOB_START = 1, /* payload: argv0 */
+    REWIND_INIT_JOB_EXIT = 2,  /* aux high bits: status via job_status */
+    REWIND_INIT_ERROR = 3,     /* payload: message */
+};
+
+struct rewind_record {
+    __u32 len; /* header + payload bytes, <= REWIND_RECORD_MAX */
+    __u16 kind;
+    __u16 flags;
+    __u32 pid;
+    __u32 tid;
+    __u64 aux;
+    /* payload follows */
+};
+
+/* /dev/rewind (misc device): write() = one REWIND_REC_MARK per call (chunked),
+ * ioctls below. /dev/rewind-stdout and /dev/rewind-stderr: write() = output
+ * records with aux 1 and 2. */
+#define REWIND_IOC_MAGIC 'r'
+/* Set shared->job_status (a __u64) before poweroff. */
+#define REWIND_IOC_JOB_STATUS _IOW(REWIND_IOC_MAGIC, 1, __u64)
+/* Emit one REWIND_REC_INIT record: struct rewind_init_msg. */
+#define REWIND_IOC_INIT_MSG _IOW(REWIND_IOC_MAGIC, 2, struct rewind_init_msg)
+
+struct rewind_init_msg {
+    __u64 event; /* enum rewind_init_event */
+    __u64 len;   /* bytes at text */
+    __u64 text;  /* user pointer */
+};
+
+#endif
