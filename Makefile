@@ -1,0 +1,66 @@
+# rewind: one hand-written Makefile. `make` builds everything into build/;
+# `make check` runs every test and ends with "N passed, N failed".
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
+LIBS    := -lcrypto -ljansson
+B       := build
+
+VMM_SRC := src/vmm/kvm.c src/vmm/cpuid.c src/vmm/boot.c src/vmm/initrd.c src/vmm/platform.c \
+           src/vmm/vcpu.c src/vmm/probe.c
+RUN_SRC := src/run/image.c src/run/spec.c src/run/job.c src/run/runner.c
+UTIL_SRC:= src/util/hash.c
+CLI_SRC := src/cli/main.c src/cli/cmd_run.c src/cli/cmd_doctor.c
+LIB_SRC := $(VMM_SRC) $(RUN_SRC) $(UTIL_SRC)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
+
+.PHONY: all deps kernel check unit system demo clean format
+all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe
+
+deps:
+	@tools/deps.sh
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/librewind.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(B)/rewind: $(CLI_OBJ) $(B)/librewind.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/rewind-init: guest/init/init.c guest/include/rewind_abi.h
+	@mkdir -p $(B)
+	$(CC) $(WARN) -O2 -static -o $@ guest/init/init.c
+
+$(B)/tools/kvm-probe: tools/kvm-probe.c src/vmm/probe.c src/vmm/probe.h
+	@mkdir -p $(B)/tools
+	$(CC) $(WARN) -O2 -o $@ tools/kvm-probe.c src/vmm/probe.c
+
+kernel:
+	@guest/linux/build.sh $(B)/kernel
+
+# Unit tests: pure modules, run directly, with sanitizers.
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/*_test.c))
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer
+$(B)/unit/%: tests/unit/%.c $(LIB_SRC) tests/unit/unit.h
+	@mkdir -p $(B)/unit
+	$(CC) $(WARN) -O1 -g $(SAN) -o $@ $< $(LIB_SRC) $(LIBS)
+
+unit: $(UNIT_TESTS)
+
+check: all unit
+	@tests/run-all.sh
+
+demo: all
+	@tools/demo.sh
+
+format:
+	clang-format -i $(LIB_SRC) $(CLI_SRC) guest/init/*.c tests/unit/*.c
+
+clean:
+	rm -rf $(B)
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

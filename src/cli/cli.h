@@ -1,0 +1,28 @@
+/*
+ * cli: the command-line front end. Each subcommand is one cmd_<name>.c with
+ * one entry point; main.c holds the table. Errors are one line on stderr,
+ * "rewind: <what went wrong>", and a non-zero exit.
+ */
+#ifndef REWIND_CLI_H
+#define REWIND_CLI_H
+
+struct cli_command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+int cmd_run(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+
+/* Print "rewind: <msg>\n" to stderr and return code. */
+int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* $REWIND_HOME, or ~/.local/share/rewind. Static storage. */
+const char *cli_home(void);
+
+/* Path of a file installed next to the rewind binary (build/<name>), or the
+ * value of the environment variable env if it is set. Static storage. */
+const char *cli_artifact(const char *env, const char *name);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * cmd_doctor: `rewind doctor [--json]`. Says whether this machine can run
+ * rewind guests: /dev/kvm present and usable, guest kernel code native (by a
+ * small probe guest, with its figures), the guest kernel and rewind-init
+ * built, mkfs.erofs installed.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../vmm/probe.h"
+#include "cli.h"
+
+static int have_exec(const char *name)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
+    return system(cmd) == 0;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            puts("usage: rewind doctor [--json]\n\nCheck /dev/kvm (with a probe guest that "
+                 "measures whether guest kernel code\nruns natively), the guest kernel, "
+                 "rewind-init and mkfs.erofs.\nExit 0 when rewind can run guests here, 1 "
+                 "when it cannot.");
+            return 0;
+        } else
+            return cli_error(2, "doctor: unknown option %s", argv[i]);
+    }
+    struct probe_result pr;
+    char err[256] = "";
+    int probe_ok = probe_run(&pr, err, sizeof(err)) == 0;
+    const char *kernel = cli_artifact("REWIND_KERNEL", "kernel/vmlinux");
+    const char *init = cli_artifact("REWIND_INIT", "rewind-init");
+    int k = access(kernel, R_OK) == 0, in = access(init, R_OK) == 0;
+    int mk = have_exec("mkfs.erofs");
+    int ok = probe_ok && pr.native && k && in && mk;
+    if (json) {
+        printf("{\"kvm\":%s,\"native\":%s,\"cpl0_iters_per_s\":%.0f,\"exit_us\":%.2f,"
+               "\"kernel\":%s,\"init\":%s,\"mkfs_erofs\":%s,\"ok\":%s}\n",
+               probe_ok ? "true" : "false", probe_ok && pr.native ? "true" : "false",
+               probe_ok ? pr.cpl0_iters_per_s : 0, probe_ok ? pr.exit_us : 0,
+               k ? "true" : "false", in ? "true" : "false", mk ? "true" : "false",
+               ok ? "true" : "false");
+        return ok ? 0 : 1;
+    }
+    if (!probe_ok)
+        printf("kvm:        NOT USABLE: %s\n", err);
+    else
+        printf("kvm:        %s: guest CPL0 loop %.1f M iter/s, port exit %.1f us\n            %s\n",
+               pr.native ? "native" : "NOT NATIVE (guest kernel code is emulated)",
+               pr.cpl0_iters_per_s / 1e6, pr.exit_us, pr.why);
+    if (probe_ok && !pr.native)
+        printf("            run rewind inside a real KVM host; the tests use tools/kvm-host\n");
+    printf("kernel:     %s (%s)\n", k ? "ok" : "MISSING (run make)", kernel);
+    printf("init:       %s (%s)\n", in ? "ok" : "MISSING (run make)", init);
+    printf("mkfs.erofs: %s\n", mk ? "ok" : "MISSING (apt-get install erofs-utils)");
+    printf("verdict:    %s\n", ok ? "rewind can run guests here" : "rewind cannot run guests here");
+    return ok ? 0 : 1;
+}

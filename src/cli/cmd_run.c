@@ -1,0 +1,192 @@
+/*
+ * cmd_run: `rewind run --root ROOT [options] -- CMD ARGS...`.
+ * Parses flags, runs, prints the closing line and exits with CMD's status.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../run/runner.h"
+#include "../run/spec.h"
+#include "cli.h"
+
+#define ENV_MAX 1024
+
+static volatile sig_atomic_t run_abort;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    run_abort = 1;
+    struct kvm_run *r = run_active_kvm_run;
+    if (r)
+        r->immediate_exit = 1;
+}
+
+static void help(FILE *f)
+{
+    fputs("usage: rewind run --root ROOT [options] -- CMD [ARGS...]\n"
+          "\n"
+          "Run CMD inside a deterministic one-vCPU VM whose root filesystem is ROOT\n"
+          "(a directory, a tarball or an erofs image), under a writable tmpfs overlay.\n"
+          "\n"
+          "options:\n"
+          "  --root ROOT      root filesystem (required)\n"
+          "  --cwd DIR        working directory inside the VM (default /)\n"
+          "  -e KEY=VAL       set an environment variable (repeatable); the job sees\n"
+          "                   only PATH, HOME and what -e sets, never the host's env\n"
+          "  --mem MIB        guest RAM in MiB (default 512, 64..3072)\n"
+          "  --timeout S      end the run after S seconds of wall time (outcome timeout)\n"
+          "  --seed N         seed of the guest's entropy (default 0)\n"
+          "  --epoch E        wall clock at boot: seconds since 1970 or YYYY-MM-DD[THH:MM:SS]\n"
+          "                   (default: midnight UTC today)\n"
+          "  --quantum NS     virtual nanoseconds per step (default 5000)\n"
+          "  --console        copy the guest kernel's console to stderr\n"
+          "  -h, --help       this text\n"
+          "\n"
+          "Exit status: CMD's own status (128+N if killed by signal N), or 2 bad usage,\n"
+          "119 guest error/stall, 120 no usable /dev/kvm, 121 bad root, 122 kernel missing,\n"
+          "123 guest kernel panic, 124 timeout, 125 internal error, 126 CMD not executable,\n"
+          "127 CMD not found in the root.\n",
+          f);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || !*s || *end || *s == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int env_set(char **env, int *n, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv)
+        return -1;
+    size_t k = (size_t)(eq - kv) + 1;
+    for (int i = 0; i < *n; i++)
+        if (!strncmp(env[i], kv, k)) {
+            env[i] = (char *)kv;
+            return 0;
+        }
+    if (*n >= ENV_MAX)
+        return -1;
+    env[(*n)++] = (char *)kv;
+    env[*n] = NULL;
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"root", required_argument, 0, 'r'},   {"cwd", required_argument, 0, 'c'},
+        {"mem", required_argument, 0, 'm'},    {"timeout", required_argument, 0, 't'},
+        {"seed", required_argument, 0, 's'},   {"epoch", required_argument, 0, 'E'},
+        {"quantum", required_argument, 0, 'q'}, {"console", no_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+    };
+    static char *env[ENV_MAX + 1];
+    int nenv = 0;
+    env_set(env, &nenv, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    env_set(env, &nenv, "HOME=/root");
+    struct run_opts o = {.cwd = "/", .mem_mib = 512, .quantum_ns = 5000};
+    o.epoch_s = spec_default_epoch((int64_t)time(NULL));
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+e:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'r':
+            o.root = optarg;
+            break;
+        case 'c':
+            if (optarg[0] != '/')
+                return cli_error(2, "--cwd must be an absolute path inside the VM: %s", optarg);
+            o.cwd = optarg;
+            break;
+        case 'e':
+            if (env_set(env, &nenv, optarg) < 0)
+                return cli_error(2, "-e needs KEY=VALUE, got '%s'", optarg);
+            break;
+        case 'm':
+            if (parse_u64(optarg, &o.mem_mib) < 0 || o.mem_mib < 64 || o.mem_mib > 3072)
+                return cli_error(2, "--mem must be a number of MiB from 64 to 3072: %s", optarg);
+            break;
+        case 't': {
+            char *end;
+            o.timeout_s = strtod(optarg, &end);
+            if (*end || o.timeout_s <= 0)
+                return cli_error(2, "--timeout must be a positive number of seconds: %s", optarg);
+            break;
+        }
+        case 's':
+            if (parse_u64(optarg, &o.seed) < 0)
+                return cli_error(2, "--seed must be a non-negative integer: %s", optarg);
+            break;
+        case 'E':
+            if (spec_parse_epoch(optarg, &o.epoch_s) < 0)
+                return cli_error(2, "--epoch must be seconds or YYYY-MM-DD[THH:MM:SS]: %s",
+                                 optarg);
+            break;
+        case 'q':
+            if (parse_u64(optarg, &o.quantum_ns) < 0 || o.quantum_ns == 0 ||
+                o.quantum_ns > 1000000000)
+                return cli_error(2, "--quantum must be 1..1000000000 ns: %s", optarg);
+            break;
+        case 'C':
+            o.show_console = 1;
+            break;
+        case 'h':
+            help(stdout);
+            return 0;
+        default:
+            return cli_error(2, "see rewind run --help");
+        }
+    }
+    if (!o.root)
+        return cli_error(2, "run needs --root ROOT (see rewind run --help)");
+    if (optind >= argc)
+        return cli_error(2, "run needs a command after -- (see rewind run --help)");
+    o.argv = argv + optind;
+    o.env = env;
+    o.home = cli_home();
+    o.kernel = cli_artifact("REWIND_KERNEL", "kernel/vmlinux");
+    o.init = cli_artifact("REWIND_INIT", "rewind-init");
+    o.abort = &run_abort;
+
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (o.timeout_s > 0) {
+        struct itimerval it = {0};
+        it.it_value.tv_sec = (time_t)o.timeout_s;
+        it.it_value.tv_usec = (suseconds_t)((o.timeout_s - (double)(time_t)o.timeout_s) * 1e6);
+        setitimer(ITIMER_REAL, &it, NULL);
+    }
+
+    struct run_result r;
+    char err[1024];
+    if (run_execute(&o, &r, err, sizeof(err)) < 0)
+        return cli_error(r.exit_code, "%s", err);
+    if (r.outcome == PLATFORM_EXITED)
+        fprintf(stderr, "rewind: run %s exited:%d after %llu steps, %.3fs virtual, %.3fs wall\n",
+                r.id, r.exit_code, (unsigned long long)r.steps, r.virt_ns / 1e9, r.wall_s);
+    else
+        fprintf(stderr, "rewind: run %s %s after %llu steps, %.3fs virtual, %.3fs wall: %s\n", r.id,
+                run_outcome_word(r.outcome), (unsigned long long)r.steps, r.virt_ns / 1e9,
+                r.wall_s, r.message);
+    return r.exit_code;
+}

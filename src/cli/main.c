@@ -1,0 +1,85 @@
+/*
+ * main: dispatch `rewind <command> ...` through the command table.
+ */
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const struct cli_command commands[] = {
+    {"run", cmd_run, "run a command in a deterministic VM"},
+    {"doctor", cmd_doctor, "check that this machine can run rewind"},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+int cli_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("rewind: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+const char *cli_home(void)
+{
+    static char buf[PATH_MAX];
+    const char *h = getenv("REWIND_HOME");
+    if (h && *h)
+        return h;
+    const char *home = getenv("HOME");
+    snprintf(buf, sizeof(buf), "%s/.local/share/rewind", home && *home ? home : "/tmp");
+    return buf;
+}
+
+const char *cli_artifact(const char *env, const char *name)
+{
+    static char buf[4][PATH_MAX];
+    static int next;
+    const char *e = env ? getenv(env) : NULL;
+    if (e && *e)
+        return e;
+    char *out = buf[next++ % 4];
+    char exe[PATH_MAX - 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return name;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = 0;
+    snprintf(out, PATH_MAX, "%s/%s", exe, name);
+    return out;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: rewind <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`rewind <command> --help` describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    return cli_error(2, "unknown command '%s' (see rewind --help)", argv[1]);
+}

@@ -1,0 +1,363 @@
+/*
+ * runner: see runner.h.
+ *
+ * Output of the job reaches the user as it is produced: each OUTPUT record
+ * is written to our stdout or stderr at the step it arrives. Kernel console
+ * lines are kept in a small ring and shown when the guest dies abnormally.
+ * The trace hash is SHA-256 over (step as 8 little-endian bytes, record
+ * bytes) for every record in order: two runs with equal trace hashes saw the
+ * same events at the same steps.
+ */
+
+#include "runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/hash.h"
+#include "../vmm/boot.h"
+#include "../vmm/initrd.h"
+#include "../vmm/kvm.h"
+#include "../vmm/vcpu.h"
+#include "image.h"
+#include "job.h"
+#include "spec.h"
+
+#define KERNEL_CMDLINE "console=rewind lpj=1000000 io_delay=none panic=-1 nokaslr quiet"
+#define CONSOLE_RING 8192
+
+struct kvm_run *volatile run_active_kvm_run;
+
+struct sink {
+    hash_ctx *trace;
+    int show_console;
+    char console[CONSOLE_RING];
+    size_t console_len;
+    char init_error[512];
+};
+
+static int fail(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static void write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return; /* a closed pipe must not stop the run */
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void console_keep(struct sink *s, const uint8_t *p, size_t n)
+{
+    if (n >= CONSOLE_RING) {
+        p += n - CONSOLE_RING / 2;
+        n = CONSOLE_RING / 2;
+    }
+    if (s->console_len + n > CONSOLE_RING) {
+        size_t drop = s->console_len + n - CONSOLE_RING;
+        memmove(s->console, s->console + drop, s->console_len - drop);
+        s->console_len -= drop;
+    }
+    memcpy(s->console + s->console_len, p, n);
+    s->console_len += n;
+}
+
+static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
+                      const uint8_t *payload, size_t len)
+{
+    struct sink *s = ctx;
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)(step >> (8 * i));
+    hash_update(s->trace, le, 8);
+    hash_update(s->trace, r, sizeof(*r));
+    hash_update(s->trace, payload, len);
+    switch (r->kind) {
+    case REWIND_REC_OUTPUT:
+        write_all(r->aux == 2 ? 2 : 1, payload, len);
+        break;
+    case REWIND_REC_CONSOLE:
+        console_keep(s, payload, len);
+        if (s->show_console)
+            write_all(2, payload, len);
+        break;
+    case REWIND_REC_INIT:
+        if (r->aux == REWIND_INIT_ERROR)
+            snprintf(s->init_error, sizeof(s->init_error), "%.*s", (int)len, payload);
+        break;
+    default:
+        break;
+    }
+}
+
+static double now_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+const char *run_outcome_word(enum platform_outcome o)
+{
+    switch (o) {
+    case PLATFORM_EXITED:
+        return "exited";
+    case PLATFORM_NOT_FOUND:
+        return "not-found";
+    case PLATFORM_NOT_EXEC:
+        return "not-executable";
+    case PLATFORM_INIT_FAILED:
+        return "init-failed";
+    case PLATFORM_PANIC:
+        return "panic";
+    case PLATFORM_GUEST_ERROR:
+        return "guest-error";
+    case PLATFORM_STALLED:
+        return "stalled";
+    case PLATFORM_TIMEOUT:
+        return "timeout";
+    case PLATFORM_STOPPED:
+        return "stopped";
+    default:
+        return "running";
+    }
+}
+
+static int exit_code_of(const struct platform *p)
+{
+    switch (p->outcome) {
+    case PLATFORM_EXITED: {
+        int st = (int)p->job_status;
+        if (WIFEXITED(st))
+            return WEXITSTATUS(st);
+        if (WIFSIGNALED(st))
+            return 128 + WTERMSIG(st);
+        return RUN_EXIT_INTERNAL;
+    }
+    case PLATFORM_NOT_FOUND:
+        return RUN_EXIT_NOT_FOUND;
+    case PLATFORM_NOT_EXEC:
+        return RUN_EXIT_NOT_EXEC;
+    case PLATFORM_PANIC:
+        return RUN_EXIT_PANIC;
+    case PLATFORM_TIMEOUT:
+        return RUN_EXIT_TIMEOUT;
+    case PLATFORM_INIT_FAILED:
+        return RUN_EXIT_INTERNAL;
+    default:
+        return RUN_EXIT_GUEST_ERROR;
+    }
+}
+
+static void seed_bytes(uint64_t seed, uint8_t out[32])
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof(buf), "rewind-rng-seed:%llu", (unsigned long long)seed);
+    hash256 h;
+    hash_buf(buf, (size_t)n, &h);
+    memcpy(out, h.b, 32);
+}
+
+static int hash_of(const char *path, char hex[65], const char *what, char *err, size_t errlen)
+{
+    hash256 h;
+    if (hash_file(path, &h) < 0)
+        return fail(err, errlen, "cannot read the %s %s: %s", what, path, strerror(errno));
+    hash_hex(&h, hex);
+    return 0;
+}
+
+static int mkdir_p(const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *s = tmp + 1; *s; s++) {
+        if (*s == '/') {
+            *s = 0;
+            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                return -1;
+            *s = '/';
+        }
+    }
+    return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Write path atomically (temp file + rename). */
+static int write_file_atomic(const char *path, const char *text)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    int ok = fputs(text, f) >= 0;
+    ok = (fflush(f) == 0) && ok;
+    ok = (fsync(fileno(f)) == 0) && ok;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) < 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static void save_run(const struct run_opts *o, const char *spec_json, const struct run_result *r)
+{
+    char dir[4096], path[4200], text[2048];
+    snprintf(dir, sizeof(dir), "%s/runs/%s", o->home, r->id);
+    if (mkdir_p(dir) < 0)
+        return;
+    snprintf(path, sizeof(path), "%s/spec.json", dir);
+    write_file_atomic(path, spec_json);
+    snprintf(path, sizeof(path), "%s/outcome.json", dir);
+    snprintf(text, sizeof(text),
+             "{\"outcome\":\"%s\",\"status\":%llu,\"exit_code\":%d,\"steps\":%llu,"
+             "\"virtual_ns\":%llu,\"wall_s\":%.3f,\"trace_hash\":\"%s\"}\n",
+             run_outcome_word(r->outcome), (unsigned long long)r->job_status, r->exit_code,
+             (unsigned long long)r->steps, (unsigned long long)r->virt_ns, r->wall_s,
+             r->trace_hash);
+    write_file_atomic(path, text);
+}
+
+static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, size_t errlen)
+{
+    size_t jlen = 0;
+    char *job = job_encode(o->argv, o->env, o->cwd, &jlen);
+    int rc = -1;
+    if (!job)
+        return fail(err, errlen, "out of memory");
+    memset(rd, 0, sizeof(*rd));
+    if (initrd_add_dir(rd, "dev", 0755) < 0 || initrd_add_dir(rd, "proc", 0755) < 0 ||
+        initrd_add_dir(rd, "lower", 0755) < 0 || initrd_add_dir(rd, "rw", 0755) < 0 ||
+        initrd_add_dir(rd, "newroot", 0755) < 0 || initrd_add_file(rd, "job", 0644, job, jlen) < 0)
+        fail(err, errlen, "out of memory building the initramfs");
+    else if (initrd_add_host_file(rd, "init", 0755, o->init) < 0)
+        fail(err, errlen, "cannot read rewind-init %s: %s", o->init, strerror(errno));
+    else if (initrd_finish(rd) < 0)
+        fail(err, errlen, "out of memory building the initramfs");
+    else
+        rc = 0;
+    free(job);
+    return rc;
+}
+
+int run_execute(const struct run_opts *o, struct run_result *res, char *err, size_t errlen)
+{
+    memset(res, 0, sizeof(*res));
+    res->exit_code = RUN_EXIT_INTERNAL;
+    struct run_spec spec = {
+        .argv = o->argv, .env = o->env, .cwd = o->cwd, .mem_mib = o->mem_mib, .seed = o->seed,
+        .schedule = 0, .quantum_ns = o->quantum_ns, .epoch_s = o->epoch_s, .cpu_model = "host-filtered-v1",
+    };
+    res->exit_code = RUN_EXIT_KERNEL;
+    if (hash_of(o->kernel, spec.kernel_hash, "guest kernel", err, errlen) < 0 ||
+        hash_of(o->init, spec.init_hash, "rewind-init", err, errlen) < 0)
+        return -1;
+    struct image img;
+    res->exit_code = RUN_EXIT_ROOT;
+    if (image_prepare(o->root, o->home, &img, err, errlen) < 0)
+        return -1;
+    memcpy(spec.image_hash, img.hex, sizeof(spec.image_hash));
+    spec_id(&spec, res->id);
+    char *spec_json = spec_to_json(&spec);
+
+    struct initrd rd;
+    struct kvm_vm vm;
+    struct platform *p = NULL;
+    struct sink sink = {.show_console = o->show_console};
+    int rc = -1;
+    memset(&rd, 0, sizeof(rd));
+    memset(&vm, 0, sizeof(vm));
+    vm.kvm_fd = vm.vm_fd = vm.vcpu_fd = -1;
+    if (build_initrd(o, &rd, err, errlen) < 0) {
+        res->exit_code = RUN_EXIT_INTERNAL;
+        goto out;
+    }
+    if (kvm_open(&vm, o->mem_mib << 20, err, errlen) < 0) {
+        res->exit_code = RUN_EXIT_NO_KVM;
+        goto out;
+    }
+    res->exit_code = RUN_EXIT_INTERNAL;
+    if (kvm_map_image(&vm, img.path, err, errlen) < 0)
+        goto out;
+    struct boot_config bc = {.kernel_path = o->kernel, .cmdline = KERNEL_CMDLINE,
+                             .initrd = rd.data, .initrd_size = rd.size, .with_image = 1};
+    seed_bytes(o->seed, bc.rng_seed);
+    if (boot_setup(&vm, &bc, err, errlen) < 0) {
+        res->exit_code = RUN_EXIT_KERNEL;
+        goto out;
+    }
+    p = malloc(sizeof(*p));
+    sink.trace = hash_new();
+    if (!p || !sink.trace) {
+        fail(err, errlen, "out of memory");
+        goto out;
+    }
+    platform_init(p, &vm, o->quantum_ns, (uint64_t)o->epoch_s * 1000000000ull, o->seed);
+    p->on_record = on_record;
+    p->record_ctx = &sink;
+    struct vcpu_limits lim = {.abort = o->abort};
+    double t0 = now_wall();
+    run_active_kvm_run = vm.run;
+    int vr = vcpu_run(p, &lim);
+    run_active_kvm_run = NULL;
+    res->wall_s = now_wall() - t0;
+    if (vr < 0) {
+        fail(err, errlen, "%s", p->message);
+        goto out;
+    }
+    hash256 th;
+    hash_final(sink.trace, &th);
+    sink.trace = NULL;
+    hash_hex(&th, res->trace_hash);
+    res->outcome = p->outcome;
+    res->job_status = p->job_status;
+    res->steps = p->step;
+    res->virt_ns = p->now_ns;
+    res->exit_code = exit_code_of(p);
+    if (sink.init_error[0] && p->outcome != PLATFORM_EXITED)
+        snprintf(res->message, sizeof(res->message), "%s", sink.init_error);
+    else
+        snprintf(res->message, sizeof(res->message), "%s", p->message);
+    if (p->outcome == PLATFORM_PANIC || p->outcome == PLATFORM_GUEST_ERROR ||
+        p->outcome == PLATFORM_INIT_FAILED || p->outcome == PLATFORM_STALLED) {
+        if (!o->show_console && sink.console_len) {
+            fprintf(stderr, "rewind: last kernel console lines:\n");
+            write_all(2, (const uint8_t *)sink.console, sink.console_len);
+            if (sink.console[sink.console_len - 1] != '\n')
+                fputc('\n', stderr);
+        }
+    }
+    save_run(o, spec_json, res);
+    rc = 0;
+out:
+    if (sink.trace) {
+        hash256 dummy;
+        hash_final(sink.trace, &dummy);
+    }
+    free(p);
+    kvm_close(&vm);
+    initrd_free(&rd);
+    free(spec_json);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/*
+ * runner: one run from its options to its outcome: prepare the root image,
+ * write the spec, boot the VM, run the step loop, stream the job's output,
+ * and keep the run's directory under $REWIND_HOME/runs/<id>/.
+ */
+#ifndef REWIND_RUN_RUNNER_H
+#define REWIND_RUN_RUNNER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../vmm/platform.h"
+
+/* Exit codes of rewind itself (the job's own status passes through). */
+enum {
+    RUN_EXIT_USAGE = 2,
+    RUN_EXIT_GUEST_ERROR = 119,
+    RUN_EXIT_NO_KVM = 120,
+    RUN_EXIT_ROOT = 121,
+    RUN_EXIT_KERNEL = 122,
+    RUN_EXIT_PANIC = 123,
+    RUN_EXIT_TIMEOUT = 124,
+    RUN_EXIT_INTERNAL = 125,
+    RUN_EXIT_NOT_EXEC = 126,
+    RUN_EXIT_NOT_FOUND = 127,
+};
+
+struct run_opts {
+    const char *root;
+    char **argv, **env; /* NULL-terminated */
+    const char *cwd;
+    uint64_t mem_mib;
+    double timeout_s; /* 0: none */
+    uint64_t seed;
+    int64_t epoch_s;
+    uint64_t quantum_ns;
+    int show_console; /* copy kernel console lines to stderr */
+    const char *home; /* $REWIND_HOME */
+    const char *kernel, *init;
+    volatile sig_atomic_t *abort; /* set asynchronously to stop the run */
+};
+
+struct run_result {
+    char id[17];
+    enum platform_outcome outcome;
+    uint64_t job_status, steps, virt_ns;
+    double wall_s;
+    char message[600];
+    char trace_hash[65];
+    int exit_code; /* what `rewind run` exits with */
+};
+
+/* Execute a run. Returns 0 when the VM ran (outcome in res), or -1 when it
+ * could not start: one line in err and res->exit_code set. */
+int run_execute(const struct run_opts *o, struct run_result *res, char *err, size_t errlen);
+
+/* Short word for an outcome: "exited", "guest-error", "panic", ... */
+const char *run_outcome_word(enum platform_outcome o);
+
+/* Publish the kvm_run of the running VM so a signal handler can set
+ * immediate_exit (NULL when no VM runs). */
+extern struct kvm_run *volatile run_active_kvm_run;
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * spec: every input of a run, written down (DESIGN.md section 2). The run id
+ * is the first 64 bits (16 hex digits) of the SHA-256 of the spec's
+ * canonical JSON, in which the kernel, init and root image appear by content
+ * hash, so the same inputs give the same id on any machine.
+ */
+#ifndef REWIND_RUN_SPEC_H
+#define REWIND_RUN_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPEC_ARGS_MAX 4096
+
+struct run_spec {
+    char kernel_hash[65], init_hash[65], image_hash[65];
+    char **argv; /* NULL-terminated, owned by the caller */
+    char **env;  /* NULL-terminated, owned by the caller */
+    const char *cwd;
+    uint64_t mem_mib;
+    uint64_t seed;
+    uint64_t schedule;
+    uint64_t quantum_ns;
+    int64_t epoch_s; /* wall clock at boot, seconds since 1970 */
+    const char *cpu_model;
+};
+
+/* Canonical JSON of the spec (sorted keys, compact). Caller frees. */
+char *spec_to_json(const struct run_spec *s);
+
+/* Run id: 16 lowercase hex digits + NUL. */
+void spec_id(const struct run_spec *s, char id[17]);
+
+/* Midnight UTC of the day containing t. */
+int64_t spec_default_epoch(int64_t t);
+
+/* Parse --epoch: seconds since 1970, or YYYY-MM-DD[THH:MM:SS] (UTC).
+ * Returns 0 or -1. */
+int spec_parse_epoch(const char *s, int64_t *out);
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * kvm: VM and vCPU creation, memory slots, MSI injection.
+ *
+ * Why a split irqchip: the guest needs a LAPIC to take the one platform
+ * vector, but must never see KVM's PIT, PIC or IOAPIC (each a source of
+ * host-timed events). With KVM_CAP_SPLIT_IRQCHIP only the LAPIC lives in the
+ * kernel, and the monitor reaches it only through KVM_SIGNAL_MSI from the
+ * vCPU thread while the vCPU is stopped at a step.
+ */
+
+#include "kvm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpuid.h"
+
+static int fail(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int set_region(struct kvm_vm *vm, uint32_t slot, uint32_t flags, uint64_t gpa,
+                      uint64_t size, void *host)
+{
+    struct kvm_userspace_memory_region r = {
+        .slot = slot,
+        .flags = flags,
+        .guest_phys_addr = gpa,
+        .memory_size = size,
+        .userspace_addr = (uint64_t)(uintptr_t)host,
+    };
+    return ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r);
+}
+
+int kvm_open(struct kvm_vm *vm, uint64_t ram_size, char *err, size_t errlen)
+{
+    memset(vm, 0, sizeof(*vm));
+    vm->kvm_fd = vm->vm_fd = vm->vcpu_fd = -1;
+    if (ram_size < (64ull << 20) || ram_size > KVM_RAM_MAX)
+        return fail(err, errlen, "memory size must be between 64 and %llu MiB",
+                    KVM_RAM_MAX >> 20);
+    vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+    if (vm->kvm_fd < 0) {
+        if (errno == ENOENT)
+            return fail(err, errlen, "/dev/kvm does not exist: this machine has no KVM");
+        return fail(err, errlen, "cannot open /dev/kvm: %s", strerror(errno));
+    }
+    if (ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0) != KVM_API_VERSION)
+        return fail(err, errlen, "unsupported KVM API version");
+    vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+    if (vm->vm_fd < 0)
+        return fail(err, errlen, "KVM_CREATE_VM: %s", strerror(errno));
+    if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, 0xfffbd000ul) < 0)
+        return fail(err, errlen, "KVM_SET_TSS_ADDR: %s", strerror(errno));
+    struct kvm_enable_cap cap = {.cap = KVM_CAP_SPLIT_IRQCHIP, .args = {24}};
+    if (ioctl(vm->vm_fd, KVM_ENABLE_CAP, &cap) < 0)
+        return fail(err, errlen, "KVM split irqchip unsupported: %s", strerror(errno));
+
+    vm->ram = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (vm->ram == MAP_FAILED) {
+        vm->ram = NULL;
+        return fail(err, errlen, "cannot map %llu MiB of guest RAM: %s",
+                    (unsigned long long)(ram_size >> 20), strerror(errno));
+    }
+    vm->ram_size = ram_size;
+    madvise(vm->ram, ram_size, MADV_MERGEABLE);
+    if (set_region(vm, 0, 0, 0, ram_size, vm->ram) < 0)
+        return fail(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
+
+    vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
+    if (vm->vcpu_fd < 0)
+        return fail(err, errlen, "KVM_CREATE_VCPU: %s", strerror(errno));
+    int sz = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+    if (sz <= 0)
+        return fail(err, errlen, "KVM_GET_VCPU_MMAP_SIZE: %s", strerror(errno));
+    vm->run_size = (size_t)sz;
+    vm->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vm->vcpu_fd, 0);
+    if (vm->run == MAP_FAILED) {
+        vm->run = NULL;
+        return fail(err, errlen, "mmap kvm_run: %s", strerror(errno));
+    }
+    if (cpuid_setup(vm->kvm_fd, vm->vcpu_fd, err, errlen) < 0)
+        return -1;
+    return 0;
+}
+
+int kvm_map_image(struct kvm_vm *vm, const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, errlen, "cannot open image %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+        close(fd);
+        return fail(err, errlen, "image %s is empty or unreadable", path);
+    }
+    uint64_t size = ((uint64_t)st.st_size + 4095) & ~4095ull;
+    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return fail(err, errlen, "cannot map image %s: %s", path, strerror(errno));
+    vm->image = p;
+    vm->image_size = size;
+    if (set_region(vm, 1, KVM_MEM_READONLY, KVM_IMAGE_GPA, size, p) < 0)
+        return fail(err, errlen, "read-only memslot for the image: %s", strerror(errno));
+    return 0;
+}
+
+void *kvm_gpa(const struct kvm_vm *vm, uint64_t gpa, uint64_t len)
+{
+    if (gpa > vm->ram_size || len > vm->ram_size - gpa)
+        return NULL;
+    return vm->ram + gpa;
+}
+
+int kvm_send_vector(struct kvm_vm *vm, uint8_t vector)
+{
+    struct kvm_msi msi = {.address_lo = 0xfee00000u, .data = vector};
+    int r = ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi);
+    if (r < 0)
+        return -1;
+    return r > 0 ? 1 : 0;
+}
+
+static void dump_seg(FILE *f, const char *n, const struct kvm_segment *s)
+{
+    fprintf(f, "  %-3s sel=%04x base=%016llx limit=%08x type=%x dpl=%u l=%u\n", n, s->selector,
+            (unsigned long long)s->base, s->limit, s->type, s->dpl, s->l);
+}
+
+void kvm_dump_regs(struct kvm_vm *vm, void *out)
+{
+    FILE *f = out;
+    struct kvm_regs r;
+    struct kvm_sregs s;
+    if (ioctl(vm->vcpu_fd, KVM_GET_REGS, &r) < 0 || ioctl(vm->vcpu_fd, KVM_GET_SREGS, &s) < 0) {
+        fprintf(f, "  (registers unavailable: %s)\n", strerror(errno));
+        return;
+    }
+    fprintf(f, "  rip=%016llx rsp=%016llx rflags=%08llx\n", r.rip, r.rsp, r.rflags);
+    fprintf(f, "  rax=%016llx rbx=%016llx rcx=%016llx rdx=%016llx\n", r.rax, r.rbx, r.rcx, r.rdx);
+    fprintf(f, "  rsi=%016llx rdi=%016llx rbp=%016llx r8 =%016llx\n", r.rsi, r.rdi, r.rbp, r.r8);
+    fprintf(f, "  cr0=%016llx cr2=%016llx cr3=%016llx cr4=%016llx efer=%llx\n", s.cr0, s.cr2,
+            s.cr3, s.cr4, s.efer);
+    dump_seg(f, "cs", &s.cs);
+    dump_seg(f, "ss", &s.ss);
+}
+
+void kvm_close(struct kvm_vm *vm)
+{
+    if (vm->run)
+        munmap(vm->run, vm->run_size);
+    if (vm->ram)
+        munmap(vm->ram, vm->ram_size);
+    if (vm->image)
+        munmap(vm->image, vm->image_size);
+    if (vm->vcpu_fd >= 0)
+        close(vm->vcpu_fd);
+    if (vm->vm_fd >= 0)
+        close(vm->vm_fd);
+    if (vm->kvm_fd >= 0)
+        close(vm->kvm_fd);
+    memset(vm, 0, sizeof(*vm));
+    vm->kvm_fd = vm->vm_fd = vm->vcpu_fd = -1;
+}

@@ -1,0 +1,48 @@
+/*
+ * kvm: the KVM file descriptors and guest memory of one virtual machine.
+ * Guest RAM is one anonymous mapping at guest-physical 0 (below the 3 GiB
+ * hole); the root image is a read-only memslot at 4 GiB. Every guest
+ * address the monitor follows goes through kvm_gpa(), which checks bounds.
+ */
+#ifndef REWIND_VMM_KVM_H
+#define REWIND_VMM_KVM_H
+
+#include <linux/kvm.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KVM_RAM_MAX (3ull << 30)      /* RAM ends below the PCI hole */
+#define KVM_IMAGE_GPA (4ull << 30)    /* root image (legacy pmem) */
+
+struct kvm_vm {
+    int kvm_fd, vm_fd, vcpu_fd;
+    struct kvm_run *run;
+    size_t run_size;
+    uint8_t *ram;
+    uint64_t ram_size;
+    uint8_t *image;      /* read-only mapping of the root image, or NULL */
+    uint64_t image_size; /* rounded up to a page */
+};
+
+/* Open /dev/kvm, create a VM with a split irqchip and one vCPU, and map
+ * ram_size bytes of RAM. Returns 0, or -1 with one line in err. */
+int kvm_open(struct kvm_vm *vm, uint64_t ram_size, char *err, size_t errlen);
+
+/* Map the file at path read-only at KVM_IMAGE_GPA. Returns 0 or -1 + err. */
+int kvm_map_image(struct kvm_vm *vm, const char *path, char *err, size_t errlen);
+
+/* Host pointer for guest RAM [gpa, gpa+len), or NULL if any byte is outside
+ * RAM (overflow-safe). The only way the monitor reads guest memory. */
+void *kvm_gpa(const struct kvm_vm *vm, uint64_t gpa, uint64_t len);
+
+/* Send the one platform vector as an MSI to APIC 0. Returns 1 if the LAPIC
+ * took it, 0 if it could not (retry later), -1 on ioctl failure. */
+int kvm_send_vector(struct kvm_vm *vm, uint8_t vector);
+
+/* Print general and segment registers of the vCPU to f. */
+void kvm_dump_regs(struct kvm_vm *vm, void *f);
+
+/* Release every resource; safe on a partly opened vm. */
+void kvm_close(struct kvm_vm *vm);
+
+#endif

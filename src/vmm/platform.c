@@ -1,0 +1,217 @@
+/*
+ * platform: see platform.h.
+ *
+ * Invariants:
+ *  1. Every call of platform_port_out() is exactly one step: step += 1 and
+ *     now_ns += quantum_ns before anything else happens.
+ *  2. shared->now_ns equals now_ns whenever the vCPU runs.
+ *  3. The vector is injected only here, i.e. only at a step; if the LAPIC
+ *     refuses it (masked, software-disabled), irq_wanted keeps it owed and it
+ *     is retried at the next step, which is again a function of the steps.
+ *  4. Every guest address is resolved through kvm_gpa(); a record is copied
+ *     out of guest memory before it is parsed.
+ */
+
+#include "platform.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void platform_init(struct platform *p, struct kvm_vm *vm, uint64_t quantum_ns, uint64_t epoch_ns,
+                   uint64_t seed)
+{
+    memset(p, 0, sizeof(*p));
+    p->vm = vm;
+    p->quantum_ns = quantum_ns;
+    p->epoch_ns = epoch_ns;
+    p->seed = seed;
+}
+
+int platform_owns_port(uint16_t port)
+{
+    return port >= REWIND_PORT_BASE && port < REWIND_PORT_BASE + REWIND_PORT_COUNT * 4;
+}
+
+void platform_guest_error(struct platform *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->message, sizeof(p->message), fmt, ap);
+    va_end(ap);
+    p->outcome = PLATFORM_GUEST_ERROR;
+}
+
+static struct rewind_shared *shared(struct platform *p)
+{
+    if (!p->shared_gpa)
+        return NULL;
+    return kvm_gpa(p->vm, p->shared_gpa, sizeof(struct rewind_shared));
+}
+
+static void do_record(struct platform *p, uint32_t gpa)
+{
+    uint8_t *buf = p->rec_buf;
+    const struct rewind_record *h = kvm_gpa(p->vm, gpa, sizeof(*h));
+    if (!h) {
+        platform_guest_error(p, "record at 0x%x is outside guest RAM", gpa);
+        return;
+    }
+    uint32_t len = h->len;
+    if (len < sizeof(*h) || len > REWIND_RECORD_MAX) {
+        platform_guest_error(p, "record at 0x%x has bad length %u", gpa, len);
+        return;
+    }
+    const void *src = kvm_gpa(p->vm, gpa, len);
+    if (!src) {
+        platform_guest_error(p, "record at 0x%x (+%u) runs past guest RAM", gpa, len);
+        return;
+    }
+    memcpy(buf, src, len);
+    const struct rewind_record *r = (const struct rewind_record *)buf;
+    if (r->len != len || r->kind < 1 || r->kind > REWIND_REC_KIND_MAX) {
+        platform_guest_error(p, "record at 0x%x has unknown kind %u", gpa, r->kind);
+        return;
+    }
+    if (p->on_record)
+        p->on_record(p->record_ctx, p->step, r, buf + sizeof(*r), len - sizeof(*r));
+}
+
+static void do_shared(struct platform *p, uint32_t gpa)
+{
+    if (p->shared_gpa) {
+        platform_guest_error(p, "shared page registered twice");
+        return;
+    }
+    if (gpa == 0 || (gpa & 4095) || !kvm_gpa(p->vm, gpa, sizeof(struct rewind_shared))) {
+        platform_guest_error(p, "shared page address 0x%x is invalid", gpa);
+        return;
+    }
+    p->shared_gpa = gpa;
+    struct rewind_shared *sh = shared(p);
+    if (sh->magic != REWIND_SHARED_MAGIC) {
+        platform_guest_error(p, "shared page has no rewind magic (ABI mismatch?)");
+        return;
+    }
+    sh->epoch_ns = p->epoch_ns;
+    sh->seed = p->seed;
+    sh->schedule = p->schedule;
+    sh->pending = 0;
+}
+
+static void do_timer(struct platform *p)
+{
+    struct rewind_shared *sh = shared(p);
+    if (!sh) {
+        platform_guest_error(p, "timer armed before the shared page was registered");
+        return;
+    }
+    uint64_t t = sh->timer_ns;
+    if (t == 0) {
+        p->timer_armed = 0;
+        return;
+    }
+    p->timer_armed = 1;
+    p->deadline_ns = t > UINT64_MAX - p->now_ns ? UINT64_MAX : p->now_ns + t;
+}
+
+static void do_idle(struct platform *p)
+{
+    struct rewind_shared *sh = shared(p);
+    if (p->irq_wanted || (sh && sh->pending))
+        return; /* an interrupt is already owed: deliver it, no time jump */
+    if (!p->timer_armed) {
+        p->outcome = PLATFORM_STALLED;
+        snprintf(p->message, sizeof(p->message),
+                 "stalled: the guest went idle with no timer armed");
+        return;
+    }
+    if (p->deadline_ns > p->now_ns)
+        p->now_ns = p->deadline_ns;
+}
+
+static void do_stop(struct platform *p, uint32_t why)
+{
+    struct rewind_shared *sh = shared(p);
+    switch (why) {
+    case REWIND_STOP_POWEROFF:
+        if (!sh) {
+            p->outcome = PLATFORM_STOPPED;
+            snprintf(p->message, sizeof(p->message), "guest powered off before it ran the job");
+            return;
+        }
+        p->job_status = sh->job_status;
+        if (p->job_status <= 0xffff)
+            p->outcome = PLATFORM_EXITED;
+        else if (p->job_status == REWIND_JOB_NOT_FOUND)
+            p->outcome = PLATFORM_NOT_FOUND;
+        else if (p->job_status == REWIND_JOB_NOT_EXECUTABLE)
+            p->outcome = PLATFORM_NOT_EXEC;
+        else
+            p->outcome = PLATFORM_INIT_FAILED;
+        return;
+    case REWIND_STOP_PANIC:
+        p->outcome = PLATFORM_PANIC;
+        snprintf(p->message, sizeof(p->message), "the guest kernel panicked");
+        return;
+    case REWIND_STOP_REBOOT:
+    case REWIND_STOP_HALT:
+        p->outcome = PLATFORM_STOPPED;
+        snprintf(p->message, sizeof(p->message), "the guest %s without a job status",
+                 why == REWIND_STOP_REBOOT ? "rebooted" : "halted");
+        return;
+    default:
+        platform_guest_error(p, "unknown stop code %u", why);
+    }
+}
+
+static void fire_and_inject(struct platform *p)
+{
+    struct rewind_shared *sh = shared(p);
+    if (!sh)
+        return;
+    if (p->timer_armed && p->now_ns >= p->deadline_ns) {
+        p->timer_armed = 0;
+        sh->pending |= REWIND_PENDING_TIMER;
+        p->irq_wanted = 1;
+    }
+    sh->now_ns = p->now_ns;
+    if (p->irq_wanted) {
+        int r = kvm_send_vector(p->vm, REWIND_VECTOR);
+        if (r == 1)
+            p->irq_wanted = 0;
+        else if (r < 0)
+            platform_guest_error(p, "KVM_SIGNAL_MSI failed");
+    }
+}
+
+void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
+{
+    p->step++;
+    p->now_ns += p->quantum_ns;
+    switch (port) {
+    case REWIND_PORT_RECORD:
+        do_record(p, value);
+        break;
+    case REWIND_PORT_CLOCK:
+    case REWIND_PORT_YIELD:
+        break;
+    case REWIND_PORT_TIMER:
+        do_timer(p);
+        break;
+    case REWIND_PORT_IDLE:
+        do_idle(p);
+        break;
+    case REWIND_PORT_STOP:
+        do_stop(p, value);
+        break;
+    case REWIND_PORT_SHARED:
+        do_shared(p, value);
+        break;
+    default:
+        platform_guest_error(p, "access to unassigned platform port 0x%x", port);
+        break;
+    }
+    if (p->outcome == PLATFORM_RUNNING)
+        fire_and_inject(p);
+}

@@ -1,0 +1,73 @@
+/*
+ * platform: the monitor's side of the guest platform ABI
+ * (guest/include/rewind_abi.h). It owns the monitor state that the guest can
+ * observe: the step counter, virtual time, the one-shot timer, the shared
+ * page and the pending-interrupt bits. It is driven only by the vCPU loop,
+ * on the vCPU thread, while the vCPU is stopped at a step (DESIGN.md rules
+ * 1, 2 and 4): nothing here reads host time or host randomness.
+ *
+ * Time: now += quantum at every step; idle jumps to the armed deadline; idle
+ * with nothing armed ends the run as stalled.
+ */
+#ifndef REWIND_VMM_PLATFORM_H
+#define REWIND_VMM_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../guest/include/rewind_abi.h"
+#include "kvm.h"
+
+enum platform_outcome {
+    PLATFORM_RUNNING = 0,
+    PLATFORM_EXITED,      /* the job ended; job_status holds its wait status */
+    PLATFORM_NOT_FOUND,   /* the command is not in the root */
+    PLATFORM_NOT_EXEC,    /* the command could not be executed */
+    PLATFORM_INIT_FAILED, /* rewind-init could not set the job up */
+    PLATFORM_PANIC,       /* the guest kernel panicked */
+    PLATFORM_GUEST_ERROR, /* the guest broke the platform contract */
+    PLATFORM_STALLED,     /* idle with no timer armed */
+    PLATFORM_TIMEOUT,     /* wall-clock --timeout */
+    PLATFORM_STOPPED,     /* reboot/halt without a job status */
+};
+
+/* Called for every well-formed record, in step order. payload has r->len -
+ * sizeof(*r) bytes and is only valid during the call. */
+typedef void (*platform_record_fn)(void *ctx, uint64_t step, const struct rewind_record *r,
+                                   const uint8_t *payload, size_t payload_len);
+
+struct platform {
+    struct kvm_vm *vm;
+    uint64_t step;       /* steps taken so far; the current step's number */
+    uint64_t now_ns;     /* virtual time since boot */
+    uint64_t quantum_ns; /* virtual time per step */
+    uint64_t epoch_ns;   /* wall clock at now_ns == 0 */
+    uint64_t seed, schedule;
+    int timer_armed;
+    uint64_t deadline_ns;
+    uint64_t shared_gpa; /* 0 until the guest registers it */
+    int irq_wanted;      /* the vector is owed to the guest (retry until taken) */
+    enum platform_outcome outcome;
+    uint64_t job_status;
+    char message[512];   /* why the run ended, for non-EXITED outcomes */
+    platform_record_fn on_record;
+    void *record_ctx;
+    uint8_t rec_buf[REWIND_RECORD_MAX]; /* a record copied out of the guest */
+};
+
+/* Initialise p for a fresh boot. */
+void platform_init(struct platform *p, struct kvm_vm *vm, uint64_t quantum_ns, uint64_t epoch_ns,
+                   uint64_t seed);
+
+/* Handle one 32-bit OUT of value to port (one of ours). Afterwards, if
+ * p->outcome != PLATFORM_RUNNING the run is over. */
+void platform_port_out(struct platform *p, uint16_t port, uint32_t value);
+
+/* True when port belongs to the rewind port block. */
+int platform_owns_port(uint16_t port);
+
+/* End the run as a guest error with a formatted message. */
+void platform_guest_error(struct platform *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * vcpu: the step loop. One thread runs KVM_RUN and handles every exit with
+ * one switch over the exit reason. Port accesses to the platform block are
+ * steps (platform.c); every other exit is answered in a fixed way that does
+ * not depend on the host (reads of unknown ports and MMIO return all ones,
+ * writes are dropped), and exits the host causes (signals) are not steps.
+ */
+#ifndef REWIND_VMM_VCPU_H
+#define REWIND_VMM_VCPU_H
+
+#include <signal.h>
+
+#include "platform.h"
+
+struct vcpu_limits {
+    uint64_t max_steps;           /* 0: no limit */
+    volatile sig_atomic_t *abort; /* set (e.g. by a timer signal) to end the run */
+};
+
+/* Run until the platform reports an outcome or the run is aborted. Returns
+ * 0 when the run ended (see p->outcome), -1 on a monitor failure (message in
+ * p->message). */
+int vcpu_run(struct platform *p, const struct vcpu_limits *lim);
+
+#endif

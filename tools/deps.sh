@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install the Debian packages rewind needs to build and test, if missing.
+# Idempotent and quick when everything is present. Needs root to install.
+set -euo pipefail
+pkgs=(gcc make libc6-dev libssl-dev libzstd-dev libjansson-dev erofs-utils busybox-static
+      linux-source-6.1 bc bison flex libelf-dev cpio xz-utils kmod qemu-system-x86 python3)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "rewind: missing Debian packages: ${missing[*]} (run as root: apt-get install ${missing[*]})" >&2
+    exit 1
+fi
+echo "rewind: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 || {
+    apt-get update -q >/dev/null 2>&1
+    apt-get install -y -q "${missing[@]}" >/dev/null
+}
