@@ -16,7 +16,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 
 .PHONY: all deps kernel check unit system demo clean format
-all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe
+all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/test.stamp
 
 deps:
 	@tools/deps.sh
@@ -38,6 +38,17 @@ $(B)/rewind-init: guest/init/init.c guest/include/rewind_abi.h
 $(B)/tools/kvm-probe: tools/kvm-probe.c src/vmm/probe.c src/vmm/probe.h
 	@mkdir -p $(B)/tools
 	$(CC) $(WARN) -O2 -o $@ tools/kvm-probe.c src/vmm/probe.c
+
+# Test programs run inside the VM: static C, built into the test root.
+GUEST_PROGS := $(patsubst tests/guest/%.c,$(B)/guest/%,$(wildcard tests/guest/*.c))
+$(B)/guest/%: tests/guest/%.c guest/sdk/rewind.h
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O2 -static -pthread -Iguest/sdk -o $@ $<
+
+$(B)/roots/test.stamp: tools/mkroot.sh $(GUEST_PROGS)
+	@mkdir -p $(B)/roots
+	tools/mkroot.sh $(B)/roots/test $(GUEST_PROGS)
+	@touch $@
 
 kernel:
 	@guest/linux/build.sh $(B)/kernel

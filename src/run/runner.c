@@ -269,13 +269,13 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         .argv = o->argv, .env = o->env, .cwd = o->cwd, .mem_mib = o->mem_mib, .seed = o->seed,
         .schedule = 0, .quantum_ns = o->quantum_ns, .epoch_s = o->epoch_s, .cpu_model = "host-filtered-v1",
     };
-    res->exit_code = RUN_EXIT_KERNEL;
-    if (hash_of(o->kernel, spec.kernel_hash, "guest kernel", err, errlen) < 0 ||
-        hash_of(o->init, spec.init_hash, "rewind-init", err, errlen) < 0)
-        return -1;
     struct image img;
     res->exit_code = RUN_EXIT_ROOT;
     if (image_prepare(o->root, o->home, &img, err, errlen) < 0)
+        return -1;
+    res->exit_code = RUN_EXIT_KERNEL;
+    if (hash_of(o->kernel, spec.kernel_hash, "guest kernel", err, errlen) < 0 ||
+        hash_of(o->init, spec.init_hash, "rewind-init", err, errlen) < 0)
         return -1;
     memcpy(spec.image_hash, img.hex, sizeof(spec.image_hash));
     spec_id(&spec, res->id);

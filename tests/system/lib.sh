@@ -1,0 +1,32 @@
+# lib.sh: helpers for system tests. Each tests/system/t_*.sh defines functions
+# named test_*; run.sh runs each in a subshell: it passes when it returns 0.
+# A failing helper prints why on stderr.
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+REWIND=$TOP/build/rewind
+ROOT=$TOP/build/roots/test
+
+fail() { echo "  $*" >&2; return 1; }
+
+# run_rw OUTPREFIX ARGS...: rewind ARGS with stdout/stderr in OUTPREFIX.out/.err;
+# sets RC. Never fails by itself.
+run_rw() {
+    local p=$1; shift
+    set +e
+    "$REWIND" "$@" >"$p.out" 2>"$p.err"
+    RC=$?
+    set -e
+}
+
+expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1 ($(tail -n 3 "$T/r.err" 2>/dev/null | tr '\n' '|'))"; }
+expect_file() { # expect_file FILE EXPECTED-CONTENT
+    local got; got=$(cat "$1")
+    [ "$got" = "$2" ] || fail "$1: got '$got', expected '$2'"
+}
+expect_grep() { grep -q -- "$2" "$1" || fail "$1 lacks '$2': $(head -c 300 "$1" | tr '\n' '|')"; }
+expect_no_grep() { ! grep -q -- "$2" "$1" || fail "$1 has '$2'"; }
+# the closing line's fields
+closing() { grep '^rewind: run ' "$1" | tail -n 1; }
+run_id() { closing "$1" | awk '{print $3}'; }
+steps_of() { closing "$1" | sed -n 's/.* after \([0-9]*\) steps.*/\1/p'; }
+virt_of() { closing "$1" | sed -n 's/.* steps, \([0-9.]*\)s virtual.*/\1/p'; }
+wall_of() { closing "$1" | sed -n 's/.*virtual, \([0-9.]*\)s wall.*/\1/p'; }

@@ -1,0 +1,133 @@
+# Boot issue: a command runs in the VM, its output and status come back.
+
+test_echo() {
+    run_rw r run --root "$ROOT" -- echo hello world
+    expect_rc 0
+    expect_file r.out "hello world"
+    expect_grep r.err '^rewind: run [0-9a-f]\{16\} exited:0 after [0-9]* steps, [0-9.]*s virtual, [0-9.]*s wall$'
+}
+
+test_exit_code_3() {
+    run_rw r run --root "$ROOT" -- sh -c 'exit 3'
+    expect_rc 3
+    expect_grep r.err 'exited:3 after'
+}
+
+test_killed_by_signal() {
+    run_rw r run --root "$ROOT" -- sh -c 'kill -SEGV $$'
+    expect_rc 139
+}
+
+test_stdout_stderr_apart() {
+    run_rw r run --root "$ROOT" -- sh -c 'echo to-out; echo to-err >&2; echo out2'
+    expect_rc 0
+    expect_file r.out "$(printf 'to-out\nout2')"
+    expect_grep r.err '^to-err$'
+    expect_no_grep r.err 'to-out'
+}
+
+test_cwd() {
+    run_rw r run --root "$ROOT" --cwd /etc -- pwd
+    expect_rc 0
+    expect_file r.out /etc
+}
+
+test_env() {
+    run_rw r run --root "$ROOT" -e FOO=bar -e 'SP=a b' -- sh -c 'echo "$FOO|$SP|$HOME"'
+    expect_rc 0
+    expect_file r.out "bar|a b|/root"
+}
+
+test_host_env_not_leaked() {
+    SECRET_HOST_VAR=leak run_rw r run --root "$ROOT" -- sh -c 'echo "[$SECRET_HOST_VAR]"'
+    expect_rc 0
+    expect_file r.out "[]"
+}
+
+test_tar_and_dir_roots_agree() {
+    tar -C "$ROOT" -cf root.tar .
+    run_rw d run --root "$ROOT" -- sh -c 'ls -l /bin | wc -l; cat /etc/passwd'
+    run_rw t run --root root.tar -- sh -c 'ls -l /bin | wc -l; cat /etc/passwd'
+    [ -s d.out ] || fail "no output"
+    cmp d.out t.out || fail "outputs differ"
+    [ "$(run_id d.err)" = "$(run_id t.err)" ] || fail "run ids differ: $(run_id d.err) $(run_id t.err)"
+}
+
+test_writes_stay_in_vm() {
+    cp -a "$ROOT" myroot
+    run_rw r run --root myroot -- sh -c 'echo x > /etc/written; rm /etc/passwd; cat /etc/written; ls /etc/passwd 2>&1'
+    expect_rc 1
+    expect_grep r.out '^x$'
+    [ ! -e myroot/etc/written ] || fail "a write reached the host"
+    [ -e myroot/etc/passwd ] || fail "an unlink reached the host"
+}
+
+test_sleep_is_virtual() {
+    run_rw a run --root "$ROOT" -- true
+    run_rw r run --root "$ROOT" -- sleep 5
+    expect_rc 0
+    local v w wt; v=$(virt_of r.err); w=$(wall_of r.err); wt=$(wall_of a.err)
+    awk -v v="$v" 'BEGIN{exit !(v >= 5.0)}' || fail "virtual time $v < 5 s"
+    # sleep 5 costs (almost) no wall time beyond booting: compare with `true`.
+    awk -v w="$w" -v t="$wt" 'BEGIN{exit !(w - t < 2.0)}' || fail "sleep 5 took $w s wall vs $wt s for true"
+}
+
+test_missing_root() {
+    run_rw r run --root /nonexistent/root -- true
+    expect_rc 121
+    [ "$(wc -l < r.err)" -eq 1 ] || fail "more than one line: $(cat r.err)"
+    expect_grep r.err 'rewind: .*nonexistent'
+}
+
+test_command_not_found() {
+    run_rw r run --root "$ROOT" -- /no/such/cmd
+    expect_rc 127
+    expect_grep r.err 'no/such/cmd'
+    run_rw r2 run --root "$ROOT" -- nosuchcommand
+    RC=$RC; [ "$RC" -eq 127 ] || fail "PATH lookup: rc $RC"
+}
+
+test_not_executable() {
+    cp -a "$ROOT" myroot
+    echo 'not a program' > myroot/bin/notexec; chmod 644 myroot/bin/notexec
+    run_rw r run --root myroot -- /bin/notexec
+    expect_rc 126
+}
+
+test_bad_flags() {
+    run_rw r run --mem 1 --root "$ROOT" -- true
+    expect_rc 2
+    run_rw r run --root "$ROOT"
+    expect_rc 2
+    run_rw r frobnicate
+    expect_rc 2
+}
+
+test_timeout_on_spin() {
+    run_rw r run --root "$ROOT" --timeout 3 -- sh -c 'while :; do :; done'
+    expect_rc 124
+    expect_grep r.err 'timeout'
+}
+
+test_guest_panic() {
+    run_rw r run --root "$ROOT" -- sh -c 'echo c > /proc/sysrq-trigger'
+    expect_rc 123
+    expect_grep r.err 'panic'
+}
+
+test_no_kvm() {
+    command -v unshare >/dev/null || fail "unshare missing"
+    set +e
+    unshare -m sh -c "mount -t tmpfs none /dev && '$REWIND' run --root '$ROOT' -- true" >r.out 2>r.err
+    RC=$?
+    set -e
+    expect_rc 120
+    expect_grep r.err '/dev/kvm'
+}
+
+test_bad_kernel() {
+    echo garbage > bad-vmlinux
+    REWIND_KERNEL=$PWD/bad-vmlinux run_rw r run --root "$ROOT" -- true
+    expect_rc 122
+    expect_grep r.err 'not an'
+}
