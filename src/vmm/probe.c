@@ -26,7 +26,9 @@
  *   2. Everything probe_run acquires (fds, mappings, timer, signal action and
  *      mask) is released by probe_close, whatever phase failed.
  */
+#ifndef _GNU_SOURCE /* the Makefile defines it; the one-line build does not */
 #define _GNU_SOURCE
+#endif
 #include "probe.h"
 
 #include <errno.h>
