@@ -91,7 +91,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct ectx *e, const char
     vsnprintf(e->buf, e->len, fmt, ap);
     va_end(ap);
     for (char *p = e->buf; *p; p++)
-        if (*p == '\n' || *p == '\r')
+        if (*p == '\n' || *p == '\r' || *p == '\t')
             *p = ' ';
     size_t n = strlen(e->buf);
     while (n > 0 && e->buf[n - 1] == ' ')
@@ -445,7 +445,8 @@ static void sweep_stale_temps(const char *dir)
         if (strncmp(de->d_name, ".tmp-", 5) ||
             fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             continue;
-        if (now - st.st_mtime > STALE_TEMP_SECS)
+        /* ctime, not mtime: tar sets a temp tree's mtime from the archive. */
+        if (now - st.st_ctime > STALE_TEMP_SECS)
             (void)rm_tree_at(dirfd(d), de->d_name); /* best effort, see above */
     }
     closedir(d);
@@ -959,13 +960,14 @@ static int tar_failure(const struct run *r, struct ectx *e)
     if (geteuid() != 0 && !r->truncated && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 2) {
         bool only_mknod = true, any = false;
         for (const char *p = r->err; *p && only_mknod;) {
-            const char *end = strchr(p, '\n');
-            size_t len = end ? (size_t)(end - p) : strlen(p);
-            if (len && memmem(p, len, "Cannot mknod", 12))
+            size_t len = strcspn(p, "\n");
+            char line[512];
+            snprintf(line, sizeof line, "%.*s", (int)len, p);
+            if (strstr(line, "Cannot mknod"))
                 any = true;
-            else if (len && !memmem(p, len, "Exiting with failure status", 27))
+            else if (len && !strstr(line, "Exiting with failure status"))
                 only_mknod = false;
-            p += len + (end ? 1 : 0);
+            p += len + (p[len] == '\n');
         }
         if (only_mknod && any)
             return 0;
