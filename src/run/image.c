@@ -570,8 +570,7 @@ static int mkfs_failure(const struct run *r, struct ectx *e)
 }
 
 /* Make tmp durable, hash it and publish it as images/<hex>.erofs. */
-static int publish_image(const struct cache *c, const char *tmp, struct image *out,
-                         struct ectx *e)
+static int publish_image(const struct cache *c, const char *tmp, struct image *out, struct ectx *e)
 {
     int fd = open(tmp, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -650,7 +649,7 @@ struct walk {
     struct link_id {
         dev_t dev;
         ino_t ino;
-    } *links;
+    } * links;
     size_t nlinks, caplinks;
     struct ectx *e;
 };
@@ -723,8 +722,7 @@ static int walk_xattrs(struct walk *w)
     for (size_t i = 0; rc == 0 && i < cnt; i++) {
         ssize_t v = lgetxattr(w->path, names[i], val, sizeof val);
         if (v < 0)
-            rc = fail(w->e, "cannot read xattr %s of '%s': %s", names[i], w->path,
-                      strerror(errno));
+            rc = fail(w->e, "cannot read xattr %s of '%s': %s", names[i], w->path, strerror(errno));
         else {
             put_str(w->h, names[i]);
             put_bytes(w->h, val, (size_t)v);
@@ -1069,11 +1067,13 @@ static int sniff(const char *path, enum kind *k, struct ectx *e)
         size_t off, len;
         const char *magic;
     } tar_magic[] = {
-        {257, 5, "ustar"},                  /* POSIX and GNU tar */
-        {0, 2, "\x1f\x8b"},                 /* gzip */
-        {0, 6, "\xfd" "7zXZ\0"},            /* xz */
-        {0, 4, "\x28\xb5\x2f\xfd"},         /* zstd */
-        {0, 3, "BZh"},                      /* bzip2 */
+        {257, 5, "ustar"},  /* POSIX and GNU tar */
+        {0, 2, "\x1f\x8b"}, /* gzip */
+        {0, 6,
+         "\xfd"
+         "7zXZ\0"},                 /* xz */
+        {0, 4, "\x28\xb5\x2f\xfd"}, /* zstd */
+        {0, 3, "BZh"},              /* bzip2 */
     };
     *k = KIND_OTHER;
     if (got == sizeof b && b[1024] == 0xE2 && b[1025] == 0xE1 && b[1026] == 0xF5 &&
@@ -1111,8 +1111,7 @@ static int prepare_file(const struct cache *c, const char *root, const struct st
     if (k == KIND_TAR)
         return prepare_tar(c, root, st, out, e);
     if (st->st_size == 0)
-        return fail(e, "root '%s' is an empty file, not a directory, tarball or erofs image",
-                    root);
+        return fail(e, "root '%s' is an empty file, not a directory, tarball or erofs image", root);
     return fail(e, "root '%s' is a regular file but neither a tarball nor an erofs image", root);
 }
 

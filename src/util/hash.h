@@ -13,7 +13,8 @@ typedef struct hash_ctx hash_ctx;
 /* Compute the SHA-256 of the n bytes at p into *out (aborts only if libcrypto itself fails). */
 void hash_buf(const void *p, size_t n, hash256 *out);
 
-/* Stream the file at path through SHA-256 into *out; returns 0, or -1 with errno set (out untouched). */
+/* Stream the file at path through SHA-256 into *out; returns 0, or -1 with errno set (out
+ * untouched). */
 int hash_file(const char *path, hash256 *out);
 
 /* Write h as 64 lowercase hex digits plus a terminating NUL into out. */

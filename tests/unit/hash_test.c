@@ -28,7 +28,8 @@ static void test_buf(void)
     hash_buf("abc", 3, &h);
     CHECK(hex_is(&h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"), "abc");
     hash_buf(ABC448, strlen(ABC448), &h);
-    CHECK(hex_is(&h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"), "448 bit");
+    CHECK(hex_is(&h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+          "448 bit");
 }
 
 static void test_incremental(void)

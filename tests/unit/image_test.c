@@ -227,8 +227,8 @@ static void test_tar(void)
     CHECK(strcmp(t.hex, dir_img.hex) == 0, "tar.gz gives the same image");
 
     /* Like docker export: members without a "./" entry; root defaults to 0755. */
-    char *nodot[] = {"tar", "-C",  pth("tree"), "-cf",  pth("nodot.tar"), "empty", "hello.txt",
-                     "link", "run.sh", "sub", NULL};
+    char *nodot[] = {"tar",  "-C",     pth("tree"), "-cf", pth("nodot.tar"), "empty", "hello.txt",
+                     "link", "run.sh", "sub",       NULL};
     CHECK(run(nodot) == 0, "make tarball without ./");
     CHECK(prep(pth("nodot.tar"), pth("cache"), &t) == 0, "tar without ./");
     CHECK(strcmp(t.hex, dir_img.hex) == 0, "tar without ./ gives the same image");
@@ -296,8 +296,7 @@ static void test_errors(void)
     char *path = getenv("PATH");
     char *saved = path ? strdup(path) : NULL;
     CHECK(setenv("PATH", "/nonexistent", 1) == 0, "setenv");
-    CHECK(prep(pth("tree3"), pth("cache"), &img) == -1 &&
-              err_has("apt-get install erofs-utils"),
+    CHECK(prep(pth("tree3"), pth("cache"), &img) == -1 && err_has("apt-get install erofs-utils"),
           "mkfs.erofs missing");
     CHECK(setenv("PATH", saved ? saved : "/usr/sbin:/usr/bin:/sbin:/bin", 1) == 0, "setenv");
     free(saved);
@@ -344,10 +343,11 @@ static void test_permissions(void)
 {
     CHECK(mkdir(pth("cache-nobody"), 0777) == 0 && chmod(pth("cache-nobody"), 0777) == 0,
           "cache for nobody");
-    CHECK(mkdir(pth("locked"), 0700) == 0, "mkdir locked");
+    CHECK(mkdir(pth("locked"), 0700) == 0 && chmod(pth("locked"), 0) == 0, "mkdir locked");
     if (geteuid() == 0)
         CHECK(chown(pth("locked"), 0, 0) == 0, "chown");
     CHECK(as_nobody(nobody_unreadable) == 0, "unreadable dir gives 'not readable'");
+    CHECK(chmod(pth("locked"), 0700) == 0, "unlock");
 
     CHECK(mkdir(pth("secret"), 0755) == 0 && chmod(pth("secret"), 0755) == 0, "mkdir secret");
     write_file(pth("secret/key"), "k", 0000);
