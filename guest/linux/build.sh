@@ -69,8 +69,8 @@ hash=$({
 	for f in "$PATCH" "$FRAGMENT" "$ABI" "$SELF"; do
 		echo "$(basename "$f") $(sha256sum <"$f" | cut -d' ' -f1)"
 	done
-	gcc --version | head -n1
-	ld --version | head -n1
+	gcc --version | sed -n 1p
+	ld --version | sed -n 1p
 } | sha256sum | cut -d' ' -f1)
 hash=${hash:0:32}
 
@@ -163,7 +163,8 @@ fi
 "${MAKE[@]}" -j"$JOBS" vmlinux >>"$log" 2>&1 ||
 	fail "$(grep -m1 -E '(error|Error)[: ]' "$log" || echo 'make vmlinux')"
 
-nm "$src/vmlinux" | grep -q ' x86_hyper_rewind$' || fail "vmlinux lacks x86_hyper_rewind"
+nm "$src/vmlinux" >"$tmp/nm.txt" 2>>"$log" || fail "nm vmlinux"
+grep -q ' x86_hyper_rewind$' "$tmp/nm.txt" || fail "vmlinux lacks x86_hyper_rewind"
 
 if grep -q '^CONFIG_DEBUG_INFO=y' "$src/.config"; then
 	cp "$src/vmlinux" "$tmp/out/vmlinux.debug"
