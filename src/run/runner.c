@@ -25,6 +25,7 @@
 
 #include "../util/hash.h"
 #include "../vmm/boot.h"
+#include "../vmm/cpuid.h"
 #include "../vmm/initrd.h"
 #include "../vmm/kvm.h"
 #include "../vmm/vcpu.h"
@@ -267,7 +268,7 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     res->exit_code = RUN_EXIT_INTERNAL;
     struct run_spec spec = {
         .argv = o->argv, .env = o->env, .cwd = o->cwd, .mem_mib = o->mem_mib, .seed = o->seed,
-        .schedule = 0, .quantum_ns = o->quantum_ns, .epoch_s = o->epoch_s, .cpu_model = "host-filtered-v1",
+        .schedule = 0, .quantum_ns = o->quantum_ns, .epoch_s = o->epoch_s, .cpu_model = NULL,
     };
     struct image img;
     res->exit_code = RUN_EXIT_ROOT;
@@ -278,13 +279,13 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         hash_of(o->init, spec.init_hash, "rewind-init", err, errlen) < 0)
         return -1;
     memcpy(spec.image_hash, img.hex, sizeof(spec.image_hash));
-    spec_id(&spec, res->id);
-    char *spec_json = spec_to_json(&spec);
 
     struct initrd rd;
     struct kvm_vm vm;
     struct platform *p = NULL;
     struct sink sink = {.show_console = o->show_console};
+    char *spec_json = NULL;
+    char model[64];
     int rc = -1;
     memset(&rd, 0, sizeof(rd));
     memset(&vm, 0, sizeof(vm));
@@ -297,6 +298,13 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         res->exit_code = RUN_EXIT_NO_KVM;
         goto out;
     }
+    if (cpuid_model_name(vm.kvm_fd, model, sizeof(model)) < 0) {
+        fail(err, errlen, "cannot read the host's CPUID from KVM");
+        goto out;
+    }
+    spec.cpu_model = model;
+    spec_id(&spec, res->id);
+    spec_json = spec_to_json(&spec);
     res->exit_code = RUN_EXIT_INTERNAL;
     if (kvm_map_image(&vm, img.path, err, errlen) < 0)
         goto out;

@@ -1,8 +1,7 @@
 /*
- * cpuid: the CPU model the guest sees. Starts from what KVM supports on this
- * host and hides every source of host time, host entropy and host-specific
- * behaviour (DESIGN.md rule 3), then replaces KVM's paravirtual leaves with
- * the rewind signature so the guest kernel finds its platform.
+ * cpuid: the CPU model the guest sees: a fixed x86-64-v3 model per vendor,
+ * independent of the host (DESIGN.md rule 7), with every source of host time
+ * and entropy hidden (rule 3) and the rewind signature at 0x40000000.
  */
 #ifndef REWIND_VMM_CPUID_H
 #define REWIND_VMM_CPUID_H
@@ -10,8 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Build the guest CPUID table from KVM_GET_SUPPORTED_CPUID and set it on the
- * vCPU. Returns 0 or -1 with one line in err. */
+/* Set the model on the vCPU. Returns 0, or -1 with one line in err (a host
+ * missing model features gets them named). */
 int cpuid_setup(int kvm_fd, int vcpu_fd, char *err, size_t errlen);
+
+/* The model's name for the spec, e.g. "x86-64-v3/AuthenticAMD/1". */
+int cpuid_model_name(int kvm_fd, char *out, size_t n);
 
 #endif
