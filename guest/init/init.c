@@ -25,6 +25,7 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../include/rewind_abi.h"
@@ -146,6 +147,19 @@ static void must_mount(const char *src, const char *dst, const char *type, unsig
         die("mount %s on %s (%s): %s", src, dst, type, strerror(errno));
 }
 
+/* libnvdimm registers the legacy pmem region asynchronously: wait (in
+ * virtual time, so deterministically) for its block device to appear. */
+static void wait_for_device(const char *path)
+{
+    struct timespec ts = {0, 1000000};
+    for (int i = 0; i < 10000; i++) {
+        if (access(path, F_OK) == 0)
+            return;
+        nanosleep(&ts, NULL);
+    }
+    die("%s did not appear: the root image is not attached", path);
+}
+
 static void setup_root(void)
 {
     must_mount("none", "/dev", "devtmpfs", 0, NULL);
@@ -159,6 +173,7 @@ static void setup_root(void)
         /* Without the control device no status can reach the monitor. */
         reboot(RB_POWER_OFF);
     }
+    wait_for_device("/dev/pmem0");
     must_mount("/dev/pmem0", "/lower", "erofs", MS_RDONLY, NULL);
     must_mount("rw", "/rw", "tmpfs", 0, "mode=0755");
     mkdirs("/rw/upper");

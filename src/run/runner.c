@@ -33,7 +33,7 @@
 #include "job.h"
 #include "spec.h"
 
-#define KERNEL_CMDLINE "console=rewind lpj=1000000 io_delay=none panic=-1 nokaslr quiet"
+#define KERNEL_CMDLINE "console=rewind lpj=1000000 io_delay=none panic=-1 quiet"
 #define CONSOLE_RING 8192
 
 struct kvm_run *volatile run_active_kvm_run;

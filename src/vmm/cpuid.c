@@ -33,7 +33,7 @@ struct feature {
 
 /* Feature bits the model sets; each must be supported by KVM on this host. */
 static const struct feature model_features[] = {
-    {1, 0, EDX, 0, "fpu"},       {1, 0, EDX, 1, "vme"},      {1, 0, EDX, 2, "de"},
+    {1, 0, EDX, 0, "fpu"},       {1, 0, EDX, 2, "de"},
     {1, 0, EDX, 3, "pse"},       {1, 0, EDX, 5, "msr"},      {1, 0, EDX, 6, "pae"},
     {1, 0, EDX, 8, "cx8"},       {1, 0, EDX, 9, "apic"},     {1, 0, EDX, 11, "sep"},
     {1, 0, EDX, 13, "pge"},      {1, 0, EDX, 15, "cmov"},    {1, 0, EDX, 16, "pat"},
@@ -45,10 +45,10 @@ static const struct feature model_features[] = {
     {1, 0, ECX, 25, "aes"},      {1, 0, ECX, 26, "xsave"},   {1, 0, ECX, 28, "avx"},
     {1, 0, ECX, 29, "f16c"},     {7, 0, EBX, 0, "fsgsbase"}, {7, 0, EBX, 3, "bmi1"},
     {7, 0, EBX, 5, "avx2"},      {7, 0, EBX, 7, "smep"},     {7, 0, EBX, 8, "bmi2"},
-    {7, 0, EBX, 9, "erms"},      {7, 0, EBX, 19, "adx"},     {7, 0, EBX, 20, "smap"},
+    {7, 0, EBX, 19, "adx"},     {7, 0, EBX, 20, "smap"},
     {7, 0, EBX, 23, "clflushopt"}, {0xd, 1, EAX, 0, "xsaveopt"},
     {0x80000001, 0, ECX, 0, "lahf_lm"}, {0x80000001, 0, ECX, 5, "abm"},
-    {0x80000001, 0, ECX, 8, "3dnowprefetch"}, {0x80000001, 0, EDX, 11, "syscall"},
+    {0x80000001, 0, EDX, 11, "syscall"},
     {0x80000001, 0, EDX, 20, "nx"}, {0x80000001, 0, EDX, 29, "lm"},
 };
 #define NFEATURES (sizeof(model_features) / sizeof(model_features[0]))
