@@ -42,6 +42,7 @@ need_cmd cpio cpio
 need_cmd xz xz-utils
 need_cmd patch patch
 need_cmd objcopy binutils
+need_cmd objdump binutils
 need_cmd perl perl
 [ -f /usr/include/gelf.h ] || missing+=(libelf-dev)
 [ -f /usr/include/openssl/opensslv.h ] || missing+=(libssl-dev)
@@ -165,6 +166,13 @@ fi
 
 nm "$src/vmlinux" >"$tmp/nm.txt" 2>>"$log" || fail "nm vmlinux"
 grep -q ' x86_hyper_rewind$' "$tmp/nm.txt" || fail "vmlinux lacks x86_hyper_rewind"
+
+# No unchecked RDTSC/RDRAND/HLT site may appear (guest/linux/audit.sh).
+if ! audit=$("$HERE/audit.sh" "$src/vmlinux" 2>&1); then
+	echo "$audit" >&2
+	die "kernel audit failed: an unchecked TSC/RNG/HLT site (see above)"
+fi
+echo "$audit" >>"$log"
 
 if grep -q '^CONFIG_DEBUG_INFO=y' "$src/.config"; then
 	cp "$src/vmlinux" "$tmp/out/vmlinux.debug"
