@@ -12,6 +12,7 @@
 #include "runner.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include "../vmm/vcpu.h"
 #include "image.h"
 #include "job.h"
+#include "rundir.h"
 #include "spec.h"
 
 #define KERNEL_CMDLINE "console=rewind lpj=1000000 io_delay=none panic=-1 quiet"
@@ -40,6 +42,7 @@ struct kvm_run *volatile run_active_kvm_run;
 
 struct sink {
     hash_ctx *trace;
+    struct trace_writer *file;
     int show_console;
     char console[CONSOLE_RING];
     size_t console_len;
@@ -93,6 +96,9 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
     hash_update(s->trace, le, 8);
     hash_update(s->trace, r, sizeof(*r));
     hash_update(s->trace, payload, len);
+    trace_append(s->file, step, r);
+    if (r->kind == REWIND_REC_OUTPUT || s->file->count % 64 == 0)
+        trace_flush(s->file);
     switch (r->kind) {
     case REWIND_REC_OUTPUT:
         write_all(r->aux == 2 ? 2 : 1, payload, len);
@@ -188,56 +194,37 @@ static int hash_of(const char *path, char hex[65], const char *what, char *err, 
     return 0;
 }
 
-static int mkdir_p(const char *path)
+static char *manifest_json(const char *spec_json, const struct run_result *r, uint64_t events)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    for (char *s = tmp + 1; *s; s++) {
-        if (*s == '/') {
-            *s = 0;
-            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                return -1;
-            *s = '/';
-        }
-    }
-    return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* Write path atomically (temp file + rename). */
-static int write_file_atomic(const char *path, const char *text)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    int ok = fputs(text, f) >= 0;
-    ok = (fflush(f) == 0) && ok;
-    ok = (fsync(fileno(f)) == 0) && ok;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) < 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-static void save_run(const struct run_opts *o, const char *spec_json, const struct run_result *r)
-{
-    char dir[4096], path[4200], text[2048];
-    snprintf(dir, sizeof(dir), "%s/runs/%s", o->home, r->id);
-    if (mkdir_p(dir) < 0)
-        return;
-    snprintf(path, sizeof(path), "%s/spec.json", dir);
-    write_file_atomic(path, spec_json);
-    snprintf(path, sizeof(path), "%s/outcome.json", dir);
-    snprintf(text, sizeof(text),
-             "{\"outcome\":\"%s\",\"status\":%llu,\"exit_code\":%d,\"steps\":%llu,"
-             "\"virtual_ns\":%llu,\"wall_s\":%.3f,\"trace_hash\":\"%s\"}\n",
-             run_outcome_word(r->outcome), (unsigned long long)r->job_status, r->exit_code,
-             (unsigned long long)r->steps, (unsigned long long)r->virt_ns, r->wall_s,
-             r->trace_hash);
-    write_file_atomic(path, text);
+    json_t *m = json_object();
+    json_error_t je;
+    json_object_set_new(m, "version", json_integer(1));
+    json_object_set_new(m, "id", json_string(r->id));
+    json_object_set_new(m, "state", json_string("complete"));
+    json_object_set_new(m, "spec", json_loads(spec_json, 0, &je));
+    json_object_set_new(m, "parent", json_null());
+    json_object_set_new(m, "outcome", json_string(run_outcome_word(r->outcome)));
+    json_object_set_new(m, "status", json_integer((json_int_t)r->job_status));
+    json_object_set_new(m, "exit_code", json_integer(r->exit_code));
+    json_object_set_new(m, "message", json_string(r->message));
+    json_object_set_new(m, "steps", json_integer((json_int_t)r->steps));
+    json_object_set_new(m, "virtual_ns", json_integer((json_int_t)r->virt_ns));
+    json_object_set_new(m, "wall_s", json_real(r->wall_s));
+    json_object_set_new(m, "events", json_integer((json_int_t)events));
+    json_object_set_new(m, "trace_hash", json_string(r->trace_hash));
+    json_object_set_new(m, "ram_hash", json_string(r->ram_hash));
+    json_object_set_new(m, "created", json_integer((json_int_t)time(NULL)));
+    char *out = json_dumps(m, JSON_SORT_KEYS | JSON_INDENT(2));
+    json_decref(m);
+    if (!out)
+        return NULL;
+    size_t n = strlen(out);
+    char *nl = realloc(out, n + 2);
+    if (!nl)
+        return out;
+    nl[n] = '\n';
+    nl[n + 1] = 0;
+    return nl;
 }
 
 static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, size_t errlen)
@@ -286,6 +273,7 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     struct sink sink = {.show_console = o->show_console};
     char *spec_json = NULL;
     char model[64];
+    struct rundir dir = {0};
     int rc = -1;
     memset(&rd, 0, sizeof(rd));
     memset(&vm, 0, sizeof(vm));
@@ -305,6 +293,9 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     spec.cpu_model = model;
     spec_id(&spec, res->id);
     spec_json = spec_to_json(&spec);
+    if (rundir_begin(&dir, o->home, res->id, spec_json, err, errlen) < 0)
+        goto out;
+    sink.file = &dir.trace;
     res->exit_code = RUN_EXIT_INTERNAL;
     if (kvm_map_image(&vm, img.path, err, errlen) < 0)
         goto out;
@@ -356,9 +347,25 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
                 fputc('\n', stderr);
         }
     }
-    save_run(o, spec_json, res);
+    unsigned char rh[32];
+    if (kvm_ram_hash(&vm, rh) < 0) {
+        fail(err, errlen, "cannot hash guest RAM: %s", strerror(errno));
+        goto out;
+    }
+    hash256 rhh;
+    memcpy(rhh.b, rh, 32);
+    hash_hex(&rhh, res->ram_hash);
+    char *mj = manifest_json(spec_json, res, dir.trace.count);
+    int fr = mj ? rundir_finish(&dir, mj, err, errlen) : -1;
+    free(mj);
+    if (fr < 0) {
+        res->exit_code = RUN_EXIT_INTERNAL;
+        goto out;
+    }
     rc = 0;
 out:
+    if (rc < 0)
+        rundir_abort(&dir);
     if (sink.trace) {
         hash256 dummy;
         hash_final(sink.trace, &dummy);

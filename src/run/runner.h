@@ -48,6 +48,7 @@ struct run_result {
     double wall_s;
     char message[600];
     char trace_hash[65];
+    char ram_hash[65];
     int exit_code; /* what `rewind run` exits with */
 };
 

@@ -87,7 +87,7 @@ static int load_elf(struct kvm_vm *vm, const char *path, uint64_t *entry, uint64
             fail(err, errlen, "kernel %s: segment %d out of file range", path, i);
             goto out;
         }
-        uint8_t *dst = kvm_gpa(vm, ph[i].p_paddr, ph[i].p_memsz);
+        uint8_t *dst = kvm_gpa_w(vm, ph[i].p_paddr, ph[i].p_memsz);
         if (!dst) {
             fail(err, errlen, "kernel %s: segment %d does not fit in guest RAM", path, i);
             goto out;
@@ -122,13 +122,13 @@ static void add_e820(struct boot_params *bp, uint64_t addr, uint64_t size, uint3
 
 static void setup_page_tables(struct kvm_vm *vm)
 {
-    uint64_t *pml4 = kvm_gpa(vm, PML4_GPA, 4096);
-    uint64_t *pdpt = kvm_gpa(vm, PDPT_GPA, 4096);
+    uint64_t *pml4 = kvm_gpa_w(vm, PML4_GPA, 4096);
+    uint64_t *pdpt = kvm_gpa_w(vm, PDPT_GPA, 4096);
     memset(pml4, 0, 4096);
     memset(pdpt, 0, 4096);
     pml4[0] = PDPT_GPA | 0x3;
     for (uint64_t g = 0; g < 4; g++) {
-        uint64_t *pd = kvm_gpa(vm, PD_GPA + g * 4096, 4096);
+        uint64_t *pd = kvm_gpa_w(vm, PD_GPA + g * 4096, 4096);
         pdpt[g] = (PD_GPA + g * 4096) | 0x3;
         for (uint64_t i = 0; i < 512; i++)
             pd[i] = ((g << 30) + (i << 21)) | 0x83; /* present, writable, 2 MiB */
@@ -137,7 +137,7 @@ static void setup_page_tables(struct kvm_vm *vm)
 
 static void setup_gdt(struct kvm_vm *vm)
 {
-    uint64_t *gdt = kvm_gpa(vm, GDT_GPA, 32);
+    uint64_t *gdt = kvm_gpa_w(vm, GDT_GPA, 32);
     gdt[0] = 0;
     gdt[1] = 0;
     gdt[2] = 0x00af9b000000ffffull; /* 0x10: 64-bit code, present, DPL 0 */
@@ -201,22 +201,22 @@ int boot_setup(struct kvm_vm *vm, const struct boot_config *cfg, char *err, size
     size_t clen = strlen(cfg->cmdline);
     if (clen >= CMDLINE_MAX)
         return fail(err, errlen, "kernel command line too long");
-    memcpy(kvm_gpa(vm, CMDLINE_GPA, clen + 1), cfg->cmdline, clen + 1);
+    memcpy(kvm_gpa_w(vm, CMDLINE_GPA, clen + 1), cfg->cmdline, clen + 1);
 
     uint64_t top = vm->ram_size < INITRD_LIMIT ? vm->ram_size : INITRD_LIMIT;
     uint64_t initrd_gpa = (top - cfg->initrd_size) & ~4095ull;
     if (cfg->initrd_size > top || initrd_gpa < kend + (16ull << 20))
         return fail(err, errlen, "initramfs (%zu bytes) does not fit in guest RAM",
                     cfg->initrd_size);
-    memcpy(kvm_gpa(vm, initrd_gpa, cfg->initrd_size), cfg->initrd, cfg->initrd_size);
+    memcpy(kvm_gpa_w(vm, initrd_gpa, cfg->initrd_size), cfg->initrd, cfg->initrd_size);
 
-    struct setup_data *sd = kvm_gpa(vm, SETUP_DATA_GPA, sizeof(*sd) + 32);
+    struct setup_data *sd = kvm_gpa_w(vm, SETUP_DATA_GPA, sizeof(*sd) + 32);
     memset(sd, 0, sizeof(*sd));
     sd->type = SETUP_RNG_SEED;
     sd->len = 32;
     memcpy(sd->data, cfg->rng_seed, 32);
 
-    struct boot_params *bp = kvm_gpa(vm, ZERO_PAGE_GPA, sizeof(*bp));
+    struct boot_params *bp = kvm_gpa_w(vm, ZERO_PAGE_GPA, sizeof(*bp));
     memset(bp, 0, sizeof(*bp));
     bp->hdr.boot_flag = 0xaa55;
     bp->hdr.header = 0x53726448; /* "HdrS" */

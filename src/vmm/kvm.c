@@ -14,12 +14,14 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/hash.h"
 #include "cpuid.h"
 
 static int fail(char *err, size_t n, const char *fmt, ...)
@@ -77,7 +79,10 @@ int kvm_open(struct kvm_vm *vm, uint64_t ram_size, char *err, size_t errlen)
     }
     vm->ram_size = ram_size;
     madvise(vm->ram, ram_size, MADV_MERGEABLE);
-    if (set_region(vm, 0, 0, 0, ram_size, vm->ram) < 0)
+    vm->written = calloc((ram_size / 4096 + 63) / 64, sizeof(uint64_t));
+    if (!vm->written)
+        return fail(err, errlen, "out of memory");
+    if (set_region(vm, 0, KVM_MEM_LOG_DIRTY_PAGES, 0, ram_size, vm->ram) < 0)
         return fail(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
 
     vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
@@ -126,6 +131,63 @@ void *kvm_gpa(const struct kvm_vm *vm, uint64_t gpa, uint64_t len)
     return vm->ram + gpa;
 }
 
+void *kvm_gpa_w(struct kvm_vm *vm, uint64_t gpa, uint64_t len)
+{
+    uint8_t *p = kvm_gpa(vm, gpa, len);
+    if (!p || !len)
+        return p;
+    for (uint64_t pg = gpa / 4096; pg <= (gpa + len - 1) / 4096; pg++)
+        vm->written[pg / 64] |= 1ull << (pg % 64);
+    return p;
+}
+
+int kvm_collect_dirty(struct kvm_vm *vm)
+{
+    size_t words = (vm->ram_size / 4096 + 63) / 64;
+    uint64_t *log = calloc(words, sizeof(uint64_t));
+    if (!log)
+        return -1;
+    struct kvm_dirty_log d = {.slot = 0, .dirty_bitmap = log};
+    int rc = ioctl(vm->vm_fd, KVM_GET_DIRTY_LOG, &d);
+    if (rc == 0)
+        for (size_t i = 0; i < words; i++)
+            vm->written[i] |= log[i];
+    free(log);
+    return rc < 0 ? -1 : 0;
+}
+
+static int page_is_zero(const uint8_t *p)
+{
+    static const uint8_t zero[4096];
+    return memcmp(p, zero, 4096) == 0;
+}
+
+int kvm_ram_hash(struct kvm_vm *vm, unsigned char out[32])
+{
+    if (kvm_collect_dirty(vm) < 0)
+        return -1;
+    hash_ctx *h = hash_new();
+    if (!h)
+        return -1;
+    uint64_t pages = vm->ram_size / 4096;
+    for (uint64_t pg = 0; pg < pages; pg++) {
+        if (!(vm->written[pg / 64] >> (pg % 64) & 1))
+            continue;
+        const uint8_t *p = vm->ram + pg * 4096;
+        if (page_is_zero(p))
+            continue;
+        uint8_t le[8];
+        for (int i = 0; i < 8; i++)
+            le[i] = (uint8_t)(pg >> (8 * i));
+        hash_update(h, le, 8);
+        hash_update(h, p, 4096);
+    }
+    hash256 r;
+    hash_final(h, &r);
+    memcpy(out, r.b, 32);
+    return 0;
+}
+
 int kvm_send_vector(struct kvm_vm *vm, uint8_t vector)
 {
     struct kvm_msi msi = {.address_lo = 0xfee00000u, .data = vector};
@@ -165,6 +227,7 @@ void kvm_close(struct kvm_vm *vm)
         munmap(vm->run, vm->run_size);
     if (vm->ram)
         munmap(vm->ram, vm->ram_size);
+    free(vm->written);
     if (vm->image)
         munmap(vm->image, vm->image_size);
     if (vm->vcpu_fd >= 0)

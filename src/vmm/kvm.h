@@ -20,6 +20,7 @@ struct kvm_vm {
     size_t run_size;
     uint8_t *ram;
     uint64_t ram_size;
+    uint64_t *written;   /* bitmap: pages the guest or the monitor ever wrote */
     uint8_t *image;      /* read-only mapping of the root image, or NULL */
     uint64_t image_size; /* rounded up to a page */
 };
@@ -34,6 +35,17 @@ int kvm_map_image(struct kvm_vm *vm, const char *path, char *err, size_t errlen)
 /* Host pointer for guest RAM [gpa, gpa+len), or NULL if any byte is outside
  * RAM (overflow-safe). The only way the monitor reads guest memory. */
 void *kvm_gpa(const struct kvm_vm *vm, uint64_t gpa, uint64_t len);
+
+/* Like kvm_gpa(), for a range the monitor is about to write: the pages are
+ * marked in vm->written (KVM's dirty log sees only the guest's writes). */
+void *kvm_gpa_w(struct kvm_vm *vm, uint64_t gpa, uint64_t len);
+
+/* Fold KVM's dirty log into vm->written. Returns 0 or -1. */
+int kvm_collect_dirty(struct kvm_vm *vm);
+
+/* SHA-256 over (page index, bytes) of every non-zero page of guest RAM, in
+ * page order: a pure function of RAM contents. Returns 0 or -1. */
+int kvm_ram_hash(struct kvm_vm *vm, unsigned char out[32]);
 
 /* Send the one platform vector as an MSI to APIC 0. Returns 1 if the LAPIC
  * took it, 0 if it could not (retry later), -1 on ioctl failure. */

@@ -46,7 +46,7 @@ static struct rewind_shared *shared(struct platform *p)
 {
     if (!p->shared_gpa)
         return NULL;
-    return kvm_gpa(p->vm, p->shared_gpa, sizeof(struct rewind_shared));
+    return kvm_gpa_w(p->vm, p->shared_gpa, sizeof(struct rewind_shared));
 }
 
 static void do_record(struct platform *p, uint32_t gpa)

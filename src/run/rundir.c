@@ -1,0 +1,146 @@
+/*
+ * rundir: see rundir.h.
+ *
+ * Invariants:
+ *  1. runs/<id>/ only ever appears by rename() of a complete staging
+ *     directory, so a reader never sees a half-written complete run.
+ *  2. The staging name starts with '.', so listings can tell incomplete runs
+ *     from complete ones.
+ */
+#include "rundir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int rundir_mkdirs(const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *s = tmp + 1; *s; s++) {
+        if (*s == '/') {
+            *s = 0;
+            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                return -1;
+            *s = '/';
+        }
+    }
+    return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+int rundir_write_file(const char *path, const char *text)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "we");
+    if (!f)
+        return -1;
+    int ok = fputs(text, f) >= 0;
+    ok = (fflush(f) == 0) && ok;
+    ok = (fsync(fileno(f)) == 0) && ok;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) < 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int rundir_remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[4400];
+        snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            rc |= rundir_remove_tree(p);
+        else if (unlink(p) < 0)
+            rc = -1;
+    }
+    closedir(d);
+    if (rmdir(path) < 0)
+        rc = -1;
+    return rc;
+}
+
+int rundir_begin(struct rundir *d, const char *home, const char *id, const char *spec_json,
+                 char *err, size_t errlen)
+{
+    memset(d, 0, sizeof(*d));
+    char runs[3800], path[4200];
+    snprintf(runs, sizeof(runs), "%s/runs", home);
+    if (rundir_mkdirs(runs) < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", runs, strerror(errno));
+        return -1;
+    }
+    snprintf(d->staging, sizeof(d->staging), "%s/.%s.%d", runs, id, (int)getpid());
+    snprintf(d->final, sizeof(d->final), "%s/%s", runs, id);
+    rundir_remove_tree(d->staging);
+    if (mkdir(d->staging, 0755) < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", d->staging, strerror(errno));
+        return -1;
+    }
+    d->open = 1;
+    char manifest[256];
+    snprintf(manifest, sizeof(manifest), "{\"id\":\"%s\",\"state\":\"running\"}\n", id);
+    snprintf(path, sizeof(path), "%s/spec.json", d->staging);
+    int ok = rundir_write_file(path, spec_json) == 0;
+    snprintf(path, sizeof(path), "%s/manifest.json", d->staging);
+    ok = ok && rundir_write_file(path, manifest) == 0;
+    snprintf(path, sizeof(path), "%s/trace", d->staging);
+    ok = ok && trace_open_write(&d->trace, path) == 0;
+    if (!ok) {
+        snprintf(err, errlen, "cannot write the run directory %s: %s", d->staging,
+                 strerror(errno));
+        rundir_abort(d);
+        return -1;
+    }
+    return 0;
+}
+
+int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t errlen)
+{
+    char path[4200], old[4200];
+    if (trace_close(&d->trace) < 0) {
+        snprintf(err, errlen, "cannot write the trace in %s", d->staging);
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/manifest.json", d->staging);
+    if (rundir_write_file(path, manifest_json) < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    snprintf(old, sizeof(old), "%s.old", d->staging);
+    int had_old = rename(d->final, old) == 0;
+    if (rename(d->staging, d->final) < 0) {
+        snprintf(err, errlen, "cannot publish %s: %s", d->final, strerror(errno));
+        if (had_old)
+            rename(old, d->final);
+        return -1;
+    }
+    if (had_old)
+        rundir_remove_tree(old);
+    d->open = 0;
+    return 0;
+}
+
+void rundir_abort(struct rundir *d)
+{
+    if (d->trace.f)
+        trace_close(&d->trace);
+    if (d->open)
+        rundir_remove_tree(d->staging);
+    d->open = 0;
+}
