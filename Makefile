@@ -3,13 +3,13 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
-LIBS    := -lcrypto -ljansson
+LIBS    := -lcrypto -ljansson -pthread
 B       := build
 
 VMM_SRC := src/vmm/kvm.c src/vmm/cpuid.c src/vmm/boot.c src/vmm/initrd.c src/vmm/platform.c \
            src/vmm/vcpu.c src/vmm/probe.c
 RUN_SRC := src/run/image.c src/run/spec.c src/run/job.c src/run/rundir.c src/run/runner.c
-TRACE_SRC := src/trace/trace.c
+TRACE_SRC := src/trace/trace.c src/trace/compare.c
 UTIL_SRC:= src/util/hash.c
 CLI_SRC := src/cli/main.c src/cli/cmd_run.c src/cli/cmd_doctor.c
 LIB_SRC := $(VMM_SRC) $(RUN_SRC) $(TRACE_SRC) $(UTIL_SRC)

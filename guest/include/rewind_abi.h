@@ -64,6 +64,10 @@ enum rewind_stop {
 #define REWIND_PENDING_INPUT (1ull << 3)
 #define REWIND_PENDING_STALL (1ull << 4)
 
+/* Bits of shared->test_holes: each opens one determinism hole on purpose so
+ * that a test can see its check fail. The monitor refuses them outside tests. */
+#define REWIND_HOLE_HOST_TSC (1ull << 0) /* user RDTSC returns the host TSC */
+
 #define REWIND_SHARED_MAGIC 0x31444e4957455200ull /* "\0REWIND1" */
 #define REWIND_SHARED_REQ_MAX 1024
 #define REWIND_SHARED_INPUT_MAX 1024
@@ -78,6 +82,7 @@ struct rewind_shared {
     __u64 stall_ns;   /* monitor: length of a requested stall */
     __u64 seed;       /* monitor: the run's seed (for the SDK) */
     __u64 schedule;   /* monitor: the run's schedule number */
+    __u64 test_holes; /* monitor: REWIND_HOLE_* bits, only in tests (never by default) */
     __u32 req_len;    /* monitor: bytes valid in req */
     __u32 input_len;  /* monitor: bytes valid in input; guest sets 0 once read */
     __u8 req[REWIND_SHARED_REQ_MAX];

@@ -49,6 +49,8 @@ static void help(FILE *f)
           "                   (default: midnight UTC today)\n"
           "  --quantum NS     virtual nanoseconds per step (default 5000)\n"
           "  --console        copy the guest kernel's console to stderr\n"
+          "  --state-log K    keep a hash of the registers at every step and of RAM every\n"
+          "                   K steps (for `rewind diverge`; slows the run)\n"
           "  -h, --help       this text\n"
           "\n"
           "Exit status: CMD's own status (128+N if killed by signal N), or 2 bad usage,\n"
@@ -94,7 +96,8 @@ int cmd_run(int argc, char **argv)
         {"mem", required_argument, 0, 'm'},    {"timeout", required_argument, 0, 't'},
         {"seed", required_argument, 0, 's'},   {"epoch", required_argument, 0, 'E'},
         {"quantum", required_argument, 0, 'q'}, {"console", no_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'},         {"test-hole", required_argument, 0, 'H'}, {"state-log", required_argument, 0, 'S'},
+        {0, 0, 0, 0},
     };
     static char *env[ENV_MAX + 1];
     int nenv = 0;
@@ -146,6 +149,24 @@ int cmd_run(int argc, char **argv)
         case 'C':
             o.show_console = 1;
             break;
+        case 'S':
+            if (parse_u64(optarg, &o.state_log) < 0 || o.state_log == 0)
+                return cli_error(2, "--state-log needs a RAM-hash interval in steps: %s", optarg);
+            break;
+        case 'H': {
+            /* Opens a determinism hole on purpose: only rewind's own negative
+             * tests may, and they say so in the environment. */
+            const char *t = getenv("REWIND_TEST_HOLES");
+            if (!t || strcmp(t, "1") != 0)
+                return cli_error(2, "--test-hole is only for rewind's own tests "
+                                    "(it breaks determinism on purpose)");
+            uint64_t bit = run_hole_bit(optarg);
+            if (!bit)
+                return cli_error(2, "unknown test hole '%s' (host-tsc, timer-at-host-exit, "
+                                    "host-rng)", optarg);
+            o.test_holes |= bit;
+            break;
+        }
         case 'h':
             help(stdout);
             return 0;
@@ -181,6 +202,8 @@ int cmd_run(int argc, char **argv)
     char err[1024];
     if (run_execute(&o, &r, err, sizeof(err)) < 0)
         return cli_error(r.exit_code, "%s", err);
+    if (r.diverged)
+        fprintf(stderr, "rewind: DETERMINISM VIOLATION: %s\n", r.divergence);
     if (r.outcome == PLATFORM_EXITED)
         fprintf(stderr, "rewind: run %s exited:%d after %llu steps, %.3fs virtual, %.3fs wall\n",
                 r.id, r.exit_code, (unsigned long long)r.steps, r.virt_ns / 1e9, r.wall_s);

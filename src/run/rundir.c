@@ -110,6 +110,16 @@ int rundir_begin(struct rundir *d, const char *home, const char *id, const char 
     return 0;
 }
 
+int rundir_finish_as(struct rundir *d, const char *name, const char *manifest_json, char *err,
+                     size_t errlen)
+{
+    char *slash = strrchr(d->final, '/');
+    if (!slash)
+        return -1;
+    snprintf(slash + 1, sizeof(d->final) - (size_t)(slash + 1 - d->final), "%s", name);
+    return rundir_finish(d, manifest_json, err, errlen);
+}
+
 int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t errlen)
 {
     char path[4200], old[4200];

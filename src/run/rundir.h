@@ -31,6 +31,10 @@ int rundir_begin(struct rundir *d, const char *home, const char *id, const char 
  * Returns 0 or -1 with one line in err. */
 int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t errlen);
 
+/* Like rundir_finish, but publish as runs/<name> and leave runs/<id> alone. */
+int rundir_finish_as(struct rundir *d, const char *name, const char *manifest_json, char *err,
+                     size_t errlen);
+
 /* Remove the staging directory (the run never started). */
 void rundir_abort(struct rundir *d);
 

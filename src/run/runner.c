@@ -12,12 +12,16 @@
 #include "runner.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/random.h>
 #include <jansson.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -33,6 +37,7 @@
 #include "image.h"
 #include "job.h"
 #include "rundir.h"
+#include "../trace/compare.h"
 #include "spec.h"
 
 #define KERNEL_CMDLINE "console=rewind lpj=1000000 io_delay=none panic=-1 quiet"
@@ -47,7 +52,32 @@ struct sink {
     char console[CONSOLE_RING];
     size_t console_len;
     char init_error[512];
+    FILE *states;        /* --state-log: per-step register hashes, periodic RAM hashes */
+    uint64_t ram_every;
+    struct kvm_vm *vm;
 };
+
+/* State log entry: u64 step | u64 first 8 bytes of a SHA-256; the top bit of
+ * step marks a RAM hash, otherwise it is the hash of the general registers. */
+static void on_step(void *ctx, struct platform *p)
+{
+    struct sink *s = ctx;
+    if (!s->states)
+        return;
+    struct kvm_regs regs;
+    if (ioctl(s->vm->vcpu_fd, KVM_GET_REGS, &regs) < 0)
+        return;
+    hash256 h;
+    hash_buf(&regs, sizeof(regs), &h);
+    uint64_t e[2] = {p->step, 0};
+    memcpy(&e[1], h.b, 8);
+    fwrite(e, sizeof(e), 1, s->states);
+    if (s->ram_every && p->step % s->ram_every == 0 && kvm_ram_hash(s->vm, h.b) == 0) {
+        e[0] = p->step | 1ull << 63;
+        memcpy(&e[1], h.b, 8);
+        fwrite(e, sizeof(e), 1, s->states);
+    }
+}
 
 static int fail(char *err, size_t n, const char *fmt, ...)
 {
@@ -176,6 +206,40 @@ static int exit_code_of(const struct platform *p)
     }
 }
 
+uint64_t run_hole_bit(const char *name)
+{
+    if (!strcmp(name, "host-tsc"))
+        return REWIND_HOLE_HOST_TSC;
+    if (!strcmp(name, "timer-at-host-exit"))
+        return PLATFORM_HOLE_TIMER_AT_HOST_EXIT;
+    if (!strcmp(name, "host-rng"))
+        return PLATFORM_HOLE_HOST_RNG;
+    return 0;
+}
+
+/* The test hole timer-at-host-exit needs host-caused exits: a thread that
+ * interrupts the vCPU thread every 100 us of host time. */
+struct kicker {
+    pthread_t thread, target;
+    volatile int stop;
+};
+
+static void kick_handler(int sig)
+{
+    (void)sig;
+}
+
+static void *kicker_main(void *arg)
+{
+    struct kicker *k = arg;
+    struct timespec ts = {0, 100000};
+    while (!k->stop) {
+        nanosleep(&ts, NULL);
+        pthread_kill(k->target, SIGUSR1);
+    }
+    return NULL;
+}
+
 static void seed_bytes(uint64_t seed, uint8_t out[32])
 {
     char buf[64];
@@ -227,6 +291,51 @@ static char *manifest_json(const char *spec_json, const struct run_result *r, ui
     return nl;
 }
 
+/* A run of a spec that was run before must equal it. If the stored run
+ * differs, this is a determinism violation: keep the stored run, publish
+ * this one as <id>~N, and say where the two traces part. */
+static void check_against_stored(const struct run_opts *o, struct run_result *r,
+                                 struct rundir *dir, char *name, size_t n)
+{
+    snprintf(name, n, "%s", r->id);
+    char path[4200], mine[4200];
+    snprintf(path, sizeof(path), "%s/runs/%s/manifest.json", o->home, r->id);
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    if (!m)
+        return;
+    const char *th = json_string_value(json_object_get(m, "trace_hash"));
+    const char *rh = json_string_value(json_object_get(m, "ram_hash"));
+    json_int_t steps = json_integer_value(json_object_get(m, "steps"));
+    int same = th && rh && !strcmp(th, r->trace_hash) && !strcmp(rh, r->ram_hash) &&
+               (uint64_t)steps == r->steps;
+    json_decref(m);
+    if (same)
+        return;
+    for (int i = 1; i < 1000; i++) {
+        snprintf(name, n, "%s~%d", r->id, i);
+        snprintf(path, sizeof(path), "%s/runs/%s", o->home, name);
+        if (access(path, F_OK) != 0)
+            break;
+    }
+    snprintf(path, sizeof(path), "%s/runs/%s/trace", o->home, r->id);
+    snprintf(mine, sizeof(mine), "%s/trace", dir->staging);
+    struct trace_difference d;
+    r->diverged = 1;
+    if (compare_traces(path, mine, &d) == 0 && d.differ)
+        snprintf(r->divergence, sizeof(r->divergence),
+                 "this run differs from the stored run %s of the same spec: their traces part "
+                 "at event %llu (step %llu there, step %llu here); kept as %s",
+                 r->id, (unsigned long long)d.index, (unsigned long long)d.step_a,
+                 (unsigned long long)d.step_b, name);
+    else
+        snprintf(r->divergence, sizeof(r->divergence),
+                 "this run differs from the stored run %s of the same spec (same trace, "
+                 "%s); kept as %s",
+                 r->id, (uint64_t)steps != r->steps ? "other step count" : "other final RAM",
+                 name);
+}
+
 static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, size_t errlen)
 {
     size_t jlen = 0;
@@ -255,7 +364,7 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     res->exit_code = RUN_EXIT_INTERNAL;
     struct run_spec spec = {
         .argv = o->argv, .env = o->env, .cwd = o->cwd, .mem_mib = o->mem_mib, .seed = o->seed,
-        .schedule = 0, .quantum_ns = o->quantum_ns, .epoch_s = o->epoch_s, .cpu_model = NULL,
+        .schedule = 0, .test_holes = o->test_holes, .quantum_ns = o->quantum_ns, .epoch_s = o->epoch_s, .cpu_model = NULL,
     };
     struct image img;
     res->exit_code = RUN_EXIT_ROOT;
@@ -296,12 +405,23 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     if (rundir_begin(&dir, o->home, res->id, spec_json, err, errlen) < 0)
         goto out;
     sink.file = &dir.trace;
+    sink.vm = &vm;
+    if (o->state_log) {
+        char sp[4200];
+        snprintf(sp, sizeof(sp), "%s/states", dir.staging);
+        sink.states = fopen(sp, "we");
+        sink.ram_every = o->state_log;
+    }
     res->exit_code = RUN_EXIT_INTERNAL;
     if (kvm_map_image(&vm, img.path, err, errlen) < 0)
         goto out;
     struct boot_config bc = {.kernel_path = o->kernel, .cmdline = KERNEL_CMDLINE,
                              .initrd = rd.data, .initrd_size = rd.size, .with_image = 1};
     seed_bytes(o->seed, bc.rng_seed);
+    if (o->test_holes & PLATFORM_HOLE_HOST_RNG && getrandom(bc.rng_seed, 32, 0) != 32) {
+        fail(err, errlen, "getrandom failed");
+        goto out;
+    }
     if (boot_setup(&vm, &bc, err, errlen) < 0) {
         res->exit_code = RUN_EXIT_KERNEL;
         goto out;
@@ -313,12 +433,26 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         goto out;
     }
     platform_init(p, &vm, o->quantum_ns, (uint64_t)o->epoch_s * 1000000000ull, o->seed);
+    p->test_holes = o->test_holes;
     p->on_record = on_record;
+    p->on_step = on_step;
     p->record_ctx = &sink;
     struct vcpu_limits lim = {.abort = o->abort};
     double t0 = now_wall();
     run_active_kvm_run = vm.run;
+    struct kicker kick = {.target = pthread_self()};
+    int kicking = 0;
+    if (o->test_holes & PLATFORM_HOLE_TIMER_AT_HOST_EXIT) {
+        struct sigaction sa = {.sa_handler = kick_handler};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGUSR1, &sa, NULL);
+        kicking = pthread_create(&kick.thread, NULL, kicker_main, &kick) == 0;
+    }
     int vr = vcpu_run(p, &lim);
+    if (kicking) {
+        kick.stop = 1;
+        pthread_join(kick.thread, NULL);
+    }
     run_active_kvm_run = NULL;
     res->wall_s = now_wall() - t0;
     if (vr < 0) {
@@ -355,8 +489,14 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     hash256 rhh;
     memcpy(rhh.b, rh, 32);
     hash_hex(&rhh, res->ram_hash);
+    if (sink.states) {
+        fclose(sink.states);
+        sink.states = NULL;
+    }
+    char name[64];
+    check_against_stored(o, res, &dir, name, sizeof(name));
     char *mj = manifest_json(spec_json, res, dir.trace.count);
-    int fr = mj ? rundir_finish(&dir, mj, err, errlen) : -1;
+    int fr = mj ? rundir_finish_as(&dir, name, mj, err, errlen) : -1;
     free(mj);
     if (fr < 0) {
         res->exit_code = RUN_EXIT_INTERNAL;

@@ -39,6 +39,9 @@ struct run_opts {
     const char *home; /* $REWIND_HOME */
     const char *kernel, *init;
     volatile sig_atomic_t *abort; /* set asynchronously to stop the run */
+    uint64_t test_holes;          /* REWIND_HOLE_* | PLATFORM_HOLE_*: tests only */
+    uint64_t state_log;           /* 0: off; else log register hashes every step and a
+                                     RAM hash every state_log steps */
 };
 
 struct run_result {
@@ -49,12 +52,18 @@ struct run_result {
     char message[600];
     char trace_hash[65];
     char ram_hash[65];
+    int diverged;          /* differs from a stored run of the same spec */
+    char divergence[512];
     int exit_code; /* what `rewind run` exits with */
 };
 
 /* Execute a run. Returns 0 when the VM ran (outcome in res), or -1 when it
  * could not start: one line in err and res->exit_code set. */
 int run_execute(const struct run_opts *o, struct run_result *res, char *err, size_t errlen);
+
+/* Parse a test hole name ("host-tsc", "timer-at-host-exit", "host-rng") to
+ * its bit; 0 if unknown. */
+uint64_t run_hole_bit(const char *name);
 
 /* Short word for an outcome: "exited", "guest-error", "panic", ... */
 const char *run_outcome_word(enum platform_outcome o);

@@ -38,6 +38,8 @@ char *spec_to_json(const struct run_spec *s)
     json_object_set_new(o, "quantum_ns", json_integer((json_int_t)s->quantum_ns));
     json_object_set_new(o, "epoch", json_integer((json_int_t)s->epoch_s));
     json_object_set_new(o, "cpu", json_string(s->cpu_model));
+    if (s->test_holes) /* absent when 0, so ordinary ids never depend on it */
+        json_object_set_new(o, "test_holes", json_integer((json_int_t)s->test_holes));
     char *out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(o);
     return out;

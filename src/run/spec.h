@@ -23,6 +23,7 @@ struct run_spec {
     uint64_t quantum_ns;
     int64_t epoch_s; /* wall clock at boot, seconds since 1970 */
     const char *cpu_model;
+    uint64_t test_holes; /* 0 except in rewind's own negative tests */
 };
 
 /* Canonical JSON of the spec (sorted keys, compact). Caller frees. */

@@ -96,6 +96,7 @@ static void do_shared(struct platform *p, uint32_t gpa)
     sh->epoch_ns = p->epoch_ns;
     sh->seed = p->seed;
     sh->schedule = p->schedule;
+    sh->test_holes = p->test_holes & PLATFORM_HOLE_GUEST_MASK;
     sh->pending = 0;
 }
 
@@ -185,6 +186,17 @@ static void fire_and_inject(struct platform *p)
     }
 }
 
+void platform_host_exit(struct platform *p)
+{
+    if (!(p->test_holes & PLATFORM_HOLE_TIMER_AT_HOST_EXIT))
+        return;
+    /* The hole: deliver the timer at a moment chosen by host timing. */
+    if (p->timer_armed) {
+        p->now_ns = p->deadline_ns > p->now_ns ? p->deadline_ns : p->now_ns;
+        fire_and_inject(p);
+    }
+}
+
 void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
 {
     p->step++;
@@ -214,4 +226,6 @@ void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
     }
     if (p->outcome == PLATFORM_RUNNING)
         fire_and_inject(p);
+    if (p->on_step)
+        p->on_step(p->record_ctx, p);
 }

@@ -31,6 +31,11 @@ enum platform_outcome {
     PLATFORM_STOPPED,     /* reboot/halt without a job status */
 };
 
+/* Monitor-side test holes (bits above the guest's REWIND_HOLE_* bits). */
+#define PLATFORM_HOLE_TIMER_AT_HOST_EXIT (1ull << 32) /* fire the timer at host-caused exits */
+#define PLATFORM_HOLE_HOST_RNG (1ull << 33)           /* boot RNG seed from the host */
+#define PLATFORM_HOLE_GUEST_MASK 0xffffffffull
+
 /* Called for every well-formed record, in step order. payload has r->len -
  * sizeof(*r) bytes and is only valid during the call. */
 typedef void (*platform_record_fn)(void *ctx, uint64_t step, const struct rewind_record *r,
@@ -43,6 +48,7 @@ struct platform {
     uint64_t quantum_ns; /* virtual time per step */
     uint64_t epoch_ns;   /* wall clock at now_ns == 0 */
     uint64_t seed, schedule;
+    uint64_t test_holes;  /* REWIND_HOLE_* for the guest + PLATFORM_HOLE_* (tests only) */
     int timer_armed;
     uint64_t deadline_ns;
     uint64_t shared_gpa; /* 0 until the guest registers it */
@@ -50,6 +56,7 @@ struct platform {
     enum platform_outcome outcome;
     uint64_t job_status;
     char message[512];   /* why the run ended, for non-EXITED outcomes */
+    void (*on_step)(void *ctx, struct platform *p); /* after every step, if set */
     platform_record_fn on_record;
     void *record_ctx;
     uint8_t rec_buf[REWIND_RECORD_MAX]; /* a record copied out of the guest */
@@ -62,6 +69,10 @@ void platform_init(struct platform *p, struct kvm_vm *vm, uint64_t quantum_ns, u
 /* Handle one 32-bit OUT of value to port (one of ours). Afterwards, if
  * p->outcome != PLATFORM_RUNNING the run is over. */
 void platform_port_out(struct platform *p, uint16_t port, uint32_t value);
+
+/* A host-caused exit (signal) happened. Does nothing, as rule 2 demands,
+ * unless the test hole PLATFORM_HOLE_TIMER_AT_HOST_EXIT is open. */
+void platform_host_exit(struct platform *p);
 
 /* True when port belongs to the rewind port block. */
 int platform_owns_port(uint16_t port);

@@ -61,6 +61,7 @@ static void handle_exit(struct platform *p)
         handle_mmio(p);
         break;
     case KVM_EXIT_INTR:
+        platform_host_exit(p);
         break;
     case KVM_EXIT_HLT:
         fatal_exit(p, "the guest executed HLT (not allowed on this platform)");
@@ -99,6 +100,7 @@ int vcpu_run(struct platform *p, const struct vcpu_limits *lim)
         if (ioctl(p->vm->vcpu_fd, KVM_RUN, 0) < 0) {
             if (errno == EINTR || errno == EAGAIN) {
                 run->immediate_exit = 0;
+                platform_host_exit(p);
                 continue;
             }
             snprintf(p->message, sizeof(p->message), "KVM_RUN: %s", strerror(errno));
