@@ -8,10 +8,10 @@ B       := build
 
 VMM_SRC := src/vmm/kvm.c src/vmm/cpuid.c src/vmm/boot.c src/vmm/initrd.c src/vmm/platform.c \
            src/vmm/vcpu.c src/vmm/probe.c
-RUN_SRC := src/run/image.c src/run/spec.c src/run/job.c src/run/rundir.c src/run/runner.c
-TRACE_SRC := src/trace/trace.c src/trace/compare.c
+RUN_SRC := src/run/image.c src/run/spec.c src/run/job.c src/run/rundir.c src/run/runref.c src/run/runner.c
+TRACE_SRC := src/trace/trace.c src/trace/compare.c src/trace/describe.c
 UTIL_SRC:= src/util/hash.c
-CLI_SRC := src/cli/main.c src/cli/cmd_run.c src/cli/cmd_doctor.c
+CLI_SRC := src/cli/main.c src/cli/cmd_run.c src/cli/cmd_doctor.c src/cli/cmd_diverge.c
 LIB_SRC := $(VMM_SRC) $(RUN_SRC) $(TRACE_SRC) $(UTIL_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)

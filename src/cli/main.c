@@ -13,6 +13,7 @@
 
 static const struct cli_command commands[] = {
     {"run", cmd_run, "run a command in a deterministic VM"},
+    {"diverge", cmd_diverge, "find where two runs that should be equal part"},
     {"doctor", cmd_doctor, "check that this machine can run rewind"},
 };
 

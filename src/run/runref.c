@@ -1,0 +1,147 @@
+/*
+ * runref: see runref.h. "Newest" is by the manifest's "created" time, then
+ * by name, so the order is stable.
+ */
+#include "runref.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ent {
+    char *name;
+    long long created;
+    char *given; /* --name, if any */
+};
+
+static int by_newest(const void *a, const void *b)
+{
+    const struct ent *x = a, *y = b;
+    if (x->created != y->created)
+        return x->created < y->created ? 1 : -1;
+    return strcmp(y->name, x->name);
+}
+
+static int load(const char *home, struct ent **out)
+{
+    char runs[4096];
+    snprintf(runs, sizeof(runs), "%s/runs", home);
+    DIR *d = opendir(runs);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    struct ent *v = NULL;
+    int n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char mp[4400];
+        snprintf(mp, sizeof(mp), "%s/%s/manifest.json", runs, e->d_name);
+        json_error_t je;
+        json_t *m = json_load_file(mp, 0, &je);
+        if (!m)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct ent *nv = realloc(v, (size_t)cap * sizeof(*v));
+            if (!nv) {
+                json_decref(m);
+                break;
+            }
+            v = nv;
+        }
+        const char *given = json_string_value(json_object_get(m, "name"));
+        v[n].name = strdup(e->d_name);
+        v[n].created = (long long)json_integer_value(json_object_get(m, "created"));
+        v[n].given = given ? strdup(given) : NULL;
+        n++;
+        json_decref(m);
+    }
+    closedir(d);
+    qsort(v, (size_t)n, sizeof(*v), by_newest);
+    *out = v;
+    return n;
+}
+
+static void unload(struct ent *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(v[i].name);
+        free(v[i].given);
+    }
+    free(v);
+}
+
+int runref_list(const char *home, char ***out)
+{
+    struct ent *v = NULL;
+    int n = load(home, &v);
+    if (n < 0)
+        return -1;
+    char **names = calloc((size_t)n + 1, sizeof(char *));
+    for (int i = 0; names && i < n; i++)
+        names[i] = strdup(v[i].name);
+    unload(v, n);
+    if (!names)
+        return -1;
+    *out = names;
+    return n;
+}
+
+void runref_free(char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+int runref_resolve(const char *home, const char *ref, char *dir, size_t dirlen, char *err,
+                   size_t errlen)
+{
+    struct ent *v = NULL;
+    int n = load(home, &v);
+    if (n < 0) {
+        snprintf(err, errlen, "cannot read %s/runs: %s", home, strerror(errno));
+        return -1;
+    }
+    int pick = -1, matches = 0;
+    if (ref[0] == '@') {
+        char *end;
+        long k = ref[1] ? strtol(ref + 1, &end, 10) : 1;
+        if (ref[1] && (*end || k < 1)) {
+            snprintf(err, errlen, "bad run reference '%s' (use @ or @N, N >= 1)", ref);
+            unload(v, n);
+            return -1;
+        }
+        if (k <= n)
+            pick = (int)k - 1, matches = 1;
+    } else {
+        for (int i = 0; i < n; i++)
+            if (!strcmp(v[i].name, ref) || (v[i].given && !strcmp(v[i].given, ref))) {
+                pick = i;
+                matches = 1;
+                break;
+            }
+        if (pick < 0 && strlen(ref) >= 4)
+            for (int i = 0; i < n; i++)
+                if (!strncmp(v[i].name, ref, strlen(ref)) && !strchr(v[i].name, '~')) {
+                    if (matches++ == 0)
+                        pick = i;
+                }
+    }
+    int rc = 0;
+    if (matches == 0) {
+        snprintf(err, errlen, "no run matches '%s' (see rewind ls)", ref);
+        rc = -1;
+    } else if (matches > 1) {
+        snprintf(err, errlen, "'%s' matches %d runs: give more of the id", ref, matches);
+        rc = -1;
+    } else {
+        snprintf(dir, dirlen, "%s/runs/%s", home, v[pick].name);
+    }
+    unload(v, n);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* describe: see describe.h. Payload bytes are shown escaped, truncated. */
+#include "describe.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const names[] = {
+    [REWIND_REC_CONSOLE] = "console", [REWIND_REC_OUTPUT] = "output", [REWIND_REC_EXEC] = "exec",
+    [REWIND_REC_FORK] = "fork",       [REWIND_REC_EXIT] = "exit",     [REWIND_REC_SIGNAL] = "signal",
+    [REWIND_REC_OPEN] = "open",       [REWIND_REC_UNLINK] = "unlink", [REWIND_REC_RENAME] = "rename",
+    [REWIND_REC_MARK] = "mark",       [REWIND_REC_ASSERT] = "assert", [REWIND_REC_INIT] = "init",
+};
+
+const char *describe_kind(unsigned kind)
+{
+    static char buf[32];
+    if (kind < sizeof(names) / sizeof(names[0]) && names[kind])
+        return names[kind];
+    snprintf(buf, sizeof(buf), "kind-%u", kind);
+    return buf;
+}
+
+unsigned describe_kind_number(const char *name)
+{
+    for (unsigned k = 1; k < sizeof(names) / sizeof(names[0]); k++)
+        if (names[k] && !strcmp(names[k], name))
+            return k;
+    return 0;
+}
+
+/* Escape up to max payload bytes; NULs become spaces (argv separators). */
+static void escape(const unsigned char *p, size_t len, char *out, size_t n, size_t max)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && i < max && o + 5 < n; i++) {
+        unsigned char c = p[i];
+        if (c == '\n')
+            o += (size_t)snprintf(out + o, n - o, "\\n");
+        else if (c == 0)
+            out[o++] = ' ';
+        else if (c == '"' || c == '\\')
+            o += (size_t)snprintf(out + o, n - o, "\\%c", c);
+        else if (c < 32 || c > 126)
+            o += (size_t)snprintf(out + o, n - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    if (len > max && o + 4 < n)
+        o += (size_t)snprintf(out + o, n - o, "...");
+    out[o < n ? o : n - 1] = 0;
+}
+
+void describe_entry(const struct trace_entry *e, char *out, size_t n)
+{
+    char text[512];
+    escape(e->payload, e->payload_len, text, sizeof(text), 160);
+    const struct rewind_record *r = &e->rec;
+    switch (r->kind) {
+    case REWIND_REC_OUTPUT:
+        snprintf(out, n, "output fd %llu pid %u/%u: \"%s\"", (unsigned long long)r->aux, r->pid,
+                 r->tid, text);
+        break;
+    case REWIND_REC_FORK:
+        snprintf(out, n, "%s pid %u/%u -> %llu", r->flags & 1 ? "thread" : "fork", r->pid, r->tid,
+                 (unsigned long long)r->aux);
+        break;
+    case REWIND_REC_EXIT:
+        snprintf(out, n, "exit pid %u/%u code %llu (%s)", r->pid, r->tid,
+                 (unsigned long long)r->aux, text);
+        break;
+    case REWIND_REC_SIGNAL: {
+        unsigned long long addr = 0;
+        if (e->payload_len >= 8)
+            memcpy(&addr, e->payload, 8);
+        snprintf(out, n, "signal %llu (code %lld) pid %u/%u addr 0x%llx",
+                 (unsigned long long)(r->aux & 0xff), (long long)(int)(r->aux >> 8), r->pid,
+                 r->tid, addr);
+        break;
+    }
+    default:
+        snprintf(out, n, "%s pid %u/%u aux %llu: \"%s\"", describe_kind(r->kind), r->pid, r->tid,
+                 (unsigned long long)r->aux, text);
+    }
+}

@@ -1,0 +1,21 @@
+/*
+ * describe: one line of words for a trace entry, for diff, diverge and
+ * events: "output fd 1 pid 12/12: \"hello\\n\"".
+ */
+#ifndef REWIND_TRACE_DESCRIBE_H
+#define REWIND_TRACE_DESCRIBE_H
+
+#include <stddef.h>
+
+#include "trace.h"
+
+/* The kind's name ("output", "exec", ...), or "kind-N". */
+const char *describe_kind(unsigned kind);
+
+/* Kind name to number; 0 if unknown. */
+unsigned describe_kind_number(const char *name);
+
+/* Write a one-line description of e into out (always NUL-terminated). */
+void describe_entry(const struct trace_entry *e, char *out, size_t n);
+
+#endif
