@@ -73,7 +73,6 @@ hash=$({
 	gcc --version | sed -n 1p
 	ld --version | sed -n 1p
 } | sha256sum | cut -d' ' -f1)
-hash=${hash:0:32}
 
 entry=$CACHE/$hash
 
