@@ -152,7 +152,7 @@ static void must_mount(const char *src, const char *dst, const char *type, unsig
 static void wait_for_device(const char *path)
 {
     struct timespec ts = {0, 1000000};
-    for (int i = 0; i < 10000; i++) {
+    for (int i = 0; i < 1000; i++) {
         if (access(path, F_OK) == 0)
             return;
         nanosleep(&ts, NULL);
