@@ -17,7 +17,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 
 .PHONY: all deps kernel check unit system demo clean format
-all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/test.stamp
+all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/test.stamp $(B)/roots/test.erofs
 
 deps:
 	@tools/deps.sh
@@ -50,6 +50,12 @@ $(B)/roots/test.stamp: tools/mkroot.sh $(GUEST_PROGS)
 	@mkdir -p $(B)/roots
 	tools/mkroot.sh $(B)/roots/test $(GUEST_PROGS)
 	@touch $@
+
+# The same root as an erofs image: tests that do not test root handling use
+# it, so a run does not walk the tree.
+$(B)/roots/test.erofs: $(B)/roots/test.stamp
+	mkfs.erofs --quiet -T0 --all-root -U 72657769-6e64-4572-6f66-730000000001 $@.tmp $(B)/roots/test
+	mv $@.tmp $@
 
 kernel:
 	@guest/linux/build.sh $(B)/kernel

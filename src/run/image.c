@@ -1142,3 +1142,16 @@ int image_prepare(const char *root, const char *cache_dir, struct image *out, ch
         return prepare_dir(&c, root, out, &e);
     return prepare_file(&c, root, &st, out, &e);
 }
+
+int image_hash_file(const char *path, const char *cache_dir, hash256 *out, char *err,
+                    size_t errlen)
+{
+    struct ectx e = {err, errlen};
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return fail(&e, "cannot read '%s': %s", path, strerror(errno));
+    struct cache c;
+    if (cache_open(cache_dir, &c, &e) < 0)
+        return -1;
+    return file_hash_cached(&c, path, &st, out, &e);
+}

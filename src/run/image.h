@@ -23,4 +23,10 @@ int image_prepare(const char *root, const char *cache_dir, struct image *out, ch
 /* Return how many times this process has run mkfs.erofs (lets tests and stats see cache hits). */
 unsigned long image_mkfs_runs(void);
 
+/* SHA-256 of the file at path, remembered in cache_dir by the file's identity
+ * (dev, inode, size, times) so an unchanged kernel is hashed once. Returns 0,
+ * or -1 with one line in err. */
+int image_hash_file(const char *path, const char *cache_dir, hash256 *out, char *err,
+                    size_t errlen);
+
 #endif

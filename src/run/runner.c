@@ -154,6 +154,21 @@ static double now_wall(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* REWIND_TIMING=1: print the wall time of each phase of a run on stderr. */
+static void phase(const char *name)
+{
+    static double last;
+    static int on = -1;
+    if (on < 0)
+        on = getenv("REWIND_TIMING") != NULL;
+    if (!on)
+        return;
+    double t = now_wall();
+    if (last > 0)
+        fprintf(stderr, "rewind: timing: %-10s %.3f s\n", name, t - last);
+    last = t;
+}
+
 const char *run_outcome_word(enum platform_outcome o)
 {
     switch (o) {
@@ -249,11 +264,13 @@ static void seed_bytes(uint64_t seed, uint8_t out[32])
     memcpy(out, h.b, 32);
 }
 
-static int hash_of(const char *path, char hex[65], const char *what, char *err, size_t errlen)
+static int hash_of(const struct run_opts *o, const char *path, char hex[65], const char *what,
+                   char *err, size_t errlen)
 {
     hash256 h;
-    if (hash_file(path, &h) < 0)
-        return fail(err, errlen, "cannot read the %s %s: %s", what, path, strerror(errno));
+    char why[512];
+    if (image_hash_file(path, o->home, &h, why, sizeof(why)) < 0)
+        return fail(err, errlen, "cannot read the %s: %s", what, why);
     hash_hex(&h, hex);
     return 0;
 }
@@ -367,12 +384,14 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         .schedule = 0, .test_holes = o->test_holes, .quantum_ns = o->quantum_ns, .epoch_s = o->epoch_s, .cpu_model = NULL,
     };
     struct image img;
+    phase("start");
     res->exit_code = RUN_EXIT_ROOT;
     if (image_prepare(o->root, o->home, &img, err, errlen) < 0)
         return -1;
+    phase("image");
     res->exit_code = RUN_EXIT_KERNEL;
-    if (hash_of(o->kernel, spec.kernel_hash, "guest kernel", err, errlen) < 0 ||
-        hash_of(o->init, spec.init_hash, "rewind-init", err, errlen) < 0)
+    if (hash_of(o, o->kernel, spec.kernel_hash, "guest kernel", err, errlen) < 0 ||
+        hash_of(o, o->init, spec.init_hash, "rewind-init", err, errlen) < 0)
         return -1;
     memcpy(spec.image_hash, img.hex, sizeof(spec.image_hash));
 
@@ -387,6 +406,7 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     memset(&rd, 0, sizeof(rd));
     memset(&vm, 0, sizeof(vm));
     vm.kvm_fd = vm.vm_fd = vm.vcpu_fd = -1;
+    phase("hashes");
     if (build_initrd(o, &rd, err, errlen) < 0) {
         res->exit_code = RUN_EXIT_INTERNAL;
         goto out;
@@ -438,6 +458,7 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     p->on_step = on_step;
     p->record_ctx = &sink;
     struct vcpu_limits lim = {.abort = o->abort};
+    phase("setup");
     double t0 = now_wall();
     run_active_kvm_run = vm.run;
     struct kicker kick = {.target = pthread_self()};
@@ -481,6 +502,7 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
                 fputc('\n', stderr);
         }
     }
+    phase("vm");
     unsigned char rh[32];
     if (kvm_ram_hash(&vm, rh) < 0) {
         fail(err, errlen, "cannot hash guest RAM: %s", strerror(errno));
@@ -502,6 +524,7 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         res->exit_code = RUN_EXIT_INTERNAL;
         goto out;
     }
+    phase("ram+save");
     rc = 0;
 out:
     if (rc < 0)

@@ -3,7 +3,8 @@
 # A failing helper prints why on stderr.
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 REWIND=$TOP/build/rewind
-ROOT=$TOP/build/roots/test
+ROOTDIR=$TOP/build/roots/test       # a directory root (tests of root handling)
+ROOT=$TOP/build/roots/test.erofs    # the same tree as an erofs image (fast)
 
 fail() { echo "  $*" >&2; return 1; }
 

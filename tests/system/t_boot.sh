@@ -45,16 +45,18 @@ test_host_env_not_leaked() {
 }
 
 test_tar_and_dir_roots_agree() {
-    tar -C "$ROOT" -cf root.tar .
-    run_rw d run --root "$ROOT" -- sh -c 'ls -l /bin | wc -l; cat /etc/passwd'
+    tar -C "$ROOTDIR" -cf root.tar .
+    run_rw d run --root "$ROOTDIR" -- sh -c 'ls -l /bin | wc -l; cat /etc/passwd'
     run_rw t run --root root.tar -- sh -c 'ls -l /bin | wc -l; cat /etc/passwd'
     [ -s d.out ] || fail "no output"
     cmp d.out t.out || fail "outputs differ"
     [ "$(run_id d.err)" = "$(run_id t.err)" ] || fail "run ids differ: $(run_id d.err) $(run_id t.err)"
+    run_rw e run --root "$ROOT" -- sh -c 'ls -l /bin | wc -l; cat /etc/passwd'
+    [ "$(run_id d.err)" = "$(run_id e.err)" ] || fail "the erofs image of the same tree gives another id"
 }
 
 test_writes_stay_in_vm() {
-    cp -a "$ROOT" myroot
+    cp -a "$ROOTDIR" myroot
     run_rw r run --root myroot -- sh -c 'echo x > /etc/written; rm /etc/passwd; cat /etc/written; ls /etc/passwd 2>&1'
     expect_rc 1
     expect_grep r.out '^x$'
@@ -88,7 +90,7 @@ test_command_not_found() {
 }
 
 test_not_executable() {
-    cp -a "$ROOT" myroot
+    cp -a "$ROOTDIR" myroot
     echo 'not a program' > myroot/bin/notexec; chmod 644 myroot/bin/notexec
     run_rw r run --root myroot -- /bin/notexec
     expect_rc 126
