@@ -15,6 +15,14 @@ struct cli_command {
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_diverge(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_events(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
 
 /* Print "rewind: <msg>\n" to stderr and return code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

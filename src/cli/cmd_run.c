@@ -48,6 +48,7 @@ static void help(FILE *f)
           "  --epoch E        wall clock at boot: seconds since 1970 or YYYY-MM-DD[THH:MM:SS]\n"
           "                   (default: midnight UTC today)\n"
           "  --quantum NS     virtual nanoseconds per step (default 5000)\n"
+          "  --name NAME      a name to refer to the run by (rewind ls/show/log NAME)\n"
           "  --console        copy the guest kernel's console to stderr\n"
           "  --state-log K    keep a hash of the registers at every step and of RAM every\n"
           "                   K steps (for `rewind diverge`; slows the run)\n"
@@ -97,6 +98,7 @@ int cmd_run(int argc, char **argv)
         {"seed", required_argument, 0, 's'},   {"epoch", required_argument, 0, 'E'},
         {"quantum", required_argument, 0, 'q'}, {"console", no_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {"test-hole", required_argument, 0, 'H'}, {"state-log", required_argument, 0, 'S'},
+        {"name", required_argument, 0, 'N'},
         {0, 0, 0, 0},
     };
     static char *env[ENV_MAX + 1];
@@ -148,6 +150,12 @@ int cmd_run(int argc, char **argv)
             break;
         case 'C':
             o.show_console = 1;
+            break;
+        case 'N':
+            if (!*optarg || strchr(optarg, '/') || optarg[0] == '@' || optarg[0] == '.')
+                return cli_error(2, "--name must be non-empty, without '/', not starting with "
+                                    "'@' or '.': %s", optarg);
+            o.name = optarg;
             break;
         case 'S':
             if (parse_u64(optarg, &o.state_log) < 0 || o.state_log == 0)

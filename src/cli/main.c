@@ -13,6 +13,14 @@
 
 static const struct cli_command commands[] = {
     {"run", cmd_run, "run a command in a deterministic VM"},
+    {"replay", cmd_replay, "run a stored run again and compare every event"},
+    {"ls", cmd_ls, "list runs, newest first"},
+    {"show", cmd_show, "a run's spec, outcome and the command that recreates it"},
+    {"log", cmd_log, "a run's output up to a step"},
+    {"ps", cmd_ps, "the processes alive at a step"},
+    {"events", cmd_events, "a run's events with their steps"},
+    {"diff", cmd_diff, "the first event where two runs part"},
+    {"remove", cmd_remove, "delete runs"},
     {"diverge", cmd_diverge, "find where two runs that should be equal part"},
     {"doctor", cmd_doctor, "check that this machine can run rewind"},
 };

@@ -48,7 +48,7 @@ struct kvm_run *volatile run_active_kvm_run;
 struct sink {
     hash_ctx *trace;
     struct trace_writer *file;
-    int show_console;
+    int show_console, quiet;
     char console[CONSOLE_RING];
     size_t console_len;
     char init_error[512];
@@ -131,7 +131,8 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
         trace_flush(s->file);
     switch (r->kind) {
     case REWIND_REC_OUTPUT:
-        write_all(r->aux == 2 ? 2 : 1, payload, len);
+        if (!s->quiet)
+            write_all(r->aux == 2 ? 2 : 1, payload, len);
         break;
     case REWIND_REC_CONSOLE:
         console_keep(s, payload, len);
@@ -275,7 +276,8 @@ static int hash_of(const struct run_opts *o, const char *path, char hex[65], con
     return 0;
 }
 
-static char *manifest_json(const char *spec_json, const struct run_result *r, uint64_t events)
+static char *manifest_json(const char *spec_json, const struct run_result *r, uint64_t events,
+                           const char *name)
 {
     json_t *m = json_object();
     json_error_t je;
@@ -284,6 +286,8 @@ static char *manifest_json(const char *spec_json, const struct run_result *r, ui
     json_object_set_new(m, "state", json_string("complete"));
     json_object_set_new(m, "spec", json_loads(spec_json, 0, &je));
     json_object_set_new(m, "parent", json_null());
+    if (name)
+        json_object_set_new(m, "name", json_string(name));
     json_object_set_new(m, "outcome", json_string(run_outcome_word(r->outcome)));
     json_object_set_new(m, "status", json_integer((json_int_t)r->job_status));
     json_object_set_new(m, "exit_code", json_integer(r->exit_code));
@@ -321,6 +325,7 @@ static void check_against_stored(const struct run_opts *o, struct run_result *r,
     json_t *m = json_load_file(path, 0, &je);
     if (!m)
         return;
+    r->had_stored = 1;
     const char *th = json_string_value(json_object_get(m, "trace_hash"));
     const char *rh = json_string_value(json_object_get(m, "ram_hash"));
     json_int_t steps = json_integer_value(json_object_get(m, "steps"));
@@ -398,7 +403,7 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     struct initrd rd;
     struct kvm_vm vm;
     struct platform *p = NULL;
-    struct sink sink = {.show_console = o->show_console};
+    struct sink sink = {.show_console = o->show_console, .quiet = o->quiet};
     char *spec_json = NULL;
     char model[64];
     struct rundir dir = {0};
@@ -517,7 +522,13 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     }
     char name[64];
     check_against_stored(o, res, &dir, name, sizeof(name));
-    char *mj = manifest_json(spec_json, res, dir.trace.count);
+    res->events = dir.trace.count;
+    if (o->replay && !res->diverged) {
+        rundir_abort(&dir); /* identical to the stored run: nothing new to keep */
+        rc = 0;
+        goto out;
+    }
+    char *mj = manifest_json(spec_json, res, dir.trace.count, o->name);
     int fr = mj ? rundir_finish_as(&dir, name, mj, err, errlen) : -1;
     free(mj);
     if (fr < 0) {
@@ -538,4 +549,64 @@ out:
     initrd_free(&rd);
     free(spec_json);
     return rc;
+}
+
+static char **strv_from_json(json_t *a)
+{
+    size_t n = json_array_size(a), i;
+    char **v = calloc(n + 1, sizeof(char *));
+    json_t *x;
+    if (!v)
+        return NULL;
+    json_array_foreach(a, i, x)
+    {
+        const char *s = json_string_value(x);
+        v[i] = strdup(s ? s : "");
+    }
+    return v;
+}
+
+int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, char *err,
+                       size_t errlen)
+{
+    const char *image = json_string_value(json_object_get(spec, "image"));
+    const char *cwd = json_string_value(json_object_get(spec, "cwd"));
+    json_t *argv = json_object_get(spec, "argv"), *env = json_object_get(spec, "env");
+    if (!image || !cwd || !json_is_array(argv) || !json_array_size(argv) || !json_is_array(env))
+        return fail(err, errlen, "the run's spec is incomplete or corrupt");
+    if (json_integer_value(json_object_get(spec, "test_holes")))
+        return fail(err, errlen, "this run was made with a test hole open; it cannot be replayed");
+    static char root[4200];
+    snprintf(root, sizeof(root), "%s/images/%s.erofs", home, image);
+    if (access(root, R_OK) != 0)
+        return fail(err, errlen, "the root image %s of this run is gone (rewind gc?)", root);
+    o->root = root;
+    o->cwd = strdup(cwd);
+    o->argv = strv_from_json(argv);
+    o->env = strv_from_json(env);
+    o->mem_mib = (uint64_t)json_integer_value(json_object_get(spec, "mem_mib"));
+    o->seed = (uint64_t)json_integer_value(json_object_get(spec, "seed"));
+    o->epoch_s = (int64_t)json_integer_value(json_object_get(spec, "epoch"));
+    o->quantum_ns = (uint64_t)json_integer_value(json_object_get(spec, "quantum_ns"));
+    o->home = home;
+    if (!o->cwd || !o->argv || !o->env || !o->mem_mib || !o->quantum_ns)
+        return fail(err, errlen, "the run's spec is incomplete or corrupt");
+    return 0;
+}
+
+int run_check_artifacts(const struct run_opts *o, json_t *spec, char *err, size_t errlen)
+{
+    const char *want_k = json_string_value(json_object_get(spec, "kernel"));
+    const char *want_i = json_string_value(json_object_get(spec, "init"));
+    char k[65], i[65];
+    if (hash_of(o, o->kernel, k, "guest kernel", err, errlen) < 0 ||
+        hash_of(o, o->init, i, "rewind-init", err, errlen) < 0)
+        return -1;
+    if (!want_k || strcmp(k, want_k))
+        return fail(err, errlen, "this run used guest kernel %.16s; %s is %.16s", want_k ? want_k : "?",
+                    o->kernel, k);
+    if (!want_i || strcmp(i, want_i))
+        return fail(err, errlen, "this run used rewind-init %.16s; %s is %.16s", want_i ? want_i : "?",
+                    o->init, i);
+    return 0;
 }

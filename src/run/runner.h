@@ -6,6 +6,7 @@
 #ifndef REWIND_RUN_RUNNER_H
 #define REWIND_RUN_RUNNER_H
 
+#include <jansson.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,9 @@ struct run_opts {
     int64_t epoch_s;
     uint64_t quantum_ns;
     int show_console; /* copy kernel console lines to stderr */
+    int quiet;        /* do not copy the job's output to our stdout/stderr */
+    int replay;       /* re-run of a stored run: compare, keep it only if it differs */
+    const char *name; /* --name for the manifest, or NULL */
     const char *home; /* $REWIND_HOME */
     const char *kernel, *init;
     volatile sig_atomic_t *abort; /* set asynchronously to stop the run */
@@ -53,6 +57,8 @@ struct run_result {
     char trace_hash[65];
     char ram_hash[65];
     int diverged;          /* differs from a stored run of the same spec */
+    int had_stored;        /* a stored run of the same spec existed */
+    uint64_t events;       /* records in the trace */
     char divergence[512];
     int exit_code; /* what `rewind run` exits with */
 };
@@ -64,6 +70,14 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
 /* Parse a test hole name ("host-tsc", "timer-at-host-exit", "host-rng") to
  * its bit; 0 if unknown. */
 uint64_t run_hole_bit(const char *name);
+
+/* Fill o (root, argv, env, cwd, mem, seed, epoch, quantum) from a stored
+ * spec (a jansson object). Returns 0 or -1 with one line in err. */
+int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, char *err,
+                       size_t errlen);
+
+/* Check that o->kernel and o->init are the ones spec names. 0 or -1 + err. */
+int run_check_artifacts(const struct run_opts *o, json_t *spec, char *err, size_t errlen);
 
 /* Short word for an outcome: "exited", "guest-error", "panic", ... */
 const char *run_outcome_word(enum platform_outcome o);
