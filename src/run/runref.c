@@ -12,7 +12,9 @@
 #include <string.h>
 
 struct ent {
-    char *name;
+    char *name; /* directory name under runs/ */
+    char *id;   /* run id (for a staging dir ".<id>.<pid>": the id part) */
+    int incomplete;
     long long created;
     char *given; /* --name, if any */
 };
@@ -36,14 +38,14 @@ static int load(const char *home, struct ent **out)
     int n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
+        int incomplete = e->d_name[0] == '.';
+        if (incomplete && (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+                           strstr(e->d_name, ".old")))
             continue;
         char mp[4400];
         snprintf(mp, sizeof(mp), "%s/%s/manifest.json", runs, e->d_name);
         json_error_t je;
-        json_t *m = json_load_file(mp, 0, &je);
-        if (!m)
-            continue;
+        json_t *m = json_load_file(mp, 0, &je); /* NULL if corrupt: still listed */
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
             struct ent *nv = realloc(v, (size_t)cap * sizeof(*v));
@@ -55,6 +57,10 @@ static int load(const char *home, struct ent **out)
         }
         const char *given = json_string_value(json_object_get(m, "name"));
         v[n].name = strdup(e->d_name);
+        v[n].id = strdup(e->d_name + incomplete);
+        if (incomplete && strchr(v[n].id, '.'))
+            *strchr(v[n].id, '.') = 0;
+        v[n].incomplete = incomplete;
         v[n].created = (long long)json_integer_value(json_object_get(m, "created"));
         v[n].given = given ? strdup(given) : NULL;
         n++;
@@ -70,6 +76,7 @@ static void unload(struct ent *v, int n)
 {
     for (int i = 0; i < n; i++) {
         free(v[i].name);
+        free(v[i].id);
         free(v[i].given);
     }
     free(v);
@@ -82,13 +89,15 @@ int runref_list(const char *home, char ***out)
     if (n < 0)
         return -1;
     char **names = calloc((size_t)n + 1, sizeof(char *));
+    int k = 0;
     for (int i = 0; names && i < n; i++)
-        names[i] = strdup(v[i].name);
+        if (!v[i].incomplete)
+            names[k++] = strdup(v[i].name);
     unload(v, n);
     if (!names)
         return -1;
     *out = names;
-    return n;
+    return k;
 }
 
 void runref_free(char **names, int n)
@@ -116,18 +125,24 @@ int runref_resolve(const char *home, const char *ref, char *dir, size_t dirlen, 
             unload(v, n);
             return -1;
         }
-        if (k <= n)
-            pick = (int)k - 1, matches = 1;
+        for (int i = 0; i < n && pick < 0; i++)
+            if (!v[i].incomplete && --k == 0)
+                pick = i, matches = 1;
     } else {
-        for (int i = 0; i < n; i++)
-            if (!strcmp(v[i].name, ref) || (v[i].given && !strcmp(v[i].given, ref))) {
-                pick = i;
-                matches = 1;
-                break;
-            }
+        /* exact name or id, complete runs first, then runs killed mid-way */
+        for (int pass = 0; pass < 2 && pick < 0; pass++)
+            for (int i = 0; i < n; i++)
+                if (v[i].incomplete == pass &&
+                    (!strcmp(v[i].name, ref) || (pass && !strcmp(v[i].id, ref)) ||
+                     (v[i].given && !strcmp(v[i].given, ref)))) {
+                    pick = i;
+                    matches = 1;
+                    break;
+                }
         if (pick < 0 && strlen(ref) >= 4)
             for (int i = 0; i < n; i++)
-                if (!strncmp(v[i].name, ref, strlen(ref)) && !strchr(v[i].name, '~')) {
+                if (!strncmp(v[i].id, ref, strlen(ref)) && !strchr(v[i].name, '~') &&
+                    !v[i].incomplete) {
                     if (matches++ == 0)
                         pick = i;
                 }

@@ -1,0 +1,101 @@
+# The trace: every event with its step, and the commands that read it.
+
+test_log_and_steps() {
+    run_rw r run --name logtest --root "$ROOT" -- sh -c 'echo one; echo two >&2; echo three'
+    expect_rc 0
+    run_rw l log logtest
+    expect_rc 0
+    expect_file l.out "$(printf 'one\ntwo\nthree')"
+    run_rw s log logtest --steps
+    grep -q '^\[[0-9]* [0-9]* out\] one$' s.out || fail "no step prefix: $(cat s.out)"
+    grep -q '^\[[0-9]* [0-9]* err\] two$' s.out || fail "stderr not marked: $(cat s.out)"
+    local step2; step2=$(sed -n 's/^\[\([0-9]*\) .*\] two$/\1/p' s.out)
+    run_rw u log logtest "$step2"
+    expect_file u.out "$(printf 'one\ntwo')"
+}
+
+test_diff_names_first_differing_output() {
+    run_rw a run --root "$ROOT" -- /usr/bin/demo
+    run_rw b run --root "$ROOT" --seed 7 -- /usr/bin/demo
+    run_rw d diff "$(run_id a.err)" "$(run_id b.err)"
+    expect_rc 1
+    expect_grep d.out 'the runs part at event'
+    grep '^  A >' d.out | grep -q 'random' || fail "the marked event is not the random line: $(cat d.out)"
+    run_rw s diff "$(run_id a.err)" "$(run_id a.err)"
+    expect_rc 0
+    expect_grep s.out '^identical'
+}
+
+test_replay_is_identical() {
+    run_rw r run --root "$ROOT" -- /usr/bin/handoff
+    run_rw p replay @
+    expect_rc 0
+    grep -q '^identical: [0-9]* events over [0-9]* steps$' p.out || fail "$(cat p.out p.err)"
+}
+
+test_ls_show_json() {
+    run_rw r run --name lsme --root "$ROOT" -e A=1 -- echo 'a b'
+    run_rw l ls --json
+    expect_rc 0
+    python3 -c 'import json,sys; d=json.load(open("l.out")); assert any(x.get("name")=="lsme" for x in d)' || fail "ls --json: $(cat l.out)"
+    run_rw n ls --name lsme
+    expect_grep n.out "$(run_id r.err)"
+    run_rw s show lsme
+    expect_rc 0
+    expect_grep s.out "^command:  rewind run --root .* -e A=1 .* -- echo 'a b'$"
+    run_rw j show lsme --json
+    python3 -c 'import json; json.load(open("j.out"))' || fail "show --json is not JSON"
+    # the printed command line recreates the run: same id
+    local cmd; cmd=$(sed -n 's/^command:  rewind //p' s.out)
+    eval "set -- $cmd"
+    run_rw again "$@"
+    [ "$(run_id again.err)" = "$(run_id r.err)" ] || fail "show's command gives another run"
+}
+
+test_remove() {
+    run_rw r run --name gone --root "$ROOT" -- true
+    run_rw x remove gone
+    expect_rc 0
+    run_rw l log gone
+    expect_rc 1
+    run_rw y remove no-such-run
+    expect_rc 1
+}
+
+test_truncated_trace_and_corrupt_manifest() {
+    run_rw r run --name torn --root "$ROOT" -- sh -c 'for i in 1 2 3 4 5; do echo line$i; done'
+    local dir="$REWIND_HOME/runs/$(run_id r.err)"
+    local size; size=$(stat -c %s "$dir/trace")
+    truncate -s $((size - 3)) "$dir/trace"
+    run_rw l log torn
+    expect_grep l.err 'truncated or corrupt'
+    [ "$(grep -c . l.err)" -eq 1 ] || fail "more than one error line: $(cat l.err)"
+    echo '{not json' > "$dir/manifest.json"
+    run_rw s show "$(run_id r.err)"
+    expect_rc 1
+    expect_grep s.err 'corrupt'
+    [ "$(grep -c . s.err)" -eq 1 ] || fail "more than one error line"
+}
+
+test_hostile_guest_is_guest_error() {
+    for mode in oob byte stop port; do
+        run_rw h$mode run --root "$ROOT" -- /usr/bin/hostile $mode
+        [ "$RC" -eq 119 ] || fail "$mode: exit $RC, expected 119: $(tail -2 h$mode.err)"
+        grep -q 'guest-error' h$mode.err || fail "$mode: no guest-error outcome"
+        expect_no_grep h$mode.out 'still running'
+    done
+    # the monitor and the store survive: the next run works
+    run_rw ok run --root "$ROOT" -- echo fine
+    expect_rc 0
+    expect_file ok.out fine
+}
+
+test_killed_run_is_incomplete_and_readable() {
+    ( "$REWIND" run --root "$ROOT" -- sh -c 'echo early; sleep 1000000' >k.out 2>k.err & echo $! > pid )
+    for i in $(seq 1 200); do grep -q early k.out 2>/dev/null && break; sleep 0.2; done
+    kill -9 "$(cat pid)"; sleep 0.5
+    run_rw l ls
+    expect_grep l.out 'incomplete'
+    local d; d=$(ls -d "$REWIND_HOME"/runs/.* | grep -v '/\.\.\?$' | head -1)
+    [ -s "$d/trace" ] || fail "no trace in $d"
+}
