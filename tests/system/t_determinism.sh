@@ -1,9 +1,9 @@
 # Determinism: the same inputs give the same run, step for step; each check
 # has a negative twin that opens one hole on purpose and sees it fail.
 
-manifest_field() { # manifest_field RUN-ID FIELD
-    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-        "$REWIND_HOME/runs/$1/manifest.json" "$2"
+manifest_fields() { # manifest_fields RUN-ID FIELD...: the values, space-separated
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(" ".join(str(m[f]) for f in sys.argv[2:]))' \
+        "$REWIND_HOME/runs/$1/manifest.json" "${@:2}"
 }
 
 test_demo_is_byte_identical() {
@@ -62,7 +62,7 @@ test_differential_5_runs() {
         expect_no_grep d$i.err 'DETERMINISM VIOLATION'
         [ -z "$id" ] || [ "$(run_id d$i.err)" = "$id" ] || fail "run id changed"
         id=$(run_id d$i.err)
-        local now="$(manifest_field $id trace_hash) $(manifest_field $id ram_hash) $(manifest_field $id steps) $(manifest_field $id status)"
+        local now; now=$(manifest_fields "$id" trace_hash ram_hash steps status)
         [ -z "${first:-}" ] || [ "$now" = "$first" ] || fail "run $i: $now vs $first"
         first=$now
         cmp d1.out d$i.out || fail "output differs"
