@@ -358,6 +358,36 @@ static void check_against_stored(const struct run_opts *o, struct run_result *r,
                  name);
 }
 
+/* Keep the root image in the store as images/<hash>.erofs, so that replay,
+ * show and later runs find it by hash even when the user's file (an erofs
+ * root used in place) moves or changes. A hard link when possible, else a
+ * copy (temp file + rename). */
+static int keep_image(const struct run_opts *o, const struct image *img, char *err, size_t errlen)
+{
+    char want[4200], tmp[4300];
+    snprintf(want, sizeof(want), "%s/images/%s.erofs", o->home, img->hex);
+    if (access(want, R_OK) == 0 || link(img->path, want) == 0)
+        return 0;
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", want, (int)getpid());
+    int in = open(img->path, O_RDONLY | O_CLOEXEC);
+    int out = in >= 0 ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+    int ok = in >= 0 && out >= 0;
+    char buf[1 << 16];
+    ssize_t n;
+    while (ok && (n = read(in, buf, sizeof(buf))) != 0)
+        ok = n > 0 && write(out, buf, (size_t)n) == n;
+    ok = ok && fsync(out) == 0;
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out) != 0)
+        ok = 0;
+    if (!ok || rename(tmp, want) != 0) {
+        unlink(tmp);
+        return fail(err, errlen, "cannot keep the root image in %s: %s", want, strerror(errno));
+    }
+    return 0;
+}
+
 static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, size_t errlen)
 {
     size_t jlen = 0;
@@ -399,6 +429,8 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         hash_of(o, o->init, spec.init_hash, "rewind-init", err, errlen) < 0)
         return -1;
     memcpy(spec.image_hash, img.hex, sizeof(spec.image_hash));
+    if (keep_image(o, &img, err, errlen) < 0)
+        return -1;
 
     struct initrd rd;
     struct kvm_vm vm;
