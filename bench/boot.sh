@@ -32,18 +32,18 @@ mkdir -p "$tmp/rd/bin"; cp "$tmp/init" "$tmp/rd/init"; cp /bin/true "$tmp/rd/bin
 ms() { date +%s%N; }
 rw_wall=(); rw_steps=(); q_wall=()
 for i in $(seq 1 "$N"); do
-    build/rewind run --root build/roots/test -- /bin/true 2> "$tmp/rw.err"
+    build/rewind run --root build/roots/test.erofs -- /bin/true 2> "$tmp/rw.err"
     rw_steps+=("$(sed -n 's/.* after \([0-9]*\) steps.*/\1/p' "$tmp/rw.err")")
     rw_wall+=("$(sed -n 's/.*virtual, \([0-9.]*\)s wall.*/\1/p' "$tmp/rw.err")")
-    t0=$(ms)
     s0=$(ms)
-    build/rewind run --root build/roots/test -- /bin/true 2>/dev/null
+    build/rewind run --root build/roots/test.erofs -- /bin/true 2>/dev/null
     rw_total=$(( ($(ms) - s0) / 1000000 ))
     t0=$(ms)
-    timeout 120 qemu-system-x86_64 -M microvm -accel kvm -cpu host -m 512 -smp 1 -nographic \
+    timeout 60 qemu-system-x86_64 -M microvm -accel kvm -cpu host -m 512 -smp 1 -nographic \
         -no-reboot -kernel "$K" -initrd "$tmp/rd.cpio" \
-        -append "console=ttyS0 reboot=t lpj=1000000 panic=-1 quiet" >/dev/null 2>&1 || true
+        -append "console=ttyS0 reboot=t lpj=1000000 panic=-1 quiet" >"$tmp/qemu.log" 2>&1 || true
     q_wall+=("$(( ($(ms) - t0) / 1000000 ))")
+    [ "$i" -gt 1 ] || { echo "qemu said:"; tail -n 5 "$tmp/qemu.log"; }
     echo "round $i: rewind ${rw_steps[-1]} steps, VM ${rw_wall[-1]}s, process ${rw_total} ms; qemu microvm process ${q_wall[-1]} ms"
 done
 med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
