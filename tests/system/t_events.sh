@@ -1,0 +1,67 @@
+# Events from the guest kernel: ps at chosen steps, file events with
+# absolute paths, the signal with its fault address, output in order.
+
+SCENARIO='echo start; sleep 1 & echo data > /tmp/x.txt; mv /tmp/x.txt /tmp/y.txt; rm /tmp/y.txt; /usr/bin/events; wait; echo end'
+
+step_of_output() { # step_of_output PATTERN: the step of the first output chunk matching
+    "$REWIND" log evrun --steps | grep -m1 -- "$1" | sed 's/^\[\([0-9]*\) .*/\1/'
+}
+
+ps_pids() { # ps_pids STEP: the pids alive at STEP, sorted, space-separated
+    "$REWIND" ps evrun "$1" --json | python3 -c 'import json,sys; print(" ".join(str(p["pid"]) for p in sorted(json.load(sys.stdin), key=lambda p: p["pid"])))'
+}
+
+test_events_scenario() {
+    run_rw r run --name evrun --root "$ROOT" -- sh -c "$SCENARIO"
+    expect_rc 0
+    expect_grep r.out '^events: done$'
+    run_rw e events evrun
+    expect_rc 0
+    # file events, absolute and normalized, from the shell and from the program
+    grep -q 'open pid .*"/tmp/x.txt"' e.out || fail "no open of /tmp/x.txt: $(grep open e.out)"
+    grep -q 'rename pid .*"/tmp/x.txt /tmp/y.txt"' e.out || fail "no rename x->y: $(grep rename e.out)"
+    grep -q 'unlink pid .*"/tmp/y.txt"' e.out || fail "no unlink of /tmp/y.txt"
+    grep -q 'open pid .*"/tmp/a.txt"' e.out || fail "no open of /tmp/a.txt (normalized)"
+    grep -q 'rename pid .*"/tmp/a.txt /tmp/b.txt"' e.out || fail "no rename a->b (normalized)"
+    grep -q 'unlink pid .*"/tmp/b.txt"' e.out || fail "no unlink of /tmp/b.txt"
+    grep -q 'exec pid .*"/bin/true true arg1 two words"' e.out || fail "no exec of /bin/true with argv: $(grep exec e.out)"
+    grep -q 'signal 11 .*addr 0x1234' e.out || fail "no SIGSEGV at 0x1234: $(grep signal e.out)"
+    # --kind filters, --from/--to bound
+    run_rw k events evrun --kind rename
+    [ "$(grep -c . k.out)" -eq 2 ] || fail "--kind rename: $(cat k.out)"
+    # the segv child's pid, from the program's own output
+    local segv; segv=$(sed -n 's/^child \([0-9]*\) segv.*/\1/p' r.out)
+    grep -q "signal 11 .* pid $segv/$segv addr 0x1234" e.out || fail "signal not from pid $segv"
+}
+
+test_ps_at_chosen_steps() {
+    run_rw r run --name evrun --root "$ROOT" -- sh -c "$SCENARIO"
+    expect_rc 0
+    local shpid evpid child s1 s2
+    evpid=$(sed -n 's/^events: pid \([0-9]*\)$/\1/p' r.out)
+    child=$(sed -n 's/^child \([0-9]*\) wrote.*/\1/p' r.out)
+    s1=$(step_of_output 'wrote /tmp/a.txt')
+    s2=$(step_of_output 'events: done')
+    [ -n "$s1" ] && [ -n "$s2" ] || fail "steps not found"
+    local at1 at2 end
+    at1=$(ps_pids "$s1"); at2=$(ps_pids "$s2"); end=$(ps_pids 999999999)
+    # while the child runs: init, the job's shell, sleep, events and the child
+    for p in 1 "$evpid" "$child"; do
+        echo " $at1 " | grep -q " $p " || fail "pid $p not alive at step $s1: $at1"
+    done
+    [ "$(echo $at1 | wc -w)" -eq 5 ] || fail "expected 5 processes at step $s1: $at1"
+    # after the children ended: the child is gone, events still there
+    echo " $at2 " | grep -q " $child " && fail "child $child still listed at step $s2: $at2"
+    echo " $at2 " | grep -q " $evpid " || fail "events not alive at step $s2: $at2"
+    # at the end: only init
+    [ "$end" = "1" ] || fail "at the end: $end"
+}
+
+test_log_steps_in_order() {
+    run_rw r run --name evrun --root "$ROOT" -- sh -c "$SCENARIO"
+    run_rw l log evrun --steps
+    expect_rc 0
+    head -1 l.out | grep -q '\] start$' || fail "first line: $(head -1 l.out)"
+    tail -1 l.out | grep -q '\] end$' || fail "last line: $(tail -1 l.out)"
+    sed 's/^\[\([0-9]*\) .*/\1/' l.out | sort -n -c || fail "steps not increasing"
+}
