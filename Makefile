@@ -3,7 +3,7 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
-LIBS    := -lcrypto -ljansson -pthread
+LIBS    := -lcrypto -ljansson -lzstd -pthread
 B       := build
 
 VMM_SRC := src/vmm/kvm.c src/vmm/cpuid.c src/vmm/boot.c src/vmm/initrd.c src/vmm/platform.c \
@@ -11,10 +11,12 @@ VMM_SRC := src/vmm/kvm.c src/vmm/cpuid.c src/vmm/boot.c src/vmm/initrd.c src/vmm
 RUN_SRC := src/run/image.c src/run/spec.c src/run/job.c src/run/rundir.c src/run/runref.c src/run/runner.c
 TRACE_SRC := src/trace/trace.c src/trace/compare.c src/trace/describe.c
 UTIL_SRC:= src/util/hash.c
+STORE_SRC := src/store/store.c src/store/table.c src/store/index.c src/store/pack.c src/store/codec.c \
+             src/store/gc.c
 CLI_SRC := src/cli/main.c src/cli/cliutil.c src/cli/cmd_run.c src/cli/cmd_doctor.c src/cli/cmd_diverge.c \
            src/cli/cmd_ls.c src/cli/cmd_show.c src/cli/cmd_log.c src/cli/cmd_ps.c src/cli/cmd_events.c \
            src/cli/cmd_diff.c src/cli/cmd_replay.c src/cli/cmd_remove.c
-LIB_SRC := $(VMM_SRC) $(RUN_SRC) $(TRACE_SRC) $(UTIL_SRC)
+LIB_SRC := $(VMM_SRC) $(RUN_SRC) $(TRACE_SRC) $(UTIL_SRC) $(STORE_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 

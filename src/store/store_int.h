@@ -1,0 +1,53 @@
+/* store_int.h - the handle behind struct store, shared by store.c and gc.c
+ * (page store internal). */
+#ifndef REWIND_STORE_INT_H
+#define REWIND_STORE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec.h"
+#include "index.h"
+#include "pack.h"
+#include "store.h"
+#include "table.h"
+
+#define STORE_BATCH 256 /* pages per lock and per pack write in store_put_batch */
+
+struct store {
+    char *dir;
+    char *index_path;
+    int lockfd; /* <dir>/lock, flock()ed exclusively by writers, trim and gc */
+    int locked; /* nesting depth of store_lock */
+    struct store_index ix;
+    struct store_packs packs;
+    struct store_table table;
+    struct store_codec codec;
+    hash256 zero;
+    struct store_stats st;
+    uint8_t *cbuf;            /* STORE_BATCH stored forms, a page of room each */
+    uint8_t *rbuf;            /* one stored form read back */
+    uint8_t *pbuf;            /* one decoded page */
+    struct store_entry *ents; /* STORE_BATCH entries to append */
+    size_t *want;             /* batch positions of the pages to write */
+    uint16_t *lens, *flags;   /* their stored lengths and flags */
+};
+
+/* Take the store's exclusive lock (nests); returns 0 or -1. */
+int store_lock(struct store *s);
+
+/* Release one level of store_lock. */
+void store_unlock(struct store *s);
+
+/* Forget everything read and read the index at its path from the start
+ * (trimming a torn tail under the lock); returns 0 or -1. */
+int store_reload(struct store *s);
+
+/* Read index entries added since the last read, or reload if the index was
+ * replaced; returns 0 or -1. */
+int store_refresh(struct store *s);
+
+/* Decode and verify the stored form at sl into page; returns 0 or -1. */
+int store_read_slot(struct store *s, const struct store_slot *sl, void *page);
+
+#endif
