@@ -53,7 +53,10 @@ static void escape(const unsigned char *p, size_t len, char *out, size_t n, size
 void describe_entry(const struct trace_entry *e, char *out, size_t n)
 {
     char text[512];
-    escape(e->payload, e->payload_len, text, sizeof(text), 160);
+    size_t len = e->payload_len;
+    while (len && e->payload[len - 1] == 0) /* argv lists end in NUL: no trailing space */
+        len--;
+    escape(e->payload, len, text, sizeof(text), 160);
     const struct rewind_record *r = &e->rec;
     switch (r->kind) {
     case REWIND_REC_OUTPUT:
