@@ -12,7 +12,8 @@
  *   3 sync    fsync the new packs and packs/          [same]
  *   4 index   write index.tmp naming every live page, fsync it
  *                                                     [a stray index.tmp]
- *   5 rename  rename index.tmp over index, fsync <dir>: the commit point
+ *   5 rename  make the generation odd, rename index.tmp over index, fsync
+ *             <dir> (the commit point), make the generation even
  *                                                     [old packs are orphans]
  *   6 unlink  delete the rewrite and delete packs, fsync packs/
  *                                                     [fewer orphans]
@@ -229,10 +230,12 @@ static int commit_index(struct gc *g, const char *tmp)
     if (store_index_write_file(tmp, g->ents, g->nents) < 0)
         return gc_fail(g, "writing %s: %s", tmp, strerror(errno));
     crash_point(g, 3);
+    store_gen_bump(s, 1);
     if (rename(tmp, s->index_path) < 0)
         return gc_fail(g, "renaming %s: %s", tmp, strerror(errno));
     if (store_fsync_dir(s->dir) < 0)
         return gc_fail(g, "fsync %s: %s", s->dir, strerror(errno));
+    store_gen_bump(s, 0);
     crash_point(g, 4);
     return 0;
 }

@@ -9,7 +9,8 @@
  *   gc.c     deleting dead pages, crash-safely
  *
  * On disk:
- *   <dir>/lock              empty; flock()ed exclusively to append, trim or gc
+ *   <dir>/lock              flock()ed exclusively to append, trim or gc; its
+ *                           first 8 bytes are the gc generation (invariant 8)
  *   <dir>/index             header + entries name -> (pack, offset, length, flags)
  *   <dir>/packs/NNNNNN.pack header + stored pages back to back
  *   <dir>/index.tmp         only while gc writes the next index
@@ -65,7 +66,13 @@
  *     rename is durable, so a crash anywhere leaves every live page readable.
  *     A handle notices a replacement by inode (it holds the old file open, so
  *     the number cannot be reused) each time it takes the lock and on a miss
- *     or a failed read, and reloads before appending or answering.
+ *     or a failed read, and reloads before appending or answering. So that a
+ *     hit in a stale view is never trusted either, gc makes the generation in
+ *     <dir>/lock (mapped by every handle) odd before the rename and even
+ *     after it; every put, get and has compares it with its view's (one load,
+ *     no syscall) and checks the inode while it differs or is odd. A gc that
+ *     crashed between the two leaves it odd: correct, one stat per call, until
+ *     the next gc.
  *  9. Pack numbers only grow (appends roll upward; gc writes above every
  *     number on disk or named, with O_EXCL), so no handle writes into a pack
  *     created by a gc it has not seen.
@@ -85,6 +92,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,6 +139,52 @@ void store_unlock(struct store *s)
 {
     if (--s->locked == 0)
         flock(s->lockfd, LOCK_UN);
+}
+
+#define GEN_FILE_SIZE 4096
+
+/* Map the generation word of the lock file, growing the file to a page
+ * first (under the lock, so two openers do not race); returns 0 or -1. */
+static int map_gen(struct store *s)
+{
+    struct stat sb;
+    if (fstat(s->lockfd, &sb) < 0)
+        return -1;
+    if (sb.st_size < GEN_FILE_SIZE) {
+        if (store_lock(s) < 0)
+            return -1;
+        int rc = fstat(s->lockfd, &sb);
+        if (rc == 0 && sb.st_size < GEN_FILE_SIZE)
+            rc = ftruncate(s->lockfd, GEN_FILE_SIZE);
+        store_unlock(s);
+        if (rc < 0)
+            return -1;
+    }
+    void *m = mmap(NULL, GEN_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, s->lockfd, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    s->gen_map = m;
+    return 0;
+}
+
+void store_gen_bump(struct store *s, int odd)
+{
+    uint64_t g = __atomic_load_n(s->gen_map, __ATOMIC_ACQUIRE);
+    g += (g & 1) == (uint64_t)odd ? 2 : 1;
+    __atomic_store_n(s->gen_map, g, __ATOMIC_RELEASE);
+}
+
+/* Bring this handle's view up to date if a gc replaced the index since it
+ * was read (invariant 8); returns 0 or -1. */
+static int check_gen(struct store *s)
+{
+    uint64_t g = __atomic_load_n(s->gen_map, __ATOMIC_ACQUIRE);
+    if (g == s->gen && !(g & 1))
+        return 0;
+    if (store_refresh(s) < 0)
+        return -1;
+    s->gen = g;
+    return 0;
 }
 
 /* Slot for *h unless absent or marked bad (invariant 6). */
@@ -269,6 +323,11 @@ int store_open(const char *dir, struct store **out, char *err, size_t errlen)
         fail(err, errlen, "cannot open %s: %s", lock, strerror(errno));
         goto bad;
     }
+    if (map_gen(s) < 0) {
+        fail(err, errlen, "cannot map %s: %s", lock, strerror(errno));
+        goto bad;
+    }
+    s->gen = __atomic_load_n(s->gen_map, __ATOMIC_ACQUIRE);
     if (store_packs_init(&s->packs, dir) < 0) {
         fail(err, errlen, "cannot create %s/packs: %s", dir, strerror(errno));
         goto bad;
@@ -299,6 +358,8 @@ void store_close(struct store *s)
     store_packs_free(&s->packs);
     store_table_free(&s->table);
     store_codec_free(&s->codec);
+    if (s->gen_map)
+        munmap(s->gen_map, GEN_FILE_SIZE);
     if (s->lockfd >= 0)
         close(s->lockfd);
     free(s->dir);
@@ -327,6 +388,8 @@ static int chosen(const hash256 *out, const size_t *want, size_t nw, const hash2
 static int put_chunk(struct store *s, const uint8_t *pages, size_t n, hash256 *out)
 {
     size_t nw = 0;
+    if (check_gen(s) < 0)
+        return -1;
     for (size_t i = 0; i < n; i++) {
         const uint8_t *pg = pages + i * STORE_PAGE_SIZE;
         s->st.puts++;
@@ -470,6 +533,8 @@ int store_get(struct store *s, const hash256 *h, void *page4k)
         memset(page4k, 0, STORE_PAGE_SIZE);
         return 0;
     }
+    if (check_gen(s) < 0)
+        return -1;
     struct store_slot *sl = store_table_find(&s->table, h);
     if (!sl) {
         if (store_refresh(s) < 0)
@@ -503,7 +568,11 @@ int store_get(struct store *s, const hash256 *h, void *page4k)
 
 int store_has(struct store *s, const hash256 *h)
 {
-    if (is_zero_name(h) || present(s, h))
+    if (is_zero_name(h))
+        return 1;
+    if (check_gen(s) < 0)
+        return 0;
+    if (present(s, h))
         return 1;
     if (store_refresh(s) < 0)
         return 0;

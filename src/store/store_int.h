@@ -17,8 +17,10 @@
 struct store {
     char *dir;
     char *index_path;
-    int lockfd; /* <dir>/lock, flock()ed exclusively by writers, trim and gc */
-    int locked; /* nesting depth of store_lock */
+    int lockfd;        /* <dir>/lock, flock()ed exclusively by writers, trim and gc */
+    int locked;        /* nesting depth of store_lock */
+    uint64_t *gen_map; /* the gc generation, the first 8 bytes of <dir>/lock, shared */
+    uint64_t gen;      /* the generation this handle's view is from */
     struct store_index ix;
     struct store_packs packs;
     struct store_table table;
@@ -46,6 +48,10 @@ int store_reload(struct store *s);
 /* Read index entries added since the last read, or reload if the index was
  * replaced; returns 0 or -1. */
 int store_refresh(struct store *s);
+
+/* Mark the start (odd) or end (even) of gc's index replacement in the shared
+ * generation; with the lock held. */
+void store_gen_bump(struct store *s, int odd);
 
 /* Decode and verify the stored form at sl into page; returns 0 or -1. */
 int store_read_slot(struct store *s, const struct store_slot *sl, void *page);
