@@ -16,6 +16,7 @@
 #include "../run/runner.h"
 #include "../run/spec.h"
 #include "cli.h"
+#include "cliutil.h"
 
 #define ENV_MAX 1024
 
@@ -59,17 +60,6 @@ static void help(FILE *f)
           "123 guest kernel panic, 124 timeout, 125 internal error, 126 CMD not executable,\n"
           "127 CMD not found in the root.\n",
           f);
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || !*s || *end || *s == '-')
-        return -1;
-    *out = v;
-    return 0;
 }
 
 static int env_set(char **env, int *n, const char *kv)
@@ -124,7 +114,7 @@ int cmd_run(int argc, char **argv)
                 return cli_error(2, "-e needs KEY=VALUE, got '%s'", optarg);
             break;
         case 'm':
-            if (parse_u64(optarg, &o.mem_mib) < 0 || o.mem_mib < 64 || o.mem_mib > 3072)
+            if (cli_parse_step(optarg, &o.mem_mib) < 0 || o.mem_mib < 64 || o.mem_mib > 3072)
                 return cli_error(2, "--mem must be a number of MiB from 64 to 3072: %s", optarg);
             break;
         case 't': {
@@ -135,7 +125,7 @@ int cmd_run(int argc, char **argv)
             break;
         }
         case 's':
-            if (parse_u64(optarg, &o.seed) < 0)
+            if (cli_parse_step(optarg, &o.seed) < 0)
                 return cli_error(2, "--seed must be a non-negative integer: %s", optarg);
             break;
         case 'E':
@@ -144,7 +134,7 @@ int cmd_run(int argc, char **argv)
                                  optarg);
             break;
         case 'q':
-            if (parse_u64(optarg, &o.quantum_ns) < 0 || o.quantum_ns == 0 ||
+            if (cli_parse_step(optarg, &o.quantum_ns) < 0 || o.quantum_ns == 0 ||
                 o.quantum_ns > 1000000000)
                 return cli_error(2, "--quantum must be 1..1000000000 ns: %s", optarg);
             break;
@@ -158,7 +148,7 @@ int cmd_run(int argc, char **argv)
             o.name = optarg;
             break;
         case 'S':
-            if (parse_u64(optarg, &o.state_log) < 0 || o.state_log == 0)
+            if (cli_parse_step(optarg, &o.state_log) < 0 || o.state_log == 0)
                 return cli_error(2, "--state-log needs a RAM-hash interval in steps: %s", optarg);
             break;
         case 'H': {

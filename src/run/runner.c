@@ -9,6 +9,7 @@
  * same events at the same steps.
  */
 
+#include "../util/fail.h"
 #include "runner.h"
 
 #include <errno.h>
@@ -79,14 +80,7 @@ static void on_step(void *ctx, struct platform *p)
     }
 }
 
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail util_fail
 
 static void write_all(int fd, const uint8_t *p, size_t n)
 {

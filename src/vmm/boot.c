@@ -13,6 +13,7 @@
  * kernel file whose segments do not fit is refused rather than trusted.
  */
 
+#include "../util/fail.h"
 #include "boot.h"
 
 #include <asm/bootparam.h>
@@ -41,14 +42,7 @@
 #define E820_RESERVED 2
 #define E820_PMEM_LEGACY 12
 
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail util_fail
 
 static int load_elf(struct kvm_vm *vm, const char *path, uint64_t *entry, uint64_t *end,
                     char *err, size_t errlen)

@@ -8,6 +8,7 @@
  * vCPU thread while the vCPU is stopped at a step.
  */
 
+#include "../util/fail.h"
 #include "kvm.h"
 
 #include <errno.h>
@@ -24,14 +25,7 @@
 #include "../util/hash.h"
 #include "cpuid.h"
 
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail util_fail
 
 static int set_region(struct kvm_vm *vm, uint32_t slot, uint32_t flags, uint64_t gpa,
                       uint64_t size, void *host)

@@ -1,0 +1,13 @@
+/*
+ * fail: the one way modules report an error to their caller: a formatted
+ * line (no trailing newline) into a caller-supplied buffer, and -1.
+ */
+#ifndef REWIND_UTIL_FAIL_H
+#define REWIND_UTIL_FAIL_H
+
+#include <stddef.h>
+
+/* vsnprintf fmt into err (if errlen > 0) and return -1. */
+int util_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif
