@@ -179,12 +179,7 @@ void store_gen_bump(struct store *s, int odd)
 static int check_gen(struct store *s)
 {
     uint64_t g = __atomic_load_n(s->gen_map, __ATOMIC_ACQUIRE);
-    if (g == s->gen && !(g & 1))
-        return 0;
-    if (store_refresh(s) < 0)
-        return -1;
-    s->gen = g;
-    return 0;
+    return g == s->gen && !(g & 1) ? 0 : store_refresh(s);
 }
 
 /* Slot for *h unless absent or marked bad (invariant 6). */
@@ -280,10 +275,18 @@ int store_reload(struct store *s)
 
 int store_refresh(struct store *s)
 {
-    int r = store_index_replaced(&s->ix, s->index_path);
-    if (r < 0)
-        return -1;
-    return r ? store_reload(s) : load_new(s, 0);
+    /* Only gc replaces the index, between an odd and an even generation
+     * (invariant 8): an unchanged even generation spares the stat. */
+    uint64_t g = __atomic_load_n(s->gen_map, __ATOMIC_ACQUIRE);
+    if (g != s->gen || (g & 1)) {
+        int r = store_index_replaced(&s->ix, s->index_path);
+        if (r < 0)
+            return -1;
+        s->gen = g;
+        if (r)
+            return store_reload(s);
+    }
+    return load_new(s, 0);
 }
 
 int store_open(const char *dir, struct store **out, char *err, size_t errlen)
