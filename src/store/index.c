@@ -213,6 +213,11 @@ int store_index_check_header(struct store_index *ix)
         return -1;
     if (r < (ssize_t)sizeof(got))
         return 1;
+    static const uint8_t zeros[STORE_INDEX_HEADER];
+    struct stat sb;
+    if (memcmp(got, zeros, sizeof(got)) == 0 && fstat(ix->fd, &sb) == 0 &&
+        sb.st_size == STORE_INDEX_HEADER)
+        return 1; /* created, then an OS crash lost the header's bytes */
     encode_header(want);
     if (memcmp(got, want, sizeof(got)) != 0) {
         errno = EPROTO;

@@ -57,8 +57,9 @@ void store_index_close(struct store_index *ix);
 int store_index_replaced(const struct store_index *ix, const char *path);
 
 /* Check the header: returns 0 if valid (sets off to the first entry if it was
- * 0), 1 if the file is shorter than a header (new or torn at creation), -1
- * (errno EPROTO) if it is not a version-1 page store index. */
+ * 0), 1 if the file is shorter than a header or is a header of zeros (new,
+ * or torn at creation), -1 (errno EPROTO) if it is not a version-1 page store
+ * index. */
 int store_index_check_header(struct store_index *ix);
 
 /* With the store's lock held, make the file a bare header; returns 0 or -1. */

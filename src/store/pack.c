@@ -54,6 +54,9 @@ int store_packs_init(struct store_packs *p, const char *store_dir)
 void store_packs_reset(struct store_packs *p)
 {
     for (uint32_t i = 0; i < p->nv; i++) {
+        if (p->v[i].dirty && fdatasync(p->v[i].fd) < 0) {
+            /* Best effort: store_sync can no longer reach this fd. */
+        }
         if (p->v[i].fd >= 0)
             close(p->v[i].fd);
         memset(&p->v[i], 0, sizeof(p->v[i]));

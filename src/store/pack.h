@@ -43,8 +43,8 @@ struct store_pack_file {
 /* Set up p for <store_dir>/packs, creating that directory; returns 0 or -1. */
 int store_packs_init(struct store_packs *p, const char *store_dir);
 
-/* Close every pack and forget all sizes and claims (after the index was
- * replaced); the limit is kept. */
+/* Close every pack (fdatasyncing those appended to) and forget all sizes and
+ * claims, as after the index was replaced; the limit is kept. */
 void store_packs_reset(struct store_packs *p);
 
 /* Free p (a zeroed p is fine). */
