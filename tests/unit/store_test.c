@@ -624,6 +624,74 @@ static void test_gc(void)
     store_close(s);
 }
 
+/* Live: even pages below n_even, and every page from 1000 on. */
+static int is_live_mixed(void *ctx, const hash256 *h)
+{
+    struct liveset *ls = ctx;
+    for (uint64_t i = 0; i < ls->n; i++)
+        if ((i >= 1000 || i % 2 == 0) && same_hash(&ls->h[i], h))
+            return 1;
+    return 0;
+}
+
+static void test_gc_concurrent(void)
+{
+    char dir[128];
+    mkpath(dir, sizeof(dir), "gcconc");
+    enum { N = 1300 };
+    static hash256 h[N];
+    uint8_t p[PG];
+    for (uint64_t i = 0; i < N; i++) {
+        make_page(p, "trt"[i % 3], i);
+        hash_buf(p, PG, &h[i]);
+    }
+    fill_for_gc(dir, h, 400);
+    char done[160];
+    snprintf(done, sizeof(done), "%s.done", dir);
+    pid_t rd = fork();
+    if (rd == 0) { /* reader: the live pages must read while gc moves them */
+        struct store *s = open_or_die(dir);
+        int bad = 0;
+        for (int round = 0; round < 2000 && file_size(done) < 0; round++)
+            for (uint64_t i = 0; i < 400; i += 2)
+                bad += count_readable(s, "trt", i, i + 1, h) != 1;
+        store_close(s);
+        _exit(bad ? 1 : 0);
+    }
+    pid_t wr = fork();
+    if (wr == 0) { /* writer: live pages put while gc runs */
+        struct store *s = open_or_die(dir);
+        store_set_pack_limit(s, 64 << 10);
+        hash256 tmp[N];
+        int bad = 0;
+        for (uint64_t i = 1000; i < N; i++) {
+            bad += put_range(s, "trt", i, i + 1, tmp);
+            usleep(1000);
+        }
+        store_close(s);
+        _exit(bad ? 1 : 0);
+    }
+    struct store *s = open_or_die(dir);
+    struct liveset ls = {h, N, 0};
+    char err[256] = "";
+    int gcs_ok = 1;
+    for (int k = 0; k < 6; k++) {
+        gcs_ok &= store_gc(s, is_live_mixed, &ls, 0, NULL, err, sizeof(err)) == 0;
+        usleep(20000);
+    }
+    int st_rd = 0, st_wr = 0;
+    waitpid(wr, &st_wr, 0);
+    close(open(done, O_WRONLY | O_CREAT, 0644));
+    waitpid(rd, &st_rd, 0);
+    CHECK(gcs_ok, "six gcs while a reader and a writer run");
+    CHECK(WIFEXITED(st_rd) && WEXITSTATUS(st_rd) == 0, "the reader never missed a live page");
+    CHECK(WIFEXITED(st_wr) && WEXITSTATUS(st_wr) == 0, "the writer's puts all succeeded");
+    CHECK(store_gc(s, is_live_mixed, &ls, 0, NULL, err, sizeof(err)) == 0, "a last gc");
+    CHECK(gc_outcome_ok(s, h, 400, 1), "live old pages readable, dead gone");
+    CHECK(count_readable(s, "trt", 1000, N, h) == N - 1000, "every page the writer put readable");
+    store_close(s);
+}
+
 static void test_gc_crash(void)
 {
     char dir[128], tmp[160];
@@ -706,6 +774,7 @@ int main(void)
     test_short_pack();
     test_concurrent();
     test_gc();
+    test_gc_concurrent();
     test_gc_crash();
     rm_rf(base);
     return unit_done();
