@@ -15,15 +15,24 @@
  *   <dir>/packs/NNNNNN.pack header + stored pages back to back
  *   <dir>/index.tmp         only while gc writes the next index
  *
- * Name. SHA-256 of the 4096 bytes. Measured per 4 KiB page on one core of our
- * EPYC (bench/store.sh, CPU time): SHA-256 from libcrypto (SHA-NI) about
- * 1,350-1,590 MB/s against BLAKE2b-256 from libsodium 800-1,046 MB/s, so the
- * cryptographic hash we already use elsewhere is also the fastest one here
- * (BLAKE2s from libcrypto: 538 MB/s). A non-cryptographic hash (XXH3, 18 GB/s)
- * would be faster still but lets anyone who hands us pages (imported runs,
- * shared stores) forge collisions and swap one page for another. The hash
- * context is reused per handle (codec.c), which is a fifth faster than
- * hash_buf's one-shot call.
+ * Name. SHA-256 of the 4096 bytes. Measured per 4 KiB page, one core, CPU
+ * time (bench/store.sh, 2026-11-29, results in bench/RESULTS.md): SHA-256
+ * from libcrypto (SHA-NI) 1,330-1,400 MB/s with the handle's reused context
+ * (1,100 MB/s through hash_buf, which looks the digest up and allocates per
+ * call), BLAKE2b-256 from libsodium 805-850 MB/s; ANCHORS.md has 1,590 vs
+ * 1,046 on an idle machine. So the hash we already use elsewhere is also the
+ * fastest cryptographic one here (1.6x BLAKE2b; BLAKE2s from libcrypto: 538)
+ * and meets the 1 GB/s goal. A non-cryptographic hash (XXH3, 18 GB/s) would
+ * let anyone who hands us pages (imported runs, shared stores) forge a
+ * collision and swap one page for another.
+ *
+ * Cost. A page already present costs its hash only (put 1,200-1,300 MB/s). A
+ * new page costs hash + zstd -1 + append; zstd dominates: 160-200 MB/s on
+ * 4 KiB pages of C headers (ratio 3.1) on this machine (zstd's own
+ * `zstd -b1 -B4096` agrees), so put_batch writes new text pages at 135-160
+ * MB/s and random ones (stored raw) at 320-400 MB/s; a single store_put adds
+ * ~7 syscalls per page (lock, size checks, two writes), about half the batch
+ * speed. get (read, decompress, re-hash) runs at 270-345 MB/s on text.
  *
  * Life of a page (state, and the function that moves it on):
  *
