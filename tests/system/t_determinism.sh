@@ -82,7 +82,8 @@ hole_twin() { # hole_twin HOLE PROGRAM...
     export REWIND_TEST_HOLES=1
     local violated=0
     for i in 1 2 3 4; do
-        run_rw n$i run --test-hole "$hole" --root "$ROOT" -- "$@"
+        # a machine with a hole open may also hang: bound each run
+        run_rw n$i run --timeout 60 --test-hole "$hole" --root "$ROOT" -- "$@"
         if grep -q 'DETERMINISM VIOLATION' n$i.err; then violated=$i; break; fi
     done
     [ $violated -gt 0 ] || fail "hole $hole: 4 runs and the check saw no difference"
