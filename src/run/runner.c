@@ -228,7 +228,8 @@ uint64_t run_hole_bit(const char *name)
 }
 
 /* The test hole timer-at-host-exit needs host-caused exits: a thread that
- * interrupts the vCPU thread every 100 us of host time. */
+ * interrupts the vCPU thread every 1 ms of host time (more often can starve
+ * the guest on a slow host). */
 struct kicker {
     pthread_t thread, target;
     volatile int stop;
@@ -242,7 +243,7 @@ static void kick_handler(int sig)
 static void *kicker_main(void *arg)
 {
     struct kicker *k = arg;
-    struct timespec ts = {0, 100000};
+    struct timespec ts = {0, 1000000};
     while (!k->stop) {
         nanosleep(&ts, NULL);
         pthread_kill(k->target, SIGUSR1);
