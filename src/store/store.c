@@ -92,6 +92,7 @@
  *     returned but which the caller has not yet recorded is dead to gc.
  *     Callers serialise captures with gc (see store.h).
  */
+#include "../util/fail.h"
 #include "store_int.h"
 
 #include <errno.h>
@@ -120,16 +121,7 @@ static int is_zero_name(const hash256 *h)
     return memcmp(h->b, zero_name.b, sizeof(h->b)) == 0;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
+#define fail util_fail
 
 int store_lock(struct store *s)
 {
