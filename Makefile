@@ -8,7 +8,7 @@ B       := build
 
 VMM_SRC := src/vmm/kvm.c src/vmm/cpuid.c src/vmm/boot.c src/vmm/initrd.c src/vmm/platform.c \
            src/vmm/vcpu.c src/vmm/probe.c src/vmm/snapshot.c
-RUN_SRC := src/run/image.c src/run/spec.c src/run/job.c src/run/rundir.c src/run/runref.c src/run/runner.c src/run/keyframe.c
+RUN_SRC := src/run/image.c src/run/spec.c src/run/job.c src/run/rundir.c src/run/runref.c src/run/runner.c src/run/keyframe.c src/run/kfcap.c
 TRACE_SRC := src/trace/trace.c src/trace/compare.c src/trace/describe.c
 UTIL_SRC:= src/util/hash.c src/util/fail.c
 STORE_SRC := src/store/store.c src/store/table.c src/store/index.c src/store/pack.c src/store/codec.c \

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "../run/runref.h"
+#include "../run/runner.h"
+#include <sys/time.h>
 #include "cli.h"
 
 json_t *cli_load_run(const char *ref, char *dir, size_t dirlen)
@@ -83,4 +85,53 @@ void cli_json_str(const char *s, size_t n)
             putchar(c);
     }
     putchar('"');
+}
+
+int cli_test_hole(const char *name, struct run_opts *o)
+{
+    const char *t = getenv("REWIND_TEST_HOLES");
+    if (!t || strcmp(t, "1") != 0) {
+        fprintf(stderr, "rewind: --test-hole is only for rewind's own tests (it breaks "
+                        "determinism on purpose)\n");
+        return -1;
+    }
+    uint64_t bit = run_hole_bit(name);
+    unsigned snap = run_snap_hole_bit(name);
+    if (!bit && !snap) {
+        fprintf(stderr, "rewind: unknown test hole '%s' (host-tsc, timer-at-host-exit, "
+                        "host-rng, kf-no-io-completion, restore-no-tlb-flush, "
+                        "restore-no-pending-flush)\n", name);
+        return -1;
+    }
+    o->test_holes |= bit;
+    o->snap_holes |= snap;
+    return 0;
+}
+
+static volatile sig_atomic_t abort_flag;
+
+static void on_abort_signal(int sig)
+{
+    (void)sig;
+    abort_flag = 1;
+    struct kvm_run *r = run_active_kvm_run;
+    if (r)
+        r->immediate_exit = 1;
+}
+
+volatile sig_atomic_t *cli_abort_on_signals(double timeout_s)
+{
+    struct sigaction sa = {.sa_handler = on_abort_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (timeout_s > 0) {
+        struct itimerval it = {0};
+        it.it_value.tv_sec = (time_t)timeout_s;
+        it.it_value.tv_usec = (suseconds_t)((timeout_s - (double)(time_t)timeout_s) * 1e6);
+        setitimer(ITIMER_REAL, &it, NULL);
+    }
+    return &abort_flag;
 }

@@ -6,6 +6,7 @@
 #define REWIND_CLI_UTIL_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "../trace/trace.h"
@@ -24,5 +25,14 @@ int cli_parse_step(const char *s, uint64_t *out);
 
 /* Print s as a JSON string (with quotes) to stdout. */
 void cli_json_str(const char *s, size_t n);
+
+struct run_opts;
+/* --test-hole NAME: only with REWIND_TEST_HOLES=1 (rewind's own negative
+ * tests). Sets the bit in o. Returns 0, or -1 after one error line. */
+int cli_test_hole(const char *name, struct run_opts *o);
+
+/* Stop a run on SIGINT/SIGTERM and after timeout_s seconds (0: never).
+ * Returns the flag for run_opts.abort. */
+volatile sig_atomic_t *cli_abort_on_signals(double timeout_s);
 
 #endif

@@ -1,35 +1,95 @@
 /*
- * cmd_replay: `rewind replay RUN`: run the stored spec again and compare
- * every record with the stored trace. Prints `identical: N events over S
+ * cmd_replay: `rewind replay RUN [--from STEP]`: run the stored spec again,
+ * from boot or from the keyframe at or before STEP, and compare every record
+ * and the final RAM with the stored run. Prints `identical: N events over S
  * steps` and exits 0, or where the runs part and exits 1 (the new run is
- * kept as <id>~N for `rewind diff`).
+ * kept as <id>~N for `rewind diff`). --verify-restores N also restores N of
+ * the replay's keyframes in place and runs each to the end (the restore
+ * differential).
  */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../run/runner.h"
 #include "cli.h"
 #include "cliutil.h"
 
+static void help(void)
+{
+    puts("usage: rewind replay RUN [--from STEP] [--verify-restores N] [--timeout S]\n"
+         "\n"
+         "Run RUN's spec again (same kernel, init and root image) and compare every\n"
+         "record, the step count and the final RAM. Exit 0 when identical, 1 when the\n"
+         "runs part.\n"
+         "\n"
+         "  --from STEP          start from RUN's keyframe at or before STEP instead of\n"
+         "                       booting (the history before it is RUN's own)\n"
+         "  --verify-restores N  then restore N of the replay's keyframes, evenly spaced,\n"
+         "                       into the same VM, run each to the end and compare\n"
+         "  --timeout S          give up after S seconds of wall time");
+}
+
 int cmd_replay(int argc, char **argv)
 {
-    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        puts("usage: rewind replay RUN\n\nRun RUN's spec again (same kernel, init and root "
-             "image) and compare every\nrecord. Exit 0 when identical, 1 when the runs part.");
-        return 0;
+    static const struct option longopts[] = {
+        {"from", required_argument, 0, 'f'}, {"verify-restores", required_argument, 0, 'v'},
+        {"timeout", required_argument, 0, 't'}, {"test-hole", required_argument, 0, 'H'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+    };
+    struct run_opts o = {0};
+    uint64_t from = 0;
+    int have_from = 0;
+    double timeout = 0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (cli_parse_step(optarg, &from) < 0)
+                return cli_error(2, "--from needs a step number: %s", optarg);
+            have_from = 1;
+            break;
+        case 'v':
+            if (cli_parse_step(optarg, &o.verify_restores) < 0 || !o.verify_restores)
+                return cli_error(2, "--verify-restores needs a positive count: %s", optarg);
+            break;
+        case 't':
+            timeout = strtod(optarg, NULL);
+            if (timeout <= 0)
+                return cli_error(2, "--timeout must be a positive number of seconds: %s",
+                                 optarg);
+            break;
+        case 'H':
+            if (cli_test_hole(optarg, &o) < 0)
+                return 2;
+            break;
+        case 'h':
+            help();
+            return 0;
+        default:
+            return cli_error(2, "see rewind replay --help");
+        }
     }
-    if (argc != 2)
+    if (optind != argc - 1)
         return cli_error(2, "replay needs one run (see rewind replay --help)");
+    if (o.test_holes)
+        return cli_error(2, "replay takes only the keyframe test holes");
     char dir[4096], err[1024];
-    json_t *m = cli_load_run(argv[1], dir, sizeof(dir));
+    json_t *m = cli_load_run(argv[optind], dir, sizeof(dir));
     if (!m)
         return 2;
-    struct run_opts o = {0};
     json_t *spec = json_object_get(m, "spec");
+    unsigned holes = o.snap_holes;
+    uint64_t verify = o.verify_restores;
     if (run_opts_from_spec(spec, cli_home(), &o, err, sizeof(err)) < 0) {
         json_decref(m);
         return cli_error(2, "%s", err);
     }
+    o.snap_holes = holes;
+    o.verify_restores = verify;
+    o.kf_every = (uint64_t)json_integer_value(json_object_get(m, "keyframe_every"));
     o.kernel = cli_artifact("REWIND_KERNEL", "kernel/vmlinux");
     o.init = cli_artifact("REWIND_INIT", "rewind-init");
     if (run_check_artifacts(&o, spec, err, sizeof(err)) < 0) {
@@ -37,18 +97,32 @@ int cmd_replay(int argc, char **argv)
         return cli_error(2, "cannot replay: %s", err);
     }
     json_decref(m);
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    if (have_from) {
+        o.from_run = base;
+        o.from_step = from;
+    }
     o.quiet = 1;
     o.replay = 1;
+    o.abort = cli_abort_on_signals(timeout);
     struct run_result r;
     if (run_execute(&o, &r, err, sizeof(err)) < 0)
-        return cli_error(r.exit_code, "%s", err);
+        return cli_error(r.exit_code == 2 ? 2 : r.exit_code, "%s", err);
     if (!r.had_stored)
         return cli_error(2, "the stored run disappeared during the replay");
-    if (r.diverged) {
+    int bad = r.diverged || r.restores_failed;
+    if (r.diverged)
         printf("parts: %s\n", r.divergence);
-        return 1;
-    }
-    printf("identical: %llu events over %llu steps\n", (unsigned long long)r.events,
-           (unsigned long long)r.steps);
-    return 0;
+    else if (have_from)
+        printf("identical: %llu events over %llu steps (from the keyframe at step %llu, "
+               "restored in %.3f s)\n", (unsigned long long)r.events, (unsigned long long)r.steps,
+               (unsigned long long)r.from_step, r.restore_s);
+    else
+        printf("identical: %llu events over %llu steps\n", (unsigned long long)r.events,
+               (unsigned long long)r.steps);
+    if (o.verify_restores)
+        printf("restores: %llu checked, %llu differ\n", (unsigned long long)r.restores_checked,
+               (unsigned long long)r.restores_failed);
+    return bad ? 1 : 0;
 }

@@ -20,16 +20,6 @@
 
 #define ENV_MAX 1024
 
-static volatile sig_atomic_t run_abort;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    run_abort = 1;
-    struct kvm_run *r = run_active_kvm_run;
-    if (r)
-        r->immediate_exit = 1;
-}
 
 static void help(FILE *f)
 {
@@ -53,6 +43,9 @@ static void help(FILE *f)
           "  --console        copy the guest kernel's console to stderr\n"
           "  --state-log K    keep a hash of the registers at every step and of RAM every\n"
           "                   K steps (for `rewind diverge`; slows the run)\n"
+          "  --no-keyframes   keep no keyframes (no seek, cat, shell or fork for this run)\n"
+          "  --keyframe-every N  a keyframe every N steps (default 4096) and where the\n"
+          "                   job starts\n"
           "  -h, --help       this text\n"
           "\n"
           "Exit status: CMD's own status (128+N if killed by signal N), or 2 bad usage,\n"
@@ -88,7 +81,8 @@ int cmd_run(int argc, char **argv)
         {"seed", required_argument, 0, 's'},   {"epoch", required_argument, 0, 'E'},
         {"quantum", required_argument, 0, 'q'}, {"console", no_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {"test-hole", required_argument, 0, 'H'}, {"state-log", required_argument, 0, 'S'},
-        {"name", required_argument, 0, 'N'},
+        {"name", required_argument, 0, 'N'},   {"no-keyframes", no_argument, 0, 'K'},
+        {"keyframe-every", required_argument, 0, 'k'},
         {0, 0, 0, 0},
     };
     static char *env[ENV_MAX + 1];
@@ -151,20 +145,18 @@ int cmd_run(int argc, char **argv)
             if (cli_parse_step(optarg, &o.state_log) < 0 || o.state_log == 0)
                 return cli_error(2, "--state-log needs a RAM-hash interval in steps: %s", optarg);
             break;
-        case 'H': {
-            /* Opens a determinism hole on purpose: only rewind's own negative
-             * tests may, and they say so in the environment. */
-            const char *t = getenv("REWIND_TEST_HOLES");
-            if (!t || strcmp(t, "1") != 0)
-                return cli_error(2, "--test-hole is only for rewind's own tests "
-                                    "(it breaks determinism on purpose)");
-            uint64_t bit = run_hole_bit(optarg);
-            if (!bit)
-                return cli_error(2, "unknown test hole '%s' (host-tsc, timer-at-host-exit, "
-                                    "host-rng)", optarg);
-            o.test_holes |= bit;
+        case 'K':
+            o.no_keyframes = 1;
             break;
-        }
+        case 'k':
+            if (cli_parse_step(optarg, &o.kf_every) < 0 || o.kf_every == 0)
+                return cli_error(2, "--keyframe-every needs a positive number of steps: %s",
+                                 optarg);
+            break;
+        case 'H':
+            if (cli_test_hole(optarg, &o) < 0)
+                return 2;
+            break;
         case 'h':
             help(stdout);
             return 0;
@@ -181,20 +173,7 @@ int cmd_run(int argc, char **argv)
     o.home = cli_home();
     o.kernel = cli_artifact("REWIND_KERNEL", "kernel/vmlinux");
     o.init = cli_artifact("REWIND_INIT", "rewind-init");
-    o.abort = &run_abort;
-
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGALRM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    if (o.timeout_s > 0) {
-        struct itimerval it = {0};
-        it.it_value.tv_sec = (time_t)o.timeout_s;
-        it.it_value.tv_usec = (suseconds_t)((o.timeout_s - (double)(time_t)o.timeout_s) * 1e6);
-        setitimer(ITIMER_REAL, &it, NULL);
-    }
+    o.abort = cli_abort_on_signals(o.timeout_s);
 
     struct run_result r;
     char err[1024];

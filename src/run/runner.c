@@ -36,6 +36,8 @@
 #include "../vmm/kvm.h"
 #include "../vmm/vcpu.h"
 #include "image.h"
+#include "keyframe.h"
+#include "kfcap.h"
 #include "job.h"
 #include "rundir.h"
 #include "../trace/compare.h"
@@ -56,13 +58,36 @@ struct sink {
     FILE *states;        /* --state-log: per-step register hashes, periodic RAM hashes */
     uint64_t ram_every;
     struct kvm_vm *vm;
+    struct kfcap *kf;    /* NULL: no keyframes */
+    uint64_t kf_every;
+    int kf_due;          /* take a keyframe at the end of this step (the job starts) */
 };
+
+/* Keyframes are taken at steps that depend only on the spec: every
+ * kf_every steps, and at the step the job starts. A failure to write one
+ * (disk full) is reported once and the run goes on without keyframes. */
+static void keyframe_step(struct sink *s, struct platform *p)
+{
+    if (!s->kf || !s->kf->writing || p->outcome != PLATFORM_RUNNING)
+        return;
+    if (!s->kf_due && p->step % s->kf_every != 0)
+        return;
+    s->kf_due = 0;
+    char err[512];
+    if (kfcap_take(s->kf, p, err, sizeof(err)) < 0) {
+        fprintf(stderr, "rewind: warning: keyframes stop at step %llu: %s\n",
+                (unsigned long long)p->step, err);
+        kf_close(&s->kf->w);
+        s->kf->writing = 0;
+    }
+}
 
 /* State log entry: u64 step | u64 first 8 bytes of a SHA-256; the top bit of
  * step marks a RAM hash, otherwise it is the hash of the general registers. */
 static void on_step(void *ctx, struct platform *p)
 {
     struct sink *s = ctx;
+    keyframe_step(s, p);
     if (!s->states)
         return;
     struct kvm_regs regs;
@@ -120,9 +145,11 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
     hash_update(s->trace, le, 8);
     hash_update(s->trace, r, sizeof(*r));
     hash_update(s->trace, payload, len);
-    trace_append(s->file, step, r);
-    if (r->kind == REWIND_REC_OUTPUT || s->file->count % 64 == 0)
-        trace_flush(s->file);
+    if (s->file) {
+        trace_append(s->file, step, r);
+        if (r->kind == REWIND_REC_OUTPUT || s->file->count % 64 == 0)
+            trace_flush(s->file);
+    }
     switch (r->kind) {
     case REWIND_REC_OUTPUT:
         if (!s->quiet)
@@ -134,6 +161,8 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
             write_all(2, payload, len);
         break;
     case REWIND_REC_INIT:
+        if (r->aux == REWIND_INIT_JOB_START)
+            s->kf_due = 1;
         if (r->aux == REWIND_INIT_ERROR)
             snprintf(s->init_error, sizeof(s->init_error), "%.*s", (int)len, payload);
         break;
@@ -227,6 +256,17 @@ uint64_t run_hole_bit(const char *name)
     return 0;
 }
 
+unsigned run_snap_hole_bit(const char *name)
+{
+    if (!strcmp(name, "kf-no-io-completion"))
+        return SNAP_HOLE_NO_IO_COMPLETION;
+    if (!strcmp(name, "restore-no-tlb-flush"))
+        return SNAP_HOLE_NO_TLB_FLUSH;
+    if (!strcmp(name, "restore-no-pending-flush"))
+        return SNAP_HOLE_NO_PENDING_FLUSH;
+    return 0;
+}
+
 /* The test hole timer-at-host-exit needs host-caused exits: a thread that
  * interrupts the vCPU thread every 1 ms of host time (more often can starve
  * the guest on a slow host). */
@@ -280,7 +320,7 @@ static char *manifest_json(const char *spec_json, const struct run_result *r, ui
     json_object_set_new(m, "id", json_string(r->id));
     json_object_set_new(m, "state", json_string("complete"));
     json_object_set_new(m, "spec", json_loads(spec_json, 0, &je));
-    json_object_set_new(m, "parent", json_null());
+    json_object_set_new(m, "parent", json_null()); /* replaced below for forks */
     if (name)
         json_object_set_new(m, "name", json_string(name));
     json_object_set_new(m, "outcome", json_string(run_outcome_word(r->outcome)));
@@ -294,6 +334,13 @@ static char *manifest_json(const char *spec_json, const struct run_result *r, ui
     json_object_set_new(m, "trace_hash", json_string(r->trace_hash));
     json_object_set_new(m, "ram_hash", json_string(r->ram_hash));
     json_object_set_new(m, "created", json_integer((json_int_t)time(NULL)));
+    json_object_set_new(m, "keyframes", json_integer((json_int_t)r->keyframes));
+    json_object_set_new(m, "keyframe_bytes", json_integer((json_int_t)r->kf_bytes));
+    json_object_set_new(m, "keyframe_every", json_integer((json_int_t)r->kf_every));
+    if (r->from_step || r->parent[0]) {
+        json_object_set_new(m, "parent", json_string(r->parent));
+        json_object_set_new(m, "from_step", json_integer((json_int_t)r->from_step));
+    }
     char *out = json_dumps(m, JSON_SORT_KEYS | JSON_INDENT(2));
     json_decref(m);
     if (!out)
@@ -405,6 +452,141 @@ static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, 
     return rc;
 }
 
+/* Feed the entries of the trace at path with step <= upto into the sink (the
+ * trace hash, and the new trace file when the sink has one): the history a
+ * run restored from a keyframe shares with its source. */
+static int replay_prefix(const char *path, uint64_t upto, struct sink *s, char *err,
+                         size_t errlen)
+{
+    struct trace_reader r;
+    if (trace_open_read(&r, path) != 0)
+        return fail(err, errlen, "cannot read the trace %s", path);
+    struct trace_entry e;
+    while (trace_next(&r, &e) == 1 && e.step <= upto) {
+        uint8_t le[8];
+        for (int i = 0; i < 8; i++)
+            le[i] = (uint8_t)(e.step >> (8 * i));
+        hash_update(s->trace, le, 8);
+        hash_update(s->trace, &e.rec, sizeof(e.rec));
+        hash_update(s->trace, e.payload, e.payload_len);
+        if (s->file)
+            trace_append(s->file, e.step, (const struct rewind_record *)r.buf);
+    }
+    int torn = r.torn;
+    trace_close_read(&r);
+    if (torn)
+        return fail(err, errlen, "the trace %s is torn before step %llu", path,
+                    (unsigned long long)upto);
+    return 0;
+}
+
+/* Restore the keyframe of o->from_run at or before o->from_step into a fresh
+ * VM and give the new run the source's trace up to it. */
+static int start_from_keyframe(const struct run_opts *o, struct platform *p, struct kfcap *kf,
+                               struct sink *sink, struct run_result *res, char *err,
+                               size_t errlen)
+{
+    struct kf_chain c;
+    size_t link, idx;
+    if (kf_chain_load(o->home, o->from_run, &c, err, errlen) < 0)
+        return -1;
+    int rc = -1;
+    if (kf_chain_find(&c, o->from_step, &link, &idx) < 0) {
+        fail(err, errlen, "run %s has no keyframe at or before step %llu", o->from_run,
+             (unsigned long long)o->from_step);
+        goto out;
+    }
+    if (kfcap_restore(kf, p, &c, link, idx, err, errlen) < 0)
+        goto out;
+    res->from_step = p->step;
+    snprintf(res->parent, sizeof(res->parent), "%s", o->from_run);
+    char tp[4200];
+    snprintf(tp, sizeof(tp), "%s/runs/%s/trace", o->home, o->from_run);
+    rc = replay_prefix(tp, p->step, sink, err, errlen);
+out:
+    kf_chain_free(&c);
+    return rc;
+}
+
+/* The restore differential, in place: restore sampled keyframes of this run
+ * into the same VM, run each to the end, and compare steps, outcome, trace
+ * hash and RAM hash with the run itself. Prints one line per keyframe. */
+static int verify_restores(const struct run_opts *o, struct run_result *res, struct platform *p,
+                           struct sink *sink, struct rundir *dir, struct kfcap *kf, char *err,
+                           size_t errlen)
+{
+    const char *name = strrchr(dir->staging, '/');
+    name = name ? name + 1 : dir->staging;
+    trace_flush(&dir->trace);
+    fflush(kf->w.f);
+    struct kf_chain c;
+    if (kf_chain_load(o->home, name, &c, err, errlen) < 0)
+        return -1;
+    size_t total = 0;
+    for (size_t l = 0; l < c.nlinks; l++)
+        total += c.link[l].count;
+    uint64_t want = o->verify_restores < total ? o->verify_restores : total;
+    char tp[4200];
+    snprintf(tp, sizeof(tp), "%s/trace", dir->staging);
+    struct trace_writer *file = sink->file;
+    int quiet = sink->quiet, rc = 0;
+    sink->file = NULL;
+    sink->quiet = 1;
+    kf->writing = 0;
+    for (uint64_t j = 0; j < want && rc == 0; j++) {
+        /* Evenly spaced over the chain, last keyframe included. */
+        size_t pick = want == 1 ? total - 1 : (size_t)(j * (total - 1) / (want - 1)), l = 0;
+        while (pick >= c.link[l].count)
+            pick -= c.link[l++].count;
+        if (kfcap_restore(kf, p, &c, l, pick, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        uint64_t from = p->step;
+        sink->trace = hash_new();
+        if (!sink->trace || replay_prefix(tp, from, sink, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        struct vcpu_limits lim = {.abort = o->abort};
+        if (vcpu_run(p, &lim) < 0) {
+            rc = fail(err, errlen, "%s", p->message);
+            break;
+        }
+        hash256 th, rh;
+        char thx[65], rhx[65];
+        hash_final(sink->trace, &th);
+        sink->trace = NULL;
+        hash_hex(&th, thx);
+        if (kvm_ram_hash(p->vm, rh.b) < 0) {
+            rc = fail(err, errlen, "cannot hash guest RAM");
+            break;
+        }
+        hash_hex(&rh, rhx);
+        res->restores_checked++;
+        const char *why = p->step != res->steps           ? "other step count"
+                          : p->outcome != res->outcome    ? "other outcome"
+                          : p->job_status != res->job_status ? "other status"
+                          : strcmp(thx, res->trace_hash) ? "other trace"
+                          : strcmp(rhx, res->ram_hash)   ? "other final RAM"
+                                                          : NULL;
+        if (why) {
+            res->restores_failed++;
+            fprintf(stderr, "rewind: restore at step %llu: DIFFERS (%s: %llu steps, %s, trace "
+                    "%.12s, RAM %.12s)\n", (unsigned long long)from, why,
+                    (unsigned long long)p->step, run_outcome_word(p->outcome), thx, rhx);
+        } else {
+            fprintf(stderr, "rewind: restore at step %llu: identical to the end (step %llu)\n",
+                    (unsigned long long)from, (unsigned long long)p->step);
+        }
+    }
+    kf_chain_free(&c);
+    sink->file = file;
+    sink->quiet = quiet;
+    res->restore_s = kf->restore_s;
+    return rc;
+}
+
 int run_execute(const struct run_opts *o, struct run_result *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof(*res));
@@ -434,6 +616,9 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     char *spec_json = NULL;
     char model[64];
     struct rundir dir = {0};
+    struct store *store = NULL;
+    struct kfcap kf;
+    int kf_ready = 0;
     int rc = -1;
     memset(&rd, 0, sizeof(rd));
     memset(&vm, 0, sizeof(vm));
@@ -467,17 +652,6 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     res->exit_code = RUN_EXIT_INTERNAL;
     if (kvm_map_image(&vm, img.path, err, errlen) < 0)
         goto out;
-    struct boot_config bc = {.kernel_path = o->kernel, .cmdline = KERNEL_CMDLINE,
-                             .initrd = rd.data, .initrd_size = rd.size, .with_image = 1};
-    seed_bytes(o->seed, bc.rng_seed);
-    if (o->test_holes & PLATFORM_HOLE_HOST_RNG && getrandom(bc.rng_seed, 32, 0) != 32) {
-        fail(err, errlen, "getrandom failed");
-        goto out;
-    }
-    if (boot_setup(&vm, &bc, err, errlen) < 0) {
-        res->exit_code = RUN_EXIT_KERNEL;
-        goto out;
-    }
     p = malloc(sizeof(*p));
     sink.trace = hash_new();
     if (!p || !sink.trace) {
@@ -489,6 +663,46 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     p->on_record = on_record;
     p->on_step = on_step;
     p->record_ctx = &sink;
+    if (!o->no_keyframes || o->from_run || o->verify_restores) {
+        char sp[4200];
+        snprintf(sp, sizeof(sp), "%s/store", o->home);
+        if (store_open(sp, &store, err, errlen) < 0 ||
+            kfcap_init(&kf, &vm, store, err, errlen) < 0)
+            goto out;
+        kf.holes = o->snap_holes;
+        kf_ready = 1;
+    }
+    const char *parent = NULL;
+    uint64_t parent_upto = 0;
+    if (o->from_run) {
+        if (start_from_keyframe(o, p, &kf, &sink, res, err, errlen) < 0)
+            goto out;
+        parent = o->from_run;
+        parent_upto = res->from_step;
+    } else {
+        struct boot_config bc = {.kernel_path = o->kernel, .cmdline = KERNEL_CMDLINE,
+                                 .initrd = rd.data, .initrd_size = rd.size, .with_image = 1};
+        seed_bytes(o->seed, bc.rng_seed);
+        if (o->test_holes & PLATFORM_HOLE_HOST_RNG && getrandom(bc.rng_seed, 32, 0) != 32) {
+            fail(err, errlen, "getrandom failed");
+            goto out;
+        }
+        if (boot_setup(&vm, &bc, err, errlen) < 0) {
+            res->exit_code = RUN_EXIT_KERNEL;
+            goto out;
+        }
+    }
+    if (!o->no_keyframes) {
+        char kp[4200];
+        snprintf(kp, sizeof(kp), "%s/keyframes", dir.staging);
+        if (kfcap_open(&kf, kp, parent, parent_upto, err, errlen) < 0)
+            goto out;
+        sink.kf = &kf;
+        sink.kf_every = o->kf_every ? o->kf_every : RUN_KF_EVERY;
+        res->kf_every = sink.kf_every;
+        if (!o->from_run && kfcap_take(&kf, p, err, errlen) < 0)
+            goto out;
+    }
     struct vcpu_limits lim = {.abort = o->abort};
     phase("setup");
     double t0 = now_wall();
@@ -547,6 +761,20 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         fclose(sink.states);
         sink.states = NULL;
     }
+    if (kf_ready) {
+        res->keyframes = kf.taken;
+        res->kf_pages = kf.delta_pages;
+        res->kf_bytes = kf.w.bytes;
+        res->kf_capture_s = kf.capture_s;
+        res->restore_s = kf.restore_s;
+    }
+    if (o->verify_restores && verify_restores(o, res, p, &sink, &dir, &kf, err, errlen) < 0)
+        goto out;
+    if (kf_ready && kfcap_finish(&kf) < 0) {
+        fail(err, errlen, "cannot write the keyframes of this run: %s", strerror(errno));
+        goto out;
+    }
+    kf_ready = 0;
     char name[64];
     check_against_stored(o, res, &dir, name, sizeof(name));
     res->events = dir.trace.count;
@@ -565,6 +793,9 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     phase("ram+save");
     rc = 0;
 out:
+    if (kf_ready)
+        kfcap_finish(&kf);
+    store_close(store);
     if (rc < 0)
         rundir_abort(&dir);
     if (sink.trace) {

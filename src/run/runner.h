@@ -46,7 +46,18 @@ struct run_opts {
     uint64_t test_holes;          /* REWIND_HOLE_* | PLATFORM_HOLE_*: tests only */
     uint64_t state_log;           /* 0: off; else log register hashes every step and a
                                      RAM hash every state_log steps */
+    int no_keyframes;             /* --no-keyframes */
+    uint64_t kf_every;            /* keyframe cadence in steps (0: RUN_KF_EVERY) */
+    unsigned snap_holes;          /* SNAP_HOLE_*: tests only */
+    const char *from_run;         /* start at this run's keyframe at or before from_step */
+    uint64_t from_step;
+    uint64_t verify_restores;     /* after the run, restore this many of its keyframes in
+                                     place, run each to the end and compare */
 };
+
+/* Default keyframe cadence: a keyframe every this many steps (and one at the
+ * step the job starts). Measured: see bench/RESULTS.md. */
+#define RUN_KF_EVERY 4096
 
 struct run_result {
     char id[17];
@@ -61,6 +72,11 @@ struct run_result {
     uint64_t events;       /* records in the trace */
     char divergence[512];
     int exit_code; /* what `rewind run` exits with */
+    uint64_t keyframes, kf_pages, kf_bytes, kf_every; /* keyframes this run wrote */
+    double kf_capture_s, restore_s;
+    uint64_t from_step;        /* the keyframe step the run started from (from_run) */
+    char parent[64];           /* from_run's directory name, or empty */
+    uint64_t restores_checked, restores_failed; /* verify_restores */
 };
 
 /* Execute a run. Returns 0 when the VM ran (outcome in res), or -1 when it
@@ -70,6 +86,10 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
 /* Parse a test hole name ("host-tsc", "timer-at-host-exit", "host-rng") to
  * its bit; 0 if unknown. */
 uint64_t run_hole_bit(const char *name);
+
+/* Parse a keyframe test hole name to its SNAP_HOLE_* bit; 0 if unknown.
+ * These do not change the run itself, only its keyframes or restores. */
+unsigned run_snap_hole_bit(const char *name);
 
 /* Fill o (root, argv, env, cwd, mem, seed, epoch, quantum) from a stored
  * spec (a jansson object). Returns 0 or -1 with one line in err. */

@@ -74,7 +74,8 @@ int kvm_open(struct kvm_vm *vm, uint64_t ram_size, char *err, size_t errlen)
     vm->ram_size = ram_size;
     madvise(vm->ram, ram_size, MADV_MERGEABLE);
     vm->written = calloc((ram_size / 4096 + 63) / 64, sizeof(uint64_t));
-    if (!vm->written)
+    vm->dirty = calloc((ram_size / 4096 + 63) / 64, sizeof(uint64_t));
+    if (!vm->written || !vm->dirty)
         return fail(err, errlen, "out of memory");
     if (set_region(vm, 0, KVM_MEM_LOG_DIRTY_PAGES, 0, ram_size, vm->ram) < 0)
         return fail(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
@@ -130,8 +131,10 @@ void *kvm_gpa_w(struct kvm_vm *vm, uint64_t gpa, uint64_t len)
     uint8_t *p = kvm_gpa(vm, gpa, len);
     if (!p || !len)
         return p;
-    for (uint64_t pg = gpa / 4096; pg <= (gpa + len - 1) / 4096; pg++)
+    for (uint64_t pg = gpa / 4096; pg <= (gpa + len - 1) / 4096; pg++) {
         vm->written[pg / 64] |= 1ull << (pg % 64);
+        vm->dirty[pg / 64] |= 1ull << (pg % 64);
+    }
     return p;
 }
 
@@ -144,8 +147,10 @@ int kvm_collect_dirty(struct kvm_vm *vm)
     struct kvm_dirty_log d = {.slot = 0, .dirty_bitmap = log};
     int rc = ioctl(vm->vm_fd, KVM_GET_DIRTY_LOG, &d);
     if (rc == 0)
-        for (size_t i = 0; i < words; i++)
+        for (size_t i = 0; i < words; i++) {
             vm->written[i] |= log[i];
+            vm->dirty[i] |= log[i];
+        }
     free(log);
     return rc < 0 ? -1 : 0;
 }
@@ -222,6 +227,7 @@ void kvm_close(struct kvm_vm *vm)
     if (vm->ram)
         munmap(vm->ram, vm->ram_size);
     free(vm->written);
+    free(vm->dirty);
     if (vm->image)
         munmap(vm->image, vm->image_size);
     if (vm->vcpu_fd >= 0)

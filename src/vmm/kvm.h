@@ -21,6 +21,7 @@ struct kvm_vm {
     uint8_t *ram;
     uint64_t ram_size;
     uint64_t *written;   /* bitmap: pages the guest or the monitor ever wrote */
+    uint64_t *dirty;     /* bitmap: pages written since the keyframe code last cleared it */
     uint8_t *image;      /* read-only mapping of the root image, or NULL */
     uint64_t image_size; /* rounded up to a page */
 };
@@ -40,7 +41,7 @@ void *kvm_gpa(const struct kvm_vm *vm, uint64_t gpa, uint64_t len);
  * marked in vm->written (KVM's dirty log sees only the guest's writes). */
 void *kvm_gpa_w(struct kvm_vm *vm, uint64_t gpa, uint64_t len);
 
-/* Fold KVM's dirty log into vm->written. Returns 0 or -1. */
+/* Fold KVM's dirty log into vm->written and vm->dirty. Returns 0 or -1. */
 int kvm_collect_dirty(struct kvm_vm *vm);
 
 /* SHA-256 over (page index, bytes) of every non-zero page of guest RAM, in

@@ -1,0 +1,194 @@
+/*
+ * kfcap: see kfcap.h.
+ */
+#include "../util/fail.h"
+#include "kfcap.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define fail util_fail
+#define KFCAP_BATCH 256
+
+static hash256 zero_name;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* All-zero bytes stand for the zero page in cur[] and in maps. */
+static void normalize(hash256 *h)
+{
+    if (!memcmp(h, &zero_name, sizeof(*h)))
+        memset(h, 0, sizeof(*h));
+}
+
+static int is_absent(const hash256 *h)
+{
+    static const hash256 none;
+    return !memcmp(h, &none, sizeof(*h));
+}
+
+int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, size_t errlen)
+{
+    memset(k, 0, sizeof(*k));
+    store_zero_hash(&zero_name);
+    k->vm = vm;
+    k->store = s;
+    k->npfn = vm->ram_size / 4096;
+    k->cur = calloc(k->npfn, sizeof(*k->cur));
+    k->batch = malloc((size_t)KFCAP_BATCH * 4096);
+    if (!k->cur || !k->batch)
+        return fail(err, errlen, "out of memory for keyframes");
+    const char *kill = getenv("REWIND_TEST_KILL_IN_KEYFRAME");
+    if (kill)
+        k->kill_at = strtoull(kill, NULL, 10);
+    return 0;
+}
+
+int kfcap_open(struct kfcap *k, const char *path, const char *parent, uint64_t parent_upto,
+               char *err, size_t errlen)
+{
+    if (kf_create(&k->w, path, parent, parent_upto) < 0)
+        return fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    k->writing = 1;
+    return 0;
+}
+
+static int flush_batch(struct kfcap *k, const uint64_t *pfns, size_t n, struct kf_page **delta,
+                       size_t *nd, char *err, size_t errlen)
+{
+    hash256 names[KFCAP_BATCH];
+    if (store_put_batch(k->store, k->batch, n, names) < 0)
+        return fail(err, errlen, "cannot write pages to the store: %s", strerror(errno));
+    for (size_t i = 0; i < n; i++) {
+        hash256 h = names[i];
+        normalize(&h);
+        if (!memcmp(&h, &k->cur[pfns[i]], sizeof(h)))
+            continue;
+        k->cur[pfns[i]] = h;
+        (*delta)[*nd].pfn = pfns[i];
+        (*delta)[*nd].hash = is_absent(&h) ? zero_name : h;
+        (*nd)++;
+    }
+    return 0;
+}
+
+int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
+{
+    double t0 = now_s();
+    static struct snap s;
+    if (snap_capture(p, &s, k->holes, err, errlen) < 0)
+        return -1;
+    if (kvm_collect_dirty(k->vm) < 0)
+        return fail(err, errlen, "KVM_GET_DIRTY_LOG: %s", strerror(errno));
+    uint64_t *dirty = k->vm->dirty;
+    size_t ndirty = 0;
+    for (uint64_t w = 0; w < (k->npfn + 63) / 64; w++)
+        ndirty += (size_t)__builtin_popcountll(dirty[w]);
+    struct kf_page *delta = malloc((ndirty ? ndirty : 1) * sizeof(*delta));
+    if (!delta)
+        return fail(err, errlen, "out of memory");
+    size_t nd = 0, nb = 0;
+    uint64_t pfns[KFCAP_BATCH];
+    int rc = 0;
+    for (uint64_t pfn = 0; pfn < k->npfn && rc == 0; pfn++) {
+        if (!(dirty[pfn / 64] >> (pfn % 64) & 1))
+            continue;
+        memcpy(k->batch + nb * 4096, k->vm->ram + pfn * 4096, 4096);
+        pfns[nb++] = pfn;
+        if (nb == KFCAP_BATCH) {
+            rc = flush_batch(k, pfns, nb, &delta, &nd, err, errlen);
+            nb = 0;
+        }
+    }
+    if (rc == 0 && nb)
+        rc = flush_batch(k, pfns, nb, &delta, &nd, err, errlen);
+    memset(dirty, 0, (k->npfn + 63) / 64 * sizeof(uint64_t));
+    if (rc == 0 && k->kill_at && k->taken + 1 == k->kill_at && k->w.f) {
+        /* Test hook: die with a torn record on disk (half a header). */
+        fwrite(&s, 1, 12, k->w.f);
+        fflush(k->w.f);
+        kill(getpid(), SIGKILL);
+    }
+    if (rc == 0 && k->writing &&
+        kf_append(&k->w, p->step, &s, sizeof(s), delta, (uint32_t)nd) < 0)
+        rc = fail(err, errlen, "cannot write a keyframe: %s", strerror(errno));
+    free(delta);
+    if (rc == 0) {
+        k->taken++;
+        k->delta_pages += nd;
+        k->file_bytes = k->w.bytes;
+        k->capture_s += now_s() - t0;
+    }
+    return rc;
+}
+
+int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c, size_t link,
+                  size_t idx, char *err, size_t errlen)
+{
+    double t0 = now_s();
+    hash256 *map = calloc(k->npfn, sizeof(*map));
+    if (!map)
+        return fail(err, errlen, "out of memory");
+    int rc = kf_chain_map(c, link, idx, map, k->npfn, err, errlen);
+    if (rc == 0 && kvm_collect_dirty(k->vm) < 0)
+        rc = fail(err, errlen, "KVM_GET_DIRTY_LOG: %s", strerror(errno));
+    struct kvm_vm *vm = k->vm;
+    for (uint64_t pfn = 0; pfn < k->npfn && rc == 0; pfn++) {
+        normalize(&map[pfn]);
+        int dirty = vm->dirty[pfn / 64] >> (pfn % 64) & 1;
+        if (!dirty && !memcmp(&map[pfn], &k->cur[pfn], sizeof(hash256)))
+            continue;
+        uint8_t *dst = vm->ram + pfn * 4096;
+        if (is_absent(&map[pfn])) {
+            memset(dst, 0, 4096);
+        } else if (store_get(k->store, &map[pfn], dst) < 0) {
+            char hex[65];
+            hash_hex(&map[pfn], hex);
+            rc = fail(err, errlen, "page %s of the keyframe is %s in the store", hex,
+                      errno == ENOENT ? "missing" : "corrupt");
+            break;
+        } else {
+            vm->written[pfn / 64] |= 1ull << (pfn % 64);
+        }
+        k->cur[pfn] = map[pfn];
+        k->restored_pages++;
+    }
+    free(map);
+    if (rc < 0)
+        return -1;
+    memset(vm->dirty, 0, (k->npfn + 63) / 64 * sizeof(uint64_t));
+    void *state = NULL;
+    uint32_t len = 0;
+    struct kf_file *f = (struct kf_file *)&c->link[link].file;
+    if (kf_read_state(f, idx, &state, &len) < 0)
+        return fail(err, errlen, "cannot read keyframe %zu of run %s", idx, c->link[link].run);
+    if (snap_check(state, len, err, errlen) == 0)
+        rc = snap_restore(p, state, k->holes, err, errlen);
+    else
+        rc = -1;
+    free(state);
+    k->restore_s += now_s() - t0;
+    return rc;
+}
+
+int kfcap_finish(struct kfcap *k)
+{
+    int rc = 0;
+    if (k->writing)
+        rc = kf_close(&k->w);
+    k->writing = 0;
+    free(k->cur);
+    free(k->batch);
+    k->cur = NULL;
+    k->batch = NULL;
+    return rc;
+}

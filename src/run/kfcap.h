@@ -1,0 +1,60 @@
+/*
+ * kfcap: taking keyframes of a running VM and restoring one into a VM.
+ *
+ * A keyframe is the snapshot (src/vmm/snapshot.h) plus the pages that
+ * changed since the previous keyframe: KVM's dirty log (and the monitor's
+ * own writes, kvm_gpa_w) say which pages were written; each is named by
+ * hash and put in the page store, and only those whose hash differs from
+ * the last one kept for that page enter the record.
+ *
+ * Invariants:
+ *  1. cur[pfn] is the hash of page pfn as of the last capture or restore
+ *     (all-zero bytes for the zero page); a page not in vm->dirty still has
+ *     that content.
+ *  2. A keyframe record is appended only after all its pages are in the
+ *     store, so a reader never meets a record whose pages are missing.
+ *  3. Restore rewrites exactly the pages whose content may differ from the
+ *     target (dirty since the last capture, or a different hash) and then
+ *     clears the dirty set: in-place restores cost what changed.
+ */
+#ifndef REWIND_RUN_KFCAP_H
+#define REWIND_RUN_KFCAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../store/store.h"
+#include "../vmm/platform.h"
+#include "../vmm/snapshot.h"
+#include "keyframe.h"
+
+struct kfcap {
+    struct kvm_vm *vm;
+    struct store *store;
+    hash256 *cur;
+    uint64_t npfn;
+    struct kf_writer w;
+    int writing;
+    uint8_t *batch; /* KFCAP_BATCH pages */
+    unsigned holes; /* SNAP_HOLE_* (tests) */
+    uint64_t kill_at; /* tests: die in the middle of writing keyframe number kill_at (1-based) */
+    /* statistics */
+    uint64_t taken, delta_pages, file_bytes;
+    double capture_s, restore_s;
+    uint64_t restored_pages;
+};
+
+/* Set k up for vm with the page store s. 0 or -1 + err. */
+int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, size_t errlen);
+/* Start writing keyframes to path (parent: run name or NULL). 0 or -1 + err. */
+int kfcap_open(struct kfcap *k, const char *path, const char *parent, uint64_t parent_upto,
+               char *err, size_t errlen);
+/* Take one keyframe now (at a step, vCPU stopped). 0 or -1 + err. */
+int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen);
+/* Restore keyframe (link, idx) of chain c into k's VM and p. 0 or -1 + err. */
+int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c, size_t link,
+                  size_t idx, char *err, size_t errlen);
+/* Close the file (fsync) and free. 0 or -1 (the file could not be written). */
+int kfcap_finish(struct kfcap *k);
+
+#endif
