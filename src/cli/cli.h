@@ -23,6 +23,9 @@ int cmd_events(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 /* Print "rewind: <msg>\n" to stderr and return code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

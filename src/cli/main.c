@@ -21,6 +21,9 @@ static const struct cli_command commands[] = {
     {"events", cmd_events, "a run's events with their steps"},
     {"diff", cmd_diff, "the first event where two runs part"},
     {"remove", cmd_remove, "delete runs"},
+    {"gc", cmd_gc, "free pages and images no run needs"},
+    {"export", cmd_export, "write a run as one file (--replayable: with pages and image)"},
+    {"import", cmd_import, "add a run from a file written by export, verified first"},
     {"diverge", cmd_diverge, "find where two runs that should be equal part"},
     {"doctor", cmd_doctor, "check that this machine can run rewind"},
 };

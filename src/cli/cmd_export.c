@@ -1,0 +1,65 @@
+/*
+ * cmd_export: `rewind export RUN [-o FILE] [--replayable]`: write a run as
+ * one archive file (format and checks in src/run/archive.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../run/archive.h"
+#include "../run/runref.h"
+#include "cli.h"
+
+static void usage(void)
+{
+    puts("usage: rewind export RUN [-o FILE] [--replayable]\n\n"
+         "Write the run as one file (default RUN.rewind here; -o - writes to stdout):\n"
+         "its manifest, spec, trace and states, enough for ls, show, log, ps, events\n"
+         "and diff on another machine after rewind import.\n\n"
+         "  -o FILE       where to write the archive\n"
+         "  --replayable  also the keyframes of the run's chain (and of the runs it\n"
+         "                was forked from), every page they name and the root image,\n"
+         "                so rewind replay works after import");
+}
+
+int cmd_export(int argc, char **argv)
+{
+    const char *ref = NULL, *out = NULL;
+    int replayable = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage();
+            return 0;
+        } else if (!strcmp(argv[i], "--replayable"))
+            replayable = 1;
+        else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (++i == argc)
+                return cli_error(2, "-o needs a file name (or - for stdout)");
+            out = argv[i];
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return cli_error(2, "unknown option '%s' (see rewind export --help)", argv[i]);
+        else if (ref)
+            return cli_error(2, "export takes one run (see rewind export --help)");
+        else
+            ref = argv[i];
+    }
+    if (!ref)
+        return cli_error(2, "export needs a run (see rewind export --help)");
+    char dir[4200], err[1024], def[128];
+    if (runref_resolve(cli_home(), ref, dir, sizeof(dir), err, sizeof(err)) < 0)
+        return cli_error(1, "%s", err);
+    const char *name = strrchr(dir, '/') + 1;
+    if (!out) {
+        snprintf(def, sizeof(def), "%s.rewind", name);
+        out = def;
+    }
+    struct archive_stats st;
+    if (archive_export(cli_home(), name, replayable, out, &st, err, sizeof(err)) < 0)
+        return cli_error(1, "%s", err);
+    fprintf(strcmp(out, "-") ? stdout : stderr,
+            "exported run %s to %s (%" PRIu64 " events, %" PRIu64 " keyframes, %" PRIu64
+            " pages, %" PRIu64 " images, %" PRIu64 " bytes)\n",
+            st.run, strcmp(out, "-") ? out : "stdout", st.events, st.keyframes, st.pages,
+            st.images, st.bytes);
+    return 0;
+}

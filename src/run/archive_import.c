@@ -1,0 +1,755 @@
+/*
+ * archive_import: read an archive into $REWIND_HOME, verifying all of it
+ * before adding anything (the format and the checks are in archive.h).
+ *
+ * Three phases:
+ *  1. read: every entry is bounds-checked and written to a staging place:
+ *     run files to runs/.import.<pid>/<run>/<file>, pages (re-hashed) to
+ *     runs/.import.<pid>/pages, images (re-hashed while copied) to
+ *     images/<hex>.erofs.tmp.<pid> (or only hashed, if the image is already
+ *     here). The END entry's count and hash close the archive.
+ *  2. check: the staged runs are complete and readable, their keyframes
+ *     chains and pages resolve, and runs already here are identical.
+ *  3. commit: pages into the store (store_put_batch, store_sync), images
+ *     linked into place, run directories renamed into runs/ (parents
+ *     first). A crash during commit leaves at worst pages or images no run
+ *     names yet (gc frees them) and never a run whose pages are missing.
+ * Any failure in 1 or 2 removes what was staged and what this import
+ * created (runs/ or images/ if they were new), so nothing is added.
+ */
+#include "archive.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "../store/store.h"
+#include "../trace/trace.h"
+#include "../util/fail.h"
+#include "archive_int.h"
+#include "hashvec.h"
+#include "homelock.h"
+#include "keyframe.h"
+#include "rundir.h"
+
+#define fail util_fail
+#define PUT_BATCH 256
+
+struct rd {
+    int fd;
+    uint64_t off;
+    hash_ctx *h;
+    uint8_t buf[1 << 16];
+    size_t pos, len;
+};
+
+struct irun {
+    char name[64];
+    unsigned files; /* bit per enum arch_file */
+    int already;    /* present here with identical files */
+    char image[65];
+};
+
+struct iimg {
+    char hex[65];
+    char tmp[4400]; /* staged copy; "" if the image was already here */
+};
+
+struct imp {
+    const char *home;
+    char stage[4200];
+    struct rd r;
+    uint32_t flags;
+    char main[65];
+    struct irun run[ARCH_MAX_RUNS];
+    size_t nruns;
+    struct iimg img[ARCH_MAX_RUNS];
+    size_t nimg;
+    struct hashvec pages; /* in the archive, in archive order until checked */
+    int pages_fd;
+    uint64_t entries;
+    int made_runs, made_images; /* this import created runs/, images/ */
+    struct store *local;        /* the store here, opened to check pages */
+    int local_tried;
+};
+
+/* ---- reading ------------------------------------------------------------ */
+
+/* Read exactly n bytes: 0, 1 at the end of the input, -1 on an I/O error. */
+static int rd_exact(struct rd *r, void *p, size_t n, int hash)
+{
+    uint8_t *o = p;
+    while (n) {
+        if (r->pos == r->len) {
+            ssize_t k = read(r->fd, r->buf, sizeof(r->buf));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                return -1;
+            if (k == 0)
+                return 1;
+            r->pos = 0;
+            r->len = (size_t)k;
+        }
+        size_t c = r->len - r->pos < n ? r->len - r->pos : n;
+        memcpy(o, r->buf + r->pos, c);
+        if (hash)
+            hash_update(r->h, o, c);
+        r->pos += c;
+        r->off += c;
+        o += c;
+        n -= c;
+    }
+    return 0;
+}
+
+static int rd_fail(struct imp *m, int r, char *err, size_t errlen)
+{
+    if (r > 0)
+        return fail(err, errlen, "the archive is truncated at byte %llu",
+                    (unsigned long long)m->r.off);
+    return fail(err, errlen, "cannot read the archive: %s", strerror(errno));
+}
+
+/* Copy len bytes of the archive to fd (if >= 0), hashing them into verify
+ * (if not NULL). */
+static int rd_copy(struct imp *m, int fd, uint64_t len, hash_ctx *verify, char *err,
+                   size_t errlen)
+{
+    static uint8_t buf[1 << 16];
+    while (len) {
+        size_t n = len < sizeof(buf) ? (size_t)len : sizeof(buf);
+        int r = rd_exact(&m->r, buf, n, 1);
+        if (r)
+            return rd_fail(m, r, err, errlen);
+        if (verify)
+            hash_update(verify, buf, n);
+        for (size_t done = 0; fd >= 0 && done < n;) {
+            ssize_t k = write(fd, buf + done, n - done);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                return fail(err, errlen, "cannot stage the import: %s", strerror(errno));
+            done += (size_t)k;
+        }
+        len -= n;
+    }
+    return 0;
+}
+
+static int make_dir(const char *path, int *made)
+{
+    if (mkdir(path, 0755) == 0) {
+        if (made)
+            *made = 1;
+        return 0;
+    }
+    return errno == EEXIST ? 0 : -1;
+}
+
+/* ---- entries ------------------------------------------------------------ */
+
+static struct irun *find_run(struct imp *m, const char *name)
+{
+    for (size_t i = 0; i < m->nruns; i++)
+        if (!strcmp(m->run[i].name, name))
+            return &m->run[i];
+    return NULL;
+}
+
+static int entry_file(struct imp *m, const char *name, uint64_t len, char *err, size_t errlen)
+{
+    char run[256], path[4600];
+    const char *slash = strchr(name, '/');
+    size_t rl = slash ? (size_t)(slash - name) : 0;
+    if (!slash || rl >= sizeof(run))
+        return fail(err, errlen, "bad file entry '%s' in the archive", name);
+    memcpy(run, name, rl);
+    run[rl] = 0;
+    int f = archive_file_index(slash + 1);
+    if (!archive_valid_run_name(run) || f < 0)
+        return fail(err, errlen, "refusing archive entry '%s' (not a run file)", name);
+    if (len > ((f == ARCH_F_MANIFEST || f == ARCH_F_SPEC) ? ARCH_JSON_MAX : ARCH_DATA_MAX))
+        return fail(err, errlen, "archive entry %s is too large (%llu bytes)", name,
+                    (unsigned long long)len);
+    struct irun *r = find_run(m, run);
+    if (!r) {
+        if (m->nruns == ARCH_MAX_RUNS)
+            return fail(err, errlen, "the archive holds more than %d runs", ARCH_MAX_RUNS);
+        r = &m->run[m->nruns++];
+        memcpy(r->name, run, rl + 1); /* a valid name is <= ARCHIVE_NAME_MAX bytes */
+        snprintf(path, sizeof(path), "%s/%s", m->stage, run);
+        if (mkdir(path, 0755) < 0)
+            return fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    }
+    if (r->files & (1u << f))
+        return fail(err, errlen, "the archive holds %s twice", name);
+    r->files |= 1u << f;
+    snprintf(path, sizeof(path), "%s/%s", m->stage, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    int rc = rd_copy(m, fd, len, NULL, err, errlen);
+    if (rc == 0 && fsync(fd) < 0)
+        rc = fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+static int entry_page(struct imp *m, int kind, const char *name, uint64_t len, char *err,
+                      size_t errlen)
+{
+    hash256 want, got;
+    uint8_t in[STORE_PAGE_SIZE], page[STORE_PAGE_SIZE];
+    if (archive_parse_hex(name, strlen(name), &want) < 0)
+        return fail(err, errlen, "bad page name '%s' in the archive", name);
+    if (kind == ARCH_PAGE ? len != STORE_PAGE_SIZE : (len == 0 || len >= STORE_PAGE_SIZE))
+        return fail(err, errlen, "page %s has a bad length (%llu bytes)", name,
+                    (unsigned long long)len);
+    int r = rd_exact(&m->r, in, (size_t)len, 1);
+    if (r)
+        return rd_fail(m, r, err, errlen);
+    if (kind == ARCH_PAGE) {
+        memcpy(page, in, STORE_PAGE_SIZE);
+    } else {
+        size_t n = ZSTD_decompress(page, sizeof(page), in, (size_t)len);
+        if (ZSTD_isError(n) || n != STORE_PAGE_SIZE)
+            return fail(err, errlen, "page %s is corrupt (does not decompress to a page)", name);
+    }
+    hash_buf(page, STORE_PAGE_SIZE, &got);
+    if (memcmp(&got, &want, sizeof(got))) {
+        char hex[65];
+        hash_hex(&got, hex);
+        return fail(err, errlen, "page %s is corrupt (its bytes hash to %.16s...)", name, hex);
+    }
+    if (hashvec_add(&m->pages, &want) < 0)
+        return fail(err, errlen, "the archive holds too many pages");
+    for (size_t done = 0; done < STORE_PAGE_SIZE;) {
+        ssize_t k = write(m->pages_fd, page + done, STORE_PAGE_SIZE - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return fail(err, errlen, "cannot stage the import: %s", strerror(errno));
+        done += (size_t)k;
+    }
+    return 0;
+}
+
+static int entry_image(struct imp *m, const char *name, uint64_t len, char *err, size_t errlen)
+{
+    hash256 want, got;
+    char dir[4200], final[4300], hex[65];
+    if (archive_parse_hex(name, strlen(name), &want) < 0)
+        return fail(err, errlen, "bad image name '%s' in the archive", name);
+    if (len > ARCH_DATA_MAX)
+        return fail(err, errlen, "image %s is too large", name);
+    for (size_t i = 0; i < m->nimg; i++)
+        if (!strcmp(m->img[i].hex, name))
+            return fail(err, errlen, "the archive holds image %s twice", name);
+    if (m->nimg == ARCH_MAX_RUNS)
+        return fail(err, errlen, "the archive holds more than %d images", ARCH_MAX_RUNS);
+    struct iimg *g = &m->img[m->nimg++];
+    snprintf(g->hex, sizeof(g->hex), "%s", name);
+    snprintf(dir, sizeof(dir), "%s/images", m->home);
+    snprintf(final, sizeof(final), "%s/%s.erofs", dir, name);
+    int fd = -1;
+    if (access(final, F_OK) != 0) {
+        if (make_dir(dir, &m->made_images) < 0)
+            return fail(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        snprintf(g->tmp, sizeof(g->tmp), "%s.tmp.%d", final, (int)getpid());
+        fd = open(g->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return fail(err, errlen, "cannot create %s: %s", g->tmp, strerror(errno));
+    }
+    hash_ctx *h = hash_new();
+    if (!h) {
+        if (fd >= 0)
+            close(fd);
+        return fail(err, errlen, "out of memory");
+    }
+    int rc = rd_copy(m, fd, len, h, err, errlen);
+    hash_final(h, &got);
+    if (rc == 0 && fd >= 0 && fsync(fd) < 0)
+        rc = fail(err, errlen, "cannot write %s: %s", g->tmp, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    hash_hex(&got, hex);
+    if (rc == 0 && memcmp(&got, &want, sizeof(got)))
+        rc = fail(err, errlen, "image %s is corrupt (its bytes hash to %.16s...)", name, hex);
+    return rc;
+}
+
+static int entry_end(struct imp *m, uint32_t name_len, uint64_t len, char *err, size_t errlen)
+{
+    uint8_t end[ARCH_END_LEN], one;
+    hash256 d;
+    uint64_t at = m->r.off - ARCH_ENTRY_SIZE;
+    if (name_len != 0 || len != ARCH_END_LEN)
+        return fail(err, errlen, "bad end entry at byte %llu", (unsigned long long)at);
+    hash_final(m->r.h, &d);
+    m->r.h = NULL;
+    int r = rd_exact(&m->r, end, sizeof(end), 0);
+    if (r)
+        return rd_fail(m, r, err, errlen);
+    if (archive_get64(end) != m->entries || memcmp(end + 8, d.b, 32))
+        return fail(err, errlen, "the archive is corrupt (its checksum does not match)");
+    r = rd_exact(&m->r, &one, 1, 0);
+    if (r < 0)
+        return rd_fail(m, r, err, errlen);
+    if (r == 0)
+        return fail(err, errlen, "the archive has data after its end (byte %llu)",
+                    (unsigned long long)(m->r.off - 1));
+    return 0;
+}
+
+/* Read one entry; 1 when it was the END entry. */
+static int read_entry(struct imp *m, char *err, size_t errlen)
+{
+    uint8_t h[ARCH_ENTRY_SIZE];
+    char name[ARCH_NAME_LEN_MAX + 1];
+    uint64_t at = m->r.off;
+    int r = rd_exact(&m->r, h, sizeof(h), 0);
+    if (r)
+        return rd_fail(m, r, err, errlen);
+    uint32_t kind = archive_get32(h), nl = archive_get32(h + 4);
+    uint64_t len = archive_get64(h + 8);
+    if (kind == ARCH_END)
+        return entry_end(m, nl, len, err, errlen) < 0 ? -1 : 1;
+    if (kind < ARCH_FILE || kind > ARCH_END)
+        return fail(err, errlen, "unknown entry kind %u at byte %llu of the archive", kind,
+                    (unsigned long long)at);
+    if (nl == 0 || nl > ARCH_NAME_LEN_MAX)
+        return fail(err, errlen, "bad entry name length %u at byte %llu of the archive", nl,
+                    (unsigned long long)at);
+    hash_update(m->r.h, h, sizeof(h));
+    if ((r = rd_exact(&m->r, name, nl, 1)) != 0)
+        return rd_fail(m, r, err, errlen);
+    name[nl] = 0;
+    if (strlen(name) != nl)
+        return fail(err, errlen, "bad entry name at byte %llu of the archive",
+                    (unsigned long long)at);
+    m->entries++;
+    if (kind == ARCH_FILE)
+        return entry_file(m, name, len, err, errlen);
+    if (kind == ARCH_IMAGE)
+        return entry_image(m, name, len, err, errlen);
+    return entry_page(m, (int)kind, name, len, err, errlen);
+}
+
+static int read_header(struct imp *m, char *err, size_t errlen)
+{
+    uint8_t h[ARCH_HEADER_SIZE];
+    int r = rd_exact(&m->r, h, sizeof(h), 1);
+    if (r > 0 && m->r.off < 8)
+        return fail(err, errlen, "not a rewind archive (%llu bytes)",
+                    (unsigned long long)m->r.off);
+    if (r)
+        return rd_fail(m, r, err, errlen);
+    if (memcmp(h, ARCHIVE_MAGIC, 8))
+        return fail(err, errlen, "not a rewind archive");
+    if (archive_get32(h + 8) != ARCHIVE_VERSION)
+        return fail(err, errlen, "rewind archive version %u is not supported (this rewind "
+                    "reads version %d)", archive_get32(h + 8), ARCHIVE_VERSION);
+    m->flags = archive_get32(h + 12);
+    if (m->flags & ~ARCHIVE_F_REPLAYABLE)
+        return fail(err, errlen, "unknown archive flags %#x", m->flags);
+    memcpy(m->main, h + 16, 64);
+    m->main[64] = 0;
+    if (!archive_valid_run_name(m->main))
+        return fail(err, errlen, "the archive names a bad run '%.64s'", m->main);
+    return 0;
+}
+
+/* ---- checks ------------------------------------------------------------- */
+
+static int has_local_page(struct imp *m, const hash256 *h)
+{
+    if (!m->local_tried) {
+        char dir[4200], why[256];
+        m->local_tried = 1;
+        snprintf(dir, sizeof(dir), "%s/store", m->home);
+        if (access(dir, F_OK) == 0)
+            store_open(dir, &m->local, why, sizeof(why));
+    }
+    return m->local && store_has(m->local, h);
+}
+
+struct pagecheck {
+    struct imp *m;
+    int missing;
+    hash256 first;
+};
+
+static void check_page(void *ctx, const hash256 *h)
+{
+    struct pagecheck *c = ctx;
+    if (c->missing || archive_is_zero_hash(h) ||
+        hashvec_has(&c->m->pages, h) ||
+        has_local_page(c->m, h))
+        return;
+    c->missing = 1;
+    c->first = *h;
+}
+
+static const char *json_image(json_t *j)
+{
+    const char *s = json_string_value(json_object_get(j, "image"));
+    hash256 h;
+    return s && archive_parse_hex(s, strlen(s), &h) == 0 ? s : NULL;
+}
+
+static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
+{
+    char p[4600];
+    json_error_t je;
+    snprintf(p, sizeof(p), "%s/%s/manifest.json", m->stage, r->name);
+    json_t *man = json_load_file(p, 0, &je);
+    snprintf(p, sizeof(p), "%s/%s/spec.json", m->stage, r->name);
+    json_t *spec = json_load_file(p, 0, &je);
+    int rc = 0;
+    if (!json_is_object(man) || !json_is_string(json_object_get(man, "id")))
+        rc = fail(err, errlen, "the manifest of run %s is corrupt", r->name);
+    else if (!json_is_object(spec))
+        rc = fail(err, errlen, "the spec of run %s is corrupt", r->name);
+    const char *img = rc ? NULL : json_image(json_object_get(man, "spec"));
+    if (!img && !rc)
+        img = json_image(spec);
+    snprintf(r->image, sizeof(r->image), "%s", img ? img : "");
+    json_decref(man);
+    json_decref(spec);
+    return rc;
+}
+
+static int check_trace(struct imp *m, struct irun *r, uint64_t *events, char *err,
+                       size_t errlen)
+{
+    char p[4600];
+    snprintf(p, sizeof(p), "%s/%s/trace", m->stage, r->name);
+    struct trace_reader *t = malloc(sizeof(*t));
+    if (!t)
+        return fail(err, errlen, "out of memory");
+    int rc = trace_open_read(t, p);
+    if (rc < 0) {
+        free(t);
+        return fail(err, errlen, "the trace of run %s is not a trace of this version", r->name);
+    }
+    struct trace_entry e;
+    uint64_t n = 0;
+    while (trace_next(t, &e) == 1)
+        n++;
+    rc = t->torn ? fail(err, errlen, "the trace of run %s is corrupt after %llu events", r->name,
+                        (unsigned long long)n)
+                 : 0;
+    trace_close_read(t);
+    free(t);
+    *events = n;
+    return rc;
+}
+
+static int parent_known(struct imp *m, const char *parent)
+{
+    struct irun *p = find_run(m, parent);
+    if (p)
+        return (p->files >> ARCH_F_KEYFRAMES) & 1;
+    char path[4300];
+    snprintf(path, sizeof(path), "%s/runs/%s/keyframes", m->home, parent);
+    return access(path, R_OK) == 0;
+}
+
+static int check_keyframes(struct imp *m, struct irun *r, uint64_t *count, char *err,
+                           size_t errlen)
+{
+    char p[4600], hex[65];
+    snprintf(p, sizeof(p), "%s/%s/keyframes", m->stage, r->name);
+    struct kf_file k;
+    if (kf_open(p, &k) != 0)
+        return fail(err, errlen, "the keyframes of run %s are not a keyframes file of this "
+                    "version", r->name);
+    int rc = 0;
+    if (k.torn)
+        rc = fail(err, errlen, "the keyframes of run %s are corrupt after %zu keyframes",
+                  r->name, k.n);
+    else if (k.parent[0] && (!archive_valid_run_name(k.parent) || !strcmp(k.parent, r->name)))
+        rc = fail(err, errlen, "the keyframes of run %s name a bad parent run", r->name);
+    else if (k.parent[0] && !parent_known(m, k.parent))
+        rc = fail(err, errlen, "run %s is a fork of run %s, which is neither in the archive "
+                  "nor here with its keyframes", r->name, k.parent);
+    *count = k.n;
+    kf_close_read(&k);
+    struct pagecheck c = {.m = m};
+    if (rc == 0 && kf_each_page(p, check_page, &c) < 0)
+        rc = fail(err, errlen, "cannot read the keyframes of run %s", r->name);
+    if (rc == 0 && c.missing) {
+        hash_hex(&c.first, hex);
+        rc = fail(err, errlen, "the keyframes of run %s name page %s, which is neither in the "
+                  "archive nor stored here", r->name, hex);
+    }
+    return rc;
+}
+
+static int image_known(struct imp *m, const char *hex)
+{
+    for (size_t i = 0; i < m->nimg; i++)
+        if (!strcmp(m->img[i].hex, hex))
+            return 1;
+    char path[4300];
+    snprintf(path, sizeof(path), "%s/images/%s.erofs", m->home, hex);
+    return access(path, R_OK) == 0;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    FILE *x = fopen(a, "rbe"), *y = fopen(b, "rbe");
+    int same = x && y;
+    char p[1 << 14], q[1 << 14];
+    while (same) {
+        size_t n = fread(p, 1, sizeof(p), x), k = fread(q, 1, sizeof(q), y);
+        same = n == k && !memcmp(p, q, n);
+        if (n == 0 || n < sizeof(p))
+            break;
+    }
+    if (x)
+        fclose(x);
+    if (y)
+        fclose(y);
+    return same;
+}
+
+/* Mark r already present if runs/<name> holds the same files; fail if it
+ * holds other ones. */
+static int check_existing(struct imp *m, struct irun *r, char *err, size_t errlen)
+{
+    char dir[4300], a[4600], b[4600];
+    snprintf(dir, sizeof(dir), "%s/runs/%s", m->home, r->name);
+    if (access(dir, F_OK) != 0)
+        return 0;
+    for (int f = 0; f < ARCH_NFILES; f++) {
+        if (!((r->files >> f) & 1))
+            continue;
+        snprintf(a, sizeof(a), "%s/%s/%s", m->stage, r->name, archive_file_names[f]);
+        snprintf(b, sizeof(b), "%s/%s", dir, archive_file_names[f]);
+        if (!same_file(a, b))
+            return fail(err, errlen, "run %s is already here with other content (%s differs "
+                        "or is missing; rewind remove %s, then import again)", r->name,
+                        archive_file_names[f], r->name);
+    }
+    r->already = 1;
+    return 0;
+}
+
+static int check_run(struct imp *m, struct irun *r, struct archive_stats *st, char *err,
+                     size_t errlen)
+{
+    static const int need[] = {ARCH_F_MANIFEST, ARCH_F_SPEC, ARCH_F_TRACE};
+    for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+        if (!((r->files >> need[i]) & 1))
+            return fail(err, errlen, "the archive lacks %s/%s", r->name,
+                        archive_file_names[need[i]]);
+    uint64_t events = 0, kfs = 0;
+    if (check_json(m, r, err, errlen) < 0 || check_trace(m, r, &events, err, errlen) < 0)
+        return -1;
+    if (((r->files >> ARCH_F_KEYFRAMES) & 1) && check_keyframes(m, r, &kfs, err, errlen) < 0)
+        return -1;
+    if ((m->flags & ARCHIVE_F_REPLAYABLE) && (!r->image[0] || !image_known(m, r->image)))
+        return fail(err, errlen, "the archive lacks the root image %s of run %s",
+                    r->image[0] ? r->image : "(none named)", r->name);
+    if (!strcmp(r->name, m->main)) {
+        st->events = events;
+        st->keyframes = kfs;
+    }
+    return check_existing(m, r, err, errlen);
+}
+
+static int check_all(struct imp *m, struct archive_stats *st, char *err, size_t errlen)
+{
+    if (!find_run(m, m->main))
+        return fail(err, errlen, "the archive lacks its run %s", m->main);
+    if (hashvec_sort_unique(&m->pages))
+        return fail(err, errlen, "the archive holds a page twice");
+    for (size_t i = 0; i < m->nruns; i++)
+        if (check_run(m, &m->run[i], st, err, errlen) < 0)
+            return -1;
+    return 0;
+}
+
+/* ---- commit ------------------------------------------------------------- */
+
+static int commit_pages(struct imp *m, char *err, size_t errlen)
+{
+    if (!m->pages.n)
+        return 0;
+    char dir[4200], why[512];
+    snprintf(dir, sizeof(dir), "%s/store", m->home);
+    struct store *s;
+    if (store_open(dir, &s, why, sizeof(why)) < 0)
+        return fail(err, errlen, "cannot open the page store: %s", why);
+    uint8_t *buf = malloc((size_t)PUT_BATCH * STORE_PAGE_SIZE);
+    hash256 *names = malloc(PUT_BATCH * sizeof(hash256));
+    int rc = buf && names ? 0 : fail(err, errlen, "out of memory");
+    for (uint64_t i = 0; rc == 0 && i < m->pages.n; i += PUT_BATCH) {
+        size_t n = m->pages.n - i < PUT_BATCH ? (size_t)(m->pages.n - i) : PUT_BATCH;
+        size_t bytes = n * STORE_PAGE_SIZE;
+        if (pread(m->pages_fd, buf, bytes, (off_t)(i * STORE_PAGE_SIZE)) != (ssize_t)bytes)
+            rc = fail(err, errlen, "cannot read the staged pages: %s", strerror(errno));
+        else if (store_put_batch(s, buf, n, names) < 0)
+            rc = fail(err, errlen, "cannot store pages: %s", strerror(errno));
+    }
+    if (rc == 0 && store_sync(s) < 0)
+        rc = fail(err, errlen, "cannot sync the page store: %s", strerror(errno));
+    free(buf);
+    free(names);
+    store_close(s);
+    return rc;
+}
+
+static int commit_images(struct imp *m, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < m->nimg; i++) {
+        struct iimg *g = &m->img[i];
+        if (!g->tmp[0])
+            continue;
+        char final[4300];
+        snprintf(final, sizeof(final), "%s/images/%s.erofs", m->home, g->hex);
+        if (link(g->tmp, final) < 0 && errno != EEXIST && rename(g->tmp, final) < 0)
+            return fail(err, errlen, "cannot add image %s: %s", final, strerror(errno));
+        unlink(g->tmp);
+        g->tmp[0] = 0;
+    }
+    return 0;
+}
+
+static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
+{
+    char from[4300], to[4300];
+    snprintf(from, sizeof(from), "%s/%s", m->stage, r->name);
+    snprintf(to, sizeof(to), "%s/runs/%s", m->home, r->name);
+    if (r->already)
+        return 0;
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if ((errno == EINVAL || errno == ENOSYS) && access(to, F_OK) != 0 && rename(from, to) == 0)
+        return 0;
+    return fail(err, errlen, "cannot add run %s: %s (pages and images were added; rewind gc "
+                "frees them)", to, errno == EEXIST ? "it appeared during the import"
+                                                   : strerror(errno));
+}
+
+static int commit_all(struct imp *m, char *err, size_t errlen)
+{
+    if (commit_pages(m, err, errlen) < 0 || commit_images(m, err, errlen) < 0)
+        return -1;
+    struct irun *main = find_run(m, m->main);
+    for (size_t i = 0; i < m->nruns; i++)
+        if (&m->run[i] != main && publish_run(m, &m->run[i], err, errlen) < 0)
+            return -1;
+    return publish_run(m, main, err, errlen);
+}
+
+/* ---- driver ------------------------------------------------------------- */
+
+static void cleanup(struct imp *m)
+{
+    char dir[4200];
+    if (m->pages_fd >= 0)
+        close(m->pages_fd);
+    if (m->stage[0])
+        rundir_remove_tree(m->stage);
+    for (size_t i = 0; i < m->nimg; i++)
+        if (m->img[i].tmp[0])
+            unlink(m->img[i].tmp);
+    if (m->made_images) {
+        snprintf(dir, sizeof(dir), "%s/images", m->home);
+        rmdir(dir);
+    }
+    if (m->made_runs) {
+        snprintf(dir, sizeof(dir), "%s/runs", m->home);
+        rmdir(dir);
+    }
+    if (m->r.h)
+        hash_final(m->r.h, &(hash256){{0}});
+    store_close(m->local);
+    hashvec_free(&m->pages);
+}
+
+static int stage_begin(struct imp *m, char *err, size_t errlen)
+{
+    char runs[4100], p[4400];
+    snprintf(runs, sizeof(runs), "%s/runs", m->home);
+    if (make_dir(runs, &m->made_runs) < 0)
+        return fail(err, errlen, "cannot create %s: %s", runs, strerror(errno));
+    snprintf(m->stage, sizeof(m->stage), "%s/.import.%d", runs, (int)getpid());
+    rundir_remove_tree(m->stage);
+    if (mkdir(m->stage, 0755) < 0) {
+        int e = errno;
+        m->stage[0] = 0;
+        return fail(err, errlen, "cannot create the staging directory in %s: %s", runs,
+                    strerror(e));
+    }
+    snprintf(p, sizeof(p), "%s/pages", m->stage);
+    m->pages_fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (m->pages_fd < 0)
+        return fail(err, errlen, "cannot create %s: %s", p, strerror(errno));
+    return 0;
+}
+
+static int import_locked(struct imp *m, struct archive_stats *st, char *err, size_t errlen)
+{
+    if (stage_begin(m, err, errlen) < 0 || read_header(m, err, errlen) < 0)
+        return -1;
+    int r;
+    while ((r = read_entry(m, err, errlen)) == 0)
+        ;
+    if (r < 0 || check_all(m, st, err, errlen) < 0)
+        return -1;
+    store_close(m->local);
+    m->local = NULL;
+    if (commit_all(m, err, errlen) < 0)
+        return -1;
+    memcpy(st->run, m->main, strlen(m->main) + 1); /* validated: <= ARCHIVE_NAME_MAX */
+    st->runs = m->nruns;
+    st->pages = m->pages.n;
+    st->images = m->nimg;
+    st->bytes = m->r.off;
+    st->already = find_run(m, m->main)->already;
+    m->made_runs = m->made_images = 0; /* keep them: they hold what we added */
+    return 0;
+}
+
+int archive_import(const char *home, const char *in_path, struct archive_stats *st, char *err,
+                   size_t errlen)
+{
+    memset(st, 0, sizeof(*st));
+    int fd = strcmp(in_path, "-") ? open(in_path, O_RDONLY | O_CLOEXEC) : 0;
+    if (fd < 0)
+        return fail(err, errlen, "cannot open %s: %s", in_path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        close(fd);
+        return fail(err, errlen, "%s is a directory, not an archive", in_path);
+    }
+    int lock = homelock_take(home, 0, 1, err, errlen);
+    struct imp *m = lock >= 0 ? calloc(1, sizeof(*m)) : NULL;
+    int rc = -1;
+    if (m) {
+        m->home = home;
+        m->pages_fd = -1;
+        m->pages.max = ARCH_MAX_PAGES;
+        m->r.fd = fd;
+        m->r.h = hash_new();
+        rc = m->r.h ? import_locked(m, st, err, errlen) : fail(err, errlen, "out of memory");
+        cleanup(m);
+        free(m);
+    } else if (lock >= 0) {
+        fail(err, errlen, "out of memory");
+    }
+    homelock_release(lock);
+    if (fd > 0)
+        close(fd);
+    return rc;
+}

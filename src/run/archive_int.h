@@ -1,0 +1,56 @@
+/*
+ * archive_int: what archive_export.c and archive_import.c share: the entry
+ * kinds, the bounds every length is checked against and name helpers.
+ */
+#ifndef REWIND_RUN_ARCHIVE_INT_H
+#define REWIND_RUN_ARCHIVE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/hash.h"
+
+#define ARCH_HEADER_SIZE 80 /* magic 8 | version 4 | flags 4 | run 64 */
+#define ARCH_ENTRY_SIZE 16  /* kind 4 | name_len 4 | data_len 8 */
+#define ARCH_NAME_LEN_MAX 255
+#define ARCH_END_LEN 40
+#define ARCH_JSON_MAX (16ull << 20) /* manifest.json, spec.json */
+#define ARCH_DATA_MAX (1ull << 40)  /* trace, states, keyframes, image */
+#define ARCH_MAX_RUNS 65            /* KF_MAX_CHAIN + 1 */
+#define ARCH_MAX_PAGES (1ull << 28) /* 1 TiB of distinct pages */
+
+enum arch_kind {
+    ARCH_FILE = 1,
+    ARCH_PAGE = 2,
+    ARCH_PAGEZ = 3,
+    ARCH_IMAGE = 4,
+    ARCH_END = 5,
+};
+
+/* The run files an archive may carry, in the order export writes them. */
+enum arch_file {
+    ARCH_F_MANIFEST,
+    ARCH_F_SPEC,
+    ARCH_F_TRACE,
+    ARCH_F_STATES,
+    ARCH_F_KEYFRAMES,
+    ARCH_NFILES
+};
+extern const char *const archive_file_names[ARCH_NFILES];
+
+/* Index of a run file name, or -1 if an archive may not carry it. */
+int archive_file_index(const char *name);
+
+/* Parse exactly 64 lowercase hex digits (n bytes at s) into *h: 0 or -1. */
+int archive_parse_hex(const char *s, size_t n, hash256 *h);
+
+/* 1 if the first 32 bytes at p are the name of the zero page. */
+int archive_is_zero_hash(const hash256 *h);
+
+/* Little-endian stores and loads. */
+void archive_put32(uint8_t *p, uint32_t v);
+void archive_put64(uint8_t *p, uint64_t v);
+uint32_t archive_get32(const uint8_t *p);
+uint64_t archive_get64(const uint8_t *p);
+
+#endif
