@@ -99,8 +99,7 @@ int cli_test_hole(const char *name, struct run_opts *o)
     unsigned snap = run_snap_hole_bit(name);
     if (!bit && !snap) {
         fprintf(stderr, "rewind: unknown test hole '%s' (host-tsc, timer-at-host-exit, "
-                        "host-rng, kf-no-io-completion, restore-no-tlb-flush, "
-                        "restore-no-pending-flush)\n", name);
+                        "host-rng, kf-no-io-completion, restore-no-tlb-flush)\n", name);
         return -1;
     }
     o->test_holes |= bit;

@@ -262,8 +262,6 @@ unsigned run_snap_hole_bit(const char *name)
         return SNAP_HOLE_NO_IO_COMPLETION;
     if (!strcmp(name, "restore-no-tlb-flush"))
         return SNAP_HOLE_NO_TLB_FLUSH;
-    if (!strcmp(name, "restore-no-pending-flush"))
-        return SNAP_HOLE_NO_PENDING_FLUSH;
     return 0;
 }
 
@@ -491,15 +489,17 @@ static int start_from_keyframe(const struct run_opts *o, struct platform *p, str
     if (kf_chain_load(o->home, o->from_run, &c, err, errlen) < 0)
         return -1;
     int rc = -1;
+    res->from_step = 0;
+    res->parent[0] = 0;
     if (kf_chain_find(&c, o->from_step, &link, &idx) < 0) {
         fail(err, errlen, "run %s has no keyframe at or before step %llu", o->from_run,
              (unsigned long long)o->from_step);
         goto out;
     }
+    snprintf(res->parent, sizeof(res->parent), "%s", o->from_run);
     if (kfcap_restore(kf, p, &c, link, idx, err, errlen) < 0)
         goto out;
     res->from_step = p->step;
-    snprintf(res->parent, sizeof(res->parent), "%s", o->from_run);
     char tp[4200];
     snprintf(tp, sizeof(tp), "%s/runs/%s/trace", o->home, o->from_run);
     rc = replay_prefix(tp, p->step, sink, err, errlen);
@@ -675,8 +675,11 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     const char *parent = NULL;
     uint64_t parent_upto = 0;
     if (o->from_run) {
-        if (start_from_keyframe(o, p, &kf, &sink, res, err, errlen) < 0)
+        if (start_from_keyframe(o, p, &kf, &sink, res, err, errlen) < 0) {
+            if (!res->from_step && !res->parent[0])
+                res->exit_code = RUN_EXIT_USAGE; /* no such keyframe: the user's STEP or RUN */
             goto out;
+        }
         parent = o->from_run;
         parent_upto = res->from_step;
     } else {

@@ -121,7 +121,7 @@ int snap_restore(struct platform *p, const struct snap *s, unsigned holes, char 
     struct kvm_vm *vm = p->vm;
     if (snap_check(s, sizeof(*s), err, errlen) < 0)
         return -1;
-    if (!(holes & SNAP_HOLE_NO_PENDING_FLUSH) && snap_complete_io(vm) < 0)
+    if (snap_complete_io(vm) < 0)
         return fail(err, errlen, "completing the pending port instruction: %s", strerror(errno));
     if (!(holes & SNAP_HOLE_NO_TLB_FLUSH)) {
         struct kvm_sregs t = s->sregs;

@@ -12,6 +12,8 @@
  *     OUT, so a restore never executes it twice.
  *  2. Restore into a VM that has a pending port instruction completes it
  *     first, so KVM does not skip an instruction of the restored state.
+ *     (Current KVM also guards this: complete_fast_pio_out skips only when
+ *     RIP is still the OUT's. We do not rely on it.)
  *  3. Restore forces a guest TLB flush (seed 003): KVM flushes only when
  *     CR0/CR3/CR4/EFER change, so sregs are set twice, first with CR4.PGE
  *     toggled.
@@ -33,7 +35,6 @@
 /* Test holes (never outside tests): each breaks one invariant above. */
 #define SNAP_HOLE_NO_IO_COMPLETION 1 /* capture with the OUT still pending (1) */
 #define SNAP_HOLE_NO_TLB_FLUSH 2     /* restore without the forced flush (3) */
-#define SNAP_HOLE_NO_PENDING_FLUSH 4 /* restore without completing pending I/O (2) */
 
 struct snap_platform {
     uint64_t step, now_ns, deadline_ns, shared_gpa;
