@@ -247,7 +247,7 @@ static void hostile(void)
     FILE *f;
     uint8_t *copy = malloc(len);
     memcpy(copy, good, len);
-    copy[ARCH_HEADER_SIZE + 30] ^= 1; /* inside the first file's bytes */
+    copy[ARCH_HEADER_SIZE + 16 + 20 + 10] ^= 1; /* inside parent/manifest.json's bytes */
     fix_write(bad, copy, len);
     refused(bad, "checksum", "a flipped byte in a run file is refused");
 
