@@ -118,6 +118,7 @@ enum rewind_init_event {
     REWIND_INIT_JOB_START = 1, /* payload: argv0 */
     REWIND_INIT_JOB_EXIT = 2,  /* aux high bits: status via job_status */
     REWIND_INIT_ERROR = 3,     /* payload: message */
+    REWIND_INIT_INSPECT_DONE = 4, /* payload: the inspector's exit status, decimal */
 };
 
 struct rewind_record {
@@ -132,7 +133,8 @@ struct rewind_record {
 
 /* /dev/rewind (misc device): write() = one REWIND_REC_MARK per call (chunked),
  * ioctls below. /dev/rewind-stdout and /dev/rewind-stderr: write() = output
- * records with aux 1 and 2. */
+ * records with aux 1 and 2. /dev/rewind-stdin: read() and poll() the input
+ * FIFO (see "Input" below). */
 #define REWIND_IOC_MAGIC 'r'
 /* Set shared->job_status (a __u64) before poweroff. */
 #define REWIND_IOC_JOB_STATUS _IOW(REWIND_IOC_MAGIC, 1, __u64)
@@ -144,5 +146,64 @@ struct rewind_init_msg {
     __u64 len;   /* bytes at text */
     __u64 text;  /* user pointer */
 };
+
+/*
+ * Inspect (REWIND_PENDING_INSPECT). The monitor writes a request into
+ * shared->req (req_len bytes, 1..REWIND_SHARED_REQ_MAX) and sets the bit.
+ * Request: NUL-terminated strings: kind ("cat" or "shell"), pid in decimal
+ * ("0": the job's main process as rewind-init started it), then for "cat"
+ * the path (relative paths against that process's cwd). The kernel, in the
+ * interrupt: freezes every user process but PID 1 (none of them executes
+ * another user instruction; see rewind.c), keeps a copy of the request and
+ * sends SIGUSR2 to PID 1. rewind-init forks an inspector that takes the
+ * request with REWIND_IOC_INSPECT_REQ, works in that process's root and cwd,
+ * writes what it shows to /dev/rewind-stdout (OUTPUT records, aux 1) and
+ * /dev/rewind-stderr, and when it exits rewind-init emits one
+ * REWIND_INIT_INSPECT_DONE record. Exit status: "cat": 0, 3 (no such file),
+ * 4 (any other error, message on stderr); "shell": the shell's wait status
+ * as an exit code (128 + signal if it was killed); 4 if the request or the
+ * process is unusable. One inspection per run: the job stays frozen.
+ */
+#define REWIND_INSPECT_NOT_FOUND 3
+#define REWIND_INSPECT_ERROR 4
+
+/* Copy the latest request to buf (len bytes there). Returns its length;
+ * -ENOENT if there is none, -ERANGE if len is too small. */
+#define REWIND_IOC_INSPECT_REQ _IOW(REWIND_IOC_MAGIC, 3, struct rewind_inspect_req)
+
+struct rewind_inspect_req {
+    __u64 buf; /* user pointer */
+    __u64 len; /* bytes at buf */
+};
+
+/*
+ * Input (REWIND_PENDING_INPUT): the monitor writes input_len bytes
+ * (1..REWIND_SHARED_INPUT_MAX) into shared->input and sets the bit, only
+ * while input_len is 0; the guest appends them to a 64 KiB FIFO (dropping
+ * the whole chunk if it does not fit) and sets input_len to 0. The FIFO is
+ * read from /dev/rewind-stdin (blocking read, poll). Its byte stream is a
+ * sequence of frames: a struct rewind_input_frame, then len payload bytes.
+ * Frames may be split across chunks, but a dropped chunk only keeps the
+ * stream in step if no frame spans two chunks: the monitor keeps each frame
+ * within one chunk (DATA payloads of at most REWIND_SHARED_INPUT_MAX - 4).
+ */
+struct rewind_input_frame {
+    __u8 type; /* enum rewind_input_type */
+    __u8 pad;  /* 0 */
+    __u16 len; /* payload bytes that follow */
+};
+
+enum rewind_input_type {
+    REWIND_INPUT_DATA = 1,    /* payload: bytes typed at the terminal */
+    REWIND_INPUT_WINSIZE = 2, /* payload: __u16 rows, __u16 cols */
+    REWIND_INPUT_EOF = 3,     /* no payload: hang up and end the session */
+};
+
+/*
+ * Stall (REWIND_PENDING_STALL): if the interrupted task is a user task
+ * (not a kernel thread, not PID 1, not idle) without a stall pending, it
+ * sleeps shared->stall_ns of virtual time before it next returns to user
+ * mode. Otherwise the request is ignored.
+ */
 
 #endif

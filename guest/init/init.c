@@ -11,10 +11,27 @@
  * /job format (written by src/run/job.c): "REWINDJOB1\0", then argc as
  * decimal and NUL, argc strings each NUL-terminated, envc and NUL, envc
  * strings, then cwd NUL.
+ *
+ * Inspect (see rewind_abi.h): the kernel freezes the job and sends SIGUSR2.
+ * The handler only sets a flag, except while init is parked in its wait
+ * (wait_child), where it siglongjmps back to the top of the wait loop; that
+ * loop blocks in waitid(WNOWAIT) and reaps only after it left the parked
+ * state, so a status is never lost and a request that arrives between the
+ * flag check and the wait is still seen. (SA_RESTART: no other syscall of
+ * init sees EINTR.) The loop forks the inspector (inspect()), keeps waiting
+ * for the job meanwhile, and emits REWIND_INIT_INSPECT_DONE with the
+ * inspector's exit status when it ends. Once the job has exited init reaps
+ * what is left, serves a pending request (the job's root is then /newroot,
+ * its cwd the job's cwd) and checks once more after REWIND_INIT_JOB_EXIT; a
+ * request arriving later than that is not answered (the run is powering
+ * off). Without a request nothing of this changes what a run does: no
+ * signal is sent, waitid + waitpid make no step.
  */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +42,7 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +58,17 @@ struct job {
 };
 
 static int ctl_fd = -1;
+
+/* The job's main process (0 before it is forked) and whether it was reaped;
+ * its description, for an inspection after it exited. */
+static pid_t job_pid;
+static int job_reaped;
+static const struct job *the_job;
+
+/* Inspect state: see the comment at the top. */
+static volatile sig_atomic_t inspect_pending, parked;
+static sigjmp_buf park_jb;
+static pid_t inspector;
 
 static void emit(uint64_t event, const char *text)
 {
@@ -239,8 +268,7 @@ static void exec_job(const struct job *j, int err_fd)
         int in = open("/dev/null", O_RDONLY);
         int out = open("/dev/rewind-stdout", O_WRONLY);
         int er = open("/dev/rewind-stderr", O_WRONLY);
-        if (in < 0 || out < 0 || er < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
-            dup2(er, 2) < 0)
+        if (in < 0 || out < 0 || er < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(er, 2) < 0)
             e = -EIO;
         else {
             for (int fd = 3; fd <= (in > er ? (in > out ? in : out) : er); fd++)
@@ -258,6 +286,417 @@ static void exec_job(const struct job *j, int err_fd)
     _exit(127);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Inspect: the inspector process (a child of init) */
+
+#define REQ_MAX (REWIND_SHARED_REQ_MAX + 1)
+#define ENV_MAX (64 * 1024)
+
+/* Opened in init's root, before the inspector enters the process's root. */
+static int out_fd = -1, err_fd = -1, in_fd = -1;
+
+static void write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void __attribute__((noreturn)) inspect_fail(int code, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof(msg) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if (n > (int)sizeof(msg) - 2)
+        n = (int)sizeof(msg) - 2;
+    msg[n++] = '\n';
+    if (err_fd >= 0)
+        write_all(err_fd, msg, (size_t)n);
+    _exit(code);
+}
+
+static void inspect_cat(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            _exit(REWIND_INSPECT_NOT_FOUND);
+        inspect_fail(REWIND_INSPECT_ERROR, "%s: %s", path, strerror(errno));
+    }
+    static char buf[65536];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            inspect_fail(REWIND_INSPECT_ERROR, "%s: %s", path, strerror(errno));
+        if (n == 0)
+            break;
+        write_all(out_fd, buf, (size_t)n);
+    }
+    _exit(0);
+}
+
+static volatile sig_atomic_t shell_done;
+
+static void on_sigchld(int sig)
+{
+    (void)sig;
+    shell_done = 1;
+}
+
+static int status_code(int st)
+{
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    if (WIFSIGNALED(st))
+        return 128 + WTERMSIG(st);
+    return REWIND_INSPECT_ERROR;
+}
+
+/* Copy whatever the pty has now to stdout; returns -1 once it is closed. */
+static int drain_master(int master)
+{
+    static char buf[4096];
+    for (;;) {
+        ssize_t n = read(master, buf, sizeof(buf));
+        if (n > 0) {
+            write_all(out_fd, buf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return 0;
+        return -1; /* EIO: no slave left open; or EOF */
+    }
+}
+
+/* Input frames (struct rewind_input_frame + payload) may arrive split across
+ * reads: keep the unparsed tail. Returns 1 on an EOF frame. */
+static int feed_frames(int master, const unsigned char *in, size_t n)
+{
+    static unsigned char acc[sizeof(struct rewind_input_frame) + 65535];
+    static size_t have;
+    while (n) {
+        size_t take = sizeof(acc) - have < n ? sizeof(acc) - have : n;
+        memcpy(acc + have, in, take);
+        have += take;
+        in += take;
+        n -= take;
+        size_t off = 0;
+        while (have - off >= sizeof(struct rewind_input_frame)) {
+            struct rewind_input_frame h;
+            memcpy(&h, acc + off, sizeof(h));
+            size_t total = sizeof(h) + h.len;
+            if (have - off < total)
+                break;
+            const unsigned char *pl = acc + off + sizeof(h);
+            if (h.type == REWIND_INPUT_DATA) {
+                /* Blocking write: the shell reads its terminal. */
+                int fl = fcntl(master, F_GETFL);
+                fcntl(master, F_SETFL, fl & ~O_NONBLOCK);
+                write_all(master, pl, h.len);
+                fcntl(master, F_SETFL, fl);
+            } else if (h.type == REWIND_INPUT_WINSIZE && h.len >= 4) {
+                struct winsize ws = {0};
+                uint16_t rc[2];
+                memcpy(rc, pl, sizeof(rc));
+                ws.ws_row = rc[0];
+                ws.ws_col = rc[1];
+                ioctl(master, TIOCSWINSZ, &ws);
+            } else if (h.type == REWIND_INPUT_EOF) {
+                return 1;
+            }
+            off += total;
+        }
+        memmove(acc, acc + off, have - off);
+        have -= off;
+    }
+    return 0;
+}
+
+static void inspect_shell(char **envp)
+{
+    /* The pty of the inspected root's devpts (init mounts one in /newroot). */
+    int master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0)
+        master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0)
+        inspect_fail(REWIND_INSPECT_ERROR, "cannot open a pty: %s", strerror(errno));
+    int unlock = 0;
+    if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
+        inspect_fail(REWIND_INSPECT_ERROR, "unlockpt: %s", strerror(errno));
+    /* The slave, opened before the fork: the master never sees "no slave"
+     * before the shell has its terminal. */
+    int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) {
+        char name[64];
+        unsigned int n = 0;
+        if (ioctl(master, TIOCGPTN, &n) == 0) {
+            snprintf(name, sizeof(name), "/dev/pts/%u", n);
+            slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        }
+    }
+    if (slave < 0)
+        inspect_fail(REWIND_INSPECT_ERROR, "cannot open the pty slave: %s", strerror(errno));
+
+    struct sigaction sa = {.sa_handler = on_sigchld, .sa_flags = SA_NOCLDSTOP};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, NULL);
+    sigset_t chld, orig;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &orig);
+
+    pid_t sh = fork();
+    if (sh < 0)
+        inspect_fail(REWIND_INSPECT_ERROR, "fork: %s", strerror(errno));
+    if (sh == 0) {
+        sigprocmask(SIG_SETMASK, &orig, NULL);
+        signal(SIGCHLD, SIG_DFL);
+        signal(SIGUSR2, SIG_DFL);
+        setsid();
+        ioctl(slave, TIOCSCTTY, 0);
+        dup2(slave, 0);
+        dup2(slave, 1);
+        dup2(slave, 2);
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        char *argv[] = {"sh", "-i", NULL};
+        execve("/bin/sh", argv, envp);
+        char msg[128];
+        int n = snprintf(msg, sizeof(msg), "rewind: cannot run /bin/sh: %s\r\n", strerror(errno));
+        write_all(2, msg, (size_t)n);
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+
+    close(slave);
+    fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+    int master_open = 1, st = 0;
+    for (;;) {
+        if (shell_done && waitpid(sh, &st, WNOHANG) == sh)
+            break;
+        shell_done = 0;
+        struct pollfd pf[2] = {{.fd = master_open ? master : -1, .events = POLLIN},
+                               {.fd = in_fd, .events = POLLIN}};
+        int r = ppoll(pf, 2, NULL, &orig);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            inspect_fail(REWIND_INSPECT_ERROR, "poll: %s", strerror(errno));
+        }
+        if (master_open && (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+            drain_master(master) < 0 && !(pf[0].revents & POLLIN)) {
+            /* No slave open any more (the shell and its children are gone
+             * or closed it): stop watching; the shell's exit ends the loop. */
+            master_open = 0;
+        }
+        if (pf[1].revents & POLLIN) {
+            static unsigned char buf[4096];
+            ssize_t n = read(in_fd, buf, sizeof(buf));
+            if (n > 0 && feed_frames(master, buf, (size_t)n)) {
+                /* EOF: hang up the terminal; the shell gets SIGHUP. */
+                close(master);
+                master_open = 0;
+                master = -1;
+                kill(-sh, SIGHUP);
+                kill(sh, SIGCONT);
+                while (waitpid(sh, &st, 0) < 0 && errno == EINTR)
+                    ;
+                _exit(status_code(st));
+            }
+        }
+    }
+    if (master_open)
+        drain_master(master);
+    _exit(status_code(st));
+}
+
+static size_t read_file(const char *path, char *buf, size_t max)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t got = 0;
+    ssize_t n;
+    while (got < max && ((n = read(fd, buf + got, max - got)) > 0 || (n < 0 && errno == EINTR)))
+        if (n > 0)
+            got += (size_t)n;
+    close(fd);
+    return got;
+}
+
+/* Split a NUL-separated environment into envp (with PWD set to pwd). */
+static char **make_env(char *buf, size_t len, const char *pwd)
+{
+    static char *envp[ARGS_MAX + 2];
+    static char pwd_var[4200];
+    size_t k = 0;
+    for (size_t i = 0; i < len && k < ARGS_MAX;) {
+        char *e = buf + i;
+        size_t l = strnlen(e, len - i);
+        if (l && strncmp(e, "PWD=", 4) != 0)
+            envp[k++] = e;
+        i += l + 1;
+    }
+    snprintf(pwd_var, sizeof(pwd_var), "PWD=%s", pwd);
+    envp[k++] = pwd_var;
+    envp[k] = NULL;
+    return envp;
+}
+
+/* The inspector: runs in a child of init, never returns. */
+static void __attribute__((noreturn)) inspect(void)
+{
+    signal(SIGUSR2, SIG_DFL);
+    out_fd = open("/dev/rewind-stdout", O_WRONLY | O_CLOEXEC);
+    err_fd = open("/dev/rewind-stderr", O_WRONLY | O_CLOEXEC);
+    in_fd = open("/dev/rewind-stdin", O_RDONLY | O_CLOEXEC);
+
+    static char req[REQ_MAX];
+    struct rewind_inspect_req r = {.buf = (uintptr_t)req, .len = sizeof(req) - 1};
+    int len = ioctl(ctl_fd, REWIND_IOC_INSPECT_REQ, &r);
+    if (len <= 0)
+        inspect_fail(REWIND_INSPECT_ERROR, "rewind: no inspect request: %s", strerror(errno));
+    req[len] = 0;
+    char *p = req, *end = req + len;
+    char *kind = next(&p, end), *pidtxt = next(&p, end), *path = NULL;
+    if (!kind || !pidtxt)
+        inspect_fail(REWIND_INSPECT_ERROR, "rewind: malformed inspect request");
+    int is_cat = strcmp(kind, "cat") == 0;
+    if (is_cat && !(path = next(&p, end)))
+        inspect_fail(REWIND_INSPECT_ERROR, "rewind: cat request without a path");
+    if (!is_cat && strcmp(kind, "shell") != 0)
+        inspect_fail(REWIND_INSPECT_ERROR, "rewind: unknown inspect request '%s'", kind);
+    char *e;
+    long pid = strtol(pidtxt, &e, 10);
+    if (*pidtxt == 0 || *e || pid < 0)
+        inspect_fail(REWIND_INSPECT_ERROR, "rewind: bad pid '%s'", pidtxt);
+
+    /* Root, cwd and environment of the process (init's /newroot/proc). */
+    static char envbuf[ENV_MAX];
+    size_t envlen = 0;
+    int dfd = -1;
+    char proc[64];
+    if (pid != 0 || (job_pid > 0 && !job_reaped)) {
+        pid_t target = pid ? (pid_t)pid : job_pid;
+        snprintf(proc, sizeof(proc), "/newroot/proc/%d/cwd", (int)target);
+        dfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            snprintf(proc, sizeof(proc), "/newroot/proc/%d/environ", (int)target);
+            envlen = read_file(proc, envbuf, sizeof(envbuf) - 1);
+            snprintf(proc, sizeof(proc), "/newroot/proc/%d/root", (int)target);
+            if (chroot(proc) < 0 || fchdir(dfd) < 0)
+                inspect_fail(REWIND_INSPECT_ERROR, "rewind: cannot enter process %d: %s",
+                             (int)target, strerror(errno));
+        } else if (pid != 0) {
+            inspect_fail(REWIND_INSPECT_ERROR, "rewind: no process %ld", pid);
+        }
+        /* else: the job is exiting (a zombie has no root): as if reaped. */
+    }
+    if (dfd < 0) {
+        /* The job is gone: its root and the cwd it started in. */
+        if (chroot("/newroot") < 0 || chdir("/") < 0)
+            inspect_fail(REWIND_INSPECT_ERROR, "rewind: chroot /newroot: %s", strerror(errno));
+        if (the_job && chdir(the_job->cwd) < 0 && chdir("/") < 0)
+            inspect_fail(REWIND_INSPECT_ERROR, "rewind: chdir: %s", strerror(errno));
+        for (char *const *v = the_job ? the_job->envp : NULL; v && *v; v++) {
+            size_t l = strlen(*v) + 1;
+            if (envlen + l >= sizeof(envbuf))
+                break;
+            memcpy(envbuf + envlen, *v, l);
+            envlen += l;
+        }
+    }
+    if (is_cat)
+        inspect_cat(path);
+
+    static char cwd[4096];
+    if (!getcwd(cwd, sizeof(cwd)))
+        snprintf(cwd, sizeof(cwd), "/");
+    envbuf[envlen] = 0;
+    inspect_shell(make_env(envbuf, envlen, cwd));
+    _exit(REWIND_INSPECT_ERROR);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Waiting */
+
+static void on_inspect(int sig)
+{
+    (void)sig;
+    inspect_pending = 1;
+    if (parked) {
+        parked = 0;
+        siglongjmp(park_jb, 1);
+    }
+}
+
+static void inspector_done(int st)
+{
+    char text[16];
+    snprintf(text, sizeof(text), "%d", status_code(st));
+    inspector = 0;
+    emit(REWIND_INIT_INSPECT_DONE, text);
+}
+
+/* waitpid(-1, st, 0) that also serves inspect requests: returns the pid of
+ * a reaped child other than the inspector, or -1 (ECHILD) when none is left
+ * and no inspector runs. */
+static pid_t wait_child(int *st)
+{
+    siginfo_t si;
+    sigsetjmp(park_jb, 1);
+    for (;;) {
+        if (inspect_pending && inspector == 0) {
+            inspect_pending = 0;
+            pid_t p = fork();
+            if (p == 0)
+                inspect();
+            if (p > 0)
+                inspector = p;
+            else
+                emit(REWIND_INIT_ERROR, "inspect: fork failed");
+        }
+        parked = 1;
+        if (inspect_pending && inspector == 0) {
+            parked = 0;
+            continue;
+        }
+        si.si_pid = 0;
+        int r = waitid(P_ALL, 0, &si, WEXITED | WNOWAIT);
+        parked = 0;
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        int s = 0;
+        pid_t w = waitpid(si.si_pid, &s, 0);
+        if (w < 0)
+            continue;
+        if (w == inspector) {
+            inspector_done(s);
+            continue;
+        }
+        if (st)
+            *st = s;
+        return w;
+    }
+}
+
 static uint64_t run_job(const struct job *j)
 {
     int pfd[2];
@@ -271,18 +710,20 @@ static uint64_t run_job(const struct job *j)
         close(pfd[0]);
         exec_job(j, pfd[1]);
     }
+    job_pid = pid;
     close(pfd[1]);
     int e = 0;
     ssize_t n = read(pfd[0], &e, sizeof(e));
     close(pfd[0]);
     int st = 0;
     for (;;) {
-        pid_t w = waitpid(-1, &st, 0);
+        pid_t w = wait_child(&st);
         if (w == pid)
             break;
-        if (w < 0 && errno != EINTR)
+        if (w < 0)
             die("waitpid: %s", strerror(errno));
     }
+    job_reaped = 1;
     if (n == (ssize_t)sizeof(e) && e != 0) {
         char msg[600];
         if (e < 0) {
@@ -298,10 +739,12 @@ static uint64_t run_job(const struct job *j)
     return (uint64_t)st;
 }
 
+/* Also serves a pending inspect request (after the kill: the inspector
+ * lives until it is done). */
 static void kill_leftovers(void)
 {
     kill(-1, SIGKILL);
-    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+    while (wait_child(NULL) > 0)
         ;
 }
 
@@ -312,11 +755,17 @@ int main(void)
         return 2;
     }
     static struct job j;
+    the_job = &j;
+    struct sigaction sa = {.sa_handler = on_inspect, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
     setup_root();
     parse_job(&j);
     uint64_t status = run_job(&j);
     kill_leftovers();
     emit(REWIND_INIT_JOB_EXIT, "");
+    while (wait_child(NULL) > 0) /* a request at the JOB_EXIT step */
+        ;
     power_off(status);
     return 0;
 }
