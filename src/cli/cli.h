@@ -26,6 +26,15 @@ int cmd_remove(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_fork(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_cat(int argc, char **argv);
+int cmd_shell(int argc, char **argv);
+
+struct run_opts;
+/* Parse `rewind run` options and the command into o. Returns 0, 1 after
+ * --help was printed, or -1 after one error line. */
+int cli_run_args(int argc, char **argv, struct run_opts *o);
 
 /* Print "rewind: <msg>\n" to stderr and return code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -43,6 +43,10 @@ static void help(FILE *f)
           "  --console        copy the guest kernel's console to stderr\n"
           "  --state-log K    keep a hash of the registers at every step and of RAM every\n"
           "                   K steps (for `rewind diverge`; slows the run)\n"
+          "  --schedule S     perturb the run with schedule S (0: none; odd: random,\n"
+          "                   even: PCT change points), a pure function of seed, S, step\n"
+          "  --schedule-from A, --schedule-until B\n"
+          "                   perturb only steps in [A, B) (default: all)\n"
           "  --no-keyframes   keep no keyframes (no seek, cat, shell or fork for this run)\n"
           "  --keyframe-every N  a keyframe every N steps (default 4096) and where the\n"
           "                   job starts\n"
@@ -73,7 +77,11 @@ static int env_set(char **env, int *n, const char *kv)
     return 0;
 }
 
-int cmd_run(int argc, char **argv)
+/* Parse run options and the command into o. Returns 0, 1 after --help was
+ * printed, or -1 after one error line. Used by run and check. */
+#define ARGERR(...) (cli_error(2, __VA_ARGS__), -1)
+
+int cli_run_args(int argc, char **argv, struct run_opts *o_out)
 {
     static const struct option longopts[] = {
         {"root", required_argument, 0, 'r'},   {"cwd", required_argument, 0, 'c'},
@@ -82,7 +90,8 @@ int cmd_run(int argc, char **argv)
         {"quantum", required_argument, 0, 'q'}, {"console", no_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {"test-hole", required_argument, 0, 'H'}, {"state-log", required_argument, 0, 'S'},
         {"name", required_argument, 0, 'N'},   {"no-keyframes", no_argument, 0, 'K'},
-        {"keyframe-every", required_argument, 0, 'k'},
+        {"keyframe-every", required_argument, 0, 'k'}, {"schedule", required_argument, 0, 'P'},
+        {"schedule-from", required_argument, 0, 'A'}, {"schedule-until", required_argument, 0, 'B'},
         {0, 0, 0, 0},
     };
     static char *env[ENV_MAX + 1];
@@ -90,6 +99,7 @@ int cmd_run(int argc, char **argv)
     env_set(env, &nenv, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
     env_set(env, &nenv, "HOME=/root");
     struct run_opts o = {.cwd = "/", .mem_mib = 512, .quantum_ns = 5000};
+    uint64_t schedule = 0, sfrom = 0, suntil = UINT64_MAX;
     o.epoch_s = spec_default_epoch((int64_t)time(NULL));
     int c;
     optind = 1;
@@ -100,81 +110,107 @@ int cmd_run(int argc, char **argv)
             break;
         case 'c':
             if (optarg[0] != '/')
-                return cli_error(2, "--cwd must be an absolute path inside the VM: %s", optarg);
+                return ARGERR("--cwd must be an absolute path inside the VM: %s", optarg);
             o.cwd = optarg;
             break;
         case 'e':
             if (env_set(env, &nenv, optarg) < 0)
-                return cli_error(2, "-e needs KEY=VALUE, got '%s'", optarg);
+                return ARGERR("-e needs KEY=VALUE, got '%s'", optarg);
             break;
         case 'm':
             if (cli_parse_step(optarg, &o.mem_mib) < 0 || o.mem_mib < 64 || o.mem_mib > 3072)
-                return cli_error(2, "--mem must be a number of MiB from 64 to 3072: %s", optarg);
+                return ARGERR("--mem must be a number of MiB from 64 to 3072: %s", optarg);
             break;
         case 't': {
             char *end;
             o.timeout_s = strtod(optarg, &end);
             if (*end || o.timeout_s <= 0)
-                return cli_error(2, "--timeout must be a positive number of seconds: %s", optarg);
+                return ARGERR("--timeout must be a positive number of seconds: %s", optarg);
             break;
         }
         case 's':
             if (cli_parse_step(optarg, &o.seed) < 0)
-                return cli_error(2, "--seed must be a non-negative integer: %s", optarg);
+                return ARGERR("--seed must be a non-negative integer: %s", optarg);
             break;
         case 'E':
             if (spec_parse_epoch(optarg, &o.epoch_s) < 0)
-                return cli_error(2, "--epoch must be seconds or YYYY-MM-DD[THH:MM:SS]: %s",
+                return ARGERR("--epoch must be seconds or YYYY-MM-DD[THH:MM:SS]: %s",
                                  optarg);
             break;
         case 'q':
             if (cli_parse_step(optarg, &o.quantum_ns) < 0 || o.quantum_ns == 0 ||
                 o.quantum_ns > 1000000000)
-                return cli_error(2, "--quantum must be 1..1000000000 ns: %s", optarg);
+                return ARGERR("--quantum must be 1..1000000000 ns: %s", optarg);
             break;
         case 'C':
             o.show_console = 1;
             break;
         case 'N':
             if (!*optarg || strchr(optarg, '/') || optarg[0] == '@' || optarg[0] == '.')
-                return cli_error(2, "--name must be non-empty, without '/', not starting with "
+                return ARGERR("--name must be non-empty, without '/', not starting with "
                                     "'@' or '.': %s", optarg);
             o.name = optarg;
             break;
         case 'S':
             if (cli_parse_step(optarg, &o.state_log) < 0 || o.state_log == 0)
-                return cli_error(2, "--state-log needs a RAM-hash interval in steps: %s", optarg);
+                return ARGERR("--state-log needs a RAM-hash interval in steps: %s", optarg);
             break;
         case 'K':
             o.no_keyframes = 1;
             break;
+        case 'P':
+            if (cli_parse_step(optarg, &schedule) < 0)
+                return ARGERR("--schedule needs a schedule number: %s", optarg);
+            break;
+        case 'A':
+            if (cli_parse_step(optarg, &sfrom) < 0)
+                return ARGERR("--schedule-from needs a step: %s", optarg);
+            break;
+        case 'B':
+            if (cli_parse_step(optarg, &suntil) < 0)
+                return ARGERR("--schedule-until needs a step: %s", optarg);
+            break;
         case 'k':
             if (cli_parse_step(optarg, &o.kf_every) < 0 || o.kf_every == 0)
-                return cli_error(2, "--keyframe-every needs a positive number of steps: %s",
+                return ARGERR("--keyframe-every needs a positive number of steps: %s",
                                  optarg);
             break;
         case 'H':
             if (cli_test_hole(optarg, &o) < 0)
-                return 2;
+                return -1;
             break;
         case 'h':
             help(stdout);
-            return 0;
+            return 1;
         default:
-            return cli_error(2, "see rewind run --help");
+            return ARGERR("see rewind run --help");
         }
     }
     if (!o.root)
-        return cli_error(2, "run needs --root ROOT (see rewind run --help)");
+        return ARGERR("run needs --root ROOT (see rewind run --help)");
+    if (sfrom >= suntil)
+        return ARGERR("--schedule-from must be below --schedule-until");
+    if (schedule && sched_push(&o.sched, schedule, sfrom, suntil, sfrom,
+                               suntil == UINT64_MAX ? 65536 : suntil - sfrom) < 0)
+        return ARGERR("bad schedule window");
     if (optind >= argc)
-        return cli_error(2, "run needs a command after -- (see rewind run --help)");
+        return ARGERR("run needs a command after -- (see rewind run --help)");
     o.argv = argv + optind;
     o.env = env;
     o.home = cli_home();
     o.kernel = cli_artifact("REWIND_KERNEL", "kernel/vmlinux");
     o.init = cli_artifact("REWIND_INIT", "rewind-init");
-    o.abort = cli_abort_on_signals(o.timeout_s);
+    *o_out = o;
+    return 0;
+}
 
+int cmd_run(int argc, char **argv)
+{
+    struct run_opts o;
+    int pr = cli_run_args(argc, argv, &o);
+    if (pr != 0)
+        return pr > 0 ? 0 : 2;
+    o.abort = cli_abort_on_signals(o.timeout_s);
     struct run_result r;
     char err[1024];
     if (run_execute(&o, &r, err, sizeof(err)) < 0)

@@ -24,6 +24,8 @@ static const struct cli_command commands[] = {
     {"gc", cmd_gc, "free pages and images no run needs"},
     {"export", cmd_export, "write a run as one file (--replayable: with pages and image)"},
     {"import", cmd_import, "add a run from a file written by export, verified first"},
+    {"fork", cmd_fork, "a new run identical to RUN through STEP, perturbed by a schedule after"},
+    {"check", cmd_check, "try N schedules of a command; narrow a difference to the deciding step"},
     {"diverge", cmd_diverge, "find where two runs that should be equal part"},
     {"doctor", cmd_doctor, "check that this machine can run rewind"},
 };

@@ -36,6 +36,7 @@
 #include "../vmm/kvm.h"
 #include "../vmm/vcpu.h"
 #include "image.h"
+#include "homelock.h"
 #include "keyframe.h"
 #include "kfcap.h"
 #include "job.h"
@@ -50,6 +51,7 @@ struct kvm_run *volatile run_active_kvm_run;
 
 struct sink {
     hash_ctx *trace;
+    hash_ctx *output; /* the job's output: (fd, length, bytes) per record */
     struct trace_writer *file;
     int show_console, quiet;
     char console[CONSOLE_RING];
@@ -152,6 +154,11 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
     }
     switch (r->kind) {
     case REWIND_REC_OUTPUT:
+        if (s->output) {
+            uint32_t hd[2] = {(uint32_t)r->aux, (uint32_t)len};
+            hash_update(s->output, hd, sizeof(hd));
+            hash_update(s->output, payload, len);
+        }
         if (!s->quiet)
             write_all(r->aux == 2 ? 2 : 1, payload, len);
         break;
@@ -331,6 +338,7 @@ static char *manifest_json(const char *spec_json, const struct run_result *r, ui
     json_object_set_new(m, "events", json_integer((json_int_t)events));
     json_object_set_new(m, "trace_hash", json_string(r->trace_hash));
     json_object_set_new(m, "ram_hash", json_string(r->ram_hash));
+    json_object_set_new(m, "output_hash", json_string(r->output_hash));
     json_object_set_new(m, "created", json_integer((json_int_t)time(NULL)));
     json_object_set_new(m, "keyframes", json_integer((json_int_t)r->keyframes));
     json_object_set_new(m, "keyframe_bytes", json_integer((json_int_t)r->kf_bytes));
@@ -469,6 +477,11 @@ static int replay_prefix(const char *path, uint64_t upto, struct sink *s, char *
         hash_update(s->trace, e.payload, e.payload_len);
         if (s->file)
             trace_append(s->file, e.step, (const struct rewind_record *)r.buf);
+        if (s->output && e.rec.kind == REWIND_REC_OUTPUT) {
+            uint32_t hd[2] = {(uint32_t)e.rec.aux, e.payload_len};
+            hash_update(s->output, hd, sizeof(hd));
+            hash_update(s->output, e.payload, e.payload_len);
+        }
     }
     int torn = r.torn;
     trace_close_read(&r);
@@ -594,20 +607,28 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     struct run_spec spec = {
         .argv = o->argv, .env = o->env, .cwd = o->cwd, .mem_mib = o->mem_mib, .seed = o->seed,
         .schedule = 0, .test_holes = o->test_holes, .quantum_ns = o->quantum_ns, .epoch_s = o->epoch_s, .cpu_model = NULL,
+        .perturb = &o->sched,
     };
     struct image img;
     phase("start");
-    res->exit_code = RUN_EXIT_ROOT;
-    if (image_prepare(o->root, o->home, &img, err, errlen) < 0)
+    /* gc must not take pages or images this run writes but has not named yet. */
+    int lockfd = homelock_take(o->home, 0, 1, err, errlen);
+    if (lockfd < 0)
         return -1;
+    res->exit_code = RUN_EXIT_ROOT;
+    if (image_prepare(o->root, o->home, &img, err, errlen) < 0) {
+        homelock_release(lockfd);
+        return -1;
+    }
     phase("image");
     res->exit_code = RUN_EXIT_KERNEL;
     if (hash_of(o, o->kernel, spec.kernel_hash, "guest kernel", err, errlen) < 0 ||
-        hash_of(o, o->init, spec.init_hash, "rewind-init", err, errlen) < 0)
+        hash_of(o, o->init, spec.init_hash, "rewind-init", err, errlen) < 0 ||
+        (memcpy(spec.image_hash, img.hex, sizeof(spec.image_hash)),
+         keep_image(o, &img, err, errlen) < 0)) {
+        homelock_release(lockfd);
         return -1;
-    memcpy(spec.image_hash, img.hex, sizeof(spec.image_hash));
-    if (keep_image(o, &img, err, errlen) < 0)
-        return -1;
+    }
 
     struct initrd rd;
     struct kvm_vm vm;
@@ -654,12 +675,15 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         goto out;
     p = malloc(sizeof(*p));
     sink.trace = hash_new();
-    if (!p || !sink.trace) {
+    sink.output = hash_new();
+    if (!p || !sink.trace || !sink.output) {
         fail(err, errlen, "out of memory");
         goto out;
     }
     platform_init(p, &vm, o->quantum_ns, (uint64_t)o->epoch_s * 1000000000ull, o->seed);
     p->test_holes = o->test_holes;
+    p->sched = o->sched;
+    p->sched.seed = o->seed;
     p->on_record = on_record;
     p->on_step = on_step;
     p->record_ctx = &sink;
@@ -733,6 +757,10 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     hash_final(sink.trace, &th);
     sink.trace = NULL;
     hash_hex(&th, res->trace_hash);
+    hash_final(sink.output, &th);
+    sink.output = NULL;
+    hash_hex(&th, res->output_hash);
+    res->perturbed = p->perturbed;
     res->outcome = p->outcome;
     res->job_status = p->job_status;
     res->steps = p->step;
@@ -805,10 +833,15 @@ out:
         hash256 dummy;
         hash_final(sink.trace, &dummy);
     }
+    if (sink.output) {
+        hash256 dummy;
+        hash_final(sink.output, &dummy);
+    }
     free(p);
     kvm_close(&vm);
     initrd_free(&rd);
     free(spec_json);
+    homelock_release(lockfd);
     return rc;
 }
 
@@ -835,6 +868,8 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, char 
     json_t *argv = json_object_get(spec, "argv"), *env = json_object_get(spec, "env");
     if (!image || !cwd || !json_is_array(argv) || !json_array_size(argv) || !json_is_array(env))
         return fail(err, errlen, "the run's spec is incomplete or corrupt");
+    if (spec_parse_perturb(spec, &o->sched) < 0)
+        return fail(err, errlen, "the run's spec has a malformed perturb list");
     if (json_integer_value(json_object_get(spec, "test_holes")))
         return fail(err, errlen, "this run was made with a test hole open; it cannot be replayed");
     static char root[4200];

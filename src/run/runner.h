@@ -46,6 +46,7 @@ struct run_opts {
     uint64_t test_holes;          /* REWIND_HOLE_* | PLATFORM_HOLE_*: tests only */
     uint64_t state_log;           /* 0: off; else log register hashes every step and a
                                      RAM hash every state_log steps */
+    struct sched sched;           /* schedule perturbation segments (seed: from .seed) */
     int no_keyframes;             /* --no-keyframes */
     uint64_t kf_every;            /* keyframe cadence in steps (0: RUN_KF_EVERY) */
     unsigned snap_holes;          /* SNAP_HOLE_*: tests only */
@@ -77,6 +78,8 @@ struct run_result {
     uint64_t from_step;        /* the keyframe step the run started from (from_run) */
     char parent[64];           /* from_run's directory name, or empty */
     uint64_t restores_checked, restores_failed; /* verify_restores */
+    char output_hash[65];      /* SHA-256 of the job's output records (fd, bytes) in order */
+    uint64_t perturbed;        /* perturbations this process applied */
 };
 
 /* Execute a run. Returns 0 when the VM ran (outcome in res), or -1 when it

@@ -38,6 +38,21 @@ char *spec_to_json(const struct run_spec *s)
     json_object_set_new(o, "quantum_ns", json_integer((json_int_t)s->quantum_ns));
     json_object_set_new(o, "epoch", json_integer((json_int_t)s->epoch_s));
     json_object_set_new(o, "cpu", json_string(s->cpu_model));
+    if (s->perturb && s->perturb->n) { /* absent when unperturbed: old ids unchanged */
+        json_t *a = json_array();
+        for (unsigned i = 0; i < s->perturb->n; i++) {
+            const struct sched_segment *g = &s->perturb->seg[i];
+            json_t *e = json_array();
+            json_array_append_new(e, json_integer((json_int_t)g->schedule));
+            json_array_append_new(e, json_integer((json_int_t)g->from));
+            json_array_append_new(e, g->until == UINT64_MAX ? json_null()
+                                                            : json_integer((json_int_t)g->until));
+            json_array_append_new(e, json_integer((json_int_t)g->origin));
+            json_array_append_new(e, json_integer((json_int_t)g->horizon));
+            json_array_append_new(a, e);
+        }
+        json_object_set_new(o, "perturb", a);
+    }
     if (s->test_holes) /* absent when 0, so ordinary ids never depend on it */
         json_object_set_new(o, "test_holes", json_integer((json_int_t)s->test_holes));
     char *out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
@@ -83,5 +98,32 @@ int spec_parse_epoch(const char *s, int64_t *out)
     if (*r)
         return -1;
     *out = (int64_t)timegm(&tm);
+    return 0;
+}
+
+int spec_parse_perturb(struct json_t *spec, struct sched *s)
+{
+    s->n = 0;
+    json_t *a = json_object_get((json_t *)spec, "perturb");
+    if (!a)
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > SCHED_MAX_SEGMENTS)
+        return -1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(a, i, e)
+    {
+        json_t *u = json_array_get(e, 2);
+        if (json_array_size(e) != 5 || !json_is_integer(json_array_get(e, 0)) ||
+            !json_is_integer(json_array_get(e, 1)) || !(json_is_integer(u) || json_is_null(u)) ||
+            !json_is_integer(json_array_get(e, 3)) || !json_is_integer(json_array_get(e, 4)))
+            return -1;
+        struct sched_segment *g = &s->seg[s->n++];
+        g->schedule = (uint64_t)json_integer_value(json_array_get(e, 0));
+        g->from = (uint64_t)json_integer_value(json_array_get(e, 1));
+        g->until = json_is_null(u) ? UINT64_MAX : (uint64_t)json_integer_value(u);
+        g->origin = (uint64_t)json_integer_value(json_array_get(e, 3));
+        g->horizon = (uint64_t)json_integer_value(json_array_get(e, 4));
+    }
     return 0;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../vmm/sched.h"
+
 #define SPEC_ARGS_MAX 4096
 
 struct run_spec {
@@ -24,7 +26,12 @@ struct run_spec {
     int64_t epoch_s; /* wall clock at boot, seconds since 1970 */
     const char *cpu_model;
     uint64_t test_holes; /* 0 except in rewind's own negative tests */
+    const struct sched *perturb; /* NULL or no segments: unperturbed */
 };
+
+/* Parse a spec's "perturb" array into s (seed not set). 0, or -1 if malformed. */
+struct json_t;
+int spec_parse_perturb(struct json_t *spec, struct sched *s);
 
 /* Canonical JSON of the spec (sorted keys, compact). Caller frees. */
 char *spec_to_json(const struct run_spec *s);

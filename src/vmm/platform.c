@@ -197,6 +197,34 @@ void platform_host_exit(struct platform *p)
     }
 }
 
+/* Schedule perturbation (sched.h): a pure function of the spec and the step. */
+static void perturb(struct platform *p, uint16_t port)
+{
+    struct sched_decision d = sched_decide(&p->sched, p->step);
+    struct rewind_shared *sh = shared(p);
+    if (d.action == SCHED_NONE || !sh)
+        return;
+    switch (d.action) {
+    case SCHED_PREEMPT:
+        sh->pending |= REWIND_PENDING_PREEMPT;
+        p->irq_wanted = 1;
+        break;
+    case SCHED_STALL:
+        sh->stall_ns = d.ns;
+        sh->pending |= REWIND_PENDING_STALL | REWIND_PENDING_PREEMPT;
+        p->irq_wanted = 1;
+        break;
+    case SCHED_TIMER_SLACK:
+        if (port != REWIND_PORT_TIMER || !p->timer_armed)
+            return;
+        p->deadline_ns = p->deadline_ns > UINT64_MAX - d.ns ? UINT64_MAX : p->deadline_ns + d.ns;
+        break;
+    default:
+        return;
+    }
+    p->perturbed++;
+}
+
 void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
 {
     p->step++;
@@ -224,6 +252,8 @@ void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
         platform_guest_error(p, "access to unassigned platform port 0x%x", port);
         break;
     }
+    if (p->outcome == PLATFORM_RUNNING && p->sched.n)
+        perturb(p, port);
     if (p->outcome == PLATFORM_RUNNING)
         fire_and_inject(p);
     if (p->on_step)

@@ -17,6 +17,7 @@
 
 #include "../../guest/include/rewind_abi.h"
 #include "kvm.h"
+#include "sched.h"
 
 enum platform_outcome {
     PLATFORM_RUNNING = 0,
@@ -56,6 +57,8 @@ struct platform {
     enum platform_outcome outcome;
     uint64_t job_status;
     char message[512];   /* why the run ended, for non-EXITED outcomes */
+    struct sched sched;  /* schedule perturbation (no segments: none) */
+    uint64_t perturbed;  /* perturbations applied by this process */
     void (*on_step)(void *ctx, struct platform *p); /* after every step, if set */
     platform_record_fn on_record;
     void *record_ctx;

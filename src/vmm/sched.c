@@ -1,0 +1,110 @@
+/*
+ * sched: see sched.h. The hash is splitmix64 folded over (seed, schedule,
+ * horizon, step, salt): fast, well mixed, and the same on every machine.
+ */
+#include "sched.h"
+
+#include <stdio.h>
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t h5(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
+{
+    return mix(mix(mix(mix(mix(a) ^ b) ^ c) ^ d) ^ e);
+}
+
+const char *sched_strategy(uint64_t s)
+{
+    return s == 0 ? "none" : (s & 1) ? "random" : "pct";
+}
+
+static struct sched_decision random_at(uint64_t seed, const struct sched_segment *g,
+                                       uint64_t step)
+{
+    struct sched_decision d = {SCHED_NONE, 0};
+    uint64_t r = h5(seed, g->schedule, g->horizon, step, 1);
+    if (r % 16 != 0)
+        return d;
+    uint64_t k = (r >> 8) % 8;
+    if (k < 4) {
+        d.action = SCHED_PREEMPT;
+    } else if (k < 7) {
+        d.action = SCHED_STALL;
+        d.ns = 20000ull * (1 + ((r >> 16) % 50)); /* 20 us .. 1 ms */
+    } else {
+        d.action = SCHED_TIMER_SLACK;
+        d.ns = 10000ull * (1 + ((r >> 16) % 100)); /* 10 us .. 1 ms */
+    }
+    return d;
+}
+
+static struct sched_decision pct_at(uint64_t seed, const struct sched_segment *g, uint64_t step)
+{
+    struct sched_decision d = {SCHED_NONE, 0};
+    uint64_t h = g->horizon ? g->horizon : 1;
+    for (unsigned i = 0; i < SCHED_PCT_POINTS; i++) {
+        uint64_t r = h5(seed, g->schedule, g->horizon, i, 2);
+        if (g->origin + r % h == step) {
+            d.action = SCHED_STALL;
+            d.ns = 2000000ull * (1 + (r >> 40) % 4); /* 2 .. 8 ms */
+            return d;
+        }
+    }
+    return d;
+}
+
+struct sched_decision sched_decide(const struct sched *s, uint64_t step)
+{
+    struct sched_decision none = {SCHED_NONE, 0};
+    for (unsigned i = 0; i < s->n; i++) {
+        const struct sched_segment *g = &s->seg[i];
+        if (step < g->from || step >= g->until || g->schedule == 0)
+            continue;
+        return (g->schedule & 1) ? random_at(s->seed, g, step) : pct_at(s->seed, g, step);
+    }
+    return none;
+}
+
+void sched_describe(const struct sched_decision *d, char *buf, unsigned len)
+{
+    switch (d->action) {
+    case SCHED_PREEMPT:
+        snprintf(buf, len, "asked the kernel to reschedule the running task");
+        break;
+    case SCHED_STALL:
+        snprintf(buf, len, "stalled the running task for %.3f ms of virtual time",
+                 (double)d->ns / 1e6);
+        break;
+    case SCHED_TIMER_SLACK:
+        snprintf(buf, len, "delayed a timer armed there by %.3f ms", (double)d->ns / 1e6);
+        break;
+    default:
+        snprintf(buf, len, "nothing");
+        break;
+    }
+}
+
+int sched_push(struct sched *s, uint64_t schedule, uint64_t from, uint64_t until, uint64_t origin,
+               uint64_t horizon)
+{
+    if (s->n >= SCHED_MAX_SEGMENTS || from >= until)
+        return -1;
+    unsigned k = 0;
+    for (unsigned i = 0; i < s->n; i++) {
+        struct sched_segment g = s->seg[i];
+        if (g.from >= from)
+            continue; /* starts at or after the new window: dropped */
+        if (g.until > from)
+            g.until = from;
+        s->seg[k++] = g;
+    }
+    s->seg[k++] = (struct sched_segment){schedule, from, until, origin, horizon};
+    s->n = k;
+    return 0;
+}

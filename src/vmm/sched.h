@@ -1,0 +1,71 @@
+/*
+ * sched: schedule perturbation. A run's perturbation is a list of segments
+ * (schedule s, window [from, until), horizon h); at a step inside a
+ * segment's window the monitor may ask the guest to reschedule, stall the
+ * current task for a while of virtual time, or add slack to a timer armed
+ * at that step. Every decision is a pure function of (seed, s, h, step):
+ * nothing here reads the host, so a perturbed run is as deterministic as
+ * any other, and narrowing a window keeps every decision inside it.
+ *
+ * Strategies, by s (s = 0 is never perturbed):
+ *  - odd s, "random": each step is perturbed with probability 1/16; the
+ *    action and its size come from the same hash.
+ *  - even s, "pct": PCT-style priority change points: SCHED_PCT_POINTS
+ *    steps drawn uniformly from [origin, origin + h) (origin is fixed when
+ *    a window is narrowed, so the points stay put); at each, the running task
+ *    is pushed down (a long stall and a reschedule), as if its priority
+ *    dropped below every other runnable task's.
+ *
+ * Invariants:
+ *  1. sched_decide(step) depends only on the segment containing step and
+ *     the seed; steps outside every window get SCHED_NONE.
+ *  2. Segments are ordered and do not overlap (a fork truncates its
+ *     parent's segments at the fork step before appending its own).
+ */
+#ifndef REWIND_VMM_SCHED_H
+#define REWIND_VMM_SCHED_H
+
+#include <stdint.h>
+
+#define SCHED_MAX_SEGMENTS 16
+#define SCHED_PCT_POINTS 3
+
+enum sched_action {
+    SCHED_NONE = 0,
+    SCHED_PREEMPT,     /* reschedule the current task */
+    SCHED_STALL,       /* stall the current task for stall_ns, and reschedule */
+    SCHED_TIMER_SLACK, /* if this step arms a timer, add slack_ns to it */
+};
+
+struct sched_segment {
+    uint64_t schedule, from, until; /* until: UINT64_MAX for open */
+    uint64_t origin, horizon;       /* pct draws its points from [origin, origin + horizon) */
+};
+
+struct sched {
+    uint64_t seed;
+    unsigned n;
+    struct sched_segment seg[SCHED_MAX_SEGMENTS];
+};
+
+struct sched_decision {
+    enum sched_action action;
+    uint64_t ns; /* stall or slack length */
+};
+
+/* The decision at step (SCHED_NONE outside every window). */
+struct sched_decision sched_decide(const struct sched *s, uint64_t step);
+
+/* "random" or "pct" for schedule number s ("none" for 0). */
+const char *sched_strategy(uint64_t s);
+
+/* Words for a decision: "stalled the running task for 2.000 ms". */
+void sched_describe(const struct sched_decision *d, char *buf, unsigned len);
+
+/* Append segment (schedule, from, until, origin, horizon) after truncating
+ * every earlier window at from. Returns 0, or -1 if full or the window is
+ * empty. */
+int sched_push(struct sched *s, uint64_t schedule, uint64_t from, uint64_t until, uint64_t origin,
+               uint64_t horizon);
+
+#endif
