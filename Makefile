@@ -52,6 +52,15 @@ $(B)/guest/%: tests/guest/%.c guest/sdk/rewind.h
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O2 -static -pthread -Iguest/sdk -o $@ $<
 
+# The example of examples/pool, buggy and fixed, goes into the test root too.
+GUEST_PROGS += $(B)/guest/pool $(B)/guest/pool-fixed
+$(B)/guest/pool: examples/pool/pool.c
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O2 -static -pthread -o $@ $<
+$(B)/guest/pool-fixed: examples/pool/pool.c
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O2 -static -pthread -DFIXED -o $@ $<
+
 $(B)/roots/test.stamp: tools/mkroot.sh $(GUEST_PROGS)
 	@mkdir -p $(B)/roots
 	tools/mkroot.sh $(B)/roots/test $(GUEST_PROGS)

@@ -111,7 +111,8 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
     }
     if (rc == 0 && nb)
         rc = flush_batch(k, pfns, nb, &delta, &nd, err, errlen);
-    memset(dirty, 0, (k->npfn + 63) / 64 * sizeof(uint64_t));
+    if (rc == 0) /* on failure the pages stay dirty: cur[] is still right for the rest */
+        memset(dirty, 0, (k->npfn + 63) / 64 * sizeof(uint64_t));
     if (rc == 0 && k->kill_at && k->taken + 1 == k->kill_at && k->w.f) {
         /* Test hook: die with a torn record on disk (half a header). */
         fwrite(&s, 1, 12, k->w.f);
@@ -178,6 +179,28 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
     free(state);
     k->restore_s += now_s() - t0;
     return rc;
+}
+
+int kfcap_ram_hash(struct kfcap *k, unsigned char out[32])
+{
+    if (kvm_collect_dirty(k->vm) < 0)
+        return -1;
+    hash_ctx *h = hash_new();
+    if (!h)
+        return -1;
+    for (uint64_t pfn = 0; pfn < k->npfn; pfn++) {
+        hash256 ph = k->cur[pfn];
+        if (k->vm->dirty[pfn / 64] >> (pfn % 64) & 1) {
+            hash_buf(k->vm->ram + pfn * 4096, 4096, &ph);
+            normalize(&ph);
+        }
+        if (!is_absent(&ph))
+            kvm_ram_hash_add(h, pfn, &ph);
+    }
+    hash256 r;
+    hash_final(h, &r);
+    memcpy(out, r.b, 32);
+    return 0;
 }
 
 int kfcap_finish(struct kfcap *k)

@@ -54,6 +54,10 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen);
 /* Restore keyframe (link, idx) of chain c into k's VM and p. 0 or -1 + err. */
 int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c, size_t link,
                   size_t idx, char *err, size_t errlen);
+/* kvm_ram_hash of k's VM, hashing only the pages written since the last
+ * capture or restore (the others' hashes are in cur[]). 0 or -1. */
+int kfcap_ram_hash(struct kfcap *k, unsigned char out[32]);
+
 /* Close the file (fsync) and free. 0 or -1 (the file could not be written). */
 int kfcap_finish(struct kfcap *k);
 

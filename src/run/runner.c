@@ -571,7 +571,7 @@ static int verify_restores(const struct run_opts *o, struct run_result *res, str
         hash_final(sink->trace, &th);
         sink->trace = NULL;
         hash_hex(&th, thx);
-        if (kvm_ram_hash(p->vm, rh.b) < 0) {
+        if (kfcap_ram_hash(kf, rh.b) < 0) {
             rc = fail(err, errlen, "cannot hash guest RAM");
             break;
         }
@@ -781,7 +781,7 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     }
     phase("vm");
     unsigned char rh[32];
-    if (kvm_ram_hash(&vm, rh) < 0) {
+    if ((kf_ready ? kfcap_ram_hash(&kf, rh) : kvm_ram_hash(&vm, rh)) < 0) {
         fail(err, errlen, "cannot hash guest RAM: %s", strerror(errno));
         goto out;
     }

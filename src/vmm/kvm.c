@@ -175,16 +175,23 @@ int kvm_ram_hash(struct kvm_vm *vm, unsigned char out[32])
         const uint8_t *p = vm->ram + pg * 4096;
         if (page_is_zero(p))
             continue;
-        uint8_t le[8];
-        for (int i = 0; i < 8; i++)
-            le[i] = (uint8_t)(pg >> (8 * i));
-        hash_update(h, le, 8);
-        hash_update(h, p, 4096);
+        hash256 ph;
+        hash_buf(p, 4096, &ph);
+        kvm_ram_hash_add(h, pg, &ph);
     }
     hash256 r;
     hash_final(h, &r);
     memcpy(out, r.b, 32);
     return 0;
+}
+
+void kvm_ram_hash_add(void *ctx, uint64_t pfn, const hash256 *page_hash)
+{
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)(pfn >> (8 * i));
+    hash_update(ctx, le, 8);
+    hash_update(ctx, page_hash->b, 32);
 }
 
 int kvm_send_vector(struct kvm_vm *vm, uint8_t vector)

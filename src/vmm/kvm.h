@@ -44,9 +44,14 @@ void *kvm_gpa_w(struct kvm_vm *vm, uint64_t gpa, uint64_t len);
 /* Fold KVM's dirty log into vm->written and vm->dirty. Returns 0 or -1. */
 int kvm_collect_dirty(struct kvm_vm *vm);
 
-/* SHA-256 over (page index, bytes) of every non-zero page of guest RAM, in
- * page order: a pure function of RAM contents. Returns 0 or -1. */
+/* SHA-256 over (page index, SHA-256 of the page) of every non-zero page of
+ * guest RAM, in page order: a pure function of RAM contents, and one that
+ * can reuse page hashes already known (kfcap_ram_hash). Returns 0 or -1. */
 int kvm_ram_hash(struct kvm_vm *vm, unsigned char out[32]);
+
+/* Feed one page (index, hash) into a RAM hash (ctx is a hash_ctx). */
+#include "../util/hash.h"
+void kvm_ram_hash_add(void *ctx, uint64_t pfn, const hash256 *page_hash);
 
 /* Send the one platform vector as an MSI to APIC 0. Returns 1 if the LAPIC
  * took it, 0 if it could not (retry later), -1 on ioctl failure. */
