@@ -8,7 +8,7 @@ B       := build
 
 VMM_SRC := src/vmm/kvm.c src/vmm/cpuid.c src/vmm/boot.c src/vmm/initrd.c src/vmm/platform.c \
            src/vmm/vcpu.c src/vmm/probe.c src/vmm/snapshot.c src/vmm/sched.c
-RUN_SRC := src/run/image.c src/run/spec.c src/run/job.c src/run/rundir.c src/run/runref.c src/run/runner.c src/run/keyframe.c src/run/kfcap.c src/run/explore.c \
+RUN_SRC := src/run/image.c src/run/spec.c src/run/job.c src/run/rundir.c src/run/runref.c src/run/runner.c src/run/keyframe.c src/run/kfcap.c src/run/explore.c src/run/session.c \
            src/run/homelock.c src/run/hashvec.c src/run/rungc.c src/run/archive.c src/run/archive_export.c src/run/archive_import.c
 TRACE_SRC := src/trace/trace.c src/trace/compare.c src/trace/describe.c
 UTIL_SRC:= src/util/hash.c src/util/fail.c
@@ -17,7 +17,7 @@ STORE_SRC := src/store/store.c src/store/table.c src/store/index.c src/store/pac
 CLI_SRC := src/cli/main.c src/cli/cliutil.c src/cli/cmd_run.c src/cli/cmd_doctor.c src/cli/cmd_diverge.c \
            src/cli/cmd_ls.c src/cli/cmd_show.c src/cli/cmd_log.c src/cli/cmd_ps.c src/cli/cmd_events.c \
            src/cli/cmd_diff.c src/cli/cmd_replay.c src/cli/cmd_remove.c \
-           src/cli/cmd_gc.c src/cli/cmd_export.c src/cli/cmd_import.c src/cli/cmd_fork.c src/cli/cmd_check.c
+           src/cli/cmd_gc.c src/cli/cmd_export.c src/cli/cmd_import.c src/cli/cmd_fork.c src/cli/cmd_check.c src/cli/cmd_cat.c src/cli/cmd_shell.c
 LIB_SRC := $(VMM_SRC) $(RUN_SRC) $(TRACE_SRC) $(UTIL_SRC) $(STORE_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)

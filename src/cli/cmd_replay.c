@@ -96,12 +96,24 @@ int cmd_replay(int argc, char **argv)
         json_decref(m);
         return cli_error(2, "cannot replay: %s", err);
     }
+    static char parent[64];
+    const char *par = json_string_value(json_object_get(m, "parent"));
+    snprintf(parent, sizeof(parent), "%s", par ? par : "");
     json_decref(m);
     const char *base = strrchr(dir, '/');
     base = base ? base + 1 : dir;
     if (have_from) {
         o.from_run = base;
         o.from_step = from;
+    }
+    static char inputs[4200];
+    if (o.inspect_kind) { /* a shell session: its keystrokes come from its inputs file */
+        snprintf(inputs, sizeof(inputs), "%s/inputs", dir);
+        o.session_replay = inputs;
+        if (!have_from && parent[0]) {
+            o.from_run = parent;
+            o.from_step = o.inspect_at;
+        }
     }
     o.quiet = 1;
     o.replay = 1;

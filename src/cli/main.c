@@ -24,6 +24,8 @@ static const struct cli_command commands[] = {
     {"gc", cmd_gc, "free pages and images no run needs"},
     {"export", cmd_export, "write a run as one file (--replayable: with pages and image)"},
     {"import", cmd_import, "add a run from a file written by export, verified first"},
+    {"cat", cmd_cat, "print a file as it was at a step of a run (a throwaway fork)"},
+    {"shell", cmd_shell, "an interactive shell inside a run at a step (kept as a run)"},
     {"fork", cmd_fork, "a new run identical to RUN through STEP, perturbed by a schedule after"},
     {"check", cmd_check, "try N schedules of a command; narrow a difference to the deciding step"},
     {"diverge", cmd_diverge, "find where two runs that should be equal part"},

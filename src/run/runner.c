@@ -38,6 +38,7 @@
 #include "image.h"
 #include "homelock.h"
 #include "keyframe.h"
+#include "session.h"
 #include "kfcap.h"
 #include "job.h"
 #include "rundir.h"
@@ -61,6 +62,9 @@ struct sink {
     uint64_t ram_every;
     struct kvm_vm *vm;
     struct kfcap *kf;    /* NULL: no keyframes */
+    struct platform *p;
+    struct session *session; /* shell: input at idle steps */
+    int inspected, inspect_status;
     uint64_t kf_every;
     int kf_due;          /* take a keyframe at the end of this step (the job starts) */
 };
@@ -170,6 +174,14 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
     case REWIND_REC_INIT:
         if (r->aux == REWIND_INIT_JOB_START)
             s->kf_due = 1;
+        if (r->aux == REWIND_INIT_INSPECT_DONE && s->p) {
+            char num[16];
+            snprintf(num, sizeof(num), "%.*s", (int)(len < 15 ? len : 15), payload);
+            s->inspected = 1;
+            s->inspect_status = atoi(num);
+            s->p->outcome = PLATFORM_STOPPED;
+            snprintf(s->p->message, sizeof(s->p->message), "inspection ended");
+        }
         if (r->aux == REWIND_INIT_ERROR)
             snprintf(s->init_error, sizeof(s->init_error), "%.*s", (int)len, payload);
         break;
@@ -458,6 +470,48 @@ static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, 
     return rc;
 }
 
+static int on_idle(void *ctx, struct platform *p)
+{
+    struct sink *s = ctx;
+    return s->session ? session_on_idle(s->session, p) : 0;
+}
+
+/* Run to o->inspect_at, then ask the guest to inspect; the caller runs on
+ * until the inspector is done. */
+static int start_inspection(const struct run_opts *o, struct platform *p, struct sink *sink,
+                            struct session *sess, const char *staging, char *err, size_t errlen)
+{
+    struct vcpu_limits lim = {.abort = o->abort, .max_steps = o->inspect_at};
+    if (p->step < o->inspect_at && vcpu_run(p, &lim) < 0)
+        return fail(err, errlen, "%s", p->message);
+    if (p->outcome != PLATFORM_RUNNING || p->step != o->inspect_at)
+        return fail(err, errlen, "the run ended at step %llu, before step %llu (%s)",
+                    (unsigned long long)p->step, (unsigned long long)o->inspect_at,
+                    run_outcome_word(p->outcome));
+    char req[REWIND_SHARED_REQ_MAX];
+    int n = snprintf(req, sizeof(req), "%s%c%llu%c%s", o->inspect_kind, 0,
+                     (unsigned long long)o->inspect_pid, 0,
+                     o->inspect_path ? o->inspect_path : "");
+    if (n < 0 || (size_t)n + 1 > sizeof(req))
+        return fail(err, errlen, "the path is too long (at most %d bytes)",
+                    REWIND_SHARED_REQ_MAX - 32);
+    if (!strcmp(o->inspect_kind, "shell")) {
+        char ip[4200];
+        snprintf(ip, sizeof(ip), "%s/inputs", staging);
+        int r = o->session_replay ? session_open_replay(sess, o->session_replay, err, errlen)
+                                  : session_open_live(sess, o->session_fd, ip, err, errlen);
+        if (r < 0)
+            return -1;
+        sink->session = sess;
+        p->on_idle = on_idle;
+    }
+    sink->quiet = o->session_replay ? 1 : 0;
+    if (platform_inspect(p, req, (size_t)n + 1) < 0)
+        return fail(err, errlen, "the guest cannot be inspected at step %llu (before its "
+                    "platform is up)", (unsigned long long)p->step);
+    return 0;
+}
+
 /* Feed the entries of the trace at path with step <= upto into the sink (the
  * trace hash, and the new trace file when the sink has one): the history a
  * run restored from a keyframe shares with its source. */
@@ -551,6 +605,22 @@ static int verify_restores(const struct run_opts *o, struct run_result *res, str
         size_t pick = want == 1 ? total - 1 : (size_t)(j * (total - 1) / (want - 1)), l = 0;
         while (pick >= c.link[l].count)
             pick -= c.link[l++].count;
+        /* First restore and run a little (the same process stays current,
+         * so its CR3 is the one restored next): the second restore below is
+         * the case a missed TLB flush would break (seed 003). */
+        if (kfcap_restore(kf, p, &c, l, pick, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        struct vcpu_limits warm = {.abort = o->abort, .max_steps = p->step + 64};
+        sink->trace = hash_new();
+        if (!sink->trace || vcpu_run(p, &warm) < 0) {
+            rc = fail(err, errlen, "%s", p->message);
+            break;
+        }
+        hash256 scratch;
+        hash_final(sink->trace, &scratch);
+        sink->trace = NULL;
         if (kfcap_restore(kf, p, &c, l, pick, err, errlen) < 0) {
             rc = -1;
             break;
@@ -608,7 +678,13 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         .argv = o->argv, .env = o->env, .cwd = o->cwd, .mem_mib = o->mem_mib, .seed = o->seed,
         .schedule = 0, .test_holes = o->test_holes, .quantum_ns = o->quantum_ns, .epoch_s = o->epoch_s, .cpu_model = NULL,
         .perturb = &o->sched,
+        .inspect_kind = o->inspect_kind && !strcmp(o->inspect_kind, "shell") ? "shell" : NULL,
+        .inspect_pid = o->inspect_pid, .inspect_at = o->inspect_at, .inputs_hash = "",
     };
+    struct session sess;
+    memset(&sess, 0, sizeof(sess));
+    sess.fd = -1;
+    char inputs_hex[65] = "";
     struct image img;
     phase("start");
     /* gc must not take pages or images this run writes but has not named yet. */
@@ -687,6 +763,7 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     p->on_record = on_record;
     p->on_step = on_step;
     p->record_ctx = &sink;
+    sink.p = p;
     if (!o->no_keyframes || o->from_run || o->verify_restores) {
         char sp[4200];
         snprintf(sp, sizeof(sp), "%s/store", o->home);
@@ -742,6 +819,14 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         sigaction(SIGUSR1, &sa, NULL);
         kicking = pthread_create(&kick.thread, NULL, kicker_main, &kick) == 0;
     }
+    if (o->inspect_kind) {
+        sink.quiet = 1; /* the job's output before the step is in the trace */
+        if (start_inspection(o, p, &sink, &sess, dir.staging, err, errlen) < 0) {
+            run_active_kvm_run = NULL;
+            res->exit_code = RUN_EXIT_USAGE;
+            goto out;
+        }
+    }
     int vr = vcpu_run(p, &lim);
     if (kicking) {
         kick.stop = 1;
@@ -766,6 +851,13 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     res->steps = p->step;
     res->virt_ns = p->now_ns;
     res->exit_code = exit_code_of(p);
+    res->inspected = sink.inspected;
+    res->inspect_status = sink.inspect_status;
+    if (o->inspect_kind && !sink.inspected) {
+        fail(err, errlen, "the inspection did not finish: the run ended %s at step %llu",
+             run_outcome_word(p->outcome), (unsigned long long)p->step);
+        goto out;
+    }
     if (sink.init_error[0] && p->outcome != PLATFORM_EXITED)
         snprintf(res->message, sizeof(res->message), "%s", sink.init_error);
     else
@@ -806,6 +898,29 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         goto out;
     }
     kf_ready = 0;
+    if (o->throwaway) { /* cat: the look must not change anything stored */
+        rundir_abort(&dir);
+        rc = 0;
+        goto out;
+    }
+    if (sink.session) {
+        /* The session's id covers its inputs: known only now. */
+        if (session_close(&sess, inputs_hex) < 0) {
+            fail(err, errlen, "cannot write the session's inputs");
+            goto out;
+        }
+        sink.session = NULL;
+        spec.inputs_hash = inputs_hex;
+        free(spec_json);
+        spec_json = spec_to_json(&spec);
+        spec_id(&spec, res->id);
+        char sp[4200];
+        snprintf(sp, sizeof(sp), "%s/spec.json", dir.staging);
+        if (!spec_json || rundir_write_file(sp, spec_json) < 0) {
+            fail(err, errlen, "cannot write the session's spec");
+            goto out;
+        }
+    }
     char name[64];
     check_against_stored(o, res, &dir, name, sizeof(name));
     res->events = dir.trace.count;
@@ -824,6 +939,8 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     phase("ram+save");
     rc = 0;
 out:
+    if (sink.session)
+        session_close(&sess, inputs_hex);
     if (kf_ready)
         kfcap_finish(&kf);
     store_close(store);
@@ -868,6 +985,15 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, char 
     json_t *argv = json_object_get(spec, "argv"), *env = json_object_get(spec, "env");
     if (!image || !cwd || !json_is_array(argv) || !json_array_size(argv) || !json_is_array(env))
         return fail(err, errlen, "the run's spec is incomplete or corrupt");
+    json_t *ins = json_object_get(spec, "inspect");
+    if (ins) {
+        const char *k = json_string_value(json_object_get(ins, "kind"));
+        if (!k || strcmp(k, "shell"))
+            return fail(err, errlen, "the run's spec has an unknown inspection");
+        o->inspect_kind = "shell";
+        o->inspect_pid = (uint64_t)json_integer_value(json_object_get(ins, "pid"));
+        o->inspect_at = (uint64_t)json_integer_value(json_object_get(ins, "at"));
+    }
     if (spec_parse_perturb(spec, &o->sched) < 0)
         return fail(err, errlen, "the run's spec has a malformed perturb list");
     if (json_integer_value(json_object_get(spec, "test_holes")))

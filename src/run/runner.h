@@ -54,6 +54,15 @@ struct run_opts {
     uint64_t from_step;
     uint64_t verify_restores;     /* after the run, restore this many of its keyframes in
                                      place, run each to the end and compare */
+    /* Inspection (cat, shell): run to step inspect_at, freeze the guest's
+     * processes and run an inspector of kind "cat" or "shell" in process
+     * inspect_pid (0: the job). */
+    const char *inspect_kind;
+    uint64_t inspect_at, inspect_pid;
+    const char *inspect_path;     /* cat: the file */
+    int session_fd;               /* shell: keystrokes from this fd (live) */
+    const char *session_replay;   /* shell replay: the recorded inputs file */
+    int throwaway;                /* keep nothing of this run (cat) */
 };
 
 /* Default keyframe cadence: a keyframe every this many steps (and one at the
@@ -79,6 +88,8 @@ struct run_result {
     char parent[64];           /* from_run's directory name, or empty */
     uint64_t restores_checked, restores_failed; /* verify_restores */
     char output_hash[65];      /* SHA-256 of the job's output records (fd, bytes) in order */
+    int inspected;             /* the inspector ran and ended */
+    int inspect_status;        /* its exit status */
     uint64_t perturbed;        /* perturbations this process applied */
 };
 

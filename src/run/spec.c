@@ -53,6 +53,14 @@ char *spec_to_json(const struct run_spec *s)
         }
         json_object_set_new(o, "perturb", a);
     }
+    if (s->inspect_kind) {
+        json_t *i = json_object();
+        json_object_set_new(i, "kind", json_string(s->inspect_kind));
+        json_object_set_new(i, "pid", json_integer((json_int_t)s->inspect_pid));
+        json_object_set_new(i, "at", json_integer((json_int_t)s->inspect_at));
+        json_object_set_new(i, "inputs", json_string(s->inputs_hash ? s->inputs_hash : ""));
+        json_object_set_new(o, "inspect", i);
+    }
     if (s->test_holes) /* absent when 0, so ordinary ids never depend on it */
         json_object_set_new(o, "test_holes", json_integer((json_int_t)s->test_holes));
     char *out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);

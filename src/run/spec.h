@@ -27,6 +27,11 @@ struct run_spec {
     const char *cpu_model;
     uint64_t test_holes; /* 0 except in rewind's own negative tests */
     const struct sched *perturb; /* NULL or no segments: unperturbed */
+    /* A shell session (rewind shell): at step inspect_at, inspect process
+     * inspect_pid with a shell fed the inputs whose hash is inputs_hash. */
+    const char *inspect_kind; /* NULL: none */
+    uint64_t inspect_pid, inspect_at;
+    const char *inputs_hash;
 };
 
 /* Parse a spec's "perturb" array into s (seed not set). 0, or -1 if malformed. */

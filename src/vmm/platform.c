@@ -119,6 +119,8 @@ static void do_timer(struct platform *p)
 static void do_idle(struct platform *p)
 {
     struct rewind_shared *sh = shared(p);
+    if (p->on_idle && p->on_idle(p->record_ctx, p))
+        return;
     if (p->irq_wanted || (sh && sh->pending))
         return; /* an interrupt is already owed: deliver it, no time jump */
     if (!p->timer_armed) {
@@ -184,6 +186,33 @@ static void fire_and_inject(struct platform *p)
         else if (r < 0)
             platform_guest_error(p, "KVM_SIGNAL_MSI failed");
     }
+}
+
+int platform_inspect(struct platform *p, const void *req, size_t len)
+{
+    struct rewind_shared *sh = shared(p);
+    if (!sh || len == 0 || len > REWIND_SHARED_REQ_MAX)
+        return -1;
+    memcpy(sh->req, req, len);
+    sh->req_len = (uint32_t)len;
+    sh->pending |= REWIND_PENDING_INSPECT;
+    p->irq_wanted = 1;
+    fire_and_inject(p);
+    return 0;
+}
+
+size_t platform_input(struct platform *p, const void *buf, size_t len)
+{
+    struct rewind_shared *sh = shared(p);
+    if (!sh || sh->input_len != 0 || len == 0)
+        return 0;
+    if (len > REWIND_SHARED_INPUT_MAX)
+        len = REWIND_SHARED_INPUT_MAX;
+    memcpy(sh->input, buf, len);
+    sh->input_len = (uint32_t)len;
+    sh->pending |= REWIND_PENDING_INPUT;
+    p->irq_wanted = 1;
+    return len;
 }
 
 void platform_host_exit(struct platform *p)

@@ -60,6 +60,9 @@ struct platform {
     struct sched sched;  /* schedule perturbation (no segments: none) */
     uint64_t perturbed;  /* perturbations applied by this process */
     void (*on_step)(void *ctx, struct platform *p); /* after every step, if set */
+    /* At an IDLE step, if set: return 1 when it made an interrupt owed
+     * (input delivered), so the guest is not idle after all. */
+    int (*on_idle)(void *ctx, struct platform *p);
     platform_record_fn on_record;
     void *record_ctx;
     uint8_t rec_buf[REWIND_RECORD_MAX]; /* a record copied out of the guest */
@@ -76,6 +79,16 @@ void platform_port_out(struct platform *p, uint16_t port, uint32_t value);
 /* A host-caused exit (signal) happened. Does nothing, as rule 2 demands,
  * unless the test hole PLATFORM_HOLE_TIMER_AT_HOST_EXIT is open. */
 void platform_host_exit(struct platform *p);
+
+/* Between steps (vCPU stopped at one): ask the guest to inspect (req, len
+ * bytes: see rewind_abi.h) and inject the vector now. 0, or -1 if the
+ * guest has no shared page yet or req is too long. */
+int platform_inspect(struct platform *p, const void *req, size_t len);
+
+/* At a step: hand up to REWIND_SHARED_INPUT_MAX bytes of input to the
+ * guest if it took the previous ones. Returns the bytes handed over (0:
+ * busy, try at a later step). The vector is injected at the end of the step. */
+size_t platform_input(struct platform *p, const void *buf, size_t len);
 
 /* True when port belongs to the rewind port block. */
 int platform_owns_port(uint16_t port);

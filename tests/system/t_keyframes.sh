@@ -58,16 +58,12 @@ test_twin_capture_without_io_completion_is_caught() {
 # is harmless on current KVM: complete_fast_pio_out skips only when RIP is
 # still the OUT's, so that hole has no twin; the monitor flushes anyway.)
 
-# Negative twin: restoring in place without the forced TLB flush, on a guest
-# that maps and unmaps one address in a loop (seed 003).
-test_twin_restore_without_tlb_flush() {
-    export REWIND_TEST_HOLES=1
-    run_rw a run --root "$ROOT" --keyframe-every 200 -- /usr/bin/mapper
-    expect_rc 0
-    run_rw v replay "$(run_id a.err)" --verify-restores 12 --test-hole restore-no-tlb-flush --timeout 300
-    echo "tlb twin: rc $RC: $(tail -n 1 v.out)" >&2
-    [ "$RC" -eq 1 ] || fail "a stale TLB was not observed on this host (rc $RC)"
-}
+# The TLB twin (restore in place without the forced flush, on tests/guest/
+# mapper, restoring twice at the same CR3) is not in the suite: under the
+# nested QEMU TCG test host no stale translation survived 12 restores out of
+# 12 (QEMU flushes its own TLB at every world switch), so the twin could not
+# fail here. `rewind replay RUN --verify-restores N --test-hole
+# restore-no-tlb-flush` runs it on a host where it can.
 
 test_killed_while_writing_a_keyframe() {
     run_rw a run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB"
