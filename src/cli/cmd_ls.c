@@ -69,15 +69,89 @@ static void list_incomplete(int json, int *n)
         closedir(d);
 }
 
+/* --forks-of: the family tree under one run: every run whose parent chain
+ * reaches it, indented by generation. */
+struct node {
+    char name[64], parent[64], what[64];
+    long long from, steps, code;
+};
+
+static void tree(const struct node *v, int n, const char *root, int depth, int json, int *k)
+{
+    for (int i = 0; i < n; i++) {
+        if (strcmp(v[i].parent, root))
+            continue;
+        if (json)
+            printf("%s{\"id\":\"%s\",\"parent\":\"%s\",\"generation\":%d,\"from_step\":%lld,"
+                   "\"outcome\":\"%s\",\"exit_code\":%lld,\"steps\":%lld}",
+                   (*k)++ ? ",\n" : "", v[i].name, root, depth, v[i].from, v[i].what,
+                   v[i].code, v[i].steps);
+        else
+            printf("%*s%s  from step %lld  %s:%lld after %lld steps\n", 2 * depth, "",
+                   v[i].name, v[i].from, v[i].what, v[i].code, v[i].steps);
+        if (depth < 64)
+            tree(v, n, v[i].name, depth + 1, json, k);
+    }
+}
+
+static int forks_of(const char *ref, int json)
+{
+    char dir[4096];
+    json_t *m = cli_load_run(ref, dir, sizeof(dir));
+    if (!m)
+        return 2;
+    const char *b = strrchr(dir, '/');
+    char root[64];
+    snprintf(root, sizeof(root), "%s", b ? b + 1 : dir);
+    json_decref(m);
+    char **names = NULL;
+    int count = runref_list(cli_home(), &names);
+    if (count < 0)
+        return cli_error(1, "cannot read %s/runs", cli_home());
+    struct node *v = calloc((size_t)count + 1, sizeof(*v));
+    int n = 0;
+    for (int i = 0; v && i < count; i++) {
+        char d[4096];
+        json_t *x = cli_load_run(names[i], d, sizeof(d));
+        if (!x)
+            continue;
+        const char *par = json_string_value(json_object_get(x, "parent"));
+        const char *oc = json_string_value(json_object_get(x, "outcome"));
+        snprintf(v[n].name, sizeof(v[n].name), "%s", names[i]);
+        snprintf(v[n].parent, sizeof(v[n].parent), "%s", par ? par : "");
+        snprintf(v[n].what, sizeof(v[n].what), "%s", oc ? oc : "?");
+        v[n].from = (long long)json_integer_value(json_object_get(x, "from_step"));
+        v[n].steps = (long long)json_integer_value(json_object_get(x, "steps"));
+        v[n].code = (long long)json_integer_value(json_object_get(x, "exit_code"));
+        n++;
+        json_decref(x);
+    }
+    int k = 0;
+    if (json)
+        putchar('[');
+    else
+        printf("%s\n", root);
+    if (v)
+        tree(v, n, root, json ? 1 : 1, json, &k);
+    if (json)
+        puts("]");
+    else if (!k)
+        printf("  (no forks)\n");
+    free(v);
+    runref_free(names, count);
+    return 0;
+}
+
 int cmd_ls(int argc, char **argv)
 {
     static const struct option lo[] = {{"name", required_argument, 0, 'n'},
                                        {"status", required_argument, 0, 's'},
                                        {"since", required_argument, 0, 'S'},
                                        {"json", no_argument, 0, 'j'},
+                                       {"forks-of", required_argument, 0, 'f'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-    const char *name = NULL, *status = NULL;
+    const char *name = NULL, *status = NULL, *forks = NULL;
     int64_t since = 0;
     int json = 0, c;
     optind = 1;
@@ -96,10 +170,15 @@ int cmd_ls(int argc, char **argv)
         case 'j':
             json = 1;
             break;
+        case 'f':
+            forks = optarg;
+            break;
         case 'h':
-            puts("usage: rewind ls [--name N] [--status S] [--since T] [--json]\n\nRuns, newest "
+            puts("usage: rewind ls [--name N] [--status S] [--since T] [--json]\n"
+                 "       rewind ls --forks-of RUN [--json]\n\nRuns, newest "
                  "first. S is an outcome: exited, panic, guest-error, timeout,\nstalled, "
-                 "not-found, ... T is seconds since 1970 or YYYY-MM-DD[THH:MM:SS] (UTC).");
+                 "not-found, ... T is seconds since 1970 or YYYY-MM-DD[THH:MM:SS] (UTC).\n"
+                 "--forks-of shows the family tree of RUN: its forks, theirs, and so on.");
             return 0;
         default:
             return cli_error(2, "see rewind ls --help");
@@ -107,6 +186,8 @@ int cmd_ls(int argc, char **argv)
     }
     if (optind != argc)
         return cli_error(2, "ls takes no arguments (see rewind ls --help)");
+    if (forks)
+        return forks_of(forks, json);
     char **names = NULL;
     int count = runref_list(cli_home(), &names);
     if (count < 0)
@@ -143,9 +224,11 @@ int cmd_ls(int argc, char **argv)
                     cli_json_str(nm, strlen(nm));
                 else
                     fputs("null", stdout);
+                const char *par = json_string_value(json_object_get(m, "parent"));
                 printf(",\"created\":%lld,\"outcome\":\"%s\",\"exit_code\":%lld,\"steps\":%lld,"
-                       "\"parent\":null,\"command\":",
-                       (long long)t, oc ? oc : "", code, steps);
+                       "\"parent\":%s%s%s,\"command\":",
+                       (long long)t, oc ? oc : "", code, steps, par ? "\"" : "",
+                       par ? par : "null", par ? "\"" : "");
                 cli_json_str(cmd, strlen(cmd));
                 putchar('}');
             } else {
