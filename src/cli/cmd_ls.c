@@ -102,7 +102,7 @@ static int forks_of(const char *ref, int json)
         return 2;
     const char *b = strrchr(dir, '/');
     char root[64];
-    snprintf(root, sizeof(root), "%s", b ? b + 1 : dir);
+    snprintf(root, sizeof(root), "%.63s", b ? b + 1 : dir);
     json_decref(m);
     char **names = NULL;
     int count = runref_list(cli_home(), &names);
