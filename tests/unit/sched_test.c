@@ -1,0 +1,128 @@
+/* sched_test: perturbation decisions are a pure function of (seed,
+ * schedule, step), confined to their window, unchanged when a window is
+ * narrowed, and segments truncate as forks need; keyframes files round-trip
+ * and stop before a torn record. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../src/run/keyframe.h"
+#include "../../src/vmm/sched.h"
+#include "unit.h"
+
+static int same(struct sched_decision a, struct sched_decision b)
+{
+    return a.action == b.action && a.ns == b.ns;
+}
+
+static void test_sched(void)
+{
+    struct sched a = {.seed = 7}, b = {.seed = 7}, none = {.seed = 7};
+    CHECK(sched_push(&a, 3, 100, UINT64_MAX, 100, 1000) == 0, "push");
+    CHECK(sched_push(&b, 3, 100, UINT64_MAX, 100, 1000) == 0, "push");
+    int perturbed = 0, differ = 0;
+    for (uint64_t s = 0; s < 5000; s++) {
+        struct sched_decision x = sched_decide(&a, s), y = sched_decide(&b, s);
+        CHECK(same(x, y), "same inputs, same decision");
+        if (s < 100)
+            CHECK(x.action == SCHED_NONE, "nothing before the window");
+        perturbed += x.action != SCHED_NONE;
+        CHECK(sched_decide(&none, s).action == SCHED_NONE, "no segments: never perturbed");
+    }
+    CHECK(perturbed > 200 && perturbed < 450, "random strategy: about 1 step in 16");
+    struct sched c = {.seed = 8};
+    sched_push(&c, 3, 100, UINT64_MAX, 100, 1000);
+    for (uint64_t s = 100; s < 5000; s++)
+        differ += !same(sched_decide(&a, s), sched_decide(&c, s));
+    CHECK(differ > 100, "another seed, other decisions");
+    /* narrowing keeps every decision inside the new window */
+    struct sched n = {.seed = 7};
+    sched_push(&n, 3, 300, 400, 100, 1000);
+    for (uint64_t s = 0; s < 1000; s++) {
+        struct sched_decision x = sched_decide(&n, s);
+        if (s >= 300 && s < 400)
+            CHECK(same(x, sched_decide(&a, s)), "inside: as in the wide window");
+        else
+            CHECK(x.action == SCHED_NONE, "outside: none");
+    }
+    /* pct: exactly SCHED_PCT_POINTS stalls over the horizon, fixed by origin */
+    struct sched p = {.seed = 1}, q = {.seed = 1};
+    sched_push(&p, 2, 50, UINT64_MAX, 50, 500);
+    int pts = 0;
+    uint64_t first = 0;
+    for (uint64_t s = 0; s < 2000; s++)
+        if (sched_decide(&p, s).action == SCHED_STALL) {
+            if (!pts)
+                first = s;
+            pts++;
+        }
+    CHECK(pts >= 1 && pts <= SCHED_PCT_POINTS, "pct: at most 3 change points");
+    CHECK(first >= 50 && first < 550, "pct points within [origin, origin+horizon)");
+    sched_push(&q, 2, first, first + 1, 50, 500);
+    CHECK(sched_decide(&q, first).action == SCHED_STALL, "pct point kept in a narrowed window");
+    /* fork: truncate the parent's segment at the fork step */
+    struct sched f = a;
+    CHECK(sched_push(&f, 5, 700, UINT64_MAX, 700, 100) == 0, "fork push");
+    CHECK(f.n == 2 && f.seg[0].until == 700, "parent segment truncated at the fork step");
+    for (uint64_t s = 0; s < 700; s++)
+        CHECK(same(sched_decide(&f, s), sched_decide(&a, s)), "fork: parent's decisions before");
+    CHECK(sched_push(&f, 5, 10, 10, 10, 1) < 0, "empty window refused");
+    CHECK(strcmp(sched_strategy(0), "none") == 0 && strcmp(sched_strategy(3), "random") == 0 &&
+              strcmp(sched_strategy(4), "pct") == 0,
+          "strategy names");
+}
+
+static void test_keyframes_file(void)
+{
+    char dir[] = "/tmp/kftest.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "tmpdir");
+    char path[256];
+    snprintf(path, sizeof(path), "%s/keyframes", dir);
+    struct kf_writer w;
+    CHECK(kf_create(&w, path, "parentrun", 42) == 0, "create");
+    uint8_t state[100];
+    memset(state, 0xab, sizeof(state));
+    struct kf_page pg[3];
+    memset(pg, 0, sizeof(pg));
+    for (int i = 0; i < 3; i++) {
+        pg[i].pfn = (uint64_t)i * 10;
+        pg[i].hash.b[0] = (uint8_t)(i + 1);
+    }
+    CHECK(kf_append(&w, 5, state, sizeof(state), pg, 3) == 0, "append 1");
+    CHECK(kf_append(&w, 9, state, 7, pg, 1) == 0, "append 2");
+    CHECK(kf_close(&w) == 0, "close");
+    struct kf_file k;
+    CHECK(kf_open(path, &k) == 0, "open");
+    CHECK(k.n == 2 && !k.torn, "two records");
+    CHECK(!strcmp(k.parent, "parentrun") && k.parent_upto == 42, "parent");
+    struct kf_page *got;
+    CHECK(kf_read_pages(&k, 0, &got) == 0 && got[2].pfn == 20 && got[2].hash.b[0] == 3, "pages");
+    free(got);
+    void *st;
+    uint32_t len;
+    CHECK(kf_read_state(&k, 1, &st, &len) == 0 && len == 7, "state");
+    free(st);
+    kf_close_read(&k);
+    /* a torn last record: the reader keeps the whole ones */
+    FILE *f = fopen(path, "ab");
+    fwrite("KFRM-half", 1, 9, f);
+    fclose(f);
+    CHECK(kf_open(path, &k) == 0 && k.n == 2 && k.torn, "torn tail: two records, torn flag");
+    kf_close_read(&k);
+    /* a flipped byte in the second record: only the first stays */
+    f = fopen(path, "r+b");
+    fseek(f, -30, SEEK_END);
+    fputc('X', f);
+    fclose(f);
+    CHECK(kf_open(path, &k) == 0 && k.n == 1 && k.torn, "corrupt record dropped");
+    kf_close_read(&k);
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    test_sched();
+    test_keyframes_file();
+    return unit_done();
+}
