@@ -62,6 +62,13 @@ int cmd_shell(int argc, char **argv)
                          (unsigned long long)steps);
     const char *base = strrchr(dir, '/');
     base = base ? base + 1 : dir;
+    uint64_t first = explore_job_exec(cli_home(), base);
+    if (!first)
+        return cli_error(2, "run %s never executed its command: nothing to inspect", argv[optind]);
+    if (step < first)
+        return cli_error(2, "step %llu is before the job's command runs (step %llu); pick a step "
+                            "from %llu on", (unsigned long long)step, (unsigned long long)first,
+                         (unsigned long long)first);
     struct run_opts o;
     if (explore_opts(cli_home(), base, cli_artifact("REWIND_KERNEL", "kernel/vmlinux"),
                      cli_artifact("REWIND_INIT", "rewind-init"), &o, NULL, err, sizeof(err)) < 0)

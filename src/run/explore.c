@@ -55,6 +55,28 @@ int explore_opts(const char *home, const char *name, const char *kernel, const c
     return rc;
 }
 
+uint64_t explore_job_exec(const char *home, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/runs/%s/trace", home, name);
+    struct trace_reader r;
+    if (trace_open_read(&r, path) != 0)
+        return 0;
+    struct trace_entry e;
+    uint64_t at = 0;
+    int started = 0;
+    while (trace_next(&r, &e) == 1) {
+        if (e.rec.kind == REWIND_REC_INIT && e.rec.aux == REWIND_INIT_JOB_START)
+            started = 1;
+        else if (started && e.rec.kind == REWIND_REC_EXEC) {
+            at = e.step;
+            break;
+        }
+    }
+    trace_close_read(&r);
+    return at;
+}
+
 uint64_t explore_job_start(const char *home, const char *name)
 {
     char path[4200];

@@ -23,10 +23,17 @@ test_cat_shows_each_version() {
         [ "$RC" -eq 0 ] || fail "cat at step $s: rc $RC $(cat c.err)"
         expect_file c.out "version $v"
     done
-    # before the first version the file does not exist: exit 3
-    run_rw n cat "$id" 5 /tmp/file
-    [ "$RC" -eq 3 ] || fail "cat of a missing file: rc $RC"
+    # when the command starts the file does not exist yet: exit 3
+    local first; first=$("$REWIND" events "$id" --kind exec --json | python3 -c '
+import json, sys
+print([e["step"] for e in json.load(sys.stdin) if "rewrite" in e["payload"]][0])')
+    run_rw n cat "$id" "$first" /tmp/file
+    [ "$RC" -eq 3 ] || fail "cat of a missing file: rc $RC $(cat n.err)"
     expect_grep n.err 'did not exist'
+    # before the command runs there is nothing to look at: one clear error
+    run_rw e cat "$id" 3 /tmp/file
+    [ "$RC" -eq 2 ] || fail "cat before the job: rc $RC"
+    expect_grep e.err 'before the job'
     [ "$(mf "$id" trace_hash)" = "$before" ] || fail "cat changed the run"
 }
 
