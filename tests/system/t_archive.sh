@@ -1,0 +1,86 @@
+# export/import: a replayable archive imported into a clean home replays
+# identically; tampered, unsafe and truncated archives add nothing.
+
+JOB='for i in 1 2 3; do /usr/bin/handoff | tail -n 1; echo $i > /tmp/f$i; done'
+
+runs_in() { ls -A "$1/runs" 2>/dev/null | grep -v '^\.' | wc -l; }
+
+test_export_import_replays_in_a_clean_home() {
+    run_rw a run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB"
+    local id; id=$(run_id a.err); local steps; steps=$(steps_of a.err)
+    run_rw f fork "$id" $((steps / 2)) --schedule 3
+    local fid; fid=$(run_id f.err)
+    run_rw x export "$fid" --replayable -o "$T/f.rewind"
+    [ "$RC" -eq 0 ] || fail "export: $(cat x.err)"
+    local h2="$T/home2"
+    REWIND_HOME="$h2" run_rw i import "$T/f.rewind"
+    [ "$RC" -eq 0 ] || fail "import: $(cat i.out i.err)"
+    expect_grep i.out "imported run $fid"
+    REWIND_HOME="$h2" run_rw r replay "$fid"
+    [ "$RC" -eq 0 ] || fail "replay after import: $(cat r.out r.err)"
+    REWIND_HOME="$h2" run_rw s replay "$fid" --from $((steps * 3 / 4))
+    [ "$RC" -eq 0 ] || fail "seek after import: $(cat s.out s.err)"
+    expect_grep s.out 'from the keyframe at step'
+}
+
+test_import_refuses_bad_archives() {
+    run_rw a run --root "$ROOT" -- sh -c "$JOB"
+    local id; id=$(run_id a.err)
+    run_rw x export "$id" --replayable -o "$T/a.rewind"
+    [ "$RC" -eq 0 ] || fail "export: $(cat x.err)"
+    local h2="$T/home2"
+    # a tampered page: one byte of the first page's data flipped
+    python3 - "$T/a.rewind" "$T/tampered.rewind" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+off = 80
+while off < len(b):
+    kind, nl, dl = struct.unpack_from("<IIQ", b, off)
+    if kind in (2, 3):
+        b[off + 16 + nl + dl // 2] ^= 0x55
+        break
+    off += 16 + nl + dl
+else:
+    sys.exit("no page in the archive")
+open(sys.argv[2], "wb").write(b)
+PY
+    REWIND_HOME="$h2" run_rw t import "$T/tampered.rewind"
+    [ "$RC" -ne 0 ] || fail "a tampered page was imported"
+    [ "$(wc -l < t.err)" -eq 1 ] || fail "not one error line: $(cat t.err)"
+    # a name with ..: a well-formed archive whose file entry escapes the run
+    python3 - "$T/evil.rewind" <<'PY'
+import hashlib, struct, sys
+out = bytearray(b"RWARCH1\0" + struct.pack("<II", 1, 0) + b"evil".ljust(64, b"\0"))
+name, data = b"../evil/manifest.json", b"{}"
+out += struct.pack("<IIQ", 1, len(name), len(data)) + name + data
+out += struct.pack("<IIQ", 5, 0, 40) + struct.pack("<Q", 1) + hashlib.sha256(out).digest()
+open(sys.argv[1], "wb").write(out)
+PY
+    REWIND_HOME="$h2" run_rw e import "$T/evil.rewind"
+    [ "$RC" -ne 0 ] || fail "a '..' name was imported"
+    expect_grep e.err 'name'
+    # a truncated archive
+    head -c $(( $(stat -c %s "$T/a.rewind") / 2 )) "$T/a.rewind" > "$T/short.rewind"
+    REWIND_HOME="$h2" run_rw s import "$T/short.rewind"
+    [ "$RC" -ne 0 ] || fail "a truncated archive was imported"
+    expect_grep s.err 'truncated'
+    [ "$(runs_in "$h2")" -eq 0 ] || fail "a refused import left runs behind: $(ls -A "$h2/runs")"
+    [ ! -d "$h2/store/packs" ] || [ -z "$(ls "$h2/store/packs")" ] || \
+        [ "$(du -sb "$h2/store/packs" | cut -f1)" -lt 8192 ] || fail "a refused import stored pages"
+    # and the good one still imports
+    REWIND_HOME="$h2" run_rw g import "$T/a.rewind"
+    [ "$RC" -eq 0 ] || fail "the good archive: $(cat g.err)"
+}
+
+test_gc_keeps_live_and_frees_removed() {
+    run_rw a run --root "$ROOT" -- sh -c "$JOB"
+    run_rw b run --root "$ROOT" -- sh -c "$JOB; echo more"
+    local a; a=$(run_id a.err); local b; b=$(run_id b.err)
+    run_rw d gc --dry-run
+    [ "$RC" -eq 0 ] || fail "gc --dry-run: $(cat d.err)"
+    "$REWIND" remove "$b" >/dev/null
+    run_rw g gc --json
+    [ "$RC" -eq 0 ] || fail "gc: $(cat g.err)"
+    run_rw r replay "$a" --from 100
+    [ "$RC" -eq 0 ] || fail "the live run after gc: $(cat r.out r.err)"
+}
