@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../run/runref.h"
+#include "../run/explore.h"
 #include "../run/runner.h"
 #include <sys/time.h>
 #include "cli.h"
@@ -133,4 +134,35 @@ volatile sig_atomic_t *cli_abort_on_signals(double timeout_s)
         setitimer(ITIMER_REAL, &it, NULL);
     }
     return &abort_flag;
+}
+
+int cli_derive(const char *ref, const char *step_arg, int inspect, struct run_opts *o,
+               char base[64], uint64_t *step, uint64_t *steps)
+{
+    if (cli_parse_step(step_arg, step) < 0 || *step == 0)
+        return cli_error(2, "STEP must be a positive step number: %s", step_arg), -1;
+    char dir[4096], err[1024];
+    json_t *m = cli_load_run(ref, dir, sizeof(dir));
+    if (!m)
+        return -1;
+    *steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
+    json_decref(m);
+    if (*step >= *steps)
+        return cli_error(2, "run %s ends at step %llu; STEP must be below that", ref,
+                         (unsigned long long)*steps), -1;
+    const char *b = strrchr(dir, '/');
+    snprintf(base, 64, "%.63s", b ? b + 1 : dir);
+    if (inspect) {
+        uint64_t first = explore_job_step(cli_home(), base, 1);
+        if (!first)
+            return cli_error(2, "run %s never executed its command: nothing to inspect", ref), -1;
+        if (*step < first)
+            return cli_error(2, "step %llu is before the job's command runs (step %llu); pick "
+                                "a step from %llu on", (unsigned long long)*step,
+                             (unsigned long long)first, (unsigned long long)first), -1;
+    }
+    if (explore_opts(cli_home(), base, cli_artifact("REWIND_KERNEL", "kernel/vmlinux"),
+                     cli_artifact("REWIND_INIT", "rewind-init"), o, NULL, err, sizeof(err)) < 0)
+        return cli_error(2, "run %s: %s", ref, err), -1;
+    return 0;
 }

@@ -35,4 +35,13 @@ int cli_test_hole(const char *name, struct run_opts *o);
  * Returns the flag for run_opts.abort. */
 volatile sig_atomic_t *cli_abort_on_signals(double timeout_s);
 
+/* For commands that derive a run from a stored one (fork, cat, shell):
+ * parse STEP (positive, below the run's step count; with inspect, not
+ * before the job's command runs), resolve ref to its directory name (in
+ * base, 64 bytes) and load its options (kernel and init checked). Returns
+ * 0, or -1 after one error line (usage errors: exit 2). *steps gets the
+ * run's step count. */
+int cli_derive(const char *ref, const char *step_arg, int inspect, struct run_opts *o,
+               char base[64], uint64_t *step, uint64_t *steps);
+
 #endif

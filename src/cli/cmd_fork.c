@@ -64,25 +64,13 @@ int cmd_fork(int argc, char **argv)
     }
     if (optind != argc - 2)
         return cli_error(2, "fork needs RUN and STEP (see rewind fork --help)");
-    if (cli_parse_step(argv[optind + 1], &step) < 0 || step == 0)
-        return cli_error(2, "STEP must be a positive step number: %s", argv[optind + 1]);
+    struct run_opts o;
+    char base[64], err[1024];
+    uint64_t steps;
+    if (cli_derive(argv[optind], argv[optind + 1], 0, &o, base, &step, &steps) < 0)
+        return 2;
     if (until <= step)
         return cli_error(2, "--schedule-until must be after STEP");
-    char dir[4096], err[1024];
-    json_t *m = cli_load_run(argv[optind], dir, sizeof(dir));
-    if (!m)
-        return 2;
-    uint64_t steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
-    json_decref(m);
-    if (step >= steps)
-        return cli_error(2, "run %s has %llu steps; fork at a step below that", argv[optind],
-                         (unsigned long long)steps);
-    const char *base = strrchr(dir, '/');
-    base = base ? base + 1 : dir;
-    struct run_opts o;
-    if (explore_opts(cli_home(), base, cli_artifact("REWIND_KERNEL", "kernel/vmlinux"),
-                     cli_artifact("REWIND_INIT", "rewind-init"), &o, NULL, err, sizeof(err)) < 0)
-        return cli_error(2, "cannot fork: %s", err);
     o.quiet = 0;
     o.name = name;
     o.abort = cli_abort_on_signals(timeout);

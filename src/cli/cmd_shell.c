@@ -49,30 +49,12 @@ int cmd_shell(int argc, char **argv)
     }
     if (optind != argc - 2)
         return cli_error(2, "shell needs RUN STEP (see rewind shell --help)");
-    if (cli_parse_step(argv[optind + 1], &step) < 0 || step == 0)
-        return cli_error(2, "STEP must be a positive step number: %s", argv[optind + 1]);
-    char dir[4096], err[1024];
-    json_t *m = cli_load_run(argv[optind], dir, sizeof(dir));
-    if (!m)
-        return 2;
-    uint64_t steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
-    json_decref(m);
-    if (step >= steps)
-        return cli_error(2, "run %s ends at step %llu; STEP must be below that", argv[optind],
-                         (unsigned long long)steps);
-    const char *base = strrchr(dir, '/');
-    base = base ? base + 1 : dir;
-    uint64_t first = explore_job_exec(cli_home(), base);
-    if (!first)
-        return cli_error(2, "run %s never executed its command: nothing to inspect", argv[optind]);
-    if (step < first)
-        return cli_error(2, "step %llu is before the job's command runs (step %llu); pick a step "
-                            "from %llu on", (unsigned long long)step, (unsigned long long)first,
-                         (unsigned long long)first);
     struct run_opts o;
-    if (explore_opts(cli_home(), base, cli_artifact("REWIND_KERNEL", "kernel/vmlinux"),
-                     cli_artifact("REWIND_INIT", "rewind-init"), &o, NULL, err, sizeof(err)) < 0)
-        return cli_error(2, "cannot open a shell in run %s: %s", argv[optind], err);
+    char base[64], err[1024];
+    uint64_t steps;
+    if (cli_derive(argv[optind], argv[optind + 1], 1, &o, base, &step, &steps) < 0)
+        return 2;
+    (void)steps;
     o.inspect_kind = "shell";
     o.inspect_at = step;
     o.inspect_pid = pid;

@@ -55,7 +55,7 @@ int explore_opts(const char *home, const char *name, const char *kernel, const c
     return rc;
 }
 
-uint64_t explore_job_exec(const char *home, const char *name)
+uint64_t explore_job_step(const char *home, const char *name, int exec)
 {
     char path[4200];
     snprintf(path, sizeof(path), "%s/runs/%s/trace", home, name);
@@ -66,31 +66,17 @@ uint64_t explore_job_exec(const char *home, const char *name)
     uint64_t at = 0;
     int started = 0;
     while (trace_next(&r, &e) == 1) {
-        if (e.rec.kind == REWIND_REC_INIT && e.rec.aux == REWIND_INIT_JOB_START)
+        if (e.rec.kind == REWIND_REC_INIT && e.rec.aux == REWIND_INIT_JOB_START) {
             started = 1;
-        else if (started && e.rec.kind == REWIND_REC_EXEC) {
+            if (!exec) {
+                at = e.step;
+                break;
+            }
+        } else if (started && e.rec.kind == REWIND_REC_EXEC) {
             at = e.step;
             break;
         }
     }
-    trace_close_read(&r);
-    return at;
-}
-
-uint64_t explore_job_start(const char *home, const char *name)
-{
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/runs/%s/trace", home, name);
-    struct trace_reader r;
-    if (trace_open_read(&r, path) != 0)
-        return 0;
-    struct trace_entry e;
-    uint64_t at = 0;
-    while (trace_next(&r, &e) == 1)
-        if (e.rec.kind == REWIND_REC_INIT && e.rec.aux == REWIND_INIT_JOB_START) {
-            at = e.step;
-            break;
-        }
     trace_close_read(&r);
     return at;
 }
@@ -418,7 +404,7 @@ int explore_check(const struct check_opts *c, struct check_report *rep, char *er
         return fail(err, errlen, "run %s has no outcome (is it complete?)", base_name);
     x.base.abort = c->abort;
     x.base_name = base_name;
-    rep->start = explore_job_start(c->home, base_name);
+    rep->start = explore_job_step(c->home, base_name, 0);
     if (!rep->start)
         return fail(err, errlen, "run %s never started its job (no job-start event)", base_name);
     x.horizon = rep->base.steps > rep->start ? rep->base.steps - rep->start : 1;

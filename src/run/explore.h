@@ -30,12 +30,10 @@
 int explore_opts(const char *home, const char *name, const char *kernel, const char *init,
                  struct run_opts *o, json_t **manifest, char *err, size_t errlen);
 
-/* The step where the job's command was executed (the first exec after the
- * job-start event): the first step at which it can be inspected. 0 if none. */
-uint64_t explore_job_exec(const char *home, const char *name);
-
-/* The step of the run's job-start event, or 0 if it has none. */
-uint64_t explore_job_start(const char *home, const char *name);
+/* The step of the run's job-start event (exec 0), or of the first exec
+ * after it (exec 1: the first step at which the job can be inspected); 0 if
+ * there is none. */
+uint64_t explore_job_step(const char *home, const char *name, int exec);
 
 /* Fork: o (from explore_opts of parent) perturbed by schedule in [from,
  * until) (pct points from [origin, origin + horizon)), started from parent's keyframe at or before from. */
