@@ -20,12 +20,17 @@
  * flag check and the wait is still seen. (SA_RESTART: no other syscall of
  * init sees EINTR.) The loop forks the inspector (inspect()), keeps waiting
  * for the job meanwhile, and emits REWIND_INIT_INSPECT_DONE with the
- * inspector's exit status when it ends. Once the job has exited init reaps
- * what is left, serves a pending request (the job's root is then /newroot,
- * its cwd the job's cwd) and checks once more after REWIND_INIT_JOB_EXIT; a
- * request arriving later than that is not answered (the run is powering
- * off). Without a request nothing of this changes what a run does: no
- * signal is sent, waitid + waitpid make no step.
+ * inspector's exit status when it ends. An inspection still running when
+ * the job exits (it was past freezing: in do_exit) ends before leftovers are
+ * killed. Once the job has exited init reaps what is left, serves a pending
+ * request (the job's root is then /newroot, its cwd the job's cwd) and checks
+ * once more after REWIND_INIT_JOB_EXIT. Requests before the handler is
+ * installed (before JOB_START) or after that last check (the run is powering
+ * off) are not answered. A request before the job's exec sees the root and
+ * cwd the job is about to enter, and the job never starts. Without a
+ * request nothing of this changes what a run does: no signal is sent,
+ * waitid + waitpid and sigprocmask make no step, and the exec result is read
+ * after the job is reaped instead of before.
  */
 
 #include <errno.h>
@@ -594,7 +599,15 @@ static void __attribute__((noreturn)) inspect(void)
         pid_t target = pid ? (pid_t)pid : job_pid;
         snprintf(proc, sizeof(proc), "/newroot/proc/%d/cwd", (int)target);
         dfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
+        struct stat a, b;
+        snprintf(proc, sizeof(proc), "/newroot/proc/%d/root/", (int)target);
+        if (dfd >= 0 && pid == 0 && stat(proc, &a) == 0 && stat("/", &b) == 0 &&
+            a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+            /* The job's process before its chroot and exec: show the root
+             * and cwd it is about to enter. */
+            close(dfd);
+            dfd = -1;
+        } else if (dfd >= 0) {
             snprintf(proc, sizeof(proc), "/newroot/proc/%d/environ", (int)target);
             envlen = read_file(proc, envbuf, sizeof(envbuf) - 1);
             snprintf(proc, sizeof(proc), "/newroot/proc/%d/root", (int)target);
@@ -604,10 +617,11 @@ static void __attribute__((noreturn)) inspect(void)
         } else if (pid != 0) {
             inspect_fail(REWIND_INSPECT_ERROR, "rewind: no process %ld", pid);
         }
-        /* else: the job is exiting (a zombie has no root): as if reaped. */
+        /* else: the job is exiting (a zombie has no root) or has not
+         * entered its root yet: as if not started / reaped. */
     }
     if (dfd < 0) {
-        /* The job is gone: its root and the cwd it started in. */
+        /* The job is gone or not started: its root and the cwd it starts in. */
         if (chroot("/newroot") < 0 || chdir("/") < 0)
             inspect_fail(REWIND_INSPECT_ERROR, "rewind: chroot /newroot: %s", strerror(errno));
         if (the_job && chdir(the_job->cwd) < 0 && chdir("/") < 0)
@@ -654,8 +668,9 @@ static void inspector_done(int st)
 
 /* waitpid(-1, st, 0) that also serves inspect requests: returns the pid of
  * a reaped child other than the inspector, or -1 (ECHILD) when none is left
- * and no inspector runs. */
-static pid_t wait_child(int *st)
+ * and no inspector runs; with upto_inspector, also 0 once an inspector
+ * ended. */
+static pid_t wait_child(int *st, int upto_inspector)
 {
     siginfo_t si;
     sigsetjmp(park_jb, 1);
@@ -689,6 +704,8 @@ static pid_t wait_child(int *st)
             continue;
         if (w == inspector) {
             inspector_done(s);
+            if (upto_inspector)
+                return 0;
             continue;
         }
         if (st)
@@ -702,28 +719,49 @@ static uint64_t run_job(const struct job *j)
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0)
         die("pipe: %s", strerror(errno));
+    /* SIGUSR2 stays blocked until the job is forked: a request handled
+     * before the fork means the job must not start; one that arrives
+     * during the fork is still pending in it, and the kernel then freezes
+     * the child (rewind_freeze_child). */
+    sigset_t usr2, old;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &usr2, &old);
+    if (inspect_pending) {
+        /* Inspected before the job started: serve it; the job never runs. */
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        while (wait_child(NULL, 0) > 0)
+            ;
+        for (;;)
+            pause();
+    }
     emit(REWIND_INIT_JOB_START, j->argv[0]);
     pid_t pid = fork();
     if (pid < 0)
         die("fork: %s", strerror(errno));
     if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
         close(pfd[0]);
         exec_job(j, pfd[1]);
     }
     job_pid = pid;
+    sigprocmask(SIG_SETMASK, &old, NULL);
     close(pfd[1]);
-    int e = 0;
-    ssize_t n = read(pfd[0], &e, sizeof(e));
-    close(pfd[0]);
+    /* Wait first, read the child's errno after: an inspection may freeze
+     * the child before its exec, and init must still be able to serve it.
+     * (The pipe keeps what the child wrote; exec closes it: EOF.) */
     int st = 0;
     for (;;) {
-        pid_t w = wait_child(&st);
+        pid_t w = wait_child(&st, 0);
         if (w == pid)
             break;
         if (w < 0)
             die("waitpid: %s", strerror(errno));
     }
     job_reaped = 1;
+    int e = 0;
+    ssize_t n = read(pfd[0], &e, sizeof(e));
+    close(pfd[0]);
     if (n == (ssize_t)sizeof(e) && e != 0) {
         char msg[600];
         if (e < 0) {
@@ -739,12 +777,14 @@ static uint64_t run_job(const struct job *j)
     return (uint64_t)st;
 }
 
-/* Also serves a pending inspect request (after the kill: the inspector
- * lives until it is done). */
+/* A running inspection (the job may have exited while it was frozen) ends
+ * first; a pending request is served after the kill, in what is left. */
 static void kill_leftovers(void)
 {
+    while (inspector && wait_child(NULL, 1) > 0)
+        ;
     kill(-1, SIGKILL);
-    while (wait_child(NULL) > 0)
+    while (wait_child(NULL, 0) > 0)
         ;
 }
 
@@ -764,7 +804,7 @@ int main(void)
     uint64_t status = run_job(&j);
     kill_leftovers();
     emit(REWIND_INIT_JOB_EXIT, "");
-    while (wait_child(NULL) > 0) /* a request at the JOB_EXIT step */
+    while (wait_child(NULL, 0) > 0) /* a request at the JOB_EXIT step */
         ;
     power_off(status);
     return 0;
