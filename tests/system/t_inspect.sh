@@ -43,7 +43,8 @@ test_cat_as_a_process_sees_its_cwd() {
     # the step where sh has started sleep: sh waits in /tmp/w
     local at; at=$("$REWIND" events "$id" --json | python3 -c '
 import json, sys
-print([e["step"] for e in json.load(sys.stdin) if e["kind"] == "exec" and "sleep" in e["payload"]][0])')
+print([e["step"] for e in json.load(sys.stdin)
+       if e["kind"] == "exec" and e["payload"].split("\0")[1:2] == ["sleep"]][0])')
     local pid; pid=$("$REWIND" ps "$id" "$at" --json | python3 -c '
 import json, sys
 print([p["pid"] for p in json.load(sys.stdin) if p["argv"].startswith("sh")][0])')
