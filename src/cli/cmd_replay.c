@@ -107,6 +107,9 @@ int cmd_replay(int argc, char **argv)
         o.from_step = from;
     }
     static char inputs[4200];
+    if (o.inspect_kind && have_from && from > o.inspect_at)
+        return cli_error(2, "this is a shell session from step %llu: replay it --from a step "
+                            "up to that one", (unsigned long long)o.inspect_at);
     if (o.inspect_kind) { /* a shell session: its keystrokes come from its inputs file */
         snprintf(inputs, sizeof(inputs), "%s/inputs", dir);
         o.session_replay = inputs;

@@ -10,6 +10,7 @@
 #include "explore.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,13 +185,19 @@ static int spawn(struct ctx *x, struct worker *w, uint64_t s, char *err, size_t 
     return 0;
 }
 
+static volatile sig_atomic_t *abort_flag;
+
 /* Wait for one worker; fill *r. Returns its index, or -1 if it failed. */
 static int reap(struct worker *ws, unsigned n, struct run_result *r, int *idx)
 {
     int st;
     pid_t pid;
-    while ((pid = waitpid(-1, &st, 0)) < 0 && errno == EINTR)
-        ;
+    while ((pid = waitpid(-1, &st, 0)) < 0 && errno == EINTR) {
+        if (abort_flag && *abort_flag)
+            for (unsigned i = 0; i < n; i++)
+                if (ws[i].pid)
+                    kill(ws[i].pid, SIGTERM);
+    }
     for (unsigned i = 0; i < n; i++) {
         if (ws[i].pid != pid)
             continue;
@@ -219,6 +226,7 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
     struct worker ws[MAX_JOBS];
     memset(ws, 0, sizeof(ws));
     unsigned jobs = c->jobs ? c->jobs : 1, running = 0;
+    abort_flag = c->abort;
     if (jobs > MAX_JOBS)
         jobs = MAX_JOBS;
     uint64_t next = 1;
@@ -237,6 +245,10 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
         }
         if (!running)
             break;
+        if (*c->abort) /* --timeout or a signal: stop the workers too */
+            for (unsigned i = 0; i < jobs; i++)
+                if (ws[i].pid)
+                    kill(ws[i].pid, SIGTERM);
         struct run_result r;
         int idx;
         int ok = reap(ws, jobs, &r, &idx);
@@ -402,6 +414,9 @@ int explore_check(const struct check_opts *c, struct check_report *rep, char *er
     json_decref(m);
     if (bad)
         return fail(err, errlen, "run %s has no outcome (is it complete?)", base_name);
+    if (x.base.sched.n)
+        return fail(err, errlen, "run %s is itself perturbed (a schedule or a fork); check needs "
+                    "an unperturbed run as schedule 0", base_name);
     x.base.abort = c->abort;
     x.base_name = base_name;
     rep->start = explore_job_step(c->home, base_name, 0);

@@ -242,6 +242,12 @@ int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *
         n++;
         if (!l->file.parent[0])
             break;
+        const char *par = l->file.parent;
+        if (par[0] == '.' || strchr(par, '/')) {
+            for (size_t i = 0; i < n; i++)
+                kf_close_read(&tmp[i].file);
+            return fail(err, errlen, "the keyframes of run %s name a bad parent", cur);
+        }
         upto = l->file.parent_upto;
         snprintf(cur, sizeof(cur), "%s", l->file.parent);
     }

@@ -48,7 +48,8 @@ int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, s
     if (!k->cur || !k->batch)
         return fail(err, errlen, "out of memory for keyframes");
     const char *kill = getenv("REWIND_TEST_KILL_IN_KEYFRAME");
-    if (kill)
+    const char *holes = getenv("REWIND_TEST_HOLES");
+    if (kill && holes && !strcmp(holes, "1")) /* like every test hole: tests only */
         k->kill_at = strtoull(kill, NULL, 10);
     return 0;
 }
@@ -172,10 +173,14 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
     struct kf_file *f = (struct kf_file *)&c->link[link].file;
     if (kf_read_state(f, idx, &state, &len) < 0)
         return fail(err, errlen, "cannot read keyframe %zu of run %s", idx, c->link[link].run);
-    if (snap_check(state, len, err, errlen) == 0)
-        rc = snap_restore(p, state, k->holes, err, errlen);
-    else
+    if (snap_check(state, len, err, errlen) < 0)
         rc = -1;
+    else if (((const struct snap *)state)->plat.step != f->e[idx].step)
+        rc = fail(err, errlen, "keyframe %zu of run %s is corrupt (its state is of step %llu)",
+                  idx, c->link[link].run,
+                  (unsigned long long)((const struct snap *)state)->plat.step);
+    else
+        rc = snap_restore(p, state, k->holes, err, errlen);
     free(state);
     k->restore_s += now_s() - t0;
     return rc;

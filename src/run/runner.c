@@ -502,6 +502,7 @@ static int start_inspection(const struct run_opts *o, struct platform *p, struct
                                   : session_open_live(sess, o->session_fd, ip, err, errlen);
         if (r < 0)
             return -1;
+        sess->abort = o->abort;
         sink->session = sess;
         p->on_idle = on_idle;
     }
@@ -767,11 +768,12 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     if (!o->no_keyframes || o->from_run || o->verify_restores) {
         char sp[4200];
         snprintf(sp, sizeof(sp), "%s/store", o->home);
-        if (store_open(sp, &store, err, errlen) < 0 ||
-            kfcap_init(&kf, &vm, store, err, errlen) < 0)
+        if (store_open(sp, &store, err, errlen) < 0)
+            goto out;
+        kf_ready = 1; /* kfcap_finish frees whatever kfcap_init allocated */
+        if (kfcap_init(&kf, &vm, store, err, errlen) < 0)
             goto out;
         kf.holes = o->snap_holes;
-        kf_ready = 1;
     }
     const char *parent = NULL;
     uint64_t parent_upto = 0;
@@ -891,6 +893,11 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
         res->kf_capture_s = kf.capture_s;
         res->restore_s = kf.restore_s;
     }
+    /* The pages first, then the keyframes file that names them (kfcap.h 2). */
+    if (kf_ready && (store_sync(store) < 0 || kf_close(&kf.w) < 0)) {
+        fail(err, errlen, "cannot write the keyframes of this run: %s", strerror(errno));
+        goto out;
+    }
     if (o->verify_restores && verify_restores(o, res, p, &sink, &dir, &kf, err, errlen) < 0)
         goto out;
     if (kf_ready && kfcap_finish(&kf) < 0) {
@@ -924,8 +931,10 @@ int run_execute(const struct run_opts *o, struct run_result *res, char *err, siz
     char name[64];
     check_against_stored(o, res, &dir, name, sizeof(name));
     res->events = dir.trace.count;
-    if (o->replay && !res->diverged) {
-        rundir_abort(&dir); /* identical to the stored run: nothing new to keep */
+    if ((o->replay || o->from_run) && res->had_stored && !res->diverged) {
+        /* Identical to the stored run: nothing new to keep. A run restored
+         * from a keyframe must never replace the run its keyframes name. */
+        rundir_abort(&dir);
         rc = 0;
         goto out;
     }

@@ -26,8 +26,12 @@ int session_open_live(struct session *s, int fd, const char *path, char *err, si
     s->fd = fd;
     s->log = fopen(path, "wbe");
     s->hash = hash_new();
-    if (!s->log || !s->hash || fwrite("RWINPUT1", 8, 1, s->log) != 1)
-        return fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    if (!s->log || !s->hash || fwrite("RWINPUT1", 8, 1, s->log) != 1) {
+        char hex[65];
+        int e = errno;
+        session_close(s, hex);
+        return fail(err, errlen, "cannot write %s: %s", path, strerror(e));
+    }
     return 0;
 }
 
@@ -39,8 +43,10 @@ int session_open_replay(struct session *s, const char *path, char *err, size_t e
     FILE *f = fopen(path, "rbe");
     struct stat st;
     if (!f || fstat(fileno(f), &st) < 0 || st.st_size < 8 || st.st_size > (64 << 20)) {
+        char hex[65];
         if (f)
             fclose(f);
+        session_close(s, hex);
         return fail(err, errlen, "cannot read the session's inputs %s", path);
     }
     s->rec = malloc((size_t)st.st_size);
@@ -48,8 +54,11 @@ int session_open_replay(struct session *s, const char *path, char *err, size_t e
     int ok = s->rec && s->hash && fread(s->rec, 1, s->rec_len, f) == s->rec_len &&
              !memcmp(s->rec, "RWINPUT1", 8);
     fclose(f);
-    if (!ok)
+    if (!ok) {
+        char hex[65];
+        session_close(s, hex);
         return fail(err, errlen, "%s is not a session inputs file", path);
+    }
     s->rec_off = 8;
     return 0;
 }
@@ -67,8 +76,11 @@ static void frame(struct session *s, uint8_t type, const void *data, uint16_t n)
  * DATA frames; a resize becomes a WINSIZE frame, end of input an EOF frame. */
 static void gather(struct session *s, int timeout_ms)
 {
-    const size_t room_for_winsize = sizeof(struct rewind_input_frame) + 4;
+    const size_t hdr = sizeof(struct rewind_input_frame);
+    const size_t room_for_winsize = hdr + 4;
     for (;;) {
+        if (s->abort && *s->abort)
+            return;
         if (session_winch && s->len + room_for_winsize <= sizeof(s->buf)) {
             struct winsize ws;
             session_winch = 0;
@@ -77,17 +89,21 @@ static void gather(struct session *s, int timeout_ms)
                 frame(s, REWIND_INPUT_WINSIZE, rc, sizeof(rc));
             }
         }
-        if (s->eof || s->len + sizeof(struct rewind_input_frame) + 1 > sizeof(s->buf))
+        /* Keep room for one more frame header, a byte, and a resize. */
+        if (s->eof || s->len + hdr + 1 + room_for_winsize > sizeof(s->buf))
             return;
+        /* Wait in slices so that an abort (SIGTERM, --timeout) is seen. */
+        int slice = timeout_ms < 0 || timeout_ms > 200 ? 200 : timeout_ms;
         struct pollfd pf = {.fd = s->fd, .events = POLLIN};
-        int r = poll(&pf, 1, timeout_ms);
+        int r = poll(&pf, 1, slice);
         if (r < 0 && errno == EINTR)
             continue; /* a resize: loop to frame it */
+        if (r == 0 && timeout_ms < 0)
+            continue; /* no timer armed: the guest waits for the user */
         if (r <= 0)
             return;
         uint8_t tmp[REWIND_SHARED_INPUT_MAX];
-        size_t room = sizeof(s->buf) - s->len - sizeof(struct rewind_input_frame) -
-                      room_for_winsize;
+        size_t room = sizeof(s->buf) - s->len - hdr - room_for_winsize;
         ssize_t n = read(s->fd, tmp, room < sizeof(tmp) ? room : sizeof(tmp));
         if (n < 0 && errno == EINTR)
             continue;

@@ -30,6 +30,7 @@ struct session {
     uint8_t buf[REWIND_SHARED_INPUT_MAX];
     size_t len;
     int eof, failed;
+    volatile sig_atomic_t *abort; /* set: stop waiting for keystrokes */
     uint64_t deliveries;
 };
 
@@ -46,5 +47,9 @@ int session_open_replay(struct session *s, const char *path, char *err, size_t e
 int session_on_idle(struct session *s, struct platform *p);
 /* Flush and close; hex gets the SHA-256 of the inputs. 0 or -1. */
 int session_close(struct session *s, char hex[65]);
+
+/* A frame's payload fits the shared input area with its header. */
+_Static_assert(REWIND_SHARED_INPUT_MAX > sizeof(struct rewind_input_frame) + 4 + 1,
+               "input area too small");
 
 #endif

@@ -119,10 +119,10 @@ static void do_timer(struct platform *p)
 static void do_idle(struct platform *p)
 {
     struct rewind_shared *sh = shared(p);
-    if (p->on_idle && p->on_idle(p->record_ctx, p))
-        return;
     if (p->irq_wanted || (sh && sh->pending))
         return; /* an interrupt is already owed: deliver it, no time jump */
+    if (p->on_idle && p->on_idle(p->record_ctx, p))
+        return;
     if (!p->timer_armed) {
         p->outcome = PLATFORM_STALLED;
         snprintf(p->message, sizeof(p->message),

@@ -147,6 +147,10 @@ int snap_restore(struct platform *p, const struct snap *s, unsigned holes, char 
     SET(KVM_SET_XCRS, &s->xcrs, "KVM_SET_XCRS");
     SET(KVM_SET_DEBUGREGS, &s->dregs, "KVM_SET_DEBUGREGS");
     SET(KVM_SET_LAPIC, &s->lapic, "KVM_SET_LAPIC");
+    /* Again after the LAPIC: KVM drops a TSC-deadline write while the LVT
+     * timer is not in deadline mode. */
+    if (ioctl(vm->vcpu_fd, KVM_SET_MSRS, &m) != (int)s->nmsrs)
+        return fail(err, errlen, "KVM_SET_MSRS (after the LAPIC) failed");
     SET(KVM_SET_MP_STATE, &s->mp, "KVM_SET_MP_STATE");
     struct kvm_vcpu_events ev = s->events;
     ev.flags = KVM_VCPUEVENT_VALID_NMI_PENDING | KVM_VCPUEVENT_VALID_SHADOW;

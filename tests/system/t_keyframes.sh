@@ -70,7 +70,7 @@ test_killed_while_writing_a_keyframe() {
     expect_rc 0
     local old; old=$(run_id a.err)
     set +e
-    REWIND_TEST_KILL_IN_KEYFRAME=3 "$REWIND" run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB; echo other" >k.out 2>k.err
+    REWIND_TEST_HOLES=1 REWIND_TEST_KILL_IN_KEYFRAME=3 "$REWIND" run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB; echo other" >k.out 2>k.err
     RC=$?
     set -e
     [ "$RC" -eq 137 ] || fail "the run was not killed: rc $RC"
