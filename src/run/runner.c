@@ -388,12 +388,27 @@ static void check_against_stored(const struct run_opts *o, struct run_result *r,
     r->had_stored = 1;
     const char *th = json_string_value(json_object_get(m, "trace_hash"));
     const char *rh = json_string_value(json_object_get(m, "ram_hash"));
+    const char *oc = json_string_value(json_object_get(m, "outcome"));
     json_int_t steps = json_integer_value(json_object_get(m, "steps"));
     int same = th && rh && !strcmp(th, r->trace_hash) && !strcmp(rh, r->ram_hash) &&
                (uint64_t)steps == r->steps;
+    /* A run cut by --timeout ended at a step chosen by wall time: it is no
+     * reference, and comparing with one proves nothing. A complete run
+     * replaces a cut one; a cut run is kept beside a complete one. */
+    int stored_cut = oc && !strcmp(oc, "timeout"), cut = r->outcome == PLATFORM_TIMEOUT;
     json_decref(m);
-    if (same)
+    if (same || (stored_cut && !cut))
         return;
+    if (cut) {
+        r->had_stored = 0;
+        for (int i = 1; i < 1000; i++) {
+            snprintf(name, n, "%s~%d", r->id, i);
+            snprintf(path, sizeof(path), "%s/runs/%s", o->home, name);
+            if (access(path, F_OK) != 0)
+                break;
+        }
+        return;
+    }
     for (int i = 1; i < 1000; i++) {
         snprintf(name, n, "%s~%d", r->id, i);
         snprintf(path, sizeof(path), "%s/runs/%s", o->home, name);
