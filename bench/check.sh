@@ -6,6 +6,7 @@
 #      time to narrow;
 #   2. the same static binary run natively in a loop for as long as check
 #      took in all: how many crashes that found.
+#   3. check on pool-fixed, 16 schedules: throughput when every schedule runs.
 # Usage: bench/check.sh [N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,10 +15,10 @@ export REWIND_HOME=${REWIND_HOME:-$PWD/build/bench-check-home}
 rm -rf "$REWIND_HOME"
 t0=$(date +%s.%N)
 tools/kvm-host --timeout 3000 -- build/rewind check --schedules "$n" -j 2 --json \
-    --root build/roots/test.erofs -- /usr/bin/pool > check.json 2> check.err || true
+    --root build/roots/test.erofs -- /usr/bin/pool > "$REWIND_HOME.json" 2> "$REWIND_HOME.err" || true
 t1=$(date +%s.%N)
 total=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
-python3 - check.json "$total" <<'PY'
+python3 - "$REWIND_HOME.json" "$total" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); total = float(sys.argv[2])
 tried, ex = r["schedules_tried"], r["explore_s"]
@@ -38,3 +39,12 @@ while awk -v e="$end" -v n="$(date +%s.%N)" 'BEGIN{exit !(n < e)}'; do
     runs=$((runs + 1))
 done
 echo "native, same wall time ($total s): $runs runs, $crashes crashes"
+# Throughput on a run where nothing differs: every schedule runs.
+tools/kvm-host --timeout 3000 -- build/rewind check --schedules 16 -j 2 --json \
+    --root build/roots/test.erofs -- /usr/bin/pool-fixed > "$REWIND_HOME.fixed.json" 2>/dev/null || true
+python3 - "$REWIND_HOME.fixed.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("rewind check on pool-fixed: %d schedules in %.1f s (%.1f schedules/min with -j 2), found: %s"
+      % (r["schedules_tried"], r["explore_s"], 60 * r["schedules_tried"] / r["explore_s"], r["found"]))
+PY

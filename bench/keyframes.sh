@@ -7,6 +7,7 @@
 #     boot: restore time, wall time, and the ratio;
 #   - the disk cost of a fork sharing its parent's keyframes.
 # Usage: tools/kvm-host -- bench/keyframes.sh [SEEKS]
+# (A seek is `rewind cat` at a random step: restore, run to the step, read.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeks=${1:-3}
@@ -18,28 +19,35 @@ now() { date +%s.%N; }
 el() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", b-a}'; }
 mf() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$REWIND_HOME/runs/$1/manifest.json" "$2"; }
 
-t0=$(now); $R run --no-keyframes --root $ROOT -- /usr/bin/clockloop 90000 10 >/dev/null 2>nk.err; t1=$(now)
+t0=$(now); $R run --no-keyframes --root $ROOT -- /usr/bin/clockloop 90000 10 >/dev/null 2>"$REWIND_HOME.nk.err"; t1=$(now)
 $R remove @ >/dev/null
-t2=$(now); $R run --root $ROOT -- /usr/bin/clockloop 90000 10 >/dev/null 2>k.err; t3=$(now)
-id=$(awk '/^rewind: run/{print $3}' k.err | tail -n 1)
+t2=$(now); $R run --root $ROOT -- /usr/bin/clockloop 90000 10 >/dev/null 2>"$REWIND_HOME.k.err"; t3=$(now)
+id=$(awk '/^rewind: run/{print $3}' "$REWIND_HOME.k.err" | tail -n 1)
 steps=$(mf "$id" steps); kfs=$(mf "$id" keyframes); kbytes=$(mf "$id" keyframe_bytes)
 echo "run: $steps steps; without keyframes $(el $t0 $t1) s, with $(el $t2 $t3) s wall"
-echo "keyframes: $kfs (every $(mf "$id" keyframe_every) steps), file $kbytes bytes: $((kbytes / kfs)) bytes per keyframe"
+echo "keyframes: $kfs (every $(mf "$id" keyframe_every) steps), file $kbytes bytes: $((kbytes / kfs)) bytes per keyframe;" \
+     "capture $(mf "$id" keyframe_capture_s) s in all ($(python3 -c "print('%.1f' % (1000 * $(mf "$id" keyframe_capture_s) / $kfs))") ms per keyframe, the first holds every boot page)"
 du -sb "$REWIND_HOME/store" | awk '{print "page store: " $1 " bytes (zstd packs + index), shared by every run"}'
 
 t4=$(now); $R replay "$id" >/dev/null; t5=$(now)
 full=$(el $t4 $t5)
 echo "full replay from boot: $full s"
+every=$(mf "$id" keyframe_every)
 for i in $(seq 1 "$seeks"); do
-    at=$(python3 -c "import random; random.seed($i); print(random.randrange(1, $steps))")
-    t6=$(now); out=$($R replay "$id" --from "$at"); t7=$(now)
-    kf=$(echo "$out" | sed -n 's/.*keyframe at step \([0-9]*\), restored in \([0-9.]*\) s.*/\1 \2/p')
-    set -- $kf
-    echo "seek to step $at: keyframe at step $1 (restore $2 s), $((steps - $1)) steps replayed to the end;" \
-         "total $(el $t6 $t7) s = $(awk -v a="$(el $t6 $t7)" -v b="$full" 'BEGIN{printf "%.2f", a/b}')x a full replay"
+    at=$(python3 -c "import random; random.seed($i); print(random.randrange(2000, $steps))")
+    # A seek as users meet it: `rewind cat` restores the keyframe before the
+    # step, runs to it, freezes the guest and reads a file there.
+    t6=$(now); $R cat "$id" "$at" /proc/uptime >/dev/null; t7=$(now)
+    echo "seek to step $at (cat /proc/uptime there): $(el $t6 $t7) s," \
+         "$((at % every)) steps replayed after the keyframe; $(awk -v a="$(el $t6 $t7)" -v b="$full" 'BEGIN{printf "%.2f", a/b}')x a full replay"
+done
+for i in 1; do
+    at=$((steps / 2))
+    t8=$(now); out=$($R replay "$id" --from "$at"); t9=$(now)
+    echo "replay --from $at to the end: $(el $t8 $t9) s ($(echo "$out" | sed -n 's/.*restored in \([0-9.]*\) s.*/restore \1 s/p'))"
 done
 
-$R fork "$id" $((steps / 2)) --schedule 1 >/dev/null 2>f.err || true
-fid=$(awk '/^rewind: run/{print $3}' f.err | tail -n 1)
+$R fork "$id" $((steps / 2)) --schedule 1 >/dev/null 2>"$REWIND_HOME.f.err" || true
+fid=$(awk '/^rewind: run/{print $3}' "$REWIND_HOME.f.err" | tail -n 1)
 du -sb "$REWIND_HOME/runs/$fid" | awk -v f="$fid" '{print "fork " f " at mid-run: " $1 " bytes on disk (trace, manifest, own keyframes)"}'
 ls -l "$REWIND_HOME/runs/$fid"

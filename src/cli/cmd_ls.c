@@ -82,13 +82,13 @@ static void tree(const struct node *v, int n, const char *root, int depth, int j
         if (strcmp(v[i].parent, root))
             continue;
         if (json)
-            printf("%s{\"id\":\"%s\",\"parent\":\"%s\",\"generation\":%d,\"from_step\":%lld,"
+            printf("%s{\"id\":\"%s\",\"parent\":\"%s\",\"generation\":%d,\"fork_step\":%lld,"
                    "\"outcome\":\"%s\",\"exit_code\":%lld,\"steps\":%lld}",
                    (*k)++ ? ",\n" : "", v[i].name, root, depth, v[i].from, v[i].what,
                    v[i].code, v[i].steps);
         else
-            printf("%*s%s  from step %lld  %s:%lld after %lld steps\n", 2 * depth, "",
-                   v[i].name, v[i].from, v[i].what, v[i].code, v[i].steps);
+            printf("%*s%s  forked at step %lld  %s:%lld after %lld steps\n", 2 * depth, "",
+                   v[i].name, v[i].from, v[i].what, v[i].code, v[i].steps), (*k)++;
         if (depth < 64)
             tree(v, n, v[i].name, depth + 1, json, k);
     }
@@ -120,7 +120,8 @@ static int forks_of(const char *ref, int json)
         snprintf(v[n].name, sizeof(v[n].name), "%s", names[i]);
         snprintf(v[n].parent, sizeof(v[n].parent), "%s", par ? par : "");
         snprintf(v[n].what, sizeof(v[n].what), "%s", oc ? oc : "?");
-        v[n].from = (long long)json_integer_value(json_object_get(x, "from_step"));
+        json_t *fs = json_object_get(x, "fork_step");
+        v[n].from = (long long)json_integer_value(fs ? fs : json_object_get(x, "from_step"));
         v[n].steps = (long long)json_integer_value(json_object_get(x, "steps"));
         v[n].code = (long long)json_integer_value(json_object_get(x, "exit_code"));
         n++;

@@ -106,6 +106,7 @@ int explore_fork(struct run_opts *o, const char *parent, uint64_t schedule, uint
      * fork's own decision at `from` needs the state before it. */
     o->from_run = parent;
     o->from_step = from - 1;
+    o->fork_step = from;
     return run_execute(o, r, err, errlen);
 }
 

@@ -355,9 +355,12 @@ static char *manifest_json(const char *spec_json, const struct run_result *r, ui
     json_object_set_new(m, "keyframes", json_integer((json_int_t)r->keyframes));
     json_object_set_new(m, "keyframe_bytes", json_integer((json_int_t)r->kf_bytes));
     json_object_set_new(m, "keyframe_every", json_integer((json_int_t)r->kf_every));
+    json_object_set_new(m, "keyframe_capture_s", json_real(r->kf_capture_s));
     if (r->from_step || r->parent[0]) {
         json_object_set_new(m, "parent", json_string(r->parent));
         json_object_set_new(m, "from_step", json_integer((json_int_t)r->from_step));
+        if (r->fork_step)
+            json_object_set_new(m, "fork_step", json_integer((json_int_t)r->fork_step));
     }
     char *out = json_dumps(m, JSON_SORT_KEYS | JSON_INDENT(2));
     json_decref(m);
@@ -583,6 +586,7 @@ static int start_from_keyframe(const struct run_opts *o, struct platform *p, str
     if (kfcap_restore(kf, p, &c, link, idx, err, errlen) < 0)
         goto out;
     res->from_step = p->step;
+    res->fork_step = o->fork_step;
     char tp[4200];
     snprintf(tp, sizeof(tp), "%s/runs/%s/trace", o->home, o->from_run);
     rc = replay_prefix(tp, p->step, sink, err, errlen);

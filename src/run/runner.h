@@ -52,6 +52,7 @@ struct run_opts {
     unsigned snap_holes;          /* SNAP_HOLE_*: tests only */
     const char *from_run;         /* start at this run's keyframe at or before from_step */
     uint64_t from_step;
+    uint64_t fork_step;           /* a fork: the step it parts from from_run (manifest) */
     uint64_t verify_restores;     /* after the run, restore this many of its keyframes in
                                      place, run each to the end and compare */
     /* Inspection (cat, shell): run to step inspect_at, freeze the guest's
@@ -86,6 +87,7 @@ struct run_result {
     double kf_capture_s, restore_s;
     uint64_t from_step;        /* the keyframe step the run started from (from_run) */
     char parent[64];           /* from_run's directory name, or empty */
+    uint64_t fork_step;        /* o->fork_step */
     uint64_t restores_checked, restores_failed; /* verify_restores */
     char output_hash[65];      /* SHA-256 of the job's output records (fd, bytes) in order */
     int inspected;             /* the inspector ran and ended */

@@ -33,7 +33,8 @@ test_fork_is_identical_through_its_step() {
         [ "$RC" -eq 0 ] || fail "fork at $k does not replay from boot: $(cat r.out r.err)"
     done
     run_rw t ls --forks-of "$id"
-    [ "$(grep -c 'from step' t.out)" -eq 2 ] || fail "ls --forks-of: $(cat t.out)"
+    [ "$(grep -c 'forked at step' t.out)" -eq 2 ] || fail "ls --forks-of: $(cat t.out)"
+    expect_grep t.out "forked at step $((steps / 3)) "
 }
 
 test_fork_schedule0_is_the_parent() {
