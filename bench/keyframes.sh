@@ -51,3 +51,10 @@ $R fork "$id" $((steps / 2)) --schedule 1 >/dev/null 2>"$REWIND_HOME.f.err" || t
 fid=$(awk '/^rewind: run/{print $3}' "$REWIND_HOME.f.err" | tail -n 1)
 du -sb "$REWIND_HOME/runs/$fid" | awk -v f="$fid" '{print "fork " f " at mid-run: " $1 " bytes on disk (trace, manifest, own keyframes)"}'
 ls -l "$REWIND_HOME/runs/$fid"
+# A small fork: the pool example, forked mid-job.
+$R run --root $ROOT -- /usr/bin/pool >/dev/null 2>"$REWIND_HOME.p.err"
+pid=$(awk '/^rewind: run/{print $3}' "$REWIND_HOME.p.err" | tail -n 1)
+psteps=$(mf "$pid" steps)
+$R fork "$pid" $((psteps / 2)) --schedule 2 >/dev/null 2>"$REWIND_HOME.pf.err" || true
+pfid=$(awk '/^rewind: run/{print $3}' "$REWIND_HOME.pf.err" | tail -n 1)
+du -sb "$REWIND_HOME/runs/$pfid" | awk -v f="$pfid" -v s="$psteps" '{print "small fork " f " of a " s "-step run: " $1 " bytes on disk"}'
