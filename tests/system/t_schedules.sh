@@ -76,3 +76,22 @@ test_check_fixed_pool_passes() {
     run_rw c check --schedules 16 -j 2 --root "$ROOT" -- /usr/bin/pool-fixed
     [ "$RC" -eq 0 ] || fail "the fixed pool: check exit $RC: $(tail -n 5 c.out)"
 }
+
+test_remove_keeps_a_parent_with_forks() {
+    run_rw a run --root "$ROOT" -- sh -c "$JOB"
+    local id; id=$(run_id a.err); local steps; steps=$(steps_of a.err)
+    run_rw f fork "$id" $((steps / 2)) --schedule 1
+    local fid; fid=$(run_id f.err)
+    [ -n "$fid" ] || fail "fork: $(cat f.err)"
+    run_rw r remove "$id"
+    [ "$RC" -eq 1 ] || fail "removed a parent with a fork: rc $RC"
+    expect_grep r.err "has 1 fork starting from its keyframes ($fid)"
+    [ -d "$REWIND_HOME/runs/$id" ] || fail "the parent is gone"
+    run_rw g remove --force "$id"
+    [ "$RC" -eq 0 ] || fail "remove --force: $(cat g.err)"
+    run_rw p replay "$fid"
+    [ "$RC" -eq 0 ] || fail "the orphaned fork does not replay from boot: $(cat p.out p.err)"
+    run_rw q replay "$fid" --from $((steps * 3 / 4))
+    [ "$RC" -eq 2 ] || fail "seek in an orphaned fork: rc $RC"
+    expect_grep q.err 'parent was removed'
+}
