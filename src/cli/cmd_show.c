@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../run/spec.h"
 #include "cli.h"
 #include "cliutil.h"
 
@@ -71,6 +72,34 @@ int cmd_show(int argc, char **argv)
            json_string_value(json_object_get(spec, "init")),
            json_string_value(json_object_get(spec, "image")),
            json_string_value(json_object_get(spec, "cpu")));
+    const char *par = json_string_value(json_object_get(m, "parent"));
+    if (par) {
+        json_t *fs = json_object_get(m, "fork_step");
+        printf("parent:   %s", par);
+        if (fs)
+            printf(" (forked at step %lld)", (long long)json_integer_value(fs));
+        putchar('\n');
+    }
+    printf("keyframes: %lld (every %lld steps)\n",
+           (long long)json_integer_value(json_object_get(m, "keyframes")),
+           (long long)json_integer_value(json_object_get(m, "keyframe_every")));
+    struct sched sc = {0};
+    int plain = 1; /* the perturbation is what --schedule flags say */
+    if (spec_parse_perturb(spec, &sc) == 0) {
+        for (unsigned k = 0; k < sc.n; k++) {
+            const struct sched_segment *g = &sc.seg[k];
+            printf("schedule: %llu (%s) at steps [%llu, ", (unsigned long long)g->schedule,
+                   sched_strategy(g->schedule), (unsigned long long)g->from);
+            if (g->until == UINT64_MAX)
+                printf("end)\n");
+            else
+                printf("%llu)\n", (unsigned long long)g->until);
+        }
+        plain = sc.n == 0 || (sc.n == 1 && sc.seg[0].origin == sc.seg[0].from &&
+                              sc.seg[0].horizon == (sc.seg[0].until == UINT64_MAX
+                                                        ? 65536
+                                                        : sc.seg[0].until - sc.seg[0].from));
+    }
     printf("command:  rewind run --root %s/images/%s.erofs", cli_home(),
            json_string_value(json_object_get(spec, "image")));
     printf(" --cwd ");
@@ -86,17 +115,27 @@ int cmd_show(int argc, char **argv)
         printf(" -e ");
         shq(e);
     }
-    printf(" --mem %lld --seed %lld --epoch %lld --quantum %lld --",
+    printf(" --mem %lld --seed %lld --epoch %lld --quantum %lld",
            (long long)json_integer_value(json_object_get(spec, "mem_mib")),
            (long long)json_integer_value(json_object_get(spec, "seed")),
            (long long)json_integer_value(json_object_get(spec, "epoch")),
            (long long)json_integer_value(json_object_get(spec, "quantum_ns")));
+    if (sc.n == 1 && plain) {
+        printf(" --schedule %llu --schedule-from %llu", (unsigned long long)sc.seg[0].schedule,
+               (unsigned long long)sc.seg[0].from);
+        if (sc.seg[0].until != UINT64_MAX)
+            printf(" --schedule-until %llu", (unsigned long long)sc.seg[0].until);
+    }
+    printf(" --");
     json_array_foreach(json_object_get(spec, "argv"), i, v)
     {
         putchar(' ');
         shq(json_string_value(v) ? json_string_value(v) : "");
     }
     putchar('\n');
+    if (!plain)
+        printf("          (plus the perturbation above, made by fork or check: rewind replay "
+               "%s re-runs it)\n", json_string_value(json_object_get(m, "id")));
     json_decref(m);
     return 0;
 }

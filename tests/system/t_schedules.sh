@@ -15,6 +15,13 @@ test_schedule_is_deterministic_and_changes_the_run() {
     [ "$(run_id a.err)" != "$(run_id c.err)" ] || fail "schedule 3 has schedule 0's id"
     [ "$(mf "$(run_id a.err)" trace_hash)" != "$(mf "$(run_id c.err)" trace_hash)" ] ||
         fail "schedule 3 perturbed nothing"
+    # show names the schedule, and its command line recreates the run
+    run_rw s show "$(run_id a.err)"
+    expect_grep s.out '^schedule: 3 (random) at steps \[0, end)'
+    local cmd; cmd=$(sed -n 's/^command:  rewind //p' s.out)
+    eval "set -- $cmd"
+    run_rw again "$@"
+    [ "$(run_id again.err)" = "$(run_id a.err)" ] || fail "show's command gives another run: $cmd"
 }
 
 test_fork_is_identical_through_its_step() {
