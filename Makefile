@@ -2,23 +2,14 @@
 # `make check` runs every test and ends with "N passed, N failed".
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
+WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc -Iinclude
 LIBS    := -lcrypto -ljansson -lzstd -pthread
 B       := build
 
-VMM_SRC := src/vmm/kvm.c src/vmm/cpuid.c src/vmm/boot.c src/vmm/initrd.c src/vmm/platform.c \
-           src/vmm/vcpu.c src/vmm/probe.c src/vmm/snapshot.c src/vmm/sched.c
-RUN_SRC := src/run/image.c src/run/spec.c src/run/job.c src/run/rundir.c src/run/runref.c src/run/runner.c src/run/keyframe.c src/run/kfcap.c src/run/explore.c src/run/session.c \
-           src/run/homelock.c src/run/hashvec.c src/run/rungc.c src/run/archive.c src/run/archive_export.c src/run/archive_import.c
-TRACE_SRC := src/trace/trace.c src/trace/compare.c src/trace/describe.c
-UTIL_SRC:= src/util/hash.c src/util/fail.c
-STORE_SRC := src/store/store.c src/store/table.c src/store/index.c src/store/pack.c src/store/codec.c \
-             src/store/gc.c
-CLI_SRC := src/cli/main.c src/cli/cliutil.c src/cli/cmd_run.c src/cli/cmd_doctor.c src/cli/cmd_diverge.c \
-           src/cli/cmd_ls.c src/cli/cmd_show.c src/cli/cmd_log.c src/cli/cmd_ps.c src/cli/cmd_events.c \
-           src/cli/cmd_diff.c src/cli/cmd_replay.c src/cli/cmd_remove.c \
-           src/cli/cmd_gc.c src/cli/cmd_export.c src/cli/cmd_import.c src/cli/cmd_fork.c src/cli/cmd_check.c src/cli/cmd_cat.c src/cli/cmd_shell.c
-LIB_SRC := $(VMM_SRC) $(RUN_SRC) $(TRACE_SRC) $(UTIL_SRC) $(STORE_SRC)
+# The engine, one folder per stage (docs/architecture.md); the CLI on top.
+ENGINE_DIRS := util vmm image home trace store archive explore run
+LIB_SRC := $(foreach d,$(ENGINE_DIRS),$(sort $(wildcard src/$(d)/*.c)))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 

@@ -12,7 +12,7 @@
  * Build: cc -O2 -std=c11 -Wall -Wextra -Werror \
  *           -o build/tools/kvm-probe tools/kvm-probe.c src/vmm/probe.c
  */
-#include "../src/vmm/probe.h"
+#include "vmm/probe.h"
 
 #include <stdio.h>
 #include <string.h>

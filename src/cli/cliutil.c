@@ -1,16 +1,16 @@
 /* cliutil: see cliutil.h. */
-#include "cliutil.h"
+#include "cli/cliutil.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../run/runref.h"
-#include "../run/explore.h"
-#include "../run/runner.h"
+#include "home/runref.h"
+#include "explore/explore.h"
+#include "run/runner.h"
 #include <sys/time.h>
-#include "cli.h"
+#include "cli/cli.h"
 
 json_t *cli_load_run(const char *ref, char *dir, size_t dirlen)
 {

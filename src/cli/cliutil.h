@@ -9,7 +9,7 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include "../trace/trace.h"
+#include "trace/trace.h"
 
 /* Resolve ref and load its manifest. Returns the manifest (caller decrefs)
  * with the run directory in dir, or NULL after printing one error line. */

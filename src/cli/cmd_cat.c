@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../run/explore.h"
-#include "cli.h"
-#include "cliutil.h"
+#include "explore/explore.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 int cmd_cat(int argc, char **argv)
 {

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../run/explore.h"
-#include "../trace/compare.h"
-#include "../trace/describe.h"
-#include "cli.h"
-#include "cliutil.h"
+#include "explore/explore.h"
+#include "trace/compare.h"
+#include "trace/describe.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 static void help(void)
 {

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../trace/compare.h"
-#include "../trace/describe.h"
-#include "cli.h"
-#include "cliutil.h"
+#include "trace/compare.h"
+#include "trace/describe.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 struct ctx {
     uint64_t lo, hi, i, mark;

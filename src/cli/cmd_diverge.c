@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../run/runref.h"
-#include "../trace/compare.h"
-#include "../trace/describe.h"
-#include "cli.h"
+#include "home/runref.h"
+#include "trace/compare.h"
+#include "trace/describe.h"
+#include "cli/cli.h"
 
 static int entry_at(const char *path, uint64_t index, char *out, size_t n)
 {

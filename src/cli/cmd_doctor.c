@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../vmm/probe.h"
-#include "cli.h"
+#include "vmm/probe.h"
+#include "cli/cli.h"
 
 static int have_exec(const char *name)
 {

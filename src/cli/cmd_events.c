@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../trace/describe.h"
-#include "cli.h"
-#include "cliutil.h"
+#include "trace/describe.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 struct q {
     uint64_t from, to;

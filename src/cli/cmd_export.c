@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../run/archive.h"
-#include "../run/runref.h"
-#include "cli.h"
+#include "archive/archive.h"
+#include "home/runref.h"
+#include "cli/cli.h"
 
 static void usage(void)
 {

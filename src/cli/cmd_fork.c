@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../run/explore.h"
-#include "cli.h"
-#include "cliutil.h"
+#include "explore/explore.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 static void help(void)
 {

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../run/rungc.h"
-#include "cli.h"
+#include "home/rungc.h"
+#include "cli/cli.h"
 
 static const char *bytes_text(uint64_t b, char *buf, size_t n)
 {

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../run/archive.h"
-#include "cli.h"
+#include "archive/archive.h"
+#include "cli/cli.h"
 
 int cmd_import(int argc, char **argv)
 {

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cliutil.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 struct q {
     uint64_t upto;

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../run/runref.h"
-#include "../run/spec.h"
-#include "cli.h"
-#include "cliutil.h"
+#include "home/runref.h"
+#include "run/spec.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 static void argv_text(json_t *spec, char *out, size_t n)
 {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cliutil.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 struct proc {
     uint32_t pid, ppid;

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../run/keyframe.h"
-#include "../run/rundir.h"
-#include "../run/runref.h"
-#include "cli.h"
+#include "trace/keyframe.h"
+#include "home/rundir.h"
+#include "home/runref.h"
+#include "cli/cli.h"
 
 /* How many runs not being removed name `name` as their keyframes' parent;
  * one of them in `child`. */

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../run/runner.h"
-#include "cli.h"
-#include "cliutil.h"
+#include "run/runner.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 static void help(void)
 {

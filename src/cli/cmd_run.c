@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../run/runner.h"
-#include "../run/spec.h"
-#include "cli.h"
-#include "cliutil.h"
+#include "run/runner.h"
+#include "run/spec.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 #define ENV_MAX 1024
 

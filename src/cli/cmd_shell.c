@@ -12,10 +12,10 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "../run/explore.h"
-#include "../run/session.h"
-#include "cli.h"
-#include "cliutil.h"
+#include "explore/explore.h"
+#include "run/session.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 static void on_winch(int sig)
 {

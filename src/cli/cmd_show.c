@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../run/spec.h"
-#include "cli.h"
-#include "cliutil.h"
+#include "run/spec.h"
+#include "cli/cli.h"
+#include "cli/cliutil.h"
 
 /* Quote s for a POSIX shell if it needs it. */
 static void shq(const char *s)

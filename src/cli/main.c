@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static const struct cli_command commands[] = {
     {"run", cmd_run, "run a command in a deterministic VM"},

@@ -1,8 +1,8 @@
 /*
  * kfcap: see kfcap.h.
  */
-#include "../util/fail.h"
-#include "kfcap.h"
+#include "util/fail.h"
+#include "run/kfcap.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -23,10 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../store/store.h"
-#include "../vmm/platform.h"
-#include "../vmm/snapshot.h"
-#include "keyframe.h"
+#include "store/store.h"
+#include "vmm/platform.h"
+#include "vmm/snapshot.h"
+#include "trace/keyframe.h"
 
 struct kfcap {
     struct kvm_vm *vm;

@@ -9,8 +9,8 @@
  * same events at the same steps.
  */
 
-#include "../util/fail.h"
-#include "runner.h"
+#include "util/fail.h"
+#include "run/runner.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -29,21 +29,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../util/hash.h"
-#include "../vmm/boot.h"
-#include "../vmm/cpuid.h"
-#include "../vmm/initrd.h"
-#include "../vmm/kvm.h"
-#include "../vmm/vcpu.h"
-#include "image.h"
-#include "homelock.h"
-#include "keyframe.h"
-#include "session.h"
-#include "kfcap.h"
-#include "job.h"
-#include "rundir.h"
-#include "../trace/compare.h"
-#include "spec.h"
+#include "util/hash.h"
+#include "vmm/boot.h"
+#include "vmm/cpuid.h"
+#include "vmm/initrd.h"
+#include "vmm/kvm.h"
+#include "vmm/vcpu.h"
+#include "image/image.h"
+#include "home/homelock.h"
+#include "trace/keyframe.h"
+#include "run/session.h"
+#include "run/kfcap.h"
+#include "run/job.h"
+#include "home/rundir.h"
+#include "trace/compare.h"
+#include "run/spec.h"
 
 #define KERNEL_CMDLINE "console=rewind lpj=1000000 io_delay=none panic=-1 quiet"
 #define CONSOLE_RING 8192

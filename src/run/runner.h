@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../vmm/platform.h"
+#include "vmm/platform.h"
 
 /* Exit codes of rewind itself (the job's own status passes through). */
 enum {

@@ -1,8 +1,8 @@
 /*
  * session: see session.h.
  */
-#include "../util/fail.h"
-#include "session.h"
+#include "util/fail.h"
+#include "run/session.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "../trace/trace.h"
+#include "trace/trace.h"
 
 #define fail util_fail
 #define BATCH_QUIET_MS 5

@@ -18,8 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../util/hash.h"
-#include "../vmm/platform.h"
+#include "util/hash.h"
+#include "vmm/platform.h"
 
 struct session {
     int fd;         /* live: the keystrokes (a tty or a pipe); -1 replaying */

@@ -4,7 +4,7 @@
  * default that leaves old ids unchanged or bump "version".
  */
 
-#include "spec.h"
+#include "run/spec.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../util/hash.h"
+#include "util/hash.h"
 
 static json_t *strv(char **v)
 {

@@ -16,7 +16,7 @@
  *     bytes and hashes to the expected name: a corrupt stored form can never
  *     come back as a page.
  */
-#include "codec.h"
+#include "store/codec.h"
 
 #include <errno.h>
 #include <openssl/evp.h>
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "store.h"
+#include "store/store.h"
 
 int store_codec_init(struct store_codec *c)
 {

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util/hash.h"
+#include "util/hash.h"
 
 #define STORE_F_RAW 0x0001u /* stored form is the page itself (zstd did not shrink it) */
 

@@ -33,7 +33,7 @@
  * phase 4, 4 after phase 5, 5 after the first unlink. Tests use it to check
  * the crash column above; nothing else sets it.
  */
-#include "store_int.h"
+#include "store/store_int.h"
 
 #include <errno.h>
 #include <stdarg.h>

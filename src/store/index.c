@@ -13,7 +13,7 @@
  *     lock: other readers see an entry either whole (Linux raises i_size only
  *     after copying the bytes) or not at all (a partial tail, not consumed).
  */
-#include "index.h"
+#include "store/index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,9 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codec.h"
-#include "pack.h"
-#include "store.h"
+#include "store/codec.h"
+#include "store/pack.h"
+#include "store/store.h"
 
 #define STORE_INDEX_CHUNK 1365 /* entries per read: just under 64 KiB */
 #define INDEX_MAGIC "RWSTIDX1"

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../util/hash.h"
+#include "util/hash.h"
 
 #define STORE_INDEX_ENTRY 48
 #define STORE_INDEX_HEADER STORE_INDEX_ENTRY

@@ -12,7 +12,7 @@
  *     ignored; appends roll to the next number instead.
  *  3. Appends go only to a file whose header names it as our pack number.
  */
-#include "pack.h"
+#include "store/pack.h"
 
 #include <dirent.h>
 #include <errno.h>

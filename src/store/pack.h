@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "index.h"
+#include "store/index.h"
 
 #define STORE_PACK_HEADER 16
 #define STORE_PACK_MAX_NUM 999999u

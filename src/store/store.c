@@ -92,8 +92,8 @@
  *     returned but which the caller has not yet recorded is dead to gc.
  *     Callers serialise captures with gc (see store.h).
  */
-#include "../util/fail.h"
-#include "store_int.h"
+#include "util/fail.h"
+#include "store/store_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

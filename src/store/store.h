@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util/hash.h"
+#include "util/hash.h"
 
 #define STORE_PAGE_SIZE 4096
 

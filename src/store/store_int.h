@@ -6,11 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codec.h"
-#include "index.h"
-#include "pack.h"
-#include "store.h"
-#include "table.h"
+#include "store/codec.h"
+#include "store/index.h"
+#include "store/pack.h"
+#include "store/store.h"
+#include "store/table.h"
 
 #define STORE_BATCH 256 /* pages per lock and per pack write in store_put_batch */
 

@@ -12,7 +12,7 @@
  *  2. Slots are never removed one at a time (only store_table_clear), so a
  *     probe run ends at the first empty slot.
  */
-#include "table.h"
+#include "store/table.h"
 
 #include <errno.h>
 #include <stdlib.h>

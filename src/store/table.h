@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util/hash.h"
+#include "util/hash.h"
 
 #define STORE_SLOT_BAD 0x8000u /* in memory only: this copy failed verification */
 

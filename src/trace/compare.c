@@ -1,10 +1,10 @@
 /* compare: see compare.h. */
-#include "compare.h"
+#include "trace/compare.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 static int same(const struct trace_entry *x, const struct trace_entry *y)
 {

@@ -1,5 +1,5 @@
 /* describe: see describe.h. Payload bytes are shown escaped, truncated. */
-#include "describe.h"
+#include "trace/describe.h"
 
 #include <stdio.h>
 #include <string.h>

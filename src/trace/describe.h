@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* The kind's name ("output", "exec", ...), or "kind-N". */
 const char *describe_kind(unsigned kind);

@@ -8,7 +8,7 @@
  *     its bytes are present and its crc matches; the first entry that fails
  *     ends the read with torn = 1.
  */
-#include "trace.h"
+#include "trace/trace.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* fail: see fail.h. */
-#include "fail.h"
+#include "util/fail.h"
 
 #include <stdarg.h>
 #include <stdio.h>

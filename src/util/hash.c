@@ -11,7 +11,7 @@
  *    hash that is silently wrong.
  *  - hash_file never writes *out unless the whole file was read.
  */
-#include "hash.h"
+#include "util/hash.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -13,8 +13,8 @@
  * kernel file whose segments do not fit is refused rather than trusted.
  */
 
-#include "../util/fail.h"
-#include "boot.h"
+#include "util/fail.h"
+#include "vmm/boot.h"
 
 #include <asm/bootparam.h>
 #include <elf.h>

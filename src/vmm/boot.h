@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kvm.h"
+#include "vmm/kvm.h"
 
 struct boot_config {
     const char *kernel_path; /* vmlinux ELF */

@@ -11,7 +11,7 @@
  * x2APIC, and KVM's paravirtual leaves (0x40000000 carries our signature).
  * XCR0 is limited to x87 | SSE | AVX.
  */
-#include "cpuid.h"
+#include "vmm/cpuid.h"
 
 #include <errno.h>
 #include <linux/kvm.h>

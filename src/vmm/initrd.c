@@ -4,7 +4,7 @@
  * data each padded to 4 bytes, "TRAILER!!!" last).
  */
 
-#include "initrd.h"
+#include "vmm/initrd.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -8,8 +8,8 @@
  * vCPU thread while the vCPU is stopped at a step.
  */
 
-#include "../util/fail.h"
-#include "kvm.h"
+#include "util/fail.h"
+#include "vmm/kvm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../util/hash.h"
-#include "cpuid.h"
+#include "util/hash.h"
+#include "vmm/cpuid.h"
 
 #define fail util_fail
 

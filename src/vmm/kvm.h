@@ -50,7 +50,7 @@ int kvm_collect_dirty(struct kvm_vm *vm);
 int kvm_ram_hash(struct kvm_vm *vm, unsigned char out[32]);
 
 /* Feed one page (index, hash) into a RAM hash (ctx is a hash_ctx). */
-#include "../util/hash.h"
+#include "util/hash.h"
 void kvm_ram_hash_add(void *ctx, uint64_t pfn, const hash256 *page_hash);
 
 /* Send the one platform vector as an MSI to APIC 0. Returns 1 if the LAPIC

@@ -12,7 +12,7 @@
  *     out of guest memory before it is parsed.
  */
 
-#include "platform.h"
+#include "vmm/platform.h"
 
 #include <stdarg.h>
 #include <stdio.h>

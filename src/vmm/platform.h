@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 #include "../../guest/include/rewind_abi.h"
-#include "kvm.h"
-#include "sched.h"
+#include "vmm/kvm.h"
+#include "explore/sched.h"
 
 enum platform_outcome {
     PLATFORM_RUNNING = 0,

@@ -29,7 +29,7 @@
 #ifndef _GNU_SOURCE /* the Makefile defines it; the one-line build does not */
 #define _GNU_SOURCE
 #endif
-#include "probe.h"
+#include "vmm/probe.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,8 +6,8 @@
  * host's KVM actually keeps instead of a hand-written list that can miss
  * one. Restore sets them in one KVM_SET_MSRS and names the first it refuses.
  */
-#include "../util/fail.h"
-#include "snapshot.h"
+#include "util/fail.h"
+#include "vmm/snapshot.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "platform.h"
+#include "vmm/platform.h"
 
 #define SNAP_VERSION 1
 #define SNAP_MSR_MAX 160

@@ -2,7 +2,7 @@
  * vcpu: see vcpu.h.
  */
 
-#include "vcpu.h"
+#include "vmm/vcpu.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 
 #include <signal.h>
 
-#include "platform.h"
+#include "vmm/platform.h"
 
 struct vcpu_limits {
     uint64_t max_steps;           /* 0: no limit */

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../src/run/archive.h"
-#include "../../src/run/archive_int.h"
+#include "archive/archive.h"
+#include "archive/archive_int.h"
 #include "runfix.h"
 #include "unit.h"
 

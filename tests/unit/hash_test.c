@@ -1,7 +1,7 @@
 /* hash_test.c - SHA-256 known-answer tests for src/util/hash.c. */
 #include "unit.h"
 
-#include "../../src/util/hash.h"
+#include "util/hash.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * caching, errors, concurrency. Needs mkfs.erofs (erofs-utils) and tar. */
 #include "unit.h"
 
-#include "../../src/run/image.h"
+#include "image/image.h"
 
 #include <dirent.h>
 #include <errno.h>

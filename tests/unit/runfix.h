@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../src/run/keyframe.h"
-#include "../../src/run/rundir.h"
-#include "../../src/store/store.h"
-#include "../../src/trace/trace.h"
+#include "trace/keyframe.h"
+#include "home/rundir.h"
+#include "store/store.h"
+#include "trace/trace.h"
 
 static void fix_page(uint8_t *p, uint32_t seed)
 {

@@ -11,8 +11,8 @@
 #include <utime.h>
 #include <unistd.h>
 
-#include "../../src/run/homelock.h"
-#include "../../src/run/rungc.h"
+#include "home/homelock.h"
+#include "home/rungc.h"
 #include "runfix.h"
 #include "unit.h"
 

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/run/keyframe.h"
-#include "../../src/vmm/sched.h"
+#include "trace/keyframe.h"
+#include "explore/sched.h"
 #include "unit.h"
 
 static int same(struct sched_decision a, struct sched_decision b)

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/store/index.h"
-#include "../../src/store/pack.h"
-#include "../../src/store/store.h"
+#include "store/index.h"
+#include "store/pack.h"
+#include "store/store.h"
 #include "unit.h"
 
 #define PG STORE_PAGE_SIZE

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/trace/trace.h"
+#include "trace/trace.h"
 #include "unit.h"
 
 static void make_rec(uint8_t *buf, uint16_t kind, const char *payload)

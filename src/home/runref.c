@@ -2,7 +2,7 @@
  * runref: see runref.h. "Newest" is by the manifest's "created" time, then
  * by name, so the order is stable.
  */
-#include "runref.h"
+#include "home/runref.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -3,8 +3,8 @@
  * a full id (or id~N for a kept divergent run), a unique id prefix, a name
  * given with --name, "@" (the newest run) or "@N" (the N-th newest).
  */
-#ifndef REWIND_RUN_RUNREF_H
-#define REWIND_RUN_RUNREF_H
+#ifndef REWIND_HOME_RUNREF_H
+#define REWIND_HOME_RUNREF_H
 
 #include <stddef.h>
 

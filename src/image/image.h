@@ -1,12 +1,12 @@
 /* image.h - turn a run's root filesystem (directory, tarball or erofs image)
  * into a content-addressed erofs image that the guest mounts read-only. */
-#ifndef REWIND_RUN_IMAGE_H
-#define REWIND_RUN_IMAGE_H
+#ifndef REWIND_IMAGE_IMAGE_H
+#define REWIND_IMAGE_IMAGE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util/hash.h"
+#include "util/hash.h"
 
 struct image {
     char path[4096]; /* absolute path of the erofs image to attach */

@@ -23,14 +23,14 @@
  * records; the page map at keyframe i is the union of the deltas of the
  * chain up to i, later entries winning.
  */
-#ifndef REWIND_RUN_KEYFRAME_H
-#define REWIND_RUN_KEYFRAME_H
+#ifndef REWIND_TRACE_KEYFRAME_H
+#define REWIND_TRACE_KEYFRAME_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../util/hash.h"
+#include "util/hash.h"
 
 #define KF_MAGIC "RWKEYF1"
 #define KF_VERSION 1

@@ -10,8 +10,8 @@
  * O_CLOEXEC: it goes away with the process (kill -9 included), never stale.
  * A child made by fork() shares the lock until it exits or closes the fd.
  */
-#ifndef REWIND_RUN_HOMELOCK_H
-#define REWIND_RUN_HOMELOCK_H
+#ifndef REWIND_HOME_HOMELOCK_H
+#define REWIND_HOME_HOMELOCK_H
 
 #include <stddef.h>
 

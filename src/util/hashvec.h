@@ -3,12 +3,12 @@
  * (gc's live set, the pages an export carries, the pages an import holds).
  * Out of memory is sticky (oom) so callbacks that cannot fail can add.
  */
-#ifndef REWIND_RUN_HASHVEC_H
-#define REWIND_RUN_HASHVEC_H
+#ifndef REWIND_UTIL_HASHVEC_H
+#define REWIND_UTIL_HASHVEC_H
 
 #include <stddef.h>
 
-#include "../util/hash.h"
+#include "util/hash.h"
 
 struct hashvec {
     hash256 *v;

@@ -2,7 +2,7 @@
  * sched: see sched.h. The hash is splitmix64 folded over (seed, schedule,
  * horizon, step, salt): fast, well mixed, and the same on every machine.
  */
-#include "sched.h"
+#include "explore/sched.h"
 
 #include <stdio.h>
 

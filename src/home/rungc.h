@@ -18,8 +18,8 @@
  * hour. A dry run takes the lock shared (it deletes nothing, and need not
  * wait for runs) and reports what a gc would remove now.
  */
-#ifndef REWIND_RUN_RUNGC_H
-#define REWIND_RUN_RUNGC_H
+#ifndef REWIND_HOME_RUNGC_H
+#define REWIND_HOME_RUNGC_H
 
 #include <stddef.h>
 #include <stdint.h>

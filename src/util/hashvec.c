@@ -1,5 +1,5 @@
 /* hashvec: see hashvec.h. Doubling growth, qsort, bsearch. */
-#include "hashvec.h"
+#include "util/hashvec.h"
 
 #include <stdlib.h>
 #include <string.h>

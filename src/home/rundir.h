@@ -8,12 +8,12 @@
  * trace is readable up to the last whole record, and nothing else under
  * $REWIND_HOME is touched.
  */
-#ifndef REWIND_RUN_RUNDIR_H
-#define REWIND_RUN_RUNDIR_H
+#ifndef REWIND_HOME_RUNDIR_H
+#define REWIND_HOME_RUNDIR_H
 
 #include <stddef.h>
 
-#include "../trace/trace.h"
+#include "trace/trace.h"
 
 struct rundir {
     char staging[4096];

@@ -3,12 +3,12 @@
  * byte order. The format is described in archive.h; export is in
  * archive_export.c, import in archive_import.c.
  */
-#include "archive.h"
+#include "archive/archive.h"
 
 #include <string.h>
 
-#include "../store/store.h"
-#include "archive_int.h"
+#include "store/store.h"
+#include "archive/archive_int.h"
 
 const char *const archive_file_names[ARCH_NFILES] = {"manifest.json", "spec.json", "trace",
                                                      "states", "keyframes"};

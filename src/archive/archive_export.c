@@ -13,7 +13,7 @@
  * failed export leaves no file; to stdout, a failed export lacks the END
  * entry and import refuses it.
  */
-#include "archive.h"
+#include "archive/archive.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,12 +25,12 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "../store/store.h"
-#include "../util/fail.h"
-#include "archive_int.h"
-#include "hashvec.h"
-#include "homelock.h"
-#include "keyframe.h"
+#include "store/store.h"
+#include "util/fail.h"
+#include "archive/archive_int.h"
+#include "util/hashvec.h"
+#include "home/homelock.h"
+#include "trace/keyframe.h"
 
 #define fail util_fail
 #define KF_REC_HDR 24 /* u32 magic | u32 npages | u64 step | u32 state_len | u32 crc */

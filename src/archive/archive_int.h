@@ -2,13 +2,13 @@
  * archive_int: what archive_export.c and archive_import.c share: the entry
  * kinds, the bounds every length is checked against and name helpers.
  */
-#ifndef REWIND_RUN_ARCHIVE_INT_H
-#define REWIND_RUN_ARCHIVE_INT_H
+#ifndef REWIND_ARCHIVE_ARCHIVE_INT_H
+#define REWIND_ARCHIVE_ARCHIVE_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../util/hash.h"
+#include "util/hash.h"
 
 #define ARCH_HEADER_SIZE 80 /* magic 8 | version 4 | flags 4 | run 64 */
 #define ARCH_ENTRY_SIZE 16  /* kind 4 | name_len 4 | data_len 8 */

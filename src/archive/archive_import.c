@@ -17,7 +17,7 @@
  * Any failure in 1 or 2 removes what was staged and what this import
  * created (runs/ or images/ if they were new), so nothing is added.
  */
-#include "archive.h"
+#include "archive/archive.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,14 +29,14 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "../store/store.h"
-#include "../trace/trace.h"
-#include "../util/fail.h"
-#include "archive_int.h"
-#include "hashvec.h"
-#include "homelock.h"
-#include "keyframe.h"
-#include "rundir.h"
+#include "store/store.h"
+#include "trace/trace.h"
+#include "util/fail.h"
+#include "archive/archive_int.h"
+#include "util/hashvec.h"
+#include "home/homelock.h"
+#include "trace/keyframe.h"
+#include "home/rundir.h"
 
 #define fail util_fail
 #define PUT_BATCH 256

@@ -1,8 +1,8 @@
 /*
  * keyframe: see keyframe.h for the file format and the chain.
  */
-#include "../util/fail.h"
-#include "keyframe.h"
+#include "util/fail.h"
+#include "trace/keyframe.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../trace/trace.h"
+#include "trace/trace.h"
 
 #define fail util_fail
 

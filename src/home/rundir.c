@@ -7,7 +7,7 @@
  *  2. The staging name starts with '.', so listings can tell incomplete runs
  *     from complete ones.
  */
-#include "rundir.h"
+#include "home/rundir.h"
 
 #include <dirent.h>
 #include <errno.h>

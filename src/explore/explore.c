@@ -6,8 +6,8 @@
  * writes its struct run_result into a pipe and exits. Probes during
  * narrowing run one at a time in this process.
  */
-#include "../util/fail.h"
-#include "explore.h"
+#include "util/fail.h"
+#include "explore/explore.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../trace/trace.h"
+#include "trace/trace.h"
 
 #define fail util_fail
 #define MAX_JOBS 64

@@ -15,14 +15,14 @@
  *  3. "Ends differently" is a different outcome, exit status or output
  *     (the hash of the job's output records).
  */
-#ifndef REWIND_RUN_EXPLORE_H
-#define REWIND_RUN_EXPLORE_H
+#ifndef REWIND_EXPLORE_EXPLORE_H
+#define REWIND_EXPLORE_EXPLORE_H
 
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runner.h"
+#include "run/runner.h"
 
 /* Options of the stored run `name` (a directory under runs/), with kernel
  * and init checked against its spec. *manifest (may be NULL) gets its

@@ -7,7 +7,7 @@
  * It is only used for the message: a wrong count never changes what is
  * locked.
  */
-#include "homelock.h"
+#include "home/homelock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "../util/fail.h"
-#include "rundir.h"
+#include "util/fail.h"
+#include "home/rundir.h"
 
 int homelock_holders(int fd)
 {

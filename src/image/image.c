@@ -38,7 +38,7 @@
  *  - External tools run via fork/execvpe with LC_ALL=C, stdin/stdout on
  *    /dev/null and stderr captured; no shell is involved.
  */
-#include "image.h"
+#include "image/image.h"
 
 #include <dirent.h>
 #include <errno.h>

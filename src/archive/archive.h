@@ -39,8 +39,8 @@
  * left as it is; one present with other content makes the import fail.
  * Export and import hold the home lock shared (see homelock.h).
  */
-#ifndef REWIND_RUN_ARCHIVE_H
-#define REWIND_RUN_ARCHIVE_H
+#ifndef REWIND_ARCHIVE_ARCHIVE_H
+#define REWIND_ARCHIVE_ARCHIVE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
  * Step 2 failing (a keyframes file unreadable, out of memory) ends the gc
  * before anything is deleted.
  */
-#include "rungc.h"
+#include "home/rungc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,12 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../store/store.h"
-#include "../util/fail.h"
-#include "hashvec.h"
-#include "homelock.h"
-#include "keyframe.h"
-#include "rundir.h"
+#include "store/store.h"
+#include "util/fail.h"
+#include "util/hashvec.h"
+#include "home/homelock.h"
+#include "trace/keyframe.h"
+#include "home/rundir.h"
 
 #define fail util_fail
 #define TEMP_AGE_S 3600
