@@ -24,6 +24,7 @@ $(B)/obj/%.o: %.c
 	$(CC) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/librewind.a: $(LIB_OBJ)
+	rm -f $@
 	ar rcs $@ $^
 
 $(B)/rewind: $(CLI_OBJ) $(B)/librewind.a
@@ -69,9 +70,17 @@ kernel:
 # Unit tests: pure modules, run directly, with sanitizers.
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/*_test.c))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer
-$(B)/unit/%: tests/unit/%.c $(LIB_SRC) tests/unit/unit.h
+# The engine is compiled once with sanitizers into librewind-san.a.
+SAN_OBJ := $(LIB_SRC:%.c=$(B)/san/%.o)
+$(B)/san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -O1 -g $(SAN) -MMD -MP -c $< -o $@
+$(B)/librewind-san.a: $(SAN_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+$(B)/unit/%: tests/unit/%.c $(B)/librewind-san.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(B)/unit
-	$(CC) $(WARN) -O1 -g $(SAN) -o $@ $< $(LIB_SRC) $(LIBS)
+	$(CC) $(WARN) -O1 -g $(SAN) -o $@ $< $(B)/librewind-san.a $(LIBS)
 
 unit: $(UNIT_TESTS)
 
@@ -87,4 +96,4 @@ format:
 clean:
 	rm -rf $(B)
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SAN_OBJ:.o=.d)

@@ -1,0 +1,46 @@
+/*
+ * paths: see paths.h.
+ */
+#include "home/paths.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/check.h"
+
+int home_safe_name(const char *s)
+{
+    return s && *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/');
+}
+
+int home_path(char *out, size_t outlen, const char *home, enum home_place place, const char *name,
+              const char *file)
+{
+    static const char *const folder[] = {
+        [HOME_ROOT] = NULL,     [HOME_RUNS] = "runs",    [HOME_IMAGES] = "images",
+        [HOME_STORE] = "store", [HOME_LOCK] = "gc.lock",
+    };
+    RW_ASSERT(home && out && (unsigned)place <= HOME_LOCK);
+    if ((name && !home_safe_name(name)) || (file && !home_safe_name(file)) ||
+        (file && !name && place != HOME_STORE && place != HOME_ROOT)) {
+        errno = EINVAL;
+        return -1;
+    }
+    int n;
+    const char *f = folder[place];
+    if (place == HOME_IMAGES && name)
+        n = snprintf(out, outlen, "%s/images/%s.erofs", home, name);
+    else if (!f)
+        n = snprintf(out, outlen, "%s%s%s", home, file ? "/" : "", file ? file : "");
+    else if (place == HOME_STORE)
+        n = snprintf(out, outlen, "%s/store%s%s", home, file ? "/" : "", file ? file : "");
+    else
+        n = snprintf(out, outlen, "%s/%s%s%s%s%s", home, f, name ? "/" : "", name ? name : "",
+                     file ? "/" : "", file ? file : "");
+    if (n < 0 || (size_t)n >= outlen) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}

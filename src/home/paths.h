@@ -1,0 +1,42 @@
+/*
+ * paths: the one place that knows the layout of $REWIND_HOME
+ * (docs/formats.md, "The home"):
+ *
+ *   runs/<run>/            a stored run: spec.json, manifest.json, trace,
+ *                          keyframes, states, inputs
+ *   runs/.<id>.<pid>/      a run being written (staging)
+ *   images/<hash>.erofs    root images by content
+ *   store/                 the page store (src/store)
+ *   gc.lock                the home lock (home/homelock.h)
+ *
+ * Invariants:
+ *  1. Every path under a home is built by home_path; no other module
+ *     formats "runs/", "images/" or "store" itself.
+ *  2. A name or file that would leave its folder (empty, ".", "..", or
+ *     holding '/') is refused, so a name read from an untrusted manifest,
+ *     spec or archive can never reach outside the home.
+ */
+#ifndef REWIND_HOME_PATHS_H
+#define REWIND_HOME_PATHS_H
+
+#include <stddef.h>
+
+enum home_place {
+    HOME_ROOT,   /* the home itself (name, file: NULL) */
+    HOME_RUNS,   /* runs/ (name: NULL) or runs/<name> */
+    HOME_IMAGES, /* images/ (name: NULL) or images/<name>.erofs */
+    HOME_STORE,  /* store/ (name: NULL) */
+    HOME_LOCK,   /* gc.lock */
+};
+
+/* Build the path of place/name/file under home into out: "runs" + name
+ * "abc" + file "trace" gives "<home>/runs/abc/trace". name and file may be
+ * NULL. Returns 0, or -1 with errno: EINVAL for an unsafe name or file (see
+ * invariant 2), ENAMETOOLONG when it does not fit. */
+int home_path(char *out, size_t outlen, const char *home, enum home_place place, const char *name,
+              const char *file);
+
+/* 1 if s is one safe path component (invariant 2), else 0. */
+int home_safe_name(const char *s);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * io: see io.h.
+ */
+#include "util/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int io_write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        if (w == 0) {
+            errno = EIO;
+            return -1;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int io_pwrite_all(int fd, const void *p, size_t n, off_t off)
+{
+    const uint8_t *b = p;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, b, n, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        if (w == 0) {
+            errno = EIO;
+            return -1;
+        }
+        b += w;
+        n -= (size_t)w;
+        off += w;
+    }
+    return 0;
+}
+
+ssize_t io_read_full(int fd, void *p, size_t n)
+{
+    uint8_t *b = p;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, b + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+ssize_t io_pread_full(int fd, void *p, size_t n, off_t off)
+{
+    uint8_t *b = p;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, b + got, n - got, off + (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+char *io_read_file(const char *path, size_t max, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        close(fd);
+        return NULL;
+    }
+    if (st.st_size < 0 || (uint64_t)st.st_size > max) {
+        close(fd);
+        errno = EFBIG;
+        return NULL;
+    }
+    size_t n = (size_t)st.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        close(fd);
+        errno = ENOMEM;
+        return NULL;
+    }
+    ssize_t r = io_read_full(fd, buf, n);
+    int saved = errno;
+    close(fd);
+    if (r < 0 || (size_t)r != n) {
+        free(buf);
+        errno = r < 0 ? saved : EIO; /* the file shrank under us */
+        return NULL;
+    }
+    buf[n] = 0;
+    if (len)
+        *len = n;
+    return buf;
+}
+
+int io_write_file_atomic(const char *path, const void *data, size_t n)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    if (io_write_all(fd, data, n) < 0 || fsync(fd) < 0) {
+        int saved = errno;
+        close(fd);
+        unlink(tmp);
+        errno = saved;
+        return -1;
+    }
+    close(fd);
+    if (rename(tmp, path) < 0) {
+        int saved = errno;
+        unlink(tmp);
+        errno = saved;
+        return -1;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        slash[1] = 0;
+    else if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, sizeof(dir), ".");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -1;
+    int rc = fsync(dfd);
+    close(dfd);
+    return rc;
+}

@@ -1,0 +1,30 @@
+/*
+ * io: the read/write loops every module uses on file descriptors: they
+ * retry on EINTR and short counts and turn an unexpected end of file into
+ * an error, so a caller sees all the bytes or -1 with errno set.
+ */
+#ifndef REWIND_UTIL_IO_H
+#define REWIND_UTIL_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Write all n bytes at p to fd. 0, or -1 with errno (EIO for a 0 write). */
+int io_write_all(int fd, const void *p, size_t n);
+/* Write all n bytes at offset off. 0 or -1 with errno. */
+int io_pwrite_all(int fd, const void *p, size_t n, off_t off);
+/* Read exactly n bytes. Returns n, the shorter count at end of file, or -1
+ * with errno. */
+ssize_t io_read_full(int fd, void *p, size_t n);
+/* Read exactly n bytes at offset off. Returns n, the shorter count at end
+ * of file, or -1 with errno. */
+ssize_t io_pread_full(int fd, void *p, size_t n, off_t off);
+/* Read a whole file of at most max bytes into a malloc'd buffer with a NUL
+ * after it; *len gets its length. NULL with errno (EFBIG past max). */
+char *io_read_file(const char *path, size_t max, size_t *len);
+/* Write data to path atomically: a temp file beside it, fsync, rename, and
+ * an fsync of the directory. 0 or -1 with errno. */
+int io_write_file_atomic(const char *path, const void *data, size_t n);
+
+#endif
