@@ -2,7 +2,10 @@
 # `make check` runs every test and ends with "N passed, N failed".
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc -Iinclude
+WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
+# The engine and its front ends include from src/ and the public include/.
+# Guest programs do not: their rewind.h is the guest SDK (guest/sdk).
+INC     := -Isrc -Iinclude
 LIBS    := -lcrypto -ljansson -lzstd -pthread
 B       := build
 
@@ -21,7 +24,7 @@ deps:
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(WARN) $(INC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/librewind.a: $(LIB_OBJ)
 	rm -f $@
@@ -36,7 +39,7 @@ $(B)/rewind-init: guest/init/init.c guest/include/rewind_abi.h
 
 $(B)/tools/kvm-probe: tools/kvm-probe.c src/vmm/probe.c src/vmm/probe.h
 	@mkdir -p $(B)/tools
-	$(CC) $(WARN) -O2 -o $@ tools/kvm-probe.c src/vmm/probe.c
+	$(CC) $(WARN) $(INC) -O2 -o $@ tools/kvm-probe.c src/vmm/probe.c
 
 # Test programs run inside the VM: static C, built into the test root.
 GUEST_PROGS := $(patsubst tests/guest/%.c,$(B)/guest/%,$(wildcard tests/guest/*.c))
@@ -74,13 +77,13 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer
 SAN_OBJ := $(LIB_SRC:%.c=$(B)/san/%.o)
 $(B)/san/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) -O1 -g $(SAN) -MMD -MP -c $< -o $@
+	$(CC) $(WARN) $(INC) -O1 -g $(SAN) -MMD -MP -c $< -o $@
 $(B)/librewind-san.a: $(SAN_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 $(B)/unit/%: tests/unit/%.c $(B)/librewind-san.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(B)/unit
-	$(CC) $(WARN) -O1 -g $(SAN) -o $@ $< $(B)/librewind-san.a $(LIBS)
+	$(CC) $(WARN) $(INC) -O1 -g $(SAN) -o $@ $< $(B)/librewind-san.a $(LIBS)
 
 unit: $(UNIT_TESTS)
 
