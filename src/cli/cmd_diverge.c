@@ -1,6 +1,6 @@
 /*
  * cmd_diverge: `rewind diverge A B`: where two runs that should be equal
- * part. The monitor-debugging tool of DESIGN.md section 5: first the first
+ * part. The monitor-debugging tool of docs/determinism.md: first the first
  * differing trace event and its step; then, if both runs were made with
  * --state-log, the first step whose register hash differs and the last
  * and first RAM-hash checkpoints around it.

@@ -627,7 +627,7 @@ static int verify_restores(const struct run_opts *o, struct run_result *res, str
             pick -= c.link[l++].count;
         /* First restore and run a little (the same process stays current,
          * so its CR3 is the one restored next): the second restore below is
-         * the case a missed TLB flush would break (seed 003). */
+         * the case a missed TLB flush would break (docs/determinism.md rule 10). */
         if (kfcap_restore(kf, p, &c, l, pick, err, errlen) < 0) {
             rc = -1;
             break;

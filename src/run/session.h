@@ -2,7 +2,7 @@
  * session: the input side of `rewind shell`. Keystrokes reach the guest
  * only at IDLE steps (the shell waits for input, nothing else runs), each
  * delivery one batch of framed input (rewind_abi.h "Input") coalesced over
- * a few milliseconds of quiet, as in seed 003's rendezvous. Every delivery
+ * a few milliseconds of quiet (docs/guest-abi.md, "Input"). Every delivery
  * is logged as (step, bytes) in the run's `inputs` file, so the session is
  * a run like any other: replaying it hands the same bytes to the guest at
  * the same steps, whatever the timing of the keystrokes was.

@@ -1,5 +1,5 @@
 /*
- * spec: every input of a run, written down (DESIGN.md section 2). The run id
+ * spec: every input of a run, written down (docs/formats.md, "spec.json"). The run id
  * is the first 64 bits (16 hex digits) of the SHA-256 of the spec's
  * canonical JSON, in which the kernel, init and root image appear by content
  * hash, so the same inputs give the same id on any machine.

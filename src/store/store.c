@@ -19,7 +19,7 @@
  * time (bench/store.sh, 2026-11-29, results in bench/RESULTS.md): SHA-256
  * from libcrypto (SHA-NI) 1,330-1,400 MB/s with the handle's reused context
  * (1,100 MB/s through hash_buf, which looks the digest up and allocates per
- * call), BLAKE2b-256 from libsodium 805-850 MB/s; ANCHORS.md has 1,590 vs
+ * call), BLAKE2b-256 from libsodium 805-850 MB/s; docs/formats.md has 1,590 vs
  * 1,046 on an idle machine. So the hash we already use elsewhere is also the
  * fastest cryptographic one here (1.6x BLAKE2b; BLAKE2s from libcrypto: 538)
  * and meets the 1 GB/s goal. A non-cryptographic hash (XXH3, 18 GB/s) would

@@ -3,7 +3,7 @@
  * (guest/include/rewind_abi.h). It owns the monitor state that the guest can
  * observe: the step counter, virtual time, the one-shot timer, the shared
  * page and the pending-interrupt bits. It is driven only by the vCPU loop,
- * on the vCPU thread, while the vCPU is stopped at a step (DESIGN.md rules
+ * on the vCPU thread, while the vCPU is stopped at a step (docs/determinism.md rules
  * 1, 2 and 4): nothing here reads host time or host randomness.
  *
  * Time: now += quantum at every step; idle jumps to the armed deadline; idle

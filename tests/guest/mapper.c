@@ -1,6 +1,6 @@
 /* mapper: maps and unmaps memory at the same virtual address in a loop,
  * each time backed by a fresh page holding another value, and checks what
- * it reads back. A restore that leaves a stale TLB entry (seed 003) makes
+ * it reads back. A restore that leaves a stale TLB entry (docs/determinism.md rule 10) makes
  * a read return the old page's value: the program then prints "stale" and
  * exits 1, and in any case its checksum and the run's RAM differ. */
 #include <sched.h>
