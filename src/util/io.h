@@ -20,6 +20,9 @@ ssize_t io_read_full(int fd, void *p, size_t n);
 /* Read exactly n bytes at offset off. Returns n, the shorter count at end
  * of file, or -1 with errno. */
 ssize_t io_pread_full(int fd, void *p, size_t n, off_t off);
+/* Read exactly n bytes at offset off: 0, or -1 with errno (EIO if the file
+ * ends first). */
+int io_pread_exact(int fd, void *p, size_t n, off_t off);
 /* Read a whole file of at most max bytes into a malloc'd buffer with a NUL
  * after it; *len gets its length. NULL with errno (EFBIG past max). */
 char *io_read_file(const char *path, size_t max, size_t *len);
