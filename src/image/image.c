@@ -57,6 +57,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/bytes.h"
+#include "util/fail.h"
+#include "util/io.h"
+
 #define KEY_DOMAIN "rewind-image-v1"
 #define IMAGE_UUID "72657769-6e64-4572-6f66-730000000001"
 #define EROFS_MAGIC_OFF 1024
@@ -81,14 +85,15 @@ struct ectx {
     size_t len;
 };
 
-/* Format one error line into e (newlines flattened); always returns -1. */
+/* util_fail into e, then flatten the line: a tool's stderr quoted in it
+ * must not break it over lines. Always returns -1. */
 __attribute__((format(printf, 2, 3))) static int fail(struct ectx *e, const char *fmt, ...)
 {
     if (!e->buf || e->len == 0)
         return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->buf, e->len, fmt, ap);
+    util_vfail(e->buf, e->len, fmt, ap);
     va_end(ap);
     for (char *p = e->buf; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t')
@@ -139,9 +144,8 @@ static void hex_to_hash(const char hex[65], hash256 *h)
 
 static void put_u64(hash_ctx *h, uint64_t v)
 {
-    unsigned char b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
+    uint8_t b[8];
+    bytes_put_u64(b, v);
     hash_update(h, b, sizeof b);
 }
 
@@ -169,37 +173,6 @@ static hash_ctx *key_begin(const char *kind)
     for (size_t i = 0; i < N_MKFS_FLAGS; i++)
         put_str(h, mkfs_flags[i]);
     return h;
-}
-
-static int read_full_at(int fd, void *buf, size_t n, off_t off, size_t *got)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = pread(fd, (char *)buf + done, n - done, off + (off_t)done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
-        done += (size_t)r;
-    }
-    *got = done;
-    return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t n)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = write(fd, (const char *)buf + done, n - done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        done += (size_t)r;
-    }
-    return 0;
 }
 
 /* mkdir -p with mode 0755; existing directories are fine. */
@@ -315,8 +288,9 @@ static void run_child(char *const argv[], char **env, int err_w, int exec_w)
     execvpe(argv[0], argv, env);
 out:;
     int e = errno;
-    ssize_t w = write(exec_w, &e, sizeof e);
-    (void)w; /* nothing more the child can do */
+    if (io_write_all(exec_w, &e, sizeof e) < 0) {
+        /* nothing more the child can do */
+    }
     _exit(127);
 }
 
@@ -325,9 +299,7 @@ static void run_drain(int fd, struct run *r)
 {
     char buf[4096];
     for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
+        ssize_t n = io_read_full(fd, buf, sizeof buf);
         if (n <= 0)
             break;
         size_t room = sizeof r->err - 1 - r->errlen;
@@ -373,10 +345,7 @@ static int run_tool(char *const argv[], struct run *r)
         errno = fork_errno;
         return -1;
     }
-    ssize_t n;
-    do
-        n = read(execp[0], &r->exec_errno, sizeof r->exec_errno);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = io_read_full(execp[0], &r->exec_errno, sizeof r->exec_errno);
     if (n != (ssize_t)sizeof r->exec_errno)
         r->exec_errno = 0;
     close(execp[0]);
@@ -480,10 +449,9 @@ static int key_get(const struct cache *c, const hash256 *key, char hex[65])
     if (fd < 0)
         return 0;
     char buf[66];
-    size_t got = 0;
-    int rc = read_full_at(fd, buf, sizeof buf, 0, &got);
+    ssize_t got = io_pread_full(fd, buf, sizeof buf, 0);
     close(fd);
-    if (rc < 0 || got != 65 || buf[64] != '\n' || !is_hex64(buf))
+    if (got != 65 || buf[64] != '\n' || !is_hex64(buf))
         return 0;
     memcpy(hex, buf, 64);
     hex[64] = '\0';
@@ -504,7 +472,7 @@ static int key_put(const struct cache *c, const hash256 *key, const char hex[65]
     char line[65];
     memcpy(line, hex, 64);
     line[64] = '\n';
-    int rc = fchmod(fd, 0644) < 0 || write_full(fd, line, sizeof line) < 0 ? -1 : 0;
+    int rc = fchmod(fd, 0644) < 0 || io_write_all(fd, line, sizeof line) < 0 ? -1 : 0;
     int err = errno;
     if (close(fd) < 0 && rc == 0) {
         rc = -1;
@@ -525,8 +493,7 @@ static int key_put(const struct cache *c, const hash256 *key, const char hex[65]
 static int has_erofs_magic(int fd)
 {
     unsigned char m[4];
-    size_t got = 0;
-    if (read_full_at(fd, m, sizeof m, EROFS_MAGIC_OFF, &got) < 0 || got != 4)
+    if (io_pread_exact(fd, m, sizeof m, EROFS_MAGIC_OFF) < 0)
         return 0;
     return m[0] == 0xE2 && m[1] == 0xE1 && m[2] == 0xF5 && m[3] == 0xE0;
 }
@@ -1057,12 +1024,12 @@ static int sniff(const char *path, enum kind *k, struct ectx *e)
     if (fd < 0)
         return fail(e, "root '%s' is not readable: %s", path, strerror(errno));
     unsigned char b[EROFS_MAGIC_OFF + 4];
-    size_t got = 0;
-    int rc = read_full_at(fd, b, sizeof b, 0, &got);
+    ssize_t r = io_pread_full(fd, b, sizeof b, 0);
     int err = errno;
     close(fd);
-    if (rc < 0)
+    if (r < 0)
         return fail(e, "root '%s' is not readable: %s", path, strerror(err));
+    size_t got = (size_t)r;
     static const struct {
         size_t off, len;
         const char *magic;
@@ -1143,8 +1110,7 @@ int image_prepare(const char *root, const char *cache_dir, struct image *out, ch
     return prepare_file(&c, root, &st, out, &e);
 }
 
-int image_hash_file(const char *path, const char *cache_dir, hash256 *out, char *err,
-                    size_t errlen)
+int image_hash_file(const char *path, const char *cache_dir, hash256 *out, char *err, size_t errlen)
 {
     struct ectx e = {err, errlen};
     struct stat st;
