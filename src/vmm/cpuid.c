@@ -6,7 +6,7 @@
  * feature bit named. Nothing is copied from the host except the vendor
  * string. A host that lacks a feature bit the model sets (as reported by
  * KVM_GET_SUPPORTED_CPUID) is refused, with the missing bits named. Hidden on
- * purpose (DESIGN.md rule 3): TSC, TSC-deadline, RDTSCP, invariant TSC,
+ * purpose (docs/determinism.md: no host time or entropy): TSC, TSC-deadline, RDTSCP, invariant TSC,
  * RDRAND, RDSEED, RDPID, the PMU (leaf 0xA), thermal/power (leaf 6), MONITOR,
  * x2APIC, and KVM's paravirtual leaves (0x40000000 carries our signature).
  * XCR0 is limited to x87 | SSE | AVX.

@@ -1,7 +1,7 @@
 /*
  * cpuid: the CPU model the guest sees: a fixed x86-64-v3 model per vendor,
- * independent of the host (DESIGN.md rule 7), with every source of host time
- * and entropy hidden (rule 3) and the rewind signature at 0x40000000.
+ * independent of the host, with every source of host time and entropy
+ * hidden (docs/determinism.md) and the rewind signature at 0x40000000.
  */
 #ifndef REWIND_VMM_CPUID_H
 #define REWIND_VMM_CPUID_H

@@ -2,7 +2,7 @@
  * probe: does this /dev/kvm run guest kernel code natively?
  *
  * Some hosts expose a /dev/kvm that runs guest user mode natively but
- * emulates guest kernel mode one instruction at a time (see TEST-HOST.md):
+ * emulates guest kernel mode one instruction at a time (see docs/test-host.md):
  * a Linux guest then takes minutes to boot or dies. The probe runs a few
  * bytes of hand-made 64-bit code at CPL 0 in a throw-away VM and measures
  * (a) a DEC/JNZ loop in iterations per second and (b) the round trip of one

@@ -14,7 +14,8 @@
  *     first, so KVM does not skip an instruction of the restored state.
  *     (Current KVM also guards this: complete_fast_pio_out skips only when
  *     RIP is still the OUT's. We do not rely on it.)
- *  3. Restore forces a guest TLB flush (seed 003): KVM flushes only when
+ *  3. Restore forces a guest TLB flush (a restored guest must not run on
+ *     translations of the state it replaced): KVM flushes only when
  *     CR0/CR3/CR4/EFER change, so sregs are set twice, first with CR4.PGE
  *     toggled.
  *  4. The blob is a fixed little-endian layout with a version; a blob of
