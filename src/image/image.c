@@ -20,23 +20,23 @@
  *   tar:  hash of the tarball's bytes plus our mkfs flags -> image hash.
  *
  * Invariants:
- *  - Nothing half-written is ever visible under a final name: images and
- *    keys are written to .tmp-* names, fsync'd (images) and then published
- *    with link() (images: first writer wins, later identical ones are
- *    dropped) or rename() (keys). Temps are removed on every failure path.
- *  - A key is only trusted if the image it names exists and carries the
- *    erofs magic; otherwise it is a miss and the image is rebuilt.
- *  - A key is only stored if the source did not change while we built
- *    (tree walked again / file re-stat'ed afterwards).
- *  - Concurrent callers never fail because of each other: every name they
- *    create is unique (mkstemp/mkdtemp) or published atomically.
- *  - Reproducibility: mkfs.erofs 1.5 with -T0 (every inode gets mtime 0 and
- *    a compact inode; superblock build time 0), --all-root (uid/gid 0) and a
- *    fixed -U uuid gives byte-identical images for identical trees whatever
- *    their readdir order or owners. Modes, xattrs and hard links are part of
- *    the image, so tarballs are extracted with -p --xattrs --acls.
- *  - External tools run via fork/execvpe with LC_ALL=C, stdin/stdout on
- *    /dev/null and stderr captured; no shell is involved.
+ *  1. Nothing half-written is ever visible under a final name: images and
+ *     keys are written to .tmp-* names, fsync'd (images) and then published
+ *     with link() (images: first writer wins, later identical ones are
+ *     dropped) or rename() (keys). Temps are removed on every failure path.
+ *  2. A key is only trusted if the image it names exists and carries the
+ *     erofs magic; otherwise it is a miss and the image is rebuilt.
+ *  3. A key is only stored if the source did not change while we built
+ *     (tree walked again / file re-stat'ed afterwards).
+ *  4. Concurrent callers never fail because of each other: every name they
+ *     create is unique (mkstemp/mkdtemp) or published atomically.
+ *  5. Reproducibility: mkfs.erofs 1.5 with -T0 (every inode gets mtime 0 and
+ *     a compact inode; superblock build time 0), --all-root (uid/gid 0) and a
+ *     fixed -U uuid gives byte-identical images for identical trees whatever
+ *     their readdir order or owners. Modes, xattrs and hard links are part of
+ *     the image, so tarballs are extracted with -p --xattrs --acls.
+ *  6. External tools run via fork/execvpe with LC_ALL=C, stdin/stdout on
+ *     /dev/null and stderr captured; no shell is involved.
  */
 #include "image/image.h"
 
@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "util/bytes.h"
+#include "util/check.h"
 #include "util/fail.h"
 #include "util/io.h"
 
@@ -461,6 +462,7 @@ static int key_get(const struct cache *c, const hash256 *key, char hex[65])
 /* Atomically (re)write keys/<key> = hex. */
 static int key_put(const struct cache *c, const hash256 *key, const char hex[65], struct ectx *e)
 {
+    RW_ASSERT(is_hex64(hex) && hex[64] == 0); /* a key names a hash we computed */
     char kh[65], path[PATH_MAX], tmp[PATH_MAX];
     hash_hex(key, kh);
     if (path_join(path, sizeof path, c->keys, kh) < 0 ||
@@ -539,6 +541,8 @@ static int mkfs_failure(const struct run *r, struct ectx *e)
 /* Make tmp durable, hash it and publish it as images/<hex>.erofs. */
 static int publish_image(const struct cache *c, const char *tmp, struct image *out, struct ectx *e)
 {
+    const char *base = strrchr(tmp, '/');
+    RW_ASSERT(base && strncmp(base + 1, ".tmp-", 5) == 0); /* built under a temp name (1) */
     int fd = open(tmp, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return fail(e, "cannot open new image '%s': %s", tmp, why(errno));
