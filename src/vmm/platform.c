@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "util/check.h"
+#include "util/fail.h"
 
 void platform_init(struct platform *p, struct kvm_vm *vm, uint64_t quantum_ns, uint64_t epoch_ns,
                    uint64_t seed)
@@ -39,7 +40,7 @@ void platform_guest_error(struct platform *p, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->message, sizeof(p->message), fmt, ap);
+    util_vfail(p->message, sizeof(p->message), fmt, ap);
     va_end(ap);
     p->outcome = PLATFORM_GUEST_ERROR;
 }
