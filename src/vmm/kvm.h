@@ -50,6 +50,10 @@ int kvm_set_region(struct kvm_vm *vm, uint32_t slot, uint32_t flags, uint64_t gp
 /* Create the one vCPU and map its kvm_run area. Returns 0 or -1 + err. */
 int kvm_create_vcpu(struct kvm_vm *vm, char *err, size_t errlen);
 
+/* The CPUID leaves KVM supports on this host (KVM_GET_SUPPORTED_CPUID, the
+ * buffer grown until they fit), malloc'd; NULL with errno. */
+struct kvm_cpuid2 *kvm_supported_cpuid(int kvm_fd);
+
 /* rewind's VM: open /dev/kvm, create a VM with a split irqchip and one vCPU, and map
  * ram_size bytes of RAM. Returns 0, or -1 with one line in err. */
 int kvm_open(struct kvm_vm *vm, uint64_t ram_size, char *err, size_t errlen);

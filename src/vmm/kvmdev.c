@@ -99,6 +99,25 @@ int kvm_create_vcpu(struct kvm_vm *vm, char *err, size_t errlen)
     return 0;
 }
 
+struct kvm_cpuid2 *kvm_supported_cpuid(int kvm_fd)
+{
+    for (uint32_t n = 256;; n *= 2) {
+        struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + n * sizeof(c->entries[0]));
+        if (!c) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        c->nent = n;
+        if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0)
+            return c;
+        int e = errno;
+        free(c);
+        errno = e;
+        if (e != E2BIG || n >= 4096)
+            return NULL;
+    }
+}
+
 void kvm_close(struct kvm_vm *vm)
 {
     if (vm->run)

@@ -102,26 +102,14 @@ static void on_tick(int sig)
  * a valid state for it on every KVM version. */
 static int set_cpuid(struct probe_vm *p, char *err, size_t errlen)
 {
-    struct kvm_cpuid2 *cpuid = NULL;
-    int nent = 64;
-
-    for (;;) {
-        cpuid = calloc(1, sizeof(*cpuid) + (size_t)nent * sizeof(cpuid->entries[0]));
-        if (cpuid == NULL)
-            return fail(err, errlen, "out of memory");
-        cpuid->nent = (uint32_t)nent;
-        if (ioctl(p->vm.kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) == 0)
-            break;
-        free(cpuid);
-        if (errno != E2BIG || nent >= 4096)
-            return fail(err, errlen, "KVM_GET_SUPPORTED_CPUID failed: %s", strerror(errno));
-        nent *= 2;
-    }
-    if (ioctl(p->vm.vcpu_fd, KVM_SET_CPUID2, cpuid) < 0) {
-        free(cpuid);
-        return fail(err, errlen, "KVM_SET_CPUID2 failed: %s", strerror(errno));
-    }
+    struct kvm_cpuid2 *cpuid = kvm_supported_cpuid(p->vm.kvm_fd);
+    if (!cpuid)
+        return fail(err, errlen, "KVM_GET_SUPPORTED_CPUID failed: %s", strerror(errno));
+    int rc = ioctl(p->vm.vcpu_fd, KVM_SET_CPUID2, cpuid);
+    int e = errno;
     free(cpuid);
+    if (rc < 0)
+        return fail(err, errlen, "KVM_SET_CPUID2 failed: %s", strerror(e));
     return 0;
 }
 
