@@ -206,8 +206,9 @@ int store_pack_append_locked(struct store_packs *p, const void *buf, size_t len,
         pk->size = size;
         pk->known = 1;
         if (size < pk->hwm || (size > STORE_PACK_HEADER && size + len > p->limit))
-            continue;            /* invariant 2, or full */
-        RW_ASSERT(pk->writable); /* invariant 3: its header names it ours */
+            continue; /* invariant 2, or full */
+        /* Invariant 3: open_for_append found our header in it. */
+        RW_ASSERT(pk->writable);
         if (io_pwrite_all(pk->fd, buf, len, (off_t)size) < 0) {
             int e = errno;
             if (ftruncate(pk->fd, (off_t)size) < 0) {
