@@ -37,9 +37,11 @@ $(B)/rewind-init: guest/init/init.c guest/include/rewind_abi.h
 	@mkdir -p $(B)
 	$(CC) $(WARN) -O2 -static -o $@ guest/init/init.c
 
-$(B)/tools/kvm-probe: tools/kvm-probe.c src/vmm/probe.c src/vmm/probe.h
+# The probe alone, with the few engine files it uses (no libraries).
+PROBE_SRC := src/vmm/probe.c src/vmm/kvmdev.c src/util/fail.c src/util/check.c
+$(B)/tools/kvm-probe: tools/kvm-probe.c $(PROBE_SRC) src/vmm/probe.h src/vmm/kvm.h
 	@mkdir -p $(B)/tools
-	$(CC) $(WARN) $(INC) -O2 -o $@ tools/kvm-probe.c src/vmm/probe.c
+	$(CC) $(WARN) $(INC) -O2 -o $@ tools/kvm-probe.c $(PROBE_SRC)
 
 # Test programs run inside the VM: static C, built into the test root.
 GUEST_PROGS := $(patsubst tests/guest/%.c,$(B)/guest/%,$(wildcard tests/guest/*.c))

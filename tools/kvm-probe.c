@@ -9,8 +9,8 @@
  * permission denied, ...). tools/kvm-host uses it to choose between running
  * a command directly and running it inside a host VM.
  *
- * Build: cc -O2 -std=c11 -Wall -Wextra -Werror \
- *           -o build/tools/kvm-probe tools/kvm-probe.c src/vmm/probe.c
+ * Build: make build/tools/kvm-probe (this file, src/vmm/probe.c and the
+ * few engine files it uses: PROBE_SRC in the Makefile).
  */
 #include "vmm/probe.h"
 

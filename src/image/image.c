@@ -20,23 +20,23 @@
  *   tar:  hash of the tarball's bytes plus our mkfs flags -> image hash.
  *
  * Invariants:
- *  - Nothing half-written is ever visible under a final name: images and
- *    keys are written to .tmp-* names, fsync'd (images) and then published
- *    with link() (images: first writer wins, later identical ones are
- *    dropped) or rename() (keys). Temps are removed on every failure path.
- *  - A key is only trusted if the image it names exists and carries the
- *    erofs magic; otherwise it is a miss and the image is rebuilt.
- *  - A key is only stored if the source did not change while we built
- *    (tree walked again / file re-stat'ed afterwards).
- *  - Concurrent callers never fail because of each other: every name they
- *    create is unique (mkstemp/mkdtemp) or published atomically.
- *  - Reproducibility: mkfs.erofs 1.5 with -T0 (every inode gets mtime 0 and
- *    a compact inode; superblock build time 0), --all-root (uid/gid 0) and a
- *    fixed -U uuid gives byte-identical images for identical trees whatever
- *    their readdir order or owners. Modes, xattrs and hard links are part of
- *    the image, so tarballs are extracted with -p --xattrs --acls.
- *  - External tools run via fork/execvpe with LC_ALL=C, stdin/stdout on
- *    /dev/null and stderr captured; no shell is involved.
+ *  1. Nothing half-written is ever visible under a final name: images and
+ *     keys are written to .tmp-* names, fsync'd (images) and then published
+ *     with link() (images: first writer wins, later identical ones are
+ *     dropped) or rename() (keys). Temps are removed on every failure path.
+ *  2. A key is only trusted if the image it names exists and carries the
+ *     erofs magic; otherwise it is a miss and the image is rebuilt.
+ *  3. A key is only stored if the source did not change while we built
+ *     (tree walked again / file re-stat'ed afterwards).
+ *  4. Concurrent callers never fail because of each other: every name they
+ *     create is unique (mkstemp/mkdtemp) or published atomically.
+ *  5. Reproducibility: mkfs.erofs 1.5 with -T0 (every inode gets mtime 0 and
+ *     a compact inode; superblock build time 0), --all-root (uid/gid 0) and a
+ *     fixed -U uuid gives byte-identical images for identical trees whatever
+ *     their readdir order or owners. Modes, xattrs and hard links are part of
+ *     the image, so tarballs are extracted with -p --xattrs --acls.
+ *  6. External tools run via fork/execvpe with LC_ALL=C, stdin/stdout on
+ *     /dev/null and stderr captured; no shell is involved.
  */
 #include "image/image.h"
 
@@ -56,6 +56,11 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util/bytes.h"
+#include "util/check.h"
+#include "util/fail.h"
+#include "util/io.h"
 
 #define KEY_DOMAIN "rewind-image-v1"
 #define IMAGE_UUID "72657769-6e64-4572-6f66-730000000001"
@@ -81,14 +86,15 @@ struct ectx {
     size_t len;
 };
 
-/* Format one error line into e (newlines flattened); always returns -1. */
+/* util_fail into e, then flatten the line: a tool's stderr quoted in it
+ * must not break it over lines. Always returns -1. */
 __attribute__((format(printf, 2, 3))) static int fail(struct ectx *e, const char *fmt, ...)
 {
     if (!e->buf || e->len == 0)
         return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->buf, e->len, fmt, ap);
+    util_vfail(e->buf, e->len, fmt, ap);
     va_end(ap);
     for (char *p = e->buf; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t')
@@ -139,9 +145,8 @@ static void hex_to_hash(const char hex[65], hash256 *h)
 
 static void put_u64(hash_ctx *h, uint64_t v)
 {
-    unsigned char b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
+    uint8_t b[8];
+    bytes_put_u64(b, v);
     hash_update(h, b, sizeof b);
 }
 
@@ -169,37 +174,6 @@ static hash_ctx *key_begin(const char *kind)
     for (size_t i = 0; i < N_MKFS_FLAGS; i++)
         put_str(h, mkfs_flags[i]);
     return h;
-}
-
-static int read_full_at(int fd, void *buf, size_t n, off_t off, size_t *got)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = pread(fd, (char *)buf + done, n - done, off + (off_t)done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
-        done += (size_t)r;
-    }
-    *got = done;
-    return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t n)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = write(fd, (const char *)buf + done, n - done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        done += (size_t)r;
-    }
-    return 0;
 }
 
 /* mkdir -p with mode 0755; existing directories are fine. */
@@ -315,8 +289,9 @@ static void run_child(char *const argv[], char **env, int err_w, int exec_w)
     execvpe(argv[0], argv, env);
 out:;
     int e = errno;
-    ssize_t w = write(exec_w, &e, sizeof e);
-    (void)w; /* nothing more the child can do */
+    if (io_write_all(exec_w, &e, sizeof e) < 0) {
+        /* nothing more the child can do */
+    }
     _exit(127);
 }
 
@@ -325,9 +300,7 @@ static void run_drain(int fd, struct run *r)
 {
     char buf[4096];
     for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
+        ssize_t n = io_read_full(fd, buf, sizeof buf);
         if (n <= 0)
             break;
         size_t room = sizeof r->err - 1 - r->errlen;
@@ -373,10 +346,7 @@ static int run_tool(char *const argv[], struct run *r)
         errno = fork_errno;
         return -1;
     }
-    ssize_t n;
-    do
-        n = read(execp[0], &r->exec_errno, sizeof r->exec_errno);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = io_read_full(execp[0], &r->exec_errno, sizeof r->exec_errno);
     if (n != (ssize_t)sizeof r->exec_errno)
         r->exec_errno = 0;
     close(execp[0]);
@@ -480,10 +450,9 @@ static int key_get(const struct cache *c, const hash256 *key, char hex[65])
     if (fd < 0)
         return 0;
     char buf[66];
-    size_t got = 0;
-    int rc = read_full_at(fd, buf, sizeof buf, 0, &got);
+    ssize_t got = io_pread_full(fd, buf, sizeof buf, 0);
     close(fd);
-    if (rc < 0 || got != 65 || buf[64] != '\n' || !is_hex64(buf))
+    if (got != 65 || buf[64] != '\n' || !is_hex64(buf))
         return 0;
     memcpy(hex, buf, 64);
     hex[64] = '\0';
@@ -493,6 +462,7 @@ static int key_get(const struct cache *c, const hash256 *key, char hex[65])
 /* Atomically (re)write keys/<key> = hex. */
 static int key_put(const struct cache *c, const hash256 *key, const char hex[65], struct ectx *e)
 {
+    RW_ASSERT(is_hex64(hex) && hex[64] == 0); /* a key names a hash we computed */
     char kh[65], path[PATH_MAX], tmp[PATH_MAX];
     hash_hex(key, kh);
     if (path_join(path, sizeof path, c->keys, kh) < 0 ||
@@ -504,7 +474,7 @@ static int key_put(const struct cache *c, const hash256 *key, const char hex[65]
     char line[65];
     memcpy(line, hex, 64);
     line[64] = '\n';
-    int rc = fchmod(fd, 0644) < 0 || write_full(fd, line, sizeof line) < 0 ? -1 : 0;
+    int rc = fchmod(fd, 0644) < 0 || io_write_all(fd, line, sizeof line) < 0 ? -1 : 0;
     int err = errno;
     if (close(fd) < 0 && rc == 0) {
         rc = -1;
@@ -525,8 +495,7 @@ static int key_put(const struct cache *c, const hash256 *key, const char hex[65]
 static int has_erofs_magic(int fd)
 {
     unsigned char m[4];
-    size_t got = 0;
-    if (read_full_at(fd, m, sizeof m, EROFS_MAGIC_OFF, &got) < 0 || got != 4)
+    if (io_pread_exact(fd, m, sizeof m, EROFS_MAGIC_OFF) < 0)
         return 0;
     return m[0] == 0xE2 && m[1] == 0xE1 && m[2] == 0xF5 && m[3] == 0xE0;
 }
@@ -572,6 +541,8 @@ static int mkfs_failure(const struct run *r, struct ectx *e)
 /* Make tmp durable, hash it and publish it as images/<hex>.erofs. */
 static int publish_image(const struct cache *c, const char *tmp, struct image *out, struct ectx *e)
 {
+    const char *base = strrchr(tmp, '/');
+    RW_ASSERT(base && strncmp(base + 1, ".tmp-", 5) == 0); /* built under a temp name (1) */
     int fd = open(tmp, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return fail(e, "cannot open new image '%s': %s", tmp, why(errno));
@@ -1057,12 +1028,12 @@ static int sniff(const char *path, enum kind *k, struct ectx *e)
     if (fd < 0)
         return fail(e, "root '%s' is not readable: %s", path, strerror(errno));
     unsigned char b[EROFS_MAGIC_OFF + 4];
-    size_t got = 0;
-    int rc = read_full_at(fd, b, sizeof b, 0, &got);
+    ssize_t r = io_pread_full(fd, b, sizeof b, 0);
     int err = errno;
     close(fd);
-    if (rc < 0)
+    if (r < 0)
         return fail(e, "root '%s' is not readable: %s", path, strerror(err));
+    size_t got = (size_t)r;
     static const struct {
         size_t off, len;
         const char *magic;
@@ -1143,8 +1114,7 @@ int image_prepare(const char *root, const char *cache_dir, struct image *out, ch
     return prepare_file(&c, root, &st, out, &e);
 }
 
-int image_hash_file(const char *path, const char *cache_dir, hash256 *out, char *err,
-                    size_t errlen)
+int image_hash_file(const char *path, const char *cache_dir, hash256 *out, char *err, size_t errlen)
 {
     struct ectx e = {err, errlen};
     struct stat st;

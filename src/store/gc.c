@@ -36,11 +36,14 @@
 #include "store/store_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "util/check.h"
+#include "util/fail.h"
+#include "util/io.h"
 
 enum { GC_KEEP, GC_REWRITE, GC_DELETE };
 
@@ -61,16 +64,8 @@ struct gc {
     size_t errlen;
 };
 
-static int gc_fail(struct gc *g, const char *fmt, ...)
-{
-    if (g->err && g->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(g->err, g->errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
+/* Report through the caller's err buffer; returns -1. */
+#define gc_fail(g, ...) util_fail((g)->err, (g)->errlen, __VA_ARGS__)
 
 static void crash_point(const struct gc *g, int n)
 {
@@ -205,7 +200,7 @@ static int copy_live(struct gc *g)
             size = STORE_PACK_HEADER;
         }
         /* s->rbuf still holds the stored form store_read_slot verified. */
-        if (store_pack_write_at(fd, s->rbuf, sl->len, size) < 0) {
+        if (io_pwrite_all(fd, s->rbuf, sl->len, (off_t)size) < 0) {
             int e = errno;
             close(fd);
             return gc_fail(g, "writing pack %06u: %s", num, strerror(e));
@@ -264,6 +259,7 @@ static int unlink_packs(struct gc *g)
 static int run(struct gc *g, int (*is_live)(void *, const hash256 *), void *ctx, int dry_run)
 {
     struct store *s = g->s;
+    RW_ASSERT(s->locked > 0); /* every phase runs under the store's lock */
     if (store_reload(s) < 0)
         return gc_fail(g, "reading %s: %s", s->index_path, strerror(errno));
     if (plan(g, is_live, ctx) < 0)

@@ -23,16 +23,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/bytes.h"
+#include "util/check.h"
+#include "util/io.h"
+
 #define PACK_MAGIC "RWSTPACK"
 #define PACK_VERSION 1
 
 static void encode_header(uint32_t num, uint8_t *out)
 {
     memcpy(out, PACK_MAGIC, 8);
-    uint32_t v[2] = {PACK_VERSION, num};
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < 4; i++)
-            out[8 + 4 * k + i] = (uint8_t)(v[k] >> (8 * i));
+    bytes_put_u32(out + 8, PACK_VERSION);
+    bytes_put_u32(out + 12, num);
 }
 
 int store_packs_init(struct store_packs *p, const char *store_dir)
@@ -135,26 +137,6 @@ int store_pack_note(struct store_packs *p, const struct store_entry *e)
     return end <= pk->size;
 }
 
-static int pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-    uint8_t *b = buf;
-    while (len > 0) {
-        ssize_t r = pread(fd, b, len, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0) {
-            errno = EIO;
-            return -1;
-        }
-        b += r;
-        off += (uint64_t)r;
-        len -= (size_t)r;
-    }
-    return 0;
-}
-
 int store_pack_read(struct store_packs *p, uint32_t num, uint32_t off, void *buf, size_t len)
 {
     struct store_pack *pk = pack_at(p, num);
@@ -167,27 +149,7 @@ int store_pack_read(struct store_packs *p, uint32_t num, uint32_t off, void *buf
         if (pk->fd < 0)
             return -1;
     }
-    return pread_all(pk->fd, buf, len, off);
-}
-
-int store_pack_write_at(int fd, const void *buf, size_t len, uint64_t off)
-{
-    const uint8_t *b = buf;
-    while (len > 0) {
-        ssize_t w = pwrite(fd, b, len, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        if (w == 0) {
-            errno = EIO;
-            return -1;
-        }
-        b += w;
-        off += (uint64_t)w;
-        len -= (size_t)w;
-    }
-    return 0;
+    return io_pread_exact(pk->fd, buf, len, off);
 }
 
 /* Open pack num for appending (creating it with its header); returns 1 if it
@@ -211,10 +173,10 @@ static int open_for_append(struct store_packs *p, uint32_t num, struct store_pac
         return -1;
     if (sb.st_size < STORE_PACK_HEADER) {
         /* New, or torn while its header was written: no entry can be in it. */
-        if (ftruncate(pk->fd, 0) < 0 || store_pack_write_at(pk->fd, want, sizeof(want), 0) < 0)
+        if (ftruncate(pk->fd, 0) < 0 || io_pwrite_all(pk->fd, want, sizeof(want), 0) < 0)
             return -1;
     } else {
-        if (pread_all(pk->fd, got, sizeof(got), 0) < 0)
+        if (io_pread_exact(pk->fd, got, sizeof(got), 0) < 0)
             return -1;
         if (memcmp(got, want, sizeof(want)) != 0)
             return 0;
@@ -245,7 +207,9 @@ int store_pack_append_locked(struct store_packs *p, const void *buf, size_t len,
         pk->known = 1;
         if (size < pk->hwm || (size > STORE_PACK_HEADER && size + len > p->limit))
             continue; /* invariant 2, or full */
-        if (store_pack_write_at(pk->fd, buf, len, size) < 0) {
+        /* Invariant 3: open_for_append found our header in it. */
+        RW_ASSERT(pk->writable);
+        if (io_pwrite_all(pk->fd, buf, len, (off_t)size) < 0) {
             int e = errno;
             if (ftruncate(pk->fd, (off_t)size) < 0) {
                 /* Unreferenced bytes: dead until gc (invariant 1). */
@@ -286,7 +250,7 @@ int store_pack_create(const struct store_packs *p, uint32_t num, int *fd)
     if (*fd < 0)
         return -1;
     encode_header(num, h);
-    if (store_pack_write_at(*fd, h, sizeof(h), 0) < 0) {
+    if (io_pwrite_all(*fd, h, sizeof(h), 0) < 0) {
         int e = errno;
         close(*fd);
         *fd = -1;

@@ -74,9 +74,6 @@ int store_packs_sync(struct store_packs *p);
  * 0 or -1. */
 int store_pack_create(const struct store_packs *p, uint32_t num, int *fd);
 
-/* Write all len bytes at buf to fd at offset off; returns 0 or -1. */
-int store_pack_write_at(int fd, const void *buf, size_t len, uint64_t off);
-
 /* List the pack files on disk, sorted by number, into a malloc'd *out of *n;
  * returns 0 or -1. */
 int store_pack_list(const struct store_packs *p, struct store_pack_file **out, size_t *n);

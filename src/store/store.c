@@ -19,8 +19,7 @@
  * time (bench/store.sh, 2026-11-29, results in bench/RESULTS.md): SHA-256
  * from libcrypto (SHA-NI) 1,330-1,400 MB/s with the handle's reused context
  * (1,100 MB/s through hash_buf, which looks the digest up and allocates per
- * call), BLAKE2b-256 from libsodium 805-850 MB/s; docs/formats.md has 1,590 vs
- * 1,046 on an idle machine. So the hash we already use elsewhere is also the
+ * call), BLAKE2b-256 from libsodium 805-850 MB/s. So the hash we already use elsewhere is also the
  * fastest cryptographic one here (1.6x BLAKE2b; BLAKE2s from libcrypto: 538)
  * and meets the 1 GB/s goal. A non-cryptographic hash (XXH3, 18 GB/s) would
  * let anyone who hands us pages (imported runs, shared stores) forge a
@@ -92,12 +91,10 @@
  *     returned but which the caller has not yet recorded is dead to gc.
  *     Callers serialise captures with gc (see store.h).
  */
-#include "util/fail.h"
 #include "store/store_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +102,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "util/check.h"
+#include "util/fail.h"
 
 /* SHA-256 of 4096 zero bytes. */
 static const hash256 zero_name = {{0xad, 0x7f, 0xac, 0xb2, 0x58, 0x6f, 0xc6, 0xe9, 0x66, 0xc0, 0x04,
@@ -138,6 +138,7 @@ int store_lock(struct store *s)
 
 void store_unlock(struct store *s)
 {
+    RW_ASSERT(s->locked > 0);
     if (--s->locked == 0)
         flock(s->lockfd, LOCK_UN);
 }
@@ -170,6 +171,7 @@ static int map_gen(struct store *s)
 
 void store_gen_bump(struct store *s, int odd)
 {
+    RW_ASSERT(s->locked > 0); /* only gc, under the lock (invariant 8) */
     uint64_t g = __atomic_load_n(s->gen_map, __ATOMIC_ACQUIRE);
     g += (g & 1) == (uint64_t)odd ? 2 : 1;
     __atomic_store_n(s->gen_map, g, __ATOMIC_RELEASE);
@@ -233,6 +235,7 @@ static int load_new(struct store *s, int trim)
     rc = store_index_read(&s->ix, s->ix.off, on_entry, s, &sc);
     s->ix.off = sc.good_end;
     s->st.ignored += sc.bad;
+    RW_ASSERT(s->locked > 0); /* invariant 4 */
     if (rc == 0 && store_index_trim_locked(&s->ix) < 0)
         rc = -1;
     store_unlock(s);
@@ -258,6 +261,7 @@ int store_reload(struct store *s)
                 return -1;
             int replaced = store_index_replaced(&s->ix, s->index_path);
             r = replaced ? replaced : store_index_check_header(&s->ix);
+            RW_ASSERT(s->locked > 0);
             if (r == 1 && !replaced)
                 r = store_index_init_locked(&s->ix);
             store_unlock(s);
@@ -428,6 +432,7 @@ static int put_chunk(struct store *s, const uint8_t *pages, size_t n, hash256 *o
             s->st.dedup_hits++;
             continue;
         }
+        RW_ASSERT(!is_zero_name(h)); /* invariant 1: the zero page is never stored */
         memmove(s->cbuf + total, s->cbuf + k * STORE_PAGE_SIZE, s->lens[k]);
         s->ents[m] = (struct store_entry){
             .h = *h, .off = (uint32_t)total, .len = s->lens[k], .flags = s->flags[k]};
@@ -438,6 +443,7 @@ static int put_chunk(struct store *s, const uint8_t *pages, size_t n, hash256 *o
         rc = 0;
         goto out;
     }
+    RW_ASSERT(s->locked > 0); /* invariant 2: pack bytes, then entries */
     uint32_t num, off;
     if (store_pack_append_locked(&s->packs, s->cbuf, total, &num, &off) < 0)
         goto out;
@@ -531,6 +537,19 @@ static int read_other_copy(struct store *s, struct store_slot *sl, void *page)
     return -1;
 }
 
+/* The slot of *h once update (store_refresh or store_reload) has brought
+ * this handle's view up to date; NULL with errno (ENOENT if absent). */
+static struct store_slot *find_after(struct store *s, const hash256 *h,
+                                     int (*update)(struct store *))
+{
+    if (update(s) < 0)
+        return NULL;
+    struct store_slot *sl = store_table_find(&s->table, h);
+    if (!sl)
+        errno = ENOENT;
+    return sl;
+}
+
 int store_get(struct store *s, const hash256 *h, void *page4k)
 {
     if (is_zero_name(h)) {
@@ -540,26 +559,14 @@ int store_get(struct store *s, const hash256 *h, void *page4k)
     if (check_gen(s) < 0)
         return -1;
     struct store_slot *sl = store_table_find(&s->table, h);
-    if (!sl) {
-        if (store_refresh(s) < 0)
-            return -1;
-        sl = store_table_find(&s->table, h);
-        if (!sl) {
-            errno = ENOENT;
-            return -1;
-        }
-    }
+    if (!sl && !(sl = find_after(s, h, store_refresh)))
+        return -1;
     if (store_read_slot(s, sl, page4k) == 0)
         return 0;
     /* A gc may have moved the page and deleted its old pack (invariant 8). */
     if (store_index_replaced(&s->ix, s->index_path) == 1) {
-        if (store_reload(s) < 0)
+        if (!(sl = find_after(s, h, store_reload)))
             return -1;
-        sl = store_table_find(&s->table, h);
-        if (!sl) {
-            errno = ENOENT;
-            return -1;
-        }
         if (store_read_slot(s, sl, page4k) == 0)
             return 0;
     }

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "util/io.h"
+
 struct hash_ctx {
     EVP_MD_CTX *md;
 };
@@ -78,9 +80,7 @@ static int hash_fd(int fd, hash_ctx *ctx)
     if (!buf)
         return -1;
     for (;;) {
-        ssize_t r = read(fd, buf, bufsz);
-        if (r < 0 && errno == EINTR)
-            continue;
+        ssize_t r = io_read_full(fd, buf, bufsz);
         if (r < 0) {
             int e = errno;
             free(buf);

@@ -12,11 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int io_write_all(int fd, const void *p, size_t n)
+#include "util/check.h"
+
+/* The one write loop: all n bytes, at off if off >= 0, else at the file
+ * position. A 0-byte write is EIO, so a full device cannot spin us. */
+static int write_loop(int fd, const uint8_t *b, size_t n, off_t off)
 {
-    const uint8_t *b = p;
     while (n > 0) {
-        ssize_t w = write(fd, b, n);
+        ssize_t w = off < 0 ? write(fd, b, n) : pwrite(fd, b, n, off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
@@ -27,62 +30,62 @@ int io_write_all(int fd, const void *p, size_t n)
         }
         b += w;
         n -= (size_t)w;
+        if (off >= 0)
+            off += w;
     }
     return 0;
+}
+
+/* The one read loop: n bytes or up to end of file, at off if off >= 0. */
+static ssize_t read_loop(int fd, uint8_t *b, size_t n, off_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r =
+            off < 0 ? read(fd, b + got, n - got) : pread(fd, b + got, n - got, off + (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+int io_write_all(int fd, const void *p, size_t n)
+{
+    return write_loop(fd, p, n, -1);
 }
 
 int io_pwrite_all(int fd, const void *p, size_t n, off_t off)
 {
-    const uint8_t *b = p;
-    while (n > 0) {
-        ssize_t w = pwrite(fd, b, n, off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        if (w == 0) {
-            errno = EIO;
-            return -1;
-        }
-        b += w;
-        n -= (size_t)w;
-        off += w;
-    }
-    return 0;
+    RW_ASSERT(off >= 0);
+    return write_loop(fd, p, n, off);
 }
 
 ssize_t io_read_full(int fd, void *p, size_t n)
 {
-    uint8_t *b = p;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    return (ssize_t)got;
+    return read_loop(fd, p, n, -1);
 }
 
 ssize_t io_pread_full(int fd, void *p, size_t n, off_t off)
 {
-    uint8_t *b = p;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = pread(fd, b + got, n - got, off + (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
-        got += (size_t)r;
+    RW_ASSERT(off >= 0);
+    return read_loop(fd, p, n, off);
+}
+
+int io_pread_exact(int fd, void *p, size_t n, off_t off)
+{
+    ssize_t r = io_pread_full(fd, p, n, off);
+    if (r < 0)
+        return -1;
+    if ((size_t)r != n) {
+        errno = EIO;
+        return -1;
     }
-    return (ssize_t)got;
+    return 0;
 }
 
 char *io_read_file(const char *path, size_t max, size_t *len)

@@ -1,7 +1,9 @@
 /*
- * io: the read/write loops every module uses on file descriptors: they
- * retry on EINTR and short counts and turn an unexpected end of file into
- * an error, so a caller sees all the bytes or -1 with errno set.
+ * io: the read/write loops every module uses on file descriptors. They
+ * retry on EINTR and short counts, so a writer sees all its bytes written
+ * or -1 with errno set (a 0-byte write is EIO), and a reader sees all the
+ * bytes it asked for, the shorter count at end of file, or -1 with errno
+ * (io_pread_exact makes an end of file before n bytes EIO).
  */
 #ifndef REWIND_UTIL_IO_H
 #define REWIND_UTIL_IO_H
@@ -20,6 +22,9 @@ ssize_t io_read_full(int fd, void *p, size_t n);
 /* Read exactly n bytes at offset off. Returns n, the shorter count at end
  * of file, or -1 with errno. */
 ssize_t io_pread_full(int fd, void *p, size_t n, off_t off);
+/* Read exactly n bytes at offset off: 0, or -1 with errno (EIO if the file
+ * ends first). */
+int io_pread_exact(int fd, void *p, size_t n, off_t off);
 /* Read a whole file of at most max bytes into a malloc'd buffer with a NUL
  * after it; *len gets its length. NULL with errno (EFBIG past max). */
 char *io_read_file(const char *path, size_t max, size_t *len);

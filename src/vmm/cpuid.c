@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 
 #include "../../guest/include/rewind_abi.h"
+#include "vmm/kvm.h"
 
 enum reg { EAX, EBX, ECX, EDX };
 
@@ -181,40 +182,32 @@ static void build_model(struct kvm_cpuid2 *m, const uint32_t vendor[3], int amd)
 
 int cpuid_model_name(int kvm_fd, char *out, size_t n)
 {
-    const uint32_t max = 256;
-    struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + max * sizeof(c->entries[0]));
+    struct kvm_cpuid2 *c = kvm_supported_cpuid(kvm_fd);
     if (!c)
         return -1;
-    c->nent = max;
-    int rc = -1;
-    if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0) {
-        struct kvm_cpuid_entry2 *v = find(c, 0, 0);
-        char vendor[13] = {0};
-        if (v) {
-            memcpy(vendor, &v->ebx, 4);
-            memcpy(vendor + 4, &v->edx, 4);
-            memcpy(vendor + 8, &v->ecx, 4);
-        }
-        snprintf(out, n, "x86-64-v3/%s/1", vendor);
-        rc = 0;
+    struct kvm_cpuid_entry2 *v = find(c, 0, 0);
+    char vendor[13] = {0};
+    if (v) {
+        memcpy(vendor, &v->ebx, 4);
+        memcpy(vendor + 4, &v->edx, 4);
+        memcpy(vendor + 8, &v->ecx, 4);
     }
+    snprintf(out, n, "x86-64-v3/%s/1", vendor);
     free(c);
-    return rc;
+    return 0;
 }
 
 int cpuid_setup(int kvm_fd, int vcpu_fd, char *err, size_t errlen)
 {
-    const uint32_t max = 256;
-    struct kvm_cpuid2 *host = calloc(1, sizeof(*host) + max * sizeof(host->entries[0]));
+    struct kvm_cpuid2 *host = kvm_supported_cpuid(kvm_fd);
     struct kvm_cpuid2 *m = calloc(1, sizeof(*m) + 64 * sizeof(m->entries[0]));
     int rc = -1;
-    if (!host || !m) {
-        snprintf(err, errlen, "out of memory");
+    if (!host) {
+        snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
         goto out;
     }
-    host->nent = max;
-    if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, host) < 0) {
-        snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
         goto out;
     }
     struct kvm_cpuid_entry2 *v = find(host, 0, 0);

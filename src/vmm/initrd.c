@@ -6,12 +6,16 @@
 
 #include "vmm/initrd.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
+
+#include "util/io.h"
+
+/* A host file put into the initrd: its size must fit the header's 32-bit
+ * field, and it lands in guest RAM, so 1 GiB is far more than enough. */
+#define INITRD_FILE_MAX (1u << 30)
 
 static int reserve(struct initrd *c, size_t more)
 {
@@ -59,33 +63,18 @@ int initrd_add_dir(struct initrd *c, const char *name, uint32_t mode)
     return add(c, name, S_IFDIR | (mode & 07777), NULL, 0);
 }
 
-int initrd_add_file(struct initrd *c, const char *name, uint32_t mode, const void *data,
-                    size_t len)
+int initrd_add_file(struct initrd *c, const char *name, uint32_t mode, const void *data, size_t len)
 {
     return add(c, name, S_IFREG | (mode & 07777), data, len);
 }
 
 int initrd_add_host_file(struct initrd *c, const char *name, uint32_t mode, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    size_t len;
+    char *buf = io_read_file(path, INITRD_FILE_MAX, &len);
+    if (!buf)
         return -1;
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        close(fd);
-        return -1;
-    }
-    size_t len = (size_t)st.st_size;
-    uint8_t *buf = malloc(len ? len : 1);
-    size_t got = 0;
-    while (buf && got < len) {
-        ssize_t n = read(fd, buf + got, len - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd);
-    int rc = (buf && got == len) ? initrd_add_file(c, name, mode, buf, len) : -1;
+    int rc = initrd_add_file(c, name, mode, buf, len);
     free(buf);
     return rc;
 }

@@ -6,9 +6,19 @@
  * host-timed events). With KVM_CAP_SPLIT_IRQCHIP only the LAPIC lives in the
  * kernel, and the monitor reaches it only through KVM_SIGNAL_MSI from the
  * vCPU thread while the vCPU is stopped at a step.
+ *
+ * Creating the VM, its RAM and vCPU and closing it all are in kvmdev.c,
+ * shared with the probe VM (probe.c).
+ *
+ * Invariants:
+ *  1. Every guest address the monitor follows is bounds-checked (overflow
+ *     safe) by kvm_gpa; every range the monitor writes goes through
+ *     kvm_gpa_w, which marks its pages in written and dirty, because KVM's
+ *     dirty log sees only the guest's own writes.
+ *  2. written is a superset of dirty: both take every page the dirty log
+ *     or kvm_gpa_w reports; only the keyframe code clears dirty.
  */
 
-#include "util/fail.h"
 #include "vmm/kvm.h"
 
 #include <errno.h>
@@ -22,76 +32,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/bytes.h"
+#include "util/check.h"
+#include "util/fail.h"
 #include "util/hash.h"
 #include "vmm/cpuid.h"
 
 #define fail util_fail
 
-static int set_region(struct kvm_vm *vm, uint32_t slot, uint32_t flags, uint64_t gpa,
-                      uint64_t size, void *host)
-{
-    struct kvm_userspace_memory_region r = {
-        .slot = slot,
-        .flags = flags,
-        .guest_phys_addr = gpa,
-        .memory_size = size,
-        .userspace_addr = (uint64_t)(uintptr_t)host,
-    };
-    return ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r);
-}
-
 int kvm_open(struct kvm_vm *vm, uint64_t ram_size, char *err, size_t errlen)
 {
-    memset(vm, 0, sizeof(*vm));
-    vm->kvm_fd = vm->vm_fd = vm->vcpu_fd = -1;
-    if (ram_size < (64ull << 20) || ram_size > KVM_RAM_MAX)
-        return fail(err, errlen, "memory size must be between 64 and %llu MiB",
-                    KVM_RAM_MAX >> 20);
-    vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-    if (vm->kvm_fd < 0) {
-        if (errno == ENOENT)
-            return fail(err, errlen, "/dev/kvm does not exist: this machine has no KVM");
-        return fail(err, errlen, "cannot open /dev/kvm: %s", strerror(errno));
-    }
-    if (ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0) != KVM_API_VERSION)
-        return fail(err, errlen, "unsupported KVM API version");
-    vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
-    if (vm->vm_fd < 0)
-        return fail(err, errlen, "KVM_CREATE_VM: %s", strerror(errno));
+    kvm_init(vm);
+    if (ram_size < (64ull << 20) || ram_size > KVM_RAM_MAX || ram_size % 4096)
+        return fail(err, errlen, "memory size must be between 64 and %llu MiB", KVM_RAM_MAX >> 20);
+    if (kvm_create_vm(vm, err, errlen) < 0)
+        return -1;
     if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, 0xfffbd000ul) < 0)
         return fail(err, errlen, "KVM_SET_TSS_ADDR: %s", strerror(errno));
     struct kvm_enable_cap cap = {.cap = KVM_CAP_SPLIT_IRQCHIP, .args = {24}};
     if (ioctl(vm->vm_fd, KVM_ENABLE_CAP, &cap) < 0)
         return fail(err, errlen, "KVM split irqchip unsupported: %s", strerror(errno));
 
-    vm->ram = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (vm->ram == MAP_FAILED) {
-        vm->ram = NULL;
-        return fail(err, errlen, "cannot map %llu MiB of guest RAM: %s",
-                    (unsigned long long)(ram_size >> 20), strerror(errno));
-    }
-    vm->ram_size = ram_size;
+    if (kvm_map_ram(vm, ram_size, KVM_MEM_LOG_DIRTY_PAGES, err, errlen) < 0)
+        return -1;
     madvise(vm->ram, ram_size, MADV_MERGEABLE);
     vm->written = calloc((ram_size / 4096 + 63) / 64, sizeof(uint64_t));
     vm->dirty = calloc((ram_size / 4096 + 63) / 64, sizeof(uint64_t));
     if (!vm->written || !vm->dirty)
         return fail(err, errlen, "out of memory");
-    if (set_region(vm, 0, KVM_MEM_LOG_DIRTY_PAGES, 0, ram_size, vm->ram) < 0)
-        return fail(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
-
-    vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
-    if (vm->vcpu_fd < 0)
-        return fail(err, errlen, "KVM_CREATE_VCPU: %s", strerror(errno));
-    int sz = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
-    if (sz <= 0)
-        return fail(err, errlen, "KVM_GET_VCPU_MMAP_SIZE: %s", strerror(errno));
-    vm->run_size = (size_t)sz;
-    vm->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vm->vcpu_fd, 0);
-    if (vm->run == MAP_FAILED) {
-        vm->run = NULL;
-        return fail(err, errlen, "mmap kvm_run: %s", strerror(errno));
-    }
+    if (kvm_create_vcpu(vm, err, errlen) < 0)
+        return -1;
     if (cpuid_setup(vm->kvm_fd, vm->vcpu_fd, err, errlen) < 0)
         return -1;
     return 0;
@@ -114,7 +84,7 @@ int kvm_map_image(struct kvm_vm *vm, const char *path, char *err, size_t errlen)
         return fail(err, errlen, "cannot map image %s: %s", path, strerror(errno));
     vm->image = p;
     vm->image_size = size;
-    if (set_region(vm, 1, KVM_MEM_READONLY, KVM_IMAGE_GPA, size, p) < 0)
+    if (kvm_set_region(vm, 1, KVM_MEM_READONLY, KVM_IMAGE_GPA, size, p) < 0)
         return fail(err, errlen, "read-only memslot for the image: %s", strerror(errno));
     return 0;
 }
@@ -131,6 +101,7 @@ void *kvm_gpa_w(struct kvm_vm *vm, uint64_t gpa, uint64_t len)
     uint8_t *p = kvm_gpa(vm, gpa, len);
     if (!p || !len)
         return p;
+    RW_ASSERT(vm->written && vm->dirty); /* invariant 1 */
     for (uint64_t pg = gpa / 4096; pg <= (gpa + len - 1) / 4096; pg++) {
         vm->written[pg / 64] |= 1ull << (pg % 64);
         vm->dirty[pg / 64] |= 1ull << (pg % 64);
@@ -150,6 +121,7 @@ int kvm_collect_dirty(struct kvm_vm *vm)
         for (size_t i = 0; i < words; i++) {
             vm->written[i] |= log[i];
             vm->dirty[i] |= log[i];
+            RW_ASSERT(!(vm->dirty[i] & ~vm->written[i])); /* invariant 2 */
         }
     free(log);
     return rc < 0 ? -1 : 0;
@@ -188,14 +160,15 @@ int kvm_ram_hash(struct kvm_vm *vm, unsigned char out[32])
 void kvm_ram_hash_add(void *ctx, uint64_t pfn, const hash256 *page_hash)
 {
     uint8_t le[8];
-    for (int i = 0; i < 8; i++)
-        le[i] = (uint8_t)(pfn >> (8 * i));
+    bytes_put_u64(le, pfn);
     hash_update(ctx, le, 8);
     hash_update(ctx, page_hash->b, 32);
 }
 
 int kvm_send_vector(struct kvm_vm *vm, uint8_t vector)
 {
+    if (vm->send_vector)
+        return vm->send_vector(vm, vector);
     struct kvm_msi msi = {.address_lo = 0xfee00000u, .data = vector};
     int r = ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &msi);
     if (r < 0)
@@ -221,28 +194,8 @@ void kvm_dump_regs(struct kvm_vm *vm, void *out)
     fprintf(f, "  rip=%016llx rsp=%016llx rflags=%08llx\n", r.rip, r.rsp, r.rflags);
     fprintf(f, "  rax=%016llx rbx=%016llx rcx=%016llx rdx=%016llx\n", r.rax, r.rbx, r.rcx, r.rdx);
     fprintf(f, "  rsi=%016llx rdi=%016llx rbp=%016llx r8 =%016llx\n", r.rsi, r.rdi, r.rbp, r.r8);
-    fprintf(f, "  cr0=%016llx cr2=%016llx cr3=%016llx cr4=%016llx efer=%llx\n", s.cr0, s.cr2,
-            s.cr3, s.cr4, s.efer);
+    fprintf(f, "  cr0=%016llx cr2=%016llx cr3=%016llx cr4=%016llx efer=%llx\n", s.cr0, s.cr2, s.cr3,
+            s.cr4, s.efer);
     dump_seg(f, "cs", &s.cs);
     dump_seg(f, "ss", &s.ss);
-}
-
-void kvm_close(struct kvm_vm *vm)
-{
-    if (vm->run)
-        munmap(vm->run, vm->run_size);
-    if (vm->ram)
-        munmap(vm->ram, vm->ram_size);
-    free(vm->written);
-    free(vm->dirty);
-    if (vm->image)
-        munmap(vm->image, vm->image_size);
-    if (vm->vcpu_fd >= 0)
-        close(vm->vcpu_fd);
-    if (vm->vm_fd >= 0)
-        close(vm->vm_fd);
-    if (vm->kvm_fd >= 0)
-        close(vm->kvm_fd);
-    memset(vm, 0, sizeof(*vm));
-    vm->kvm_fd = vm->vm_fd = vm->vcpu_fd = -1;
 }

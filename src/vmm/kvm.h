@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KVM_RAM_MAX (3ull << 30)      /* RAM ends below the PCI hole */
-#define KVM_IMAGE_GPA (4ull << 30)    /* root image (legacy pmem) */
+#define KVM_RAM_MAX (3ull << 30)   /* RAM ends below the PCI hole */
+#define KVM_IMAGE_GPA (4ull << 30) /* root image (legacy pmem) */
 
 struct kvm_vm {
     int kvm_fd, vm_fd, vcpu_fd;
@@ -24,9 +24,37 @@ struct kvm_vm {
     uint64_t *dirty;     /* bitmap: pages written since the keyframe code last cleared it */
     uint8_t *image;      /* read-only mapping of the root image, or NULL */
     uint64_t image_size; /* rounded up to a page */
+    /* Test seam: if set, kvm_send_vector calls it instead of KVM_SIGNAL_MSI
+     * (tests/unit/platform_test.c drives the platform over a fake VM with
+     * no /dev/kvm). NULL in every real VM. */
+    int (*send_vector)(struct kvm_vm *vm, uint8_t vector);
 };
 
-/* Open /dev/kvm, create a VM with a split irqchip and one vCPU, and map
+/* Make vm empty and closable: no fds (-1), no mappings, no seam. */
+void kvm_init(struct kvm_vm *vm);
+
+/* kvm_init vm, open /dev/kvm, check its API version and create a VM (no RAM,
+ * no vCPU). Returns 0, or -1 with one line in err; kvm_close vm either way. */
+int kvm_create_vm(struct kvm_vm *vm, char *err, size_t errlen);
+
+/* Map size bytes (whole pages) of anonymous RAM into vm->ram and give it to
+ * the guest at guest-physical 0 as memslot 0 with flags
+ * (KVM_MEM_LOG_DIRTY_PAGES or 0). Returns 0 or -1 with one line in err. */
+int kvm_map_ram(struct kvm_vm *vm, uint64_t size, uint32_t flags, char *err, size_t errlen);
+
+/* Set memslot slot to size bytes at host, seen by the guest at gpa.
+ * Returns the ioctl's result (0, or -1 with errno). */
+int kvm_set_region(struct kvm_vm *vm, uint32_t slot, uint32_t flags, uint64_t gpa, uint64_t size,
+                   void *host);
+
+/* Create the one vCPU and map its kvm_run area. Returns 0 or -1 + err. */
+int kvm_create_vcpu(struct kvm_vm *vm, char *err, size_t errlen);
+
+/* The CPUID leaves KVM supports on this host (KVM_GET_SUPPORTED_CPUID, the
+ * buffer grown until they fit), malloc'd; NULL with errno. */
+struct kvm_cpuid2 *kvm_supported_cpuid(int kvm_fd);
+
+/* rewind's VM: open /dev/kvm, create a VM with a split irqchip and one vCPU, and map
  * ram_size bytes of RAM. Returns 0, or -1 with one line in err. */
 int kvm_open(struct kvm_vm *vm, uint64_t ram_size, char *err, size_t errlen);
 
@@ -60,7 +88,7 @@ int kvm_send_vector(struct kvm_vm *vm, uint8_t vector);
 /* Print general and segment registers of the vCPU to f. */
 void kvm_dump_regs(struct kvm_vm *vm, void *f);
 
-/* Release every resource; safe on a partly opened vm. */
+/* Release every resource and kvm_init vm; safe on a partly opened vm. */
 void kvm_close(struct kvm_vm *vm);
 
 #endif

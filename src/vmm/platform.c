@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/check.h"
+#include "util/fail.h"
+
 void platform_init(struct platform *p, struct kvm_vm *vm, uint64_t quantum_ns, uint64_t epoch_ns,
                    uint64_t seed)
 {
@@ -37,7 +40,7 @@ void platform_guest_error(struct platform *p, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->message, sizeof(p->message), fmt, ap);
+    util_vfail(p->message, sizeof(p->message), fmt, ap);
     va_end(ap);
     p->outcome = PLATFORM_GUEST_ERROR;
 }
@@ -256,7 +259,7 @@ static void perturb(struct platform *p, uint16_t port)
 
 void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
 {
-    p->step++;
+    uint64_t step = ++p->step;
     p->now_ns += p->quantum_ns;
     switch (port) {
     case REWIND_PORT_RECORD:
@@ -285,6 +288,7 @@ void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
         perturb(p, port);
     if (p->outcome == PLATFORM_RUNNING)
         fire_and_inject(p);
+    RW_ASSERT(p->step == step); /* invariant 1: one port access, one step */
     if (p->on_step)
         p->on_step(p->record_ctx, p);
 }

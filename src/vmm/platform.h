@@ -49,16 +49,16 @@ struct platform {
     uint64_t quantum_ns; /* virtual time per step */
     uint64_t epoch_ns;   /* wall clock at now_ns == 0 */
     uint64_t seed, schedule;
-    uint64_t test_holes;  /* REWIND_HOLE_* for the guest + PLATFORM_HOLE_* (tests only) */
+    uint64_t test_holes; /* REWIND_HOLE_* for the guest + PLATFORM_HOLE_* (tests only) */
     int timer_armed;
     uint64_t deadline_ns;
     uint64_t shared_gpa; /* 0 until the guest registers it */
     int irq_wanted;      /* the vector is owed to the guest (retry until taken) */
     enum platform_outcome outcome;
     uint64_t job_status;
-    char message[512];   /* why the run ended, for non-EXITED outcomes */
-    struct sched sched;  /* schedule perturbation (no segments: none) */
-    uint64_t perturbed;  /* perturbations applied by this process */
+    char message[512];                              /* why the run ended, for non-EXITED outcomes */
+    struct sched sched;                             /* schedule perturbation (no segments: none) */
+    uint64_t perturbed;                             /* perturbations applied by this process */
     void (*on_step)(void *ctx, struct platform *p); /* after every step, if set */
     /* At an IDLE step, if set: return 1 when it made an interrupt owed
      * (input delivered), so the guest is not idle after all. */

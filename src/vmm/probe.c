@@ -32,18 +32,17 @@
 #include "vmm/probe.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/kvm.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util/fail.h"
+#include "vmm/kvm.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
@@ -77,25 +76,14 @@ static const uint8_t code[] = {
 };
 
 struct probe_vm {
-    int kvm_fd, vm_fd, vcpu_fd;
-    struct kvm_run *run;
-    size_t run_size;
-    uint8_t *mem;
+    struct kvm_vm vm; /* opened, given RAM and a vCPU, and closed by kvmdev.c */
     timer_t timer;
     int have_timer, have_sigaction, have_mask;
     struct sigaction old_action;
     sigset_t old_mask;
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail util_fail
 
 static double now_s(void)
 {
@@ -110,89 +98,18 @@ static void on_tick(int sig)
     (void)sig; /* only here so that KVM_RUN returns EINTR */
 }
 
-static int open_kvm(struct probe_vm *p, char *err, size_t errlen)
-{
-    int version;
-
-    p->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-    if (p->kvm_fd < 0) {
-        if (errno == ENOENT)
-            return fail(err, errlen, "no /dev/kvm: KVM is not available on this machine");
-        if (errno == EACCES || errno == EPERM)
-            return fail(err, errlen, "permission denied opening /dev/kvm (join the kvm group)");
-        return fail(err, errlen, "cannot open /dev/kvm: %s", strerror(errno));
-    }
-    version = ioctl(p->kvm_fd, KVM_GET_API_VERSION, 0);
-    if (version != KVM_API_VERSION)
-        return fail(err, errlen, "unsupported KVM API version %d (want %d)", version,
-                    KVM_API_VERSION);
-    return 0;
-}
-
-static int create_vm(struct probe_vm *p, char *err, size_t errlen)
-{
-    struct kvm_userspace_memory_region region;
-
-    p->vm_fd = ioctl(p->kvm_fd, KVM_CREATE_VM, 0);
-    if (p->vm_fd < 0)
-        return fail(err, errlen, "KVM_CREATE_VM failed: %s", strerror(errno));
-    p->mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p->mem == MAP_FAILED) {
-        p->mem = NULL;
-        return fail(err, errlen, "cannot map guest memory: %s", strerror(errno));
-    }
-    memset(&region, 0, sizeof(region));
-    region.guest_phys_addr = 0;
-    region.memory_size = MEM_SIZE;
-    region.userspace_addr = (uint64_t)(uintptr_t)p->mem;
-    if (ioctl(p->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0)
-        return fail(err, errlen, "KVM_SET_USER_MEMORY_REGION failed: %s", strerror(errno));
-    return 0;
-}
-
-static int create_vcpu(struct probe_vm *p, char *err, size_t errlen)
-{
-    int size;
-
-    p->vcpu_fd = ioctl(p->vm_fd, KVM_CREATE_VCPU, 0);
-    if (p->vcpu_fd < 0)
-        return fail(err, errlen, "KVM_CREATE_VCPU failed: %s", strerror(errno));
-    size = ioctl(p->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
-    if (size < (int)sizeof(struct kvm_run))
-        return fail(err, errlen, "KVM_GET_VCPU_MMAP_SIZE failed: %s", strerror(errno));
-    p->run = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, p->vcpu_fd, 0);
-    if (p->run == MAP_FAILED) {
-        p->run = NULL;
-        return fail(err, errlen, "cannot map the vCPU run area: %s", strerror(errno));
-    }
-    p->run_size = (size_t)size;
-    return 0;
-}
-
 /* Give the vCPU the host's supported CPUID, so that long mode (EFER.LME) is
  * a valid state for it on every KVM version. */
 static int set_cpuid(struct probe_vm *p, char *err, size_t errlen)
 {
-    struct kvm_cpuid2 *cpuid = NULL;
-    int nent = 64;
-
-    for (;;) {
-        cpuid = calloc(1, sizeof(*cpuid) + (size_t)nent * sizeof(cpuid->entries[0]));
-        if (cpuid == NULL)
-            return fail(err, errlen, "out of memory");
-        cpuid->nent = (uint32_t)nent;
-        if (ioctl(p->kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid) == 0)
-            break;
-        free(cpuid);
-        if (errno != E2BIG || nent >= 4096)
-            return fail(err, errlen, "KVM_GET_SUPPORTED_CPUID failed: %s", strerror(errno));
-        nent *= 2;
-    }
-    if (ioctl(p->vcpu_fd, KVM_SET_CPUID2, cpuid) < 0) {
-        free(cpuid);
-        return fail(err, errlen, "KVM_SET_CPUID2 failed: %s", strerror(errno));
-    }
+    struct kvm_cpuid2 *cpuid = kvm_supported_cpuid(p->vm.kvm_fd);
+    if (!cpuid)
+        return fail(err, errlen, "KVM_GET_SUPPORTED_CPUID failed: %s", strerror(errno));
+    int rc = ioctl(p->vm.vcpu_fd, KVM_SET_CPUID2, cpuid);
+    int e = errno;
     free(cpuid);
+    if (rc < 0)
+        return fail(err, errlen, "KVM_SET_CPUID2 failed: %s", strerror(e));
     return 0;
 }
 
@@ -230,7 +147,7 @@ static int set_long_mode(struct probe_vm *p, char *err, size_t errlen)
 {
     struct kvm_sregs sregs;
 
-    if (ioctl(p->vcpu_fd, KVM_GET_SREGS, &sregs) < 0)
+    if (ioctl(p->vm.vcpu_fd, KVM_GET_SREGS, &sregs) < 0)
         return fail(err, errlen, "KVM_GET_SREGS failed: %s", strerror(errno));
     sregs.cs = flat_segment(0x08, 11, 1);
     sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = flat_segment(0x10, 3, 0);
@@ -240,7 +157,7 @@ static int set_long_mode(struct probe_vm *p, char *err, size_t errlen)
     sregs.cr4 = 1u << 5;                                        /* PAE */
     sregs.cr0 = (1u << 0) | (1u << 4) | (1u << 5) | (1u << 31); /* PE ET NE PG */
     sregs.efer = (1u << 8) | (1u << 10);                        /* LME LMA */
-    if (ioctl(p->vcpu_fd, KVM_SET_SREGS, &sregs) < 0)
+    if (ioctl(p->vm.vcpu_fd, KVM_SET_SREGS, &sregs) < 0)
         return fail(err, errlen, "KVM_SET_SREGS (64-bit mode) failed: %s", strerror(errno));
     return 0;
 }
@@ -254,7 +171,7 @@ static int set_regs(struct probe_vm *p, uint64_t rip, uint64_t rcx, char *err, s
     regs.rcx = rcx;
     regs.rflags = 0x2;
     regs.rsp = MEM_SIZE;
-    if (ioctl(p->vcpu_fd, KVM_SET_REGS, &regs) < 0)
+    if (ioctl(p->vm.vcpu_fd, KVM_SET_REGS, &regs) < 0)
         return fail(err, errlen, "KVM_SET_REGS failed: %s", strerror(errno));
     return 0;
 }
@@ -263,7 +180,7 @@ static int get_rcx(struct probe_vm *p, uint64_t *rcx, char *err, size_t errlen)
 {
     struct kvm_regs regs;
 
-    if (ioctl(p->vcpu_fd, KVM_GET_REGS, &regs) < 0)
+    if (ioctl(p->vm.vcpu_fd, KVM_GET_REGS, &regs) < 0)
         return fail(err, errlen, "KVM_GET_REGS failed: %s", strerror(errno));
     *rcx = regs.rcx;
     return 0;
@@ -306,12 +223,12 @@ static int start_timer(struct probe_vm *p, char *err, size_t errlen)
  * it), or -1 with err set. */
 static int run_once(struct probe_vm *p, char *err, size_t errlen)
 {
-    if (ioctl(p->vcpu_fd, KVM_RUN, 0) < 0) {
+    if (ioctl(p->vm.vcpu_fd, KVM_RUN, 0) < 0) {
         if (errno == EINTR || errno == EAGAIN)
             return KVM_EXIT_INTR;
         return fail(err, errlen, "KVM_RUN failed: %s", strerror(errno));
     }
-    return (int)p->run->exit_reason;
+    return (int)p->vm.run->exit_reason;
 }
 
 /* Returns 1 if the exit is the OUT to `port` the code should make next,
@@ -322,17 +239,18 @@ static int expect_out(struct probe_vm *p, int reason, uint16_t port, char *err, 
         return -1;
     if (reason == KVM_EXIT_INTR)
         return 0;
-    if (reason == KVM_EXIT_IO && p->run->io.direction == KVM_EXIT_IO_OUT && p->run->io.port == port)
+    if (reason == KVM_EXIT_IO && p->vm.run->io.direction == KVM_EXIT_IO_OUT &&
+        p->vm.run->io.port == port)
         return 1;
     if (reason == KVM_EXIT_IO)
         return fail(err, errlen, "probe guest made an unexpected I/O to port 0x%x",
-                    p->run->io.port);
+                    p->vm.run->io.port);
     if (reason == KVM_EXIT_FAIL_ENTRY)
         return fail(err, errlen, "KVM could not enter the probe guest (hardware reason 0x%llx)",
-                    (unsigned long long)p->run->fail_entry.hardware_entry_failure_reason);
+                    (unsigned long long)p->vm.run->fail_entry.hardware_entry_failure_reason);
     if (reason == KVM_EXIT_INTERNAL_ERROR)
         return fail(err, errlen, "KVM internal error %u in the probe guest",
-                    p->run->internal.suberror);
+                    p->vm.run->internal.suberror);
     return fail(err, errlen, "probe guest stopped with KVM exit reason %d", reason);
 }
 
@@ -415,24 +333,16 @@ static void probe_close(struct probe_vm *p)
         pthread_sigmask(SIG_SETMASK, &p->old_mask, NULL);
     if (p->have_sigaction)
         sigaction(SIGALRM, &p->old_action, NULL);
-    if (p->run != NULL)
-        munmap(p->run, p->run_size);
-    if (p->mem != NULL)
-        munmap(p->mem, MEM_SIZE);
-    if (p->vcpu_fd >= 0)
-        close(p->vcpu_fd);
-    if (p->vm_fd >= 0)
-        close(p->vm_fd);
-    if (p->kvm_fd >= 0)
-        close(p->kvm_fd);
+    kvm_close(&p->vm);
 }
 
 static int probe_measure(struct probe_vm *p, struct probe_result *r, char *err, size_t errlen)
 {
-    if (open_kvm(p, err, errlen) < 0 || create_vm(p, err, errlen) < 0 ||
-        create_vcpu(p, err, errlen) < 0 || set_cpuid(p, err, errlen) < 0)
+    if (kvm_create_vm(&p->vm, err, errlen) < 0 ||
+        kvm_map_ram(&p->vm, MEM_SIZE, 0, err, errlen) < 0 ||
+        kvm_create_vcpu(&p->vm, err, errlen) < 0 || set_cpuid(p, err, errlen) < 0)
         return -1;
-    build_guest(p->mem);
+    build_guest(p->vm.ram);
     if (set_long_mode(p, err, errlen) < 0 || start_timer(p, err, errlen) < 0 ||
         warm_up(p, err, errlen) < 0 || measure_loop(p, &r->cpl0_iters_per_s, err, errlen) < 0 ||
         measure_exits(p, &r->exit_us, err, errlen) < 0)
@@ -447,7 +357,7 @@ int probe_run(struct probe_result *r, char *err, size_t errlen)
     int rc;
 
     memset(&p, 0, sizeof(p));
-    p.kvm_fd = p.vm_fd = p.vcpu_fd = -1;
+    kvm_init(&p.vm);
     memset(r, 0, sizeof(*r));
     if (errlen > 0)
         err[0] = '\0';

@@ -6,13 +6,15 @@
  * host's KVM actually keeps instead of a hand-written list that can miss
  * one. Restore sets them in one KVM_SET_MSRS and names the first it refuses.
  */
-#include "util/fail.h"
 #include "vmm/snapshot.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+
+#include "util/check.h"
+#include "util/fail.h"
 
 #define fail util_fail
 
@@ -63,11 +65,19 @@ int snap_complete_io(struct kvm_vm *vm)
     return 0;
 }
 
-#define GET(req, field, name)                                                                 \
-    do {                                                                                      \
-        if (ioctl(vm->vcpu_fd, req, field) < 0)                                               \
-            return fail(err, errlen, "%s: %s", name, strerror(errno));                        \
+/* One vCPU ioctl of capture or restore; on failure return its name and
+ * errno as the error line. */
+#define VCPU_IOCTL(req, arg, name)                                                                 \
+    do {                                                                                           \
+        if (ioctl(vm->vcpu_fd, req, arg) < 0)                                                      \
+            return fail(err, errlen, "%s: %s", name, strerror(errno));                             \
     } while (0)
+
+/* The argument of KVM_GET_MSRS / KVM_SET_MSRS for up to SNAP_MSR_MAX MSRs. */
+struct msr_buf {
+    struct kvm_msrs h;
+    struct kvm_msr_entry e[SNAP_MSR_MAX];
+};
 
 int snap_capture(struct platform *p, struct snap *s, unsigned holes, char *err, size_t errlen)
 {
@@ -76,6 +86,7 @@ int snap_capture(struct platform *p, struct snap *s, unsigned holes, char *err, 
         return -1;
     if (!(holes & SNAP_HOLE_NO_IO_COMPLETION) && snap_complete_io(vm) < 0)
         return fail(err, errlen, "completing the port instruction: %s", strerror(errno));
+    RW_ASSERT(msr_n <= SNAP_MSR_MAX);
     memset(s, 0, sizeof(*s));
     s->version = SNAP_VERSION;
     s->size = sizeof(*s);
@@ -85,18 +96,15 @@ int snap_capture(struct platform *p, struct snap *s, unsigned holes, char *err, 
     s->plat.shared_gpa = p->shared_gpa;
     s->plat.timer_armed = (uint32_t)p->timer_armed;
     s->plat.irq_wanted = (uint32_t)p->irq_wanted;
-    GET(KVM_GET_REGS, &s->regs, "KVM_GET_REGS");
-    GET(KVM_GET_SREGS, &s->sregs, "KVM_GET_SREGS");
-    GET(KVM_GET_XSAVE, &s->xsave, "KVM_GET_XSAVE");
-    GET(KVM_GET_XCRS, &s->xcrs, "KVM_GET_XCRS");
-    GET(KVM_GET_LAPIC, &s->lapic, "KVM_GET_LAPIC");
-    GET(KVM_GET_VCPU_EVENTS, &s->events, "KVM_GET_VCPU_EVENTS");
-    GET(KVM_GET_DEBUGREGS, &s->dregs, "KVM_GET_DEBUGREGS");
-    GET(KVM_GET_MP_STATE, &s->mp, "KVM_GET_MP_STATE");
-    struct {
-        struct kvm_msrs h;
-        struct kvm_msr_entry e[SNAP_MSR_MAX];
-    } m;
+    VCPU_IOCTL(KVM_GET_REGS, &s->regs, "KVM_GET_REGS");
+    VCPU_IOCTL(KVM_GET_SREGS, &s->sregs, "KVM_GET_SREGS");
+    VCPU_IOCTL(KVM_GET_XSAVE, &s->xsave, "KVM_GET_XSAVE");
+    VCPU_IOCTL(KVM_GET_XCRS, &s->xcrs, "KVM_GET_XCRS");
+    VCPU_IOCTL(KVM_GET_LAPIC, &s->lapic, "KVM_GET_LAPIC");
+    VCPU_IOCTL(KVM_GET_VCPU_EVENTS, &s->events, "KVM_GET_VCPU_EVENTS");
+    VCPU_IOCTL(KVM_GET_DEBUGREGS, &s->dregs, "KVM_GET_DEBUGREGS");
+    VCPU_IOCTL(KVM_GET_MP_STATE, &s->mp, "KVM_GET_MP_STATE");
+    struct msr_buf m;
     memset(&m, 0, sizeof(m));
     m.h.nmsrs = msr_n;
     for (uint32_t i = 0; i < msr_n; i++)
@@ -109,14 +117,7 @@ int snap_capture(struct platform *p, struct snap *s, unsigned holes, char *err, 
     return 0;
 }
 
-#define SET(req, field, name)                                                                 \
-    do {                                                                                      \
-        if (ioctl(vm->vcpu_fd, req, field) < 0)                                               \
-            return fail(err, errlen, "%s: %s", name, strerror(errno));                        \
-    } while (0)
-
-int snap_restore(struct platform *p, const struct snap *s, unsigned holes, char *err,
-                 size_t errlen)
+int snap_restore(struct platform *p, const struct snap *s, unsigned holes, char *err, size_t errlen)
 {
     struct kvm_vm *vm = p->vm;
     if (snap_check(s, sizeof(*s), err, errlen) < 0)
@@ -126,13 +127,10 @@ int snap_restore(struct platform *p, const struct snap *s, unsigned holes, char 
     if (!(holes & SNAP_HOLE_NO_TLB_FLUSH)) {
         struct kvm_sregs t = s->sregs;
         t.cr4 ^= 1ull << 7; /* CR4.PGE: KVM resets the MMU and flushes the TLB */
-        SET(KVM_SET_SREGS, &t, "KVM_SET_SREGS (flush)");
+        VCPU_IOCTL(KVM_SET_SREGS, &t, "KVM_SET_SREGS (flush)");
     }
-    SET(KVM_SET_SREGS, &s->sregs, "KVM_SET_SREGS");
-    struct {
-        struct kvm_msrs h;
-        struct kvm_msr_entry e[SNAP_MSR_MAX];
-    } m;
+    VCPU_IOCTL(KVM_SET_SREGS, &s->sregs, "KVM_SET_SREGS");
+    struct msr_buf m;
     memset(&m, 0, sizeof(m));
     if (s->nmsrs > SNAP_MSR_MAX)
         return fail(err, errlen, "snapshot has %u MSRs (corrupt)", s->nmsrs);
@@ -142,19 +140,19 @@ int snap_restore(struct platform *p, const struct snap *s, unsigned holes, char 
     if (put != (int)s->nmsrs)
         return fail(err, errlen, "KVM_SET_MSRS refused MSR 0x%x (%d of %u set)",
                     put >= 0 && put < (int)s->nmsrs ? s->msrs[put].index : 0, put, s->nmsrs);
-    SET(KVM_SET_REGS, &s->regs, "KVM_SET_REGS");
-    SET(KVM_SET_XSAVE, &s->xsave, "KVM_SET_XSAVE");
-    SET(KVM_SET_XCRS, &s->xcrs, "KVM_SET_XCRS");
-    SET(KVM_SET_DEBUGREGS, &s->dregs, "KVM_SET_DEBUGREGS");
-    SET(KVM_SET_LAPIC, &s->lapic, "KVM_SET_LAPIC");
+    VCPU_IOCTL(KVM_SET_REGS, &s->regs, "KVM_SET_REGS");
+    VCPU_IOCTL(KVM_SET_XSAVE, &s->xsave, "KVM_SET_XSAVE");
+    VCPU_IOCTL(KVM_SET_XCRS, &s->xcrs, "KVM_SET_XCRS");
+    VCPU_IOCTL(KVM_SET_DEBUGREGS, &s->dregs, "KVM_SET_DEBUGREGS");
+    VCPU_IOCTL(KVM_SET_LAPIC, &s->lapic, "KVM_SET_LAPIC");
     /* Again after the LAPIC: KVM drops a TSC-deadline write while the LVT
      * timer is not in deadline mode. */
     if (ioctl(vm->vcpu_fd, KVM_SET_MSRS, &m) != (int)s->nmsrs)
         return fail(err, errlen, "KVM_SET_MSRS (after the LAPIC) failed");
-    SET(KVM_SET_MP_STATE, &s->mp, "KVM_SET_MP_STATE");
+    VCPU_IOCTL(KVM_SET_MP_STATE, &s->mp, "KVM_SET_MP_STATE");
     struct kvm_vcpu_events ev = s->events;
     ev.flags = KVM_VCPUEVENT_VALID_NMI_PENDING | KVM_VCPUEVENT_VALID_SHADOW;
-    SET(KVM_SET_VCPU_EVENTS, &ev, "KVM_SET_VCPU_EVENTS");
+    VCPU_IOCTL(KVM_SET_VCPU_EVENTS, &ev, "KVM_SET_VCPU_EVENTS");
     p->step = s->plat.step;
     p->now_ns = s->plat.now_ns;
     p->deadline_ns = s->plat.deadline_ns;

@@ -40,6 +40,8 @@ struct snap_platform {
     uint64_t step, now_ns, deadline_ns, shared_gpa;
     uint32_t timer_armed, irq_wanted;
 };
+/* Invariant 4: the monitor's part of the layout is pinned here. */
+_Static_assert(sizeof(struct snap_platform) == 40, "snapshot layout changed: bump SNAP_VERSION");
 
 struct snap {
     uint32_t version, size; /* SNAP_VERSION, sizeof(struct snap) */

@@ -1,5 +1,14 @@
 /*
  * vcpu: see vcpu.h.
+ *
+ * Invariants:
+ *  1. A step is exactly one well-formed OUT (32 bits, count 1) to a platform
+ *     port: handle_exit says whether it passed one to platform_port_out, and
+ *     nothing else (other exits, host-caused returns of KVM_RUN) moves
+ *     p->step.
+ *  2. Every exit that is not a step is answered the same way on every host:
+ *     reads of unknown ports and MMIO see all ones, writes are dropped, and
+ *     the exits KVM cannot continue from end the run as a guest error.
  */
 
 #include "vmm/vcpu.h"
@@ -9,23 +18,27 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-static void handle_io(struct platform *p)
+#include "util/check.h"
+
+/* Returns 1 if the exit was a step (invariant 1). */
+static int handle_io(struct platform *p)
 {
     struct kvm_run *run = p->vm->run;
     uint8_t *data = (uint8_t *)run + run->io.data_offset;
     if (platform_owns_port(run->io.port)) {
         if (run->io.direction != KVM_EXIT_IO_OUT || run->io.size != 4 || run->io.count != 1) {
             platform_guest_error(p, "platform port 0x%x needs a single 32-bit OUT", run->io.port);
-            return;
+            return 0;
         }
         uint32_t v;
         memcpy(&v, data, 4);
         platform_port_out(p, run->io.port, v);
-        return;
+        return 1;
     }
     /* Not ours: no device lives there. Reads see all ones. */
     if (run->io.direction == KVM_EXIT_IO_IN)
         memset(data, 0xff, (size_t)run->io.size * run->io.count);
+    return 0;
 }
 
 static void handle_mmio(struct platform *p)
@@ -49,14 +62,14 @@ static void fatal_exit(struct platform *p, const char *what)
     platform_guest_error(p, "%s at step %llu\n%s", what, (unsigned long long)p->step, regs);
 }
 
-static void handle_exit(struct platform *p)
+/* Answer one exit; returns 1 if it was a step (invariant 1). */
+static int handle_exit(struct platform *p)
 {
     struct kvm_run *run = p->vm->run;
     char what[128];
     switch (run->exit_reason) {
     case KVM_EXIT_IO:
-        handle_io(p);
-        break;
+        return handle_io(p);
     case KVM_EXIT_MMIO:
         handle_mmio(p);
         break;
@@ -83,6 +96,7 @@ static void handle_exit(struct platform *p)
         fatal_exit(p, what);
         break;
     }
+    return 0;
 }
 
 int vcpu_run(struct platform *p, const struct vcpu_limits *lim)
@@ -99,14 +113,18 @@ int vcpu_run(struct platform *p, const struct vcpu_limits *lim)
             return 0;
         if (ioctl(p->vm->vcpu_fd, KVM_RUN, 0) < 0) {
             if (errno == EINTR || errno == EAGAIN) {
+                uint64_t step = p->step;
                 run->immediate_exit = 0;
                 platform_host_exit(p);
+                RW_ASSERT(p->step == step); /* invariant 1: not a step */
                 continue;
             }
             snprintf(p->message, sizeof(p->message), "KVM_RUN: %s", strerror(errno));
             return -1;
         }
-        handle_exit(p);
+        uint64_t step = p->step;
+        int stepped = handle_exit(p);
+        RW_ASSERT(p->step == step + (uint64_t)stepped); /* invariant 1 */
     }
     return 0;
 }

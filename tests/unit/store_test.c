@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/codec.h"
 #include "store/index.h"
 #include "store/pack.h"
 #include "store/store.h"
@@ -759,6 +760,63 @@ static void test_gc_crash(void)
     CHECK(all_ok, "SIGKILL during gc at 6 moments: every live page readable");
 }
 
+/* The bytes on disk are the format of index.h and pack.h, checked against
+ * the test's own bitwise CRC-32C, so a change of polynomial, byte order or
+ * layout fails here even if the store still reads what it wrote. */
+static uint32_t ref_crc32c(const uint8_t *p, size_t n)
+{
+    uint32_t c = 0xffffffffu;
+    while (n--) {
+        c ^= *p++;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (c & 1 ? 0x82f63b78u : 0);
+    }
+    return ~c;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void test_format(void)
+{
+    char dir[128], path[160];
+    mkpath(dir, sizeof(dir), "format");
+    struct store *s = open_or_die(dir);
+    uint8_t page[PG], buf[2 * STORE_INDEX_ENTRY];
+    make_page(page, 'r', 7); /* random: stored raw, so its bytes are known */
+    hash256 h;
+    CHECK(store_put(s, page, &h) == 0, "format: put");
+    store_close(s);
+
+    snprintf(path, sizeof(path), "%s/index", dir);
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf), "format: index read");
+    if (fd >= 0)
+        close(fd);
+    static const uint8_t header[44] = {'R', 'W', 'S', 'T', 'I', 'D', 'X', '1', 1, 0, 0, 0,
+                                       48,  0,   0,   0,   0,   16,  0,   0,   1, 0, 0, 0};
+    CHECK(memcmp(buf, header, 44) == 0, "format: index header fields");
+    CHECK(le32(buf + 44) == 0x8c89b9a5u, "format: index header CRC-32C (pinned)");
+    CHECK(le32(buf + 44) == ref_crc32c(buf, 44), "format: header CRC is CRC-32C");
+    const uint8_t *e = buf + STORE_INDEX_HEADER;
+    CHECK(memcmp(e, h.b, 32) == 0, "format: entry names the page");
+    CHECK(le32(e + 32) == 1 && le32(e + 36) == STORE_PACK_HEADER, "format: pack 1, first offset");
+    CHECK((e[40] | e[41] << 8) == PG && (e[42] | e[43] << 8) == STORE_F_RAW, "format: raw page");
+    CHECK(le32(e + 44) == ref_crc32c(e, 44), "format: entry CRC is CRC-32C");
+
+    uint8_t pk[STORE_PACK_HEADER + PG];
+    snprintf(path, sizeof(path), "%s/packs/000001.pack", dir);
+    fd = open(path, O_RDONLY);
+    CHECK(fd >= 0 && read(fd, pk, sizeof(pk)) == (ssize_t)sizeof(pk), "format: pack read");
+    if (fd >= 0)
+        close(fd);
+    CHECK(memcmp(pk, "RWSTPACK", 8) == 0 && le32(pk + 8) == 1 && le32(pk + 12) == 1,
+          "format: pack header");
+    CHECK(memcmp(pk + STORE_PACK_HEADER, page, PG) == 0, "format: the page follows it");
+}
+
 int main(void)
 {
     snprintf(base, sizeof(base), "/tmp/store_test.XXXXXX");
@@ -767,6 +825,7 @@ int main(void)
         return 1;
     }
     test_roundtrip();
+    test_format();
     test_batch_and_roll();
     test_dedup();
     test_corrupt();
