@@ -18,6 +18,28 @@ int cli_read_run(const char *ref, struct rw_run_info *info)
     return 0;
 }
 
+int cli_read_trace(const char *ref, int json, const char *head, cli_read_trace_fn read, void *ctx)
+{
+    struct rw_run_info run;
+    if (cli_read_run(ref, &run) < 0)
+        return 1;
+    rw_run_info_free(&run);
+    struct rw_trace_status st;
+    struct rw_error err;
+    if (json)
+        putchar('[');
+    else if (head)
+        fputs(head, stdout);
+    int rc = read(cli_read_home(), run.dir, ctx, &st, &err);
+    if (rc < 0)
+        cli_read_fail(1, &err);
+    else
+        cli_read_torn(&st);
+    if (json)
+        puts("]");
+    return rc < 0 ? 1 : 0;
+}
+
 int cli_read_step(const char *s, uint64_t *out)
 {
     char *end;

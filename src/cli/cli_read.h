@@ -21,6 +21,17 @@ rw_home *cli_read_home(void);
  * after one error line. */
 int cli_read_run(const char *ref, struct rw_run_info *info);
 
+/* Reads a run's trace (rw_log, rw_events, rw_ps with the caller's
+ * arguments in ctx). */
+typedef int (*cli_read_trace_fn)(rw_home *h, const char *id, void *ctx, struct rw_trace_status *st,
+                                 struct rw_error *err);
+
+/* The shape of log, events and ps: load the run ref (exit 1 if it does not
+ * load), print head (if not NULL), or '[' with json, run read, then the
+ * error or torn-trace line, and ']' with json. Returns the exit code: 1
+ * when the run or its trace could not be read, else 0. */
+int cli_read_trace(const char *ref, int json, const char *head, cli_read_trace_fn read, void *ctx);
+
 /* Parse a step number (decimal, no sign). Returns 0 or -1. */
 int cli_read_step(const char *s, uint64_t *out);
 

@@ -11,6 +11,7 @@
 #include "rewind.h"
 
 struct out {
+    struct rw_event_query q;
     int json, n;
 };
 
@@ -33,28 +34,34 @@ static int show(void *ctx, const struct rw_event *e)
     return 0;
 }
 
+static int read_events(rw_home *h, const char *id, void *ctx, struct rw_trace_status *st,
+                       struct rw_error *err)
+{
+    struct out *o = ctx;
+    return rw_events(h, id, &o->q, show, o, st, err);
+}
+
 int cmd_events(int argc, char **argv)
 {
     static const struct option lo[] = {
         {"from", required_argument, 0, 'f'}, {"to", required_argument, 0, 't'},
         {"kind", required_argument, 0, 'k'}, {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
-    struct rw_event_query q = RW_EVENTS_ALL;
-    struct out o = {0};
+    struct out o = {.q = RW_EVENTS_ALL};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'f':
-            if (cli_read_step(optarg, &q.from) < 0)
+            if (cli_read_step(optarg, &o.q.from) < 0)
                 return cli_error(2, "--from needs a step number: %s", optarg);
             break;
         case 't':
-            if (cli_read_step(optarg, &q.to) < 0)
+            if (cli_read_step(optarg, &o.q.to) < 0)
                 return cli_error(2, "--to needs a step number: %s", optarg);
             break;
         case 'k':
-            if (!(q.kind = rw_event_kind(optarg)))
+            if (!(o.q.kind = rw_event_kind(optarg)))
                 return cli_error(2,
                                  "unknown kind '%s' (console output exec fork exit signal "
                                  "open unlink rename mark assert init)",
@@ -74,20 +81,5 @@ int cmd_events(int argc, char **argv)
     }
     if (optind != argc - 1)
         return cli_error(2, "events needs one run (see rewind events --help)");
-    struct rw_run_info run;
-    if (cli_read_run(argv[optind], &run) < 0)
-        return 1;
-    rw_run_info_free(&run);
-    struct rw_trace_status st;
-    struct rw_error err;
-    if (o.json)
-        putchar('[');
-    int rc = rw_events(cli_read_home(), run.dir, &q, show, &o, &st, &err);
-    if (rc < 0)
-        cli_read_fail(1, &err);
-    else
-        cli_read_torn(&st);
-    if (o.json)
-        puts("]");
-    return rc < 0 ? 1 : 0;
+    return cli_read_trace(argv[optind], o.json, NULL, read_events, &o);
 }

@@ -12,6 +12,7 @@
 #include "rewind.h"
 
 struct q {
+    uint64_t upto;
     int steps, json, n;
 };
 
@@ -35,14 +36,20 @@ static int show(void *ctx, const struct rw_event *e)
     return 0;
 }
 
+static int read_log(rw_home *h, const char *id, void *ctx, struct rw_trace_status *st,
+                    struct rw_error *err)
+{
+    const struct q *q = ctx;
+    return rw_log(h, id, q->upto, show, ctx, st, err);
+}
+
 int cmd_log(int argc, char **argv)
 {
     static const struct option lo[] = {{"steps", no_argument, 0, 's'},
                                        {"json", no_argument, 0, 'j'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-    struct q q = {0};
-    uint64_t upto = UINT64_MAX;
+    struct q q = {.upto = UINT64_MAX};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -60,22 +67,7 @@ int cmd_log(int argc, char **argv)
     }
     if (optind >= argc || argc - optind > 2)
         return cli_error(2, "log needs RUN [STEP] (see rewind log --help)");
-    if (argc - optind == 2 && cli_read_step(argv[optind + 1], &upto) < 0)
+    if (argc - optind == 2 && cli_read_step(argv[optind + 1], &q.upto) < 0)
         return cli_error(2, "STEP must be a step number: %s", argv[optind + 1]);
-    struct rw_run_info run;
-    if (cli_read_run(argv[optind], &run) < 0)
-        return 1;
-    rw_run_info_free(&run);
-    struct rw_trace_status st;
-    struct rw_error err;
-    if (q.json)
-        putchar('[');
-    int rc = rw_log(cli_read_home(), run.dir, upto, show, &q, &st, &err);
-    if (rc < 0)
-        cli_read_fail(1, &err);
-    else
-        cli_read_torn(&st);
-    if (q.json)
-        puts("]");
-    return rc < 0 ? 1 : 0;
+    return cli_read_trace(argv[optind], q.json, NULL, read_log, &q);
 }

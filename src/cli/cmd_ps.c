@@ -12,6 +12,7 @@
 #include "rewind.h"
 
 struct out {
+    uint64_t upto;
     int json, n;
 };
 
@@ -29,12 +30,18 @@ static int show(void *ctx, const struct rw_proc *p)
     return 0;
 }
 
+static int read_ps(rw_home *h, const char *id, void *ctx, struct rw_trace_status *st,
+                   struct rw_error *err)
+{
+    struct out *o = ctx;
+    return rw_ps(h, id, o->upto, show, o, st, err);
+}
+
 int cmd_ps(int argc, char **argv)
 {
     static const struct option lo[] = {
         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    struct out o = {0};
-    uint64_t upto = UINT64_MAX;
+    struct out o = {.upto = UINT64_MAX};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -50,24 +57,9 @@ int cmd_ps(int argc, char **argv)
     }
     if (optind >= argc || argc - optind > 2)
         return cli_error(2, "ps needs RUN [STEP] (see rewind ps --help)");
-    if (argc - optind == 2 && cli_read_step(argv[optind + 1], &upto) < 0)
+    if (argc - optind == 2 && cli_read_step(argv[optind + 1], &o.upto) < 0)
         return cli_error(2, "STEP must be a step number: %s", argv[optind + 1]);
-    struct rw_run_info run;
-    if (cli_read_run(argv[optind], &run) < 0)
-        return 1;
-    rw_run_info_free(&run);
-    struct rw_trace_status st;
-    struct rw_error err;
-    if (o.json)
-        putchar('[');
-    else
-        printf("%7s %7s %7s  %s\n", "PID", "PPID", "THREADS", "ARGV");
-    int rc = rw_ps(cli_read_home(), run.dir, upto, show, &o, &st, &err);
-    if (rc < 0)
-        cli_read_fail(1, &err);
-    else
-        cli_read_torn(&st);
-    if (o.json)
-        puts("]");
-    return rc < 0 ? 1 : 0;
+    char head[64];
+    snprintf(head, sizeof(head), "%7s %7s %7s  %s\n", "PID", "PPID", "THREADS", "ARGV");
+    return cli_read_trace(argv[optind], o.json, head, read_ps, &o);
 }
