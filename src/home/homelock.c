@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -18,8 +19,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "util/fail.h"
+#include "home/paths.h"
 #include "home/rundir.h"
+#include "util/fail.h"
 
 int homelock_holders(int fd)
 {
@@ -57,10 +59,11 @@ static void say_waiting(int fd, int exclusive)
 
 int homelock_take(const char *home, int exclusive, int wait, char *err, size_t errlen)
 {
-    char path[4200];
+    char path[PATH_MAX];
     if (rundir_mkdirs(home) < 0)
         return util_fail(err, errlen, "cannot create %s: %s", home, strerror(errno));
-    snprintf(path, sizeof(path), "%s/gc.lock", home);
+    if (home_path(path, sizeof(path), home, HOME_LOCK, NULL, NULL) < 0)
+        return util_fail(err, errlen, "cannot lock %s: %s", home, strerror(errno));
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return util_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
