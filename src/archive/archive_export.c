@@ -26,10 +26,13 @@
 #include <zstd.h>
 
 #include "store/store.h"
+#include "util/bytes.h"
 #include "util/fail.h"
+#include "util/io.h"
 #include "archive/archive_int.h"
 #include "util/hashvec.h"
 #include "home/homelock.h"
+#include "home/paths.h"
 #include "trace/keyframe.h"
 
 #define fail util_fail
@@ -58,19 +61,11 @@ struct xp {
 
 static int wr_bytes(struct wr *w, const void *p, size_t n, int hash)
 {
-    const uint8_t *b = p;
     if (hash)
         hash_update(w->h, p, n);
-    while (n) {
-        ssize_t k = write(w->fd, b, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        b += k;
-        n -= (size_t)k;
-        w->off += (uint64_t)k;
-    }
+    if (io_write_all(w->fd, p, n) < 0)
+        return -1;
+    w->off += n;
     return 0;
 }
 
@@ -80,9 +75,9 @@ static int wr_entry(struct wr *w, uint32_t kind, const char *name, uint64_t len)
     uint8_t h[ARCH_ENTRY_SIZE];
     size_t n = strlen(name);
     int hash = kind != ARCH_END;
-    archive_put32(h, kind);
-    archive_put32(h + 4, (uint32_t)n);
-    archive_put64(h + 8, len);
+    bytes_put_u32(h, kind);
+    bytes_put_u32(h + 4, (uint32_t)n);
+    bytes_put_u64(h + 8, len);
     w->entries += (uint64_t)hash;
     return wr_bytes(w, h, sizeof(h), hash) < 0 || wr_bytes(w, name, n, hash) < 0 ? -1 : 0;
 }
@@ -95,11 +90,9 @@ static int wr_copy(struct wr *w, int fd, uint64_t len, hash_ctx *verify)
     uint64_t done = 0;
     while (done < len) {
         size_t want = len - done < sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
-        ssize_t k = pread(fd, buf, want, (off_t)done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            errno = k == 0 ? EIO : errno;
+        ssize_t k = io_pread_full(fd, buf, want, (off_t)done);
+        if (k != (ssize_t)want) {
+            errno = k < 0 ? errno : EIO; /* the file shrank under us */
             return -1;
         }
         if (verify)
@@ -127,11 +120,11 @@ static int kf_whole_len(const char *path, uint64_t *len)
     return 0;
 }
 
-/* home/runs/<run>/<file> into out: 0, or -1 if it does not fit. */
+/* home/runs/<run>/<file> into out: 0, or -1 if it does not fit or a name
+ * is unsafe. */
 static int run_path(char *out, size_t n, const char *home, const char *run, const char *file)
 {
-    int k = snprintf(out, n, "%s/runs/%s/%s", home, run, file);
-    return k < 0 || (size_t)k >= n ? -1 : 0;
+    return home_path(out, n, home, HOME_RUNS, run, file);
 }
 
 static const char *image_of(int dirfd)
@@ -170,7 +163,8 @@ static int open_run(struct xp *x, struct xrun *r, const char *name, char *err, s
     for (int i = 0; i < ARCH_NFILES; i++)
         r->fd[i] = -1;
     snprintf(r->name, sizeof(r->name), "%s", name);
-    snprintf(dir, sizeof(dir), "%s/runs/%s", x->home, name);
+    if (home_path(dir, sizeof(dir), x->home, HOME_RUNS, name, NULL) < 0)
+        return fail(err, errlen, "cannot open run %s: %s", name, strerror(errno));
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return fail(err, errlen, "cannot open run %s: %s", name, strerror(errno));
@@ -190,8 +184,8 @@ static int open_run(struct xp *x, struct xrun *r, const char *name, char *err, s
     }
     if (rc == 0 && r->fd[ARCH_F_KEYFRAMES] >= 0) {
         char p[4300];
-        snprintf(p, sizeof(p), "%s/keyframes", dir);
-        if (kf_whole_len(p, &r->len[ARCH_F_KEYFRAMES]) < 0)
+        if (run_path(p, sizeof(p), x->home, name, "keyframes") < 0 ||
+            kf_whole_len(p, &r->len[ARCH_F_KEYFRAMES]) < 0)
             rc = fail(err, errlen, "cannot read the keyframes of run %s", name);
     }
     if (rc == 0)
@@ -318,8 +312,9 @@ static int write_pages(struct xp *x, struct wr *w, char *err, size_t errlen)
     if (!x->pages.n)
         return 0;
     char dir[4200], why[512], hex[65];
-    snprintf(dir, sizeof(dir), "%s/store", x->home);
     struct store *s;
+    if (home_path(dir, sizeof(dir), x->home, HOME_STORE, NULL, NULL) < 0)
+        return fail(err, errlen, "cannot open the page store of %s", x->home);
     if (access(dir, F_OK) != 0 || store_open(dir, &s, why, sizeof(why)) < 0)
         return fail(err, errlen, "cannot open the page store %s", dir);
     uint8_t page[STORE_PAGE_SIZE];
@@ -339,9 +334,10 @@ static int write_pages(struct xp *x, struct wr *w, char *err, size_t errlen)
 
 static int write_image(struct xp *x, struct wr *w, const char *hex, char *err, size_t errlen)
 {
-    char path[4300], got[65];
-    snprintf(path, sizeof(path), "%s/images/%s.erofs", x->home, hex);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char path[4300] = "", got[65];
+    int fd = home_path(path, sizeof(path), x->home, HOME_IMAGES, hex, NULL) < 0
+                 ? -1
+                 : open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) < 0) {
         if (fd >= 0)
@@ -391,8 +387,8 @@ static int write_all(struct xp *x, struct wr *w, struct archive_stats *st, char 
 {
     uint8_t h[ARCH_HEADER_SIZE] = {0};
     memcpy(h, ARCHIVE_MAGIC, 8);
-    archive_put32(h + 8, ARCHIVE_VERSION);
-    archive_put32(h + 12, x->replayable ? ARCHIVE_F_REPLAYABLE : 0);
+    bytes_put_u32(h + 8, ARCHIVE_VERSION);
+    bytes_put_u32(h + 12, x->replayable ? ARCHIVE_F_REPLAYABLE : 0);
     memcpy(h + 16, x->run[x->nruns - 1].name, strlen(x->run[x->nruns - 1].name));
     if (wr_bytes(w, h, sizeof(h), 1) < 0)
         return fail(err, errlen, "cannot write the archive: %s", strerror(errno));
@@ -403,7 +399,7 @@ static int write_all(struct xp *x, struct wr *w, struct archive_stats *st, char 
         return -1;
     uint8_t end[ARCH_END_LEN];
     hash256 d;
-    archive_put64(end, w->entries);
+    bytes_put_u64(end, w->entries);
     hash_final(w->h, &d);
     w->h = NULL;
     memcpy(end + 8, d.b, 32);

@@ -31,10 +31,13 @@
 
 #include "store/store.h"
 #include "trace/trace.h"
+#include "util/bytes.h"
 #include "util/fail.h"
+#include "util/io.h"
 #include "archive/archive_int.h"
 #include "util/hashvec.h"
 #include "home/homelock.h"
+#include "home/paths.h"
 #include "trace/keyframe.h"
 #include "home/rundir.h"
 
@@ -130,14 +133,8 @@ static int rd_copy(struct imp *m, int fd, uint64_t len, hash_ctx *verify, char *
             return rd_fail(m, r, err, errlen);
         if (verify)
             hash_update(verify, buf, n);
-        for (size_t done = 0; fd >= 0 && done < n;) {
-            ssize_t k = write(fd, buf + done, n - done);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0)
-                return fail(err, errlen, "cannot stage the import: %s", strerror(errno));
-            done += (size_t)k;
-        }
+        if (fd >= 0 && io_write_all(fd, buf, n) < 0)
+            return fail(err, errlen, "cannot stage the import: %s", strerror(errno));
         len -= n;
     }
     return 0;
@@ -230,14 +227,8 @@ static int entry_page(struct imp *m, int kind, const char *name, uint64_t len, c
     }
     if (hashvec_add(&m->pages, &want) < 0)
         return fail(err, errlen, "the archive holds too many pages");
-    for (size_t done = 0; done < STORE_PAGE_SIZE;) {
-        ssize_t k = write(m->pages_fd, page + done, STORE_PAGE_SIZE - done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return fail(err, errlen, "cannot stage the import: %s", strerror(errno));
-        done += (size_t)k;
-    }
+    if (io_write_all(m->pages_fd, page, STORE_PAGE_SIZE) < 0)
+        return fail(err, errlen, "cannot stage the import: %s", strerror(errno));
     return 0;
 }
 
@@ -256,8 +247,9 @@ static int entry_image(struct imp *m, const char *name, uint64_t len, char *err,
         return fail(err, errlen, "the archive holds more than %d images", ARCH_MAX_RUNS);
     struct iimg *g = &m->img[m->nimg++];
     snprintf(g->hex, sizeof(g->hex), "%s", name);
-    snprintf(dir, sizeof(dir), "%s/images", m->home);
-    snprintf(final, sizeof(final), "%s/%s.erofs", dir, name);
+    if (home_path(dir, sizeof(dir), m->home, HOME_IMAGES, NULL, NULL) < 0 ||
+        home_path(final, sizeof(final), m->home, HOME_IMAGES, name, NULL) < 0)
+        return fail(err, errlen, "bad image name '%s' in the archive", name);
     int fd = -1;
     if (access(final, F_OK) != 0) {
         if (make_dir(dir, &m->made_images) < 0)
@@ -297,7 +289,7 @@ static int entry_end(struct imp *m, uint32_t name_len, uint64_t len, char *err, 
     int r = rd_exact(&m->r, end, sizeof(end), 0);
     if (r)
         return rd_fail(m, r, err, errlen);
-    if (archive_get64(end) != m->entries || memcmp(end + 8, d.b, 32))
+    if (bytes_get_u64(end) != m->entries || memcmp(end + 8, d.b, 32))
         return fail(err, errlen, "the archive is corrupt (its checksum does not match)");
     r = rd_exact(&m->r, &one, 1, 0);
     if (r < 0)
@@ -317,8 +309,8 @@ static int read_entry(struct imp *m, char *err, size_t errlen)
     int r = rd_exact(&m->r, h, sizeof(h), 0);
     if (r)
         return rd_fail(m, r, err, errlen);
-    uint32_t kind = archive_get32(h), nl = archive_get32(h + 4);
-    uint64_t len = archive_get64(h + 8);
+    uint32_t kind = bytes_get_u32(h), nl = bytes_get_u32(h + 4);
+    uint64_t len = bytes_get_u64(h + 8);
     if (kind == ARCH_END)
         return entry_end(m, nl, len, err, errlen) < 0 ? -1 : 1;
     if (kind < ARCH_FILE || kind > ARCH_END)
@@ -353,10 +345,10 @@ static int read_header(struct imp *m, char *err, size_t errlen)
         return rd_fail(m, r, err, errlen);
     if (memcmp(h, ARCHIVE_MAGIC, 8))
         return fail(err, errlen, "not a rewind archive");
-    if (archive_get32(h + 8) != ARCHIVE_VERSION)
+    if (bytes_get_u32(h + 8) != ARCHIVE_VERSION)
         return fail(err, errlen, "rewind archive version %u is not supported (this rewind "
-                    "reads version %d)", archive_get32(h + 8), ARCHIVE_VERSION);
-    m->flags = archive_get32(h + 12);
+                    "reads version %d)", bytes_get_u32(h + 8), ARCHIVE_VERSION);
+    m->flags = bytes_get_u32(h + 12);
     if (m->flags & ~ARCHIVE_F_REPLAYABLE)
         return fail(err, errlen, "unknown archive flags %#x", m->flags);
     memcpy(m->main, h + 16, 64);
@@ -373,8 +365,8 @@ static int has_local_page(struct imp *m, const hash256 *h)
     if (!m->local_tried) {
         char dir[4200], why[256];
         m->local_tried = 1;
-        snprintf(dir, sizeof(dir), "%s/store", m->home);
-        if (access(dir, F_OK) == 0)
+        if (home_path(dir, sizeof(dir), m->home, HOME_STORE, NULL, NULL) == 0 &&
+            access(dir, F_OK) == 0)
             store_open(dir, &m->local, why, sizeof(why));
     }
     return m->local && store_has(m->local, h);
@@ -458,8 +450,8 @@ static int parent_known(struct imp *m, const char *parent)
     if (p)
         return (p->files >> ARCH_F_KEYFRAMES) & 1;
     char path[4300];
-    snprintf(path, sizeof(path), "%s/runs/%s/keyframes", m->home, parent);
-    return access(path, R_OK) == 0;
+    return home_path(path, sizeof(path), m->home, HOME_RUNS, parent, "keyframes") == 0 &&
+           access(path, R_OK) == 0;
 }
 
 static int check_keyframes(struct imp *m, struct irun *r, uint64_t *count, char *err,
@@ -499,8 +491,8 @@ static int image_known(struct imp *m, const char *hex)
         if (!strcmp(m->img[i].hex, hex))
             return 1;
     char path[4300];
-    snprintf(path, sizeof(path), "%s/images/%s.erofs", m->home, hex);
-    return access(path, R_OK) == 0;
+    return home_path(path, sizeof(path), m->home, HOME_IMAGES, hex, NULL) == 0 &&
+           access(path, R_OK) == 0;
 }
 
 static int same_file(const char *a, const char *b)
@@ -526,14 +518,15 @@ static int same_file(const char *a, const char *b)
 static int check_existing(struct imp *m, struct irun *r, char *err, size_t errlen)
 {
     char dir[4300], a[4600], b[4600];
-    snprintf(dir, sizeof(dir), "%s/runs/%s", m->home, r->name);
+    if (home_path(dir, sizeof(dir), m->home, HOME_RUNS, r->name, NULL) < 0)
+        return fail(err, errlen, "bad run name '%s' in the archive", r->name);
     if (access(dir, F_OK) != 0)
         return 0;
     for (int f = 0; f < ARCH_NFILES; f++) {
         if (!((r->files >> f) & 1))
             continue;
         snprintf(a, sizeof(a), "%s/%s/%s", m->stage, r->name, archive_file_names[f]);
-        snprintf(b, sizeof(b), "%s/%s", dir, archive_file_names[f]);
+        home_path(b, sizeof(b), m->home, HOME_RUNS, r->name, archive_file_names[f]);
         if (!same_file(a, b))
             return fail(err, errlen, "run %s is already here with other content (%s differs "
                         "or is missing; rewind remove %s, then import again)", r->name,
@@ -584,10 +577,10 @@ static int commit_pages(struct imp *m, char *err, size_t errlen)
 {
     if (!m->pages.n)
         return 0;
-    char dir[4200], why[512];
-    snprintf(dir, sizeof(dir), "%s/store", m->home);
+    char dir[4200], why[512] = "path too long";
     struct store *s;
-    if (store_open(dir, &s, why, sizeof(why)) < 0)
+    if (home_path(dir, sizeof(dir), m->home, HOME_STORE, NULL, NULL) < 0 ||
+        store_open(dir, &s, why, sizeof(why)) < 0)
         return fail(err, errlen, "cannot open the page store: %s", why);
     uint8_t *buf = malloc((size_t)PUT_BATCH * STORE_PAGE_SIZE);
     hash256 *names = malloc(PUT_BATCH * sizeof(hash256));
@@ -595,7 +588,7 @@ static int commit_pages(struct imp *m, char *err, size_t errlen)
     for (uint64_t i = 0; rc == 0 && i < m->pages.n; i += PUT_BATCH) {
         size_t n = m->pages.n - i < PUT_BATCH ? (size_t)(m->pages.n - i) : PUT_BATCH;
         size_t bytes = n * STORE_PAGE_SIZE;
-        if (pread(m->pages_fd, buf, bytes, (off_t)(i * STORE_PAGE_SIZE)) != (ssize_t)bytes)
+        if (io_pread_full(m->pages_fd, buf, bytes, (off_t)(i * STORE_PAGE_SIZE)) != (ssize_t)bytes)
             rc = fail(err, errlen, "cannot read the staged pages: %s", strerror(errno));
         else if (store_put_batch(s, buf, n, names) < 0)
             rc = fail(err, errlen, "cannot store pages: %s", strerror(errno));
@@ -615,7 +608,8 @@ static int commit_images(struct imp *m, char *err, size_t errlen)
         if (!g->tmp[0])
             continue;
         char final[4300];
-        snprintf(final, sizeof(final), "%s/images/%s.erofs", m->home, g->hex);
+        if (home_path(final, sizeof(final), m->home, HOME_IMAGES, g->hex, NULL) < 0)
+            return fail(err, errlen, "bad image name '%s'", g->hex);
         if (link(g->tmp, final) < 0 && errno != EEXIST && rename(g->tmp, final) < 0)
             return fail(err, errlen, "cannot add image %s: %s", final, strerror(errno));
         unlink(g->tmp);
@@ -628,9 +622,10 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
 {
     char from[4300], to[4300];
     snprintf(from, sizeof(from), "%s/%s", m->stage, r->name);
-    snprintf(to, sizeof(to), "%s/runs/%s", m->home, r->name);
     if (r->already)
         return 0;
+    if (home_path(to, sizeof(to), m->home, HOME_RUNS, r->name, NULL) < 0)
+        return fail(err, errlen, "bad run name '%s' in the archive", r->name);
     if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
         return 0;
     if ((errno == EINVAL || errno == ENOSYS) && access(to, F_OK) != 0 && rename(from, to) == 0)
@@ -663,14 +658,10 @@ static void cleanup(struct imp *m)
     for (size_t i = 0; i < m->nimg; i++)
         if (m->img[i].tmp[0])
             unlink(m->img[i].tmp);
-    if (m->made_images) {
-        snprintf(dir, sizeof(dir), "%s/images", m->home);
+    if (m->made_images && home_path(dir, sizeof(dir), m->home, HOME_IMAGES, NULL, NULL) == 0)
         rmdir(dir);
-    }
-    if (m->made_runs) {
-        snprintf(dir, sizeof(dir), "%s/runs", m->home);
+    if (m->made_runs && home_path(dir, sizeof(dir), m->home, HOME_RUNS, NULL, NULL) == 0)
         rmdir(dir);
-    }
     if (m->r.h)
         hash_final(m->r.h, &(hash256){{0}});
     store_close(m->local);
@@ -679,11 +670,18 @@ static void cleanup(struct imp *m)
 
 static int stage_begin(struct imp *m, char *err, size_t errlen)
 {
-    char runs[4100], p[4400];
-    snprintf(runs, sizeof(runs), "%s/runs", m->home);
-    if (make_dir(runs, &m->made_runs) < 0)
-        return fail(err, errlen, "cannot create %s: %s", runs, strerror(errno));
-    snprintf(m->stage, sizeof(m->stage), "%s/.import.%d", runs, (int)getpid());
+    char runs[4100], p[4400], name[32];
+    snprintf(name, sizeof(name), ".import.%d", (int)getpid());
+    if (home_path(runs, sizeof(runs), m->home, HOME_RUNS, NULL, NULL) < 0 ||
+        home_path(m->stage, sizeof(m->stage), m->home, HOME_RUNS, name, NULL) < 0) {
+        m->stage[0] = 0;
+        return fail(err, errlen, "the home's path is too long: %s", m->home);
+    }
+    if (make_dir(runs, &m->made_runs) < 0) {
+        int e = errno;
+        m->stage[0] = 0;
+        return fail(err, errlen, "cannot create %s: %s", runs, strerror(e));
+    }
     rundir_remove_tree(m->stage);
     if (mkdir(m->stage, 0755) < 0) {
         int e = errno;
