@@ -227,10 +227,10 @@ static int open_chain(struct xp *x, const char *name, char *err, size_t errlen)
     char cur[64], parent[33];
     snprintf(cur, sizeof(cur), "%s", name);
     for (;;) {
-        if (n > 0 && (n == ARCH_MAX_RUNS || in_chain(tmp, n, cur) ||
-                      !archive_valid_run_name(cur))) {
-            fail(err, errlen, "the keyframes chain of run %s is corrupt (parent '%s' of %s)",
-                 name, cur, tmp[n - 1].name);
+        if (n > 0 &&
+            (n == ARCH_MAX_RUNS || in_chain(tmp, n, cur) || !archive_valid_run_name(cur))) {
+            fail(err, errlen, "the keyframes chain of run %s is corrupt (parent '%s' of %s)", name,
+                 cur, tmp[n - 1].name);
             break;
         }
         if (open_run(x, &tmp[n], cur, err, errlen) < 0)
@@ -286,8 +286,8 @@ static int write_runs(struct xp *x, struct wr *w, char *err, size_t errlen)
                 continue;
             char name[128];
             snprintf(name, sizeof(name), "%s/%s", r->name, archive_file_names[f]);
-            if (wr_entry(w, ARCH_FILE, name, r->len[f]) < 0 || wr_copy(w, r->fd[f], r->len[f],
-                                                                        NULL) < 0)
+            if (wr_entry(w, ARCH_FILE, name, r->len[f]) < 0 ||
+                wr_copy(w, r->fd[f], r->len[f], NULL) < 0)
                 return fail(err, errlen, "cannot export %s: %s", name, strerror(errno));
         }
     return 0;
@@ -342,8 +342,10 @@ static int write_image(struct xp *x, struct wr *w, const char *hex, char *err, s
     if (fd < 0 || fstat(fd, &sb) < 0) {
         if (fd >= 0)
             close(fd);
-        return fail(err, errlen, "the root image %s is gone (rewind gc?); cannot export it "
-                    "replayable", path);
+        return fail(err, errlen,
+                    "the root image %s is gone (rewind gc?); cannot export it "
+                    "replayable",
+                    path);
     }
     hash_ctx *h = hash_new();
     int rc = h && wr_entry(w, ARCH_IMAGE, hex, (uint64_t)sb.st_size) == 0 &&
@@ -382,8 +384,7 @@ static int write_images(struct xp *x, struct wr *w, struct archive_stats *st, ch
     return 0;
 }
 
-static int write_all(struct xp *x, struct wr *w, struct archive_stats *st, char *err,
-                     size_t errlen)
+static int write_all(struct xp *x, struct wr *w, struct archive_stats *st, char *err, size_t errlen)
 {
     uint8_t h[ARCH_HEADER_SIZE] = {0};
     memcpy(h, ARCHIVE_MAGIC, 8);
@@ -394,8 +395,8 @@ static int write_all(struct xp *x, struct wr *w, struct archive_stats *st, char 
         return fail(err, errlen, "cannot write the archive: %s", strerror(errno));
     if (write_runs(x, w, err, errlen) < 0)
         return -1;
-    if (x->replayable && (write_pages(x, w, err, errlen) < 0 ||
-                          write_images(x, w, st, err, errlen) < 0))
+    if (x->replayable &&
+        (write_pages(x, w, err, errlen) < 0 || write_images(x, w, st, err, errlen) < 0))
         return -1;
     uint8_t end[ARCH_END_LEN];
     hash256 d;
@@ -471,8 +472,10 @@ int archive_export(const char *home, const char *name, int replayable, const cha
 {
     memset(st, 0, sizeof(*st));
     if (name[0] == '.')
-        return fail(err, errlen, "run %s did not finish (killed mid-way?); only finished runs "
-                    "can be exported", name);
+        return fail(err, errlen,
+                    "run %s did not finish (killed mid-way?); only finished runs "
+                    "can be exported",
+                    name);
     if (!archive_valid_run_name(name))
         return fail(err, errlen, "run name '%s' cannot go in an archive", name);
     int lock = homelock_take(home, 0, 1, err, errlen);

@@ -122,8 +122,7 @@ static int rd_fail(struct imp *m, int r, char *err, size_t errlen)
 
 /* Copy len bytes of the archive to fd (if >= 0), hashing them into verify
  * (if not NULL). */
-static int rd_copy(struct imp *m, int fd, uint64_t len, hash_ctx *verify, char *err,
-                   size_t errlen)
+static int rd_copy(struct imp *m, int fd, uint64_t len, hash_ctx *verify, char *err, size_t errlen)
 {
     static uint8_t buf[1 << 16];
     while (len) {
@@ -339,15 +338,16 @@ static int read_header(struct imp *m, char *err, size_t errlen)
     uint8_t h[ARCH_HEADER_SIZE];
     int r = rd_exact(&m->r, h, sizeof(h), 1);
     if (r > 0 && m->r.off < 8)
-        return fail(err, errlen, "not a rewind archive (%llu bytes)",
-                    (unsigned long long)m->r.off);
+        return fail(err, errlen, "not a rewind archive (%llu bytes)", (unsigned long long)m->r.off);
     if (r)
         return rd_fail(m, r, err, errlen);
     if (memcmp(h, ARCHIVE_MAGIC, 8))
         return fail(err, errlen, "not a rewind archive");
     if (bytes_get_u32(h + 8) != ARCHIVE_VERSION)
-        return fail(err, errlen, "rewind archive version %u is not supported (this rewind "
-                    "reads version %d)", bytes_get_u32(h + 8), ARCHIVE_VERSION);
+        return fail(err, errlen,
+                    "rewind archive version %u is not supported (this rewind "
+                    "reads version %d)",
+                    bytes_get_u32(h + 8), ARCHIVE_VERSION);
     m->flags = bytes_get_u32(h + 12);
     if (m->flags & ~ARCHIVE_F_REPLAYABLE)
         return fail(err, errlen, "unknown archive flags %#x", m->flags);
@@ -381,8 +381,7 @@ struct pagecheck {
 static void check_page(void *ctx, const hash256 *h)
 {
     struct pagecheck *c = ctx;
-    if (c->missing || archive_is_zero_hash(h) ||
-        hashvec_has(&c->m->pages, h) ||
+    if (c->missing || archive_is_zero_hash(h) || hashvec_has(&c->m->pages, h) ||
         has_local_page(c->m, h))
         return;
     c->missing = 1;
@@ -418,8 +417,7 @@ static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
     return rc;
 }
 
-static int check_trace(struct imp *m, struct irun *r, uint64_t *events, char *err,
-                       size_t errlen)
+static int check_trace(struct imp *m, struct irun *r, uint64_t *events, char *err, size_t errlen)
 {
     char p[4600];
     snprintf(p, sizeof(p), "%s/%s/trace", m->stage, r->name);
@@ -454,24 +452,27 @@ static int parent_known(struct imp *m, const char *parent)
            access(path, R_OK) == 0;
 }
 
-static int check_keyframes(struct imp *m, struct irun *r, uint64_t *count, char *err,
-                           size_t errlen)
+static int check_keyframes(struct imp *m, struct irun *r, uint64_t *count, char *err, size_t errlen)
 {
     char p[4600], hex[65];
     snprintf(p, sizeof(p), "%s/%s/keyframes", m->stage, r->name);
     struct kf_file k;
     if (kf_open(p, &k) != 0)
-        return fail(err, errlen, "the keyframes of run %s are not a keyframes file of this "
-                    "version", r->name);
+        return fail(err, errlen,
+                    "the keyframes of run %s are not a keyframes file of this "
+                    "version",
+                    r->name);
     int rc = 0;
     if (k.torn)
-        rc = fail(err, errlen, "the keyframes of run %s are corrupt after %zu keyframes",
-                  r->name, k.n);
+        rc = fail(err, errlen, "the keyframes of run %s are corrupt after %zu keyframes", r->name,
+                  k.n);
     else if (k.parent[0] && (!archive_valid_run_name(k.parent) || !strcmp(k.parent, r->name)))
         rc = fail(err, errlen, "the keyframes of run %s name a bad parent run", r->name);
     else if (k.parent[0] && !parent_known(m, k.parent))
-        rc = fail(err, errlen, "run %s is a fork of run %s, which is neither in the archive "
-                  "nor here with its keyframes", r->name, k.parent);
+        rc = fail(err, errlen,
+                  "run %s is a fork of run %s, which is neither in the archive "
+                  "nor here with its keyframes",
+                  r->name, k.parent);
     *count = k.n;
     kf_close_read(&k);
     struct pagecheck c = {.m = m};
@@ -479,8 +480,10 @@ static int check_keyframes(struct imp *m, struct irun *r, uint64_t *count, char 
         rc = fail(err, errlen, "cannot read the keyframes of run %s", r->name);
     if (rc == 0 && c.missing) {
         hash_hex(&c.first, hex);
-        rc = fail(err, errlen, "the keyframes of run %s name page %s, which is neither in the "
-                  "archive nor stored here", r->name, hex);
+        rc = fail(err, errlen,
+                  "the keyframes of run %s name page %s, which is neither in the "
+                  "archive nor stored here",
+                  r->name, hex);
     }
     return rc;
 }
@@ -528,9 +531,10 @@ static int check_existing(struct imp *m, struct irun *r, char *err, size_t errle
         snprintf(a, sizeof(a), "%s/%s/%s", m->stage, r->name, archive_file_names[f]);
         home_path(b, sizeof(b), m->home, HOME_RUNS, r->name, archive_file_names[f]);
         if (!same_file(a, b))
-            return fail(err, errlen, "run %s is already here with other content (%s differs "
-                        "or is missing; rewind remove %s, then import again)", r->name,
-                        archive_file_names[f], r->name);
+            return fail(err, errlen,
+                        "run %s is already here with other content (%s differs "
+                        "or is missing; rewind remove %s, then import again)",
+                        r->name, archive_file_names[f], r->name);
     }
     r->already = 1;
     return 0;
@@ -630,9 +634,10 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
         return 0;
     if ((errno == EINVAL || errno == ENOSYS) && access(to, F_OK) != 0 && rename(from, to) == 0)
         return 0;
-    return fail(err, errlen, "cannot add run %s: %s (pages and images were added; rewind gc "
-                "frees them)", to, errno == EEXIST ? "it appeared during the import"
-                                                   : strerror(errno));
+    return fail(err, errlen,
+                "cannot add run %s: %s (pages and images were added; rewind gc "
+                "frees them)",
+                to, errno == EEXIST ? "it appeared during the import" : strerror(errno));
 }
 
 static int commit_all(struct imp *m, char *err, size_t errlen)

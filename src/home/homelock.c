@@ -50,11 +50,14 @@ static void say_waiting(int fd, int exclusive)
     }
     int n = homelock_holders(fd);
     if (n > 0)
-        fprintf(stderr, "rewind: waiting for %d running rewind process%s (runs, imports, "
-                "exports) to finish...\n", n, n == 1 ? "" : "es");
+        fprintf(stderr,
+                "rewind: waiting for %d running rewind process%s (runs, imports, "
+                "exports) to finish...\n",
+                n, n == 1 ? "" : "es");
     else
         fputs("rewind: waiting for running rewind processes (runs, imports, exports) to "
-              "finish...\n", stderr);
+              "finish...\n",
+              stderr);
 }
 
 int homelock_take(const char *home, int exclusive, int wait, char *err, size_t errlen)
@@ -82,8 +85,9 @@ int homelock_take(const char *home, int exclusive, int wait, char *err, size_t e
     close(fd);
     errno = e;
     if (e == EWOULDBLOCK)
-        return util_fail(err, errlen, exclusive ? "other rewind processes are using %s"
-                                                : "rewind gc is running on %s", home);
+        return util_fail(
+            err, errlen,
+            exclusive ? "other rewind processes are using %s" : "rewind gc is running on %s", home);
     return util_fail(err, errlen, "cannot lock %s: %s", path, strerror(e));
 }
 

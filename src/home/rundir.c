@@ -118,8 +118,7 @@ int rundir_begin(struct rundir *d, const char *home, const char *id, const char 
     ok = ok && stage_path(d, "trace", path, sizeof(path)) == 0 &&
          trace_open_write(&d->trace, path) == 0;
     if (!ok) {
-        snprintf(err, errlen, "cannot write the run directory %s: %s", d->staging,
-                 strerror(errno));
+        snprintf(err, errlen, "cannot write the run directory %s: %s", d->staging, strerror(errno));
         rundir_abort(d);
         return -1;
     }
@@ -139,6 +138,7 @@ int rundir_finish_as(struct rundir *d, const char *name, const char *manifest_js
 int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t errlen)
 {
     char path[4200], old[4200];
+    RW_ASSERT(d->open && d->stage_name[0] == '.'); /* invariant 1: only a staged run is published */
     if (trace_close(&d->trace) < 0) {
         snprintf(err, errlen, "cannot write the trace in %s", d->staging);
         return -1;

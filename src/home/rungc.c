@@ -121,8 +121,10 @@ static int read_run(const char *home, const char *name, struct live *l, struct r
     if (access(p, F_OK) == 0) {
         errno = 0;
         if (kf_each_page(p, add_page, l) < 0)
-            return fail(err, errlen, "cannot read the keyframes of run %s (%s); nothing was "
-                        "collected", name, errno ? strerror(errno) : "not a keyframes file");
+            return fail(err, errlen,
+                        "cannot read the keyframes of run %s (%s); nothing was "
+                        "collected",
+                        name, errno ? strerror(errno) : "not a keyframes file");
     } else if (errno != ENOENT) {
         return fail(err, errlen, "cannot read %s: %s; nothing was collected", p, strerror(errno));
     }
@@ -207,8 +209,8 @@ static int is_temp_name(const char *n)
 }
 
 /* One entry of images/: a dead image or an old stray temp file goes. */
-static void sweep_image_entry(const char *dir, const char *name, const struct live *l,
-                              int dry_run, struct rungc_stats *st)
+static void sweep_image_entry(const char *dir, const char *name, const struct live *l, int dry_run,
+                              struct rungc_stats *st)
 {
     char p[4600];
     struct stat sb;

@@ -43,8 +43,8 @@ static int load(const char *home, struct ent **out)
     struct dirent *e;
     while ((e = readdir(d))) {
         int incomplete = e->d_name[0] == '.';
-        if (incomplete && (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-                           strstr(e->d_name, ".old")))
+        if (incomplete &&
+            (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strstr(e->d_name, ".old")))
             continue;
         char mp[PATH_MAX];
         json_error_t je;

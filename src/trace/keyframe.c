@@ -87,8 +87,8 @@ int kf_append(struct kf_writer *w, uint64_t step, const void *state, uint32_t st
 {
     if (!w->f || w->failed)
         return -1;
-    struct rec_hdr h = {.magic = KF_REC_MAGIC, .npages = npages, .step = step,
-                        .state_len = state_len};
+    struct rec_hdr h = {
+        .magic = KF_REC_MAGIC, .npages = npages, .step = step, .state_len = state_len};
     static const uint8_t zeros[8];
     uint64_t spad = pad8(state_len) - state_len;
     uint8_t hb[REC_HDR_SIZE];
@@ -99,10 +99,10 @@ int kf_append(struct kf_writer *w, uint64_t step, const void *state, uint32_t st
     crc = crc_32(crc, pages, (size_t)npages * sizeof(*pages));
     h.crc = crc;
     hdr_encode(hb, &h);
-    int ok = fwrite(hb, sizeof(hb), 1, w->f) == 1 && fwrite(state, 1, state_len, w->f) == state_len &&
-             fwrite(zeros, 1, spad, w->f) == spad &&
-             (npages == 0 || fwrite(pages, sizeof(*pages), npages, w->f) == npages) &&
-             fflush(w->f) == 0;
+    int ok =
+        fwrite(hb, sizeof(hb), 1, w->f) == 1 && fwrite(state, 1, state_len, w->f) == state_len &&
+        fwrite(zeros, 1, spad, w->f) == spad &&
+        (npages == 0 || fwrite(pages, sizeof(*pages), npages, w->f) == npages) && fflush(w->f) == 0;
     if (!ok) {
         w->failed = 1;
         return -1;
@@ -156,9 +156,8 @@ int kf_open(const char *path, struct kf_file *k)
             break;
         hdr_decode(hb, &r);
         uint64_t body = pad8(r.state_len) + (uint64_t)r.npages * sizeof(struct kf_page);
-        if (r.magic != KF_REC_MAGIC || r.state_len > (64u << 10) ||
-            r.npages > (1u << 22) || body > size - off - sizeof(hb) ||
-            (k->n && r.step <= last)) {
+        if (r.magic != KF_REC_MAGIC || r.state_len > (64u << 10) || r.npages > (1u << 22) ||
+            body > size - off - sizeof(hb) || (k->n && r.step <= last)) {
             k->torn = 1;
             break;
         }
@@ -183,8 +182,8 @@ int kf_open(const char *path, struct kf_file *k)
             k->e = ne;
             cap = nc;
         }
-        k->e[k->n++] = (struct kf_entry){.step = r.step, .offset = off,
-                                        .state_len = r.state_len, .npages = r.npages};
+        k->e[k->n++] = (struct kf_entry){
+            .step = r.step, .offset = off, .state_len = r.state_len, .npages = r.npages};
         last = r.step;
         off += sizeof(hb) + body;
         RW_ASSERT(off <= size); /* invariant 1 */
@@ -237,8 +236,7 @@ int kf_read_pages(struct kf_file *k, size_t i, struct kf_page **pages)
     return 0;
 }
 
-int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *err,
-                  size_t errlen)
+int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof(*c));
     char cur[64];
@@ -264,8 +262,10 @@ int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *
             for (size_t i = 0; i < n; i++)
                 kf_close_read(&tmp[i].file);
             if (r == -1 && errno == ENOENT)
-                return fail(err, errlen, "run %s has no keyframes (made with --no-keyframes, "
-                            "or its parent was removed)", cur);
+                return fail(err, errlen,
+                            "run %s has no keyframes (made with --no-keyframes, "
+                            "or its parent was removed)",
+                            cur);
             return fail(err, errlen, "cannot read the keyframes of run %s%s", cur,
                         r == -2 ? ": not a keyframes file of this version" : "");
         }
@@ -320,13 +320,12 @@ int kf_chain_map(const struct kf_chain *c, size_t link, size_t idx, hash256 *map
         for (size_t i = 0; i < upto; i++) {
             struct kf_page *pg;
             if (kf_read_pages((struct kf_file *)&c->link[l].file, i, &pg) < 0)
-                return fail(err, errlen, "cannot read keyframe %zu of run %s", i,
-                            c->link[l].run);
+                return fail(err, errlen, "cannot read keyframe %zu of run %s", i, c->link[l].run);
             for (uint32_t j = 0; j < c->link[l].file.e[i].npages; j++) {
                 if (pg[j].pfn >= npfn) {
                     free(pg);
-                    return fail(err, errlen, "keyframe %zu of run %s names page %llu beyond RAM",
-                                i, c->link[l].run, (unsigned long long)pg[j].pfn);
+                    return fail(err, errlen, "keyframe %zu of run %s names page %llu beyond RAM", i,
+                                c->link[l].run, (unsigned long long)pg[j].pfn);
                 }
                 map[pg[j].pfn] = pg[j].hash;
             }

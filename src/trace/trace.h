@@ -49,7 +49,7 @@ struct trace_reader {
     FILE *f;
     uint8_t buf[REWIND_RECORD_MAX + 8];
     uint64_t count;
-    int torn;   /* 1 when reading stopped at a torn or corrupt entry */
+    int torn; /* 1 when reading stopped at a torn or corrupt entry */
 };
 
 /* Open for reading and check the header. Returns 0, -1 with errno, or -2 if
