@@ -33,7 +33,6 @@
 #include "home/paths.h"
 #include "home/rundir.h"
 
-#define fail util_fail
 #define TEMP_AGE_S 3600
 
 struct live {
@@ -116,27 +115,28 @@ static int read_run(const char *home, const char *name, struct live *l, struct r
     if (name[0] == '.')
         st->killed_runs++;
     if (home_path(p, sizeof(p), home, HOME_RUNS, name, "keyframes") < 0)
-        return fail(err, errlen, "cannot read run %s: %s; nothing was collected", name,
-                    strerror(errno));
+        return util_fail(err, errlen, "cannot read run %s: %s; nothing was collected", name,
+                         strerror(errno));
     if (access(p, F_OK) == 0) {
         errno = 0;
         if (kf_each_page(p, add_page, l) < 0)
-            return fail(err, errlen,
-                        "cannot read the keyframes of run %s (%s); nothing was "
-                        "collected",
-                        name, errno ? strerror(errno) : "not a keyframes file");
+            return util_fail(err, errlen,
+                             "cannot read the keyframes of run %s (%s); nothing was "
+                             "collected",
+                             name, errno ? strerror(errno) : "not a keyframes file");
     } else if (errno != ENOENT) {
-        return fail(err, errlen, "cannot read %s: %s; nothing was collected", p, strerror(errno));
+        return util_fail(err, errlen, "cannot read %s: %s; nothing was collected", p,
+                         strerror(errno));
     }
     if (l->pages.oom)
-        return fail(err, errlen, "out of memory reading the keyframes; nothing was collected");
+        return util_fail(err, errlen, "out of memory reading the keyframes; nothing was collected");
     static const char *files[] = {"manifest.json", "spec.json"};
     for (int i = 0; i < 2; i++) {
         int r = home_path(p, sizeof(p), home, HOME_RUNS, name, files[i]) < 0
                     ? 1
                     : images_of_file(l, p, i == 0);
         if (r < 0)
-            return fail(err, errlen, "out of memory; nothing was collected");
+            return util_fail(err, errlen, "out of memory; nothing was collected");
         if (r > 0 && !st->images_kept) {
             st->images_kept = 1;
             snprintf(st->unreadable_run, sizeof(st->unreadable_run), "%s", name);
@@ -156,10 +156,12 @@ static int walk_runs(const char *home, int dry_run, struct live *l, struct rungc
 {
     char runs[PATH_MAX], p[PATH_MAX];
     if (home_path(runs, sizeof(runs), home, HOME_RUNS, NULL, NULL) < 0)
-        return fail(err, errlen, "cannot read %s/runs: %s", home, strerror(errno));
+        return util_fail(err, errlen, "cannot read %s/runs: %s", home, strerror(errno));
     DIR *d = opendir(runs);
     if (!d)
-        return errno == ENOENT ? 0 : fail(err, errlen, "cannot read %s: %s", runs, strerror(errno));
+        return errno == ENOENT
+                   ? 0
+                   : util_fail(err, errlen, "cannot read %s: %s", runs, strerror(errno));
     struct dirent *e;
     int rc = 0;
     while (rc == 0 && (e = readdir(d))) {
@@ -189,12 +191,12 @@ static int collect_pages(const char *home, int dry_run, struct live *l, struct r
     }
     struct store *s;
     if (store_open(dir, &s, why, sizeof(why)) < 0)
-        return fail(err, errlen, "cannot open the page store: %s", why);
+        return util_fail(err, errlen, "cannot open the page store: %s", why);
     struct store_gc_stats g;
     int rc = store_gc(s, is_live_page, l, dry_run, &g, why, sizeof(why));
     store_close(s);
     if (rc < 0)
-        return fail(err, errlen, "page store gc failed: %s", why);
+        return util_fail(err, errlen, "page store gc failed: %s", why);
     st->live_pages = g.live_pages;
     st->dead_pages = g.dead_pages;
     st->corrupt_pages = g.corrupt_pages;

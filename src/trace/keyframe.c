@@ -23,8 +23,6 @@
 #include "util/crc.h"
 #include "util/fail.h"
 
-#define fail util_fail
-
 struct rec_hdr {
     uint32_t magic, npages;
     uint64_t step;
@@ -248,8 +246,8 @@ int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *
         if (n == KF_MAX_CHAIN) {
             for (size_t i = 0; i < n; i++)
                 kf_close_read(&tmp[i].file);
-            return fail(err, errlen, "run %s has more than %d generations of forks", name,
-                        KF_MAX_CHAIN);
+            return util_fail(err, errlen, "run %s has more than %d generations of forks", name,
+                             KF_MAX_CHAIN);
         }
         char path[PATH_MAX];
         struct kf_link *l = &tmp[n];
@@ -262,12 +260,12 @@ int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *
             for (size_t i = 0; i < n; i++)
                 kf_close_read(&tmp[i].file);
             if (r == -1 && errno == ENOENT)
-                return fail(err, errlen,
-                            "run %s has no keyframes (made with --no-keyframes, "
-                            "or its parent was removed)",
-                            cur);
-            return fail(err, errlen, "cannot read the keyframes of run %s%s", cur,
-                        r == -2 ? ": not a keyframes file of this version" : "");
+                return util_fail(err, errlen,
+                                 "run %s has no keyframes (made with --no-keyframes, "
+                                 "or its parent was removed)",
+                                 cur);
+            return util_fail(err, errlen, "cannot read the keyframes of run %s%s", cur,
+                             r == -2 ? ": not a keyframes file of this version" : "");
         }
         l->count = 0;
         while (l->count < l->file.n && l->file.e[l->count].step <= upto)
@@ -279,7 +277,7 @@ int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *
         if (par[0] == '.' || !home_safe_name(par)) {
             for (size_t i = 0; i < n; i++)
                 kf_close_read(&tmp[i].file);
-            return fail(err, errlen, "the keyframes of run %s name a bad parent", cur);
+            return util_fail(err, errlen, "the keyframes of run %s name a bad parent", cur);
         }
         RW_ASSERT(home_safe_name(par)); /* invariant 2 */
         upto = l->file.parent_upto;
@@ -320,12 +318,14 @@ int kf_chain_map(const struct kf_chain *c, size_t link, size_t idx, hash256 *map
         for (size_t i = 0; i < upto; i++) {
             struct kf_page *pg;
             if (kf_read_pages((struct kf_file *)&c->link[l].file, i, &pg) < 0)
-                return fail(err, errlen, "cannot read keyframe %zu of run %s", i, c->link[l].run);
+                return util_fail(err, errlen, "cannot read keyframe %zu of run %s", i,
+                                 c->link[l].run);
             for (uint32_t j = 0; j < c->link[l].file.e[i].npages; j++) {
                 if (pg[j].pfn >= npfn) {
                     free(pg);
-                    return fail(err, errlen, "keyframe %zu of run %s names page %llu beyond RAM", i,
-                                c->link[l].run, (unsigned long long)pg[j].pfn);
+                    return util_fail(err, errlen,
+                                     "keyframe %zu of run %s names page %llu beyond RAM", i,
+                                     c->link[l].run, (unsigned long long)pg[j].pfn);
                 }
                 map[pg[j].pfn] = pg[j].hash;
             }
