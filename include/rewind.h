@@ -87,7 +87,7 @@ struct rw_run_info {
     int64_t virtual_ns;     /* virtual time at the end */
     uint64_t keyframes, keyframe_every;
     char trace_hash[80], ram_hash[80];
-    char kernel[80], init[80], image[80], cpu[80]; /* the spec's content hashes */
+    char kernel[80], init[80], image[80], cpu[80]; /* the spec: kernel, init, image, cpu */
     char cwd[1024];
     int64_t mem_mib, seed, epoch, quantum_ns;
     char command[300];     /* the spec's argv joined by spaces (truncated) */
