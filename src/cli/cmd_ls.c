@@ -15,13 +15,31 @@
 
 struct out {
     int json, n;
+    int started;      /* the head is printed */
+    const char *root; /* --forks-of: the tree's root */
 };
+
+/* The head ('[', the column titles or the tree's root) comes with the
+ * first row, or after a listing without rows: a listing that fails prints
+ * only its error. */
+static void begin(struct out *o)
+{
+    if (o->started++)
+        return;
+    if (o->json)
+        putchar('[');
+    else if (o->root)
+        printf("%s\n", o->root);
+    else
+        printf("%-18s %-19s %-14s %10s  %s\n", "RUN", "CREATED", "OUTCOME", "STEPS", "COMMAND");
+}
 
 static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_error *why)
 {
     struct out *o = ctx;
     if (!r)
         return cli_read_fail(0, why);
+    begin(o);
     if (r->incomplete) {
         if (o->json)
             printf("%s{\"id\":\"%s\",\"outcome\":\"incomplete\",\"dir\":\"%s\"}",
@@ -65,6 +83,7 @@ static int print_fork(void *ctx, const struct rw_run_info *r, const struct rw_er
     struct out *o = ctx;
     if (!r)
         return cli_read_fail(0, why);
+    begin(o);
     const char *what = r->outcome[0] ? r->outcome : "?";
     if (o->json)
         printf("%s{\"id\":\"%s\",\"parent\":\"%s\",\"generation\":%d,\"fork_step\":%lld,"
@@ -83,16 +102,13 @@ static int forks_of(rw_home *h, const char *ref, int json)
     if (cli_read_run(ref, &root) < 0)
         return 2;
     rw_run_info_free(&root);
-    struct out o = {.json = json};
+    struct out o = {.json = json, .root = root.id};
     struct rw_error err;
     char id[RW_ID_MAX];
-    if (json)
-        putchar('[');
-    else
-        printf("%s\n", root.id);
     int n = rw_forks(h, ref, id, print_fork, &o, &err);
     if (n < 0)
         return cli_read_fail(1, &err);
+    begin(&o);
     if (json)
         puts("]");
     else if (!n)
@@ -151,12 +167,9 @@ int cmd_ls(int argc, char **argv)
         return forks_of(h, forks, json);
     struct out o = {.json = json};
     struct rw_error err;
-    if (json)
-        putchar('[');
-    else
-        printf("%-18s %-19s %-14s %10s  %s\n", "RUN", "CREATED", "OUTCOME", "STEPS", "COMMAND");
     if (rw_runs_list(h, &f, print_run, &o, &err) < 0)
         return cli_read_fail(1, &err);
+    begin(&o);
     if (json)
         puts("]");
     return 0;
