@@ -37,9 +37,9 @@ static void begin(struct out *o)
 static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_error *why)
 {
     struct out *o = ctx;
+    begin(o); /* before an unreadable run's line too, as a terminal shows it */
     if (!r)
         return cli_read_fail(0, why);
-    begin(o);
     if (r->incomplete) {
         if (o->json)
             printf("%s{\"id\":\"%s\",\"outcome\":\"incomplete\",\"dir\":\"%s\"}",
