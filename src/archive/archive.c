@@ -1,14 +1,20 @@
 /*
  * archive: the parts of the archive format both directions use: names and
- * byte order. The format is described in archive.h; export is in
- * archive_export.c, import in archive_import.c.
+ * hashes. The format is described in archive.h; export is in
+ * archive_export.c, import in archive_import.c. Byte order is util/bytes.h.
+ *
+ * Invariants:
+ *  1. A run name archive_valid_run_name accepts is one safe path component
+ *     (home_safe_name), so no name from an archive leaves runs/.
  */
 #include "archive/archive.h"
 
 #include <string.h>
 
-#include "store/store.h"
 #include "archive/archive_int.h"
+#include "home/paths.h"
+#include "store/store.h"
+#include "util/check.h"
 
 const char *const archive_file_names[ARCH_NFILES] = {"manifest.json", "spec.json", "trace",
                                                      "states", "keyframes"};
@@ -24,6 +30,7 @@ int archive_valid_run_name(const char *name)
               c == '_' || c == '.' || c == '~' || c == '-'))
             return 0;
     }
+    RW_ASSERT(home_safe_name(name)); /* invariant 1 */
     return 1;
 }
 
@@ -66,32 +73,4 @@ int archive_is_zero_hash(const hash256 *h)
         have = 1;
     }
     return memcmp(h, &zero, sizeof(zero)) == 0;
-}
-
-void archive_put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-void archive_put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-uint32_t archive_get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-uint64_t archive_get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
 }

@@ -26,13 +26,15 @@
 #include <zstd.h>
 
 #include "store/store.h"
+#include "util/bytes.h"
 #include "util/fail.h"
+#include "util/io.h"
 #include "archive/archive_int.h"
 #include "util/hashvec.h"
 #include "home/homelock.h"
+#include "home/paths.h"
 #include "trace/keyframe.h"
 
-#define fail util_fail
 #define KF_REC_HDR 24 /* u32 magic | u32 npages | u64 step | u32 state_len | u32 crc */
 
 struct wr {
@@ -58,19 +60,11 @@ struct xp {
 
 static int wr_bytes(struct wr *w, const void *p, size_t n, int hash)
 {
-    const uint8_t *b = p;
     if (hash)
         hash_update(w->h, p, n);
-    while (n) {
-        ssize_t k = write(w->fd, b, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        b += k;
-        n -= (size_t)k;
-        w->off += (uint64_t)k;
-    }
+    if (io_write_all(w->fd, p, n) < 0)
+        return -1;
+    w->off += n;
     return 0;
 }
 
@@ -80,9 +74,9 @@ static int wr_entry(struct wr *w, uint32_t kind, const char *name, uint64_t len)
     uint8_t h[ARCH_ENTRY_SIZE];
     size_t n = strlen(name);
     int hash = kind != ARCH_END;
-    archive_put32(h, kind);
-    archive_put32(h + 4, (uint32_t)n);
-    archive_put64(h + 8, len);
+    bytes_put_u32(h, kind);
+    bytes_put_u32(h + 4, (uint32_t)n);
+    bytes_put_u64(h + 8, len);
     w->entries += (uint64_t)hash;
     return wr_bytes(w, h, sizeof(h), hash) < 0 || wr_bytes(w, name, n, hash) < 0 ? -1 : 0;
 }
@@ -95,11 +89,9 @@ static int wr_copy(struct wr *w, int fd, uint64_t len, hash_ctx *verify)
     uint64_t done = 0;
     while (done < len) {
         size_t want = len - done < sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
-        ssize_t k = pread(fd, buf, want, (off_t)done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            errno = k == 0 ? EIO : errno;
+        ssize_t k = io_pread_full(fd, buf, want, (off_t)done);
+        if (k != (ssize_t)want) {
+            errno = k < 0 ? errno : EIO; /* the file shrank under us */
             return -1;
         }
         if (verify)
@@ -127,11 +119,11 @@ static int kf_whole_len(const char *path, uint64_t *len)
     return 0;
 }
 
-/* home/runs/<run>/<file> into out: 0, or -1 if it does not fit. */
+/* home/runs/<run>/<file> into out: 0, or -1 if it does not fit or a name
+ * is unsafe. */
 static int run_path(char *out, size_t n, const char *home, const char *run, const char *file)
 {
-    int k = snprintf(out, n, "%s/runs/%s/%s", home, run, file);
-    return k < 0 || (size_t)k >= n ? -1 : 0;
+    return home_path(out, n, home, HOME_RUNS, run, file);
 }
 
 static const char *image_of(int dirfd)
@@ -170,10 +162,11 @@ static int open_run(struct xp *x, struct xrun *r, const char *name, char *err, s
     for (int i = 0; i < ARCH_NFILES; i++)
         r->fd[i] = -1;
     snprintf(r->name, sizeof(r->name), "%s", name);
-    snprintf(dir, sizeof(dir), "%s/runs/%s", x->home, name);
+    if (home_path(dir, sizeof(dir), x->home, HOME_RUNS, name, NULL) < 0)
+        return util_fail(err, errlen, "cannot open run %s: %s", name, strerror(errno));
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
-        return fail(err, errlen, "cannot open run %s: %s", name, strerror(errno));
+        return util_fail(err, errlen, "cannot open run %s: %s", name, strerror(errno));
     int rc = 0;
     for (int i = 0; i < ARCH_NFILES && rc == 0; i++) {
         if (i == ARCH_F_KEYFRAMES && !x->replayable)
@@ -183,16 +176,16 @@ static int open_run(struct xp *x, struct xrun *r, const char *name, char *err, s
         if (r->fd[i] < 0 && errno == ENOENT && i >= ARCH_F_STATES)
             continue;
         if (r->fd[i] < 0 || fstat(r->fd[i], &sb) < 0 || !S_ISREG(sb.st_mode))
-            rc = fail(err, errlen, "cannot read %s/%s: %s", dir, archive_file_names[i],
-                      r->fd[i] < 0 ? strerror(errno) : "not a regular file");
+            rc = util_fail(err, errlen, "cannot read %s/%s: %s", dir, archive_file_names[i],
+                           r->fd[i] < 0 ? strerror(errno) : "not a regular file");
         else
             r->len[i] = (uint64_t)sb.st_size;
     }
     if (rc == 0 && r->fd[ARCH_F_KEYFRAMES] >= 0) {
         char p[4300];
-        snprintf(p, sizeof(p), "%s/keyframes", dir);
-        if (kf_whole_len(p, &r->len[ARCH_F_KEYFRAMES]) < 0)
-            rc = fail(err, errlen, "cannot read the keyframes of run %s", name);
+        if (run_path(p, sizeof(p), x->home, name, "keyframes") < 0 ||
+            kf_whole_len(p, &r->len[ARCH_F_KEYFRAMES]) < 0)
+            rc = util_fail(err, errlen, "cannot read the keyframes of run %s", name);
     }
     if (rc == 0)
         snprintf(r->image, sizeof(r->image), "%s", image_of(dfd));
@@ -233,17 +226,17 @@ static int open_chain(struct xp *x, const char *name, char *err, size_t errlen)
     char cur[64], parent[33];
     snprintf(cur, sizeof(cur), "%s", name);
     for (;;) {
-        if (n > 0 && (n == ARCH_MAX_RUNS || in_chain(tmp, n, cur) ||
-                      !archive_valid_run_name(cur))) {
-            fail(err, errlen, "the keyframes chain of run %s is corrupt (parent '%s' of %s)",
-                 name, cur, tmp[n - 1].name);
+        if (n > 0 &&
+            (n == ARCH_MAX_RUNS || in_chain(tmp, n, cur) || !archive_valid_run_name(cur))) {
+            util_fail(err, errlen, "the keyframes chain of run %s is corrupt (parent '%s' of %s)",
+                      name, cur, tmp[n - 1].name);
             break;
         }
         if (open_run(x, &tmp[n], cur, err, errlen) < 0)
             break;
         n++;
         if (parent_of(x, &tmp[n - 1], parent) < 0) {
-            fail(err, errlen, "cannot read the keyframes of run %s", cur);
+            util_fail(err, errlen, "cannot read the keyframes of run %s", cur);
             break;
         }
         if (!parent[0]) {
@@ -275,10 +268,10 @@ static int list_pages(struct xp *x, char *err, size_t errlen)
             continue;
         if (run_path(p, sizeof(p), x->home, x->run[i].name, "keyframes") < 0 ||
             kf_each_page(p, add_page, x) < 0)
-            return fail(err, errlen, "cannot read the keyframes of run %s", x->run[i].name);
+            return util_fail(err, errlen, "cannot read the keyframes of run %s", x->run[i].name);
     }
     if (x->pages.oom)
-        return fail(err, errlen, "out of memory listing the pages");
+        return util_fail(err, errlen, "out of memory listing the pages");
     hashvec_sort_unique(&x->pages);
     return 0;
 }
@@ -292,9 +285,9 @@ static int write_runs(struct xp *x, struct wr *w, char *err, size_t errlen)
                 continue;
             char name[128];
             snprintf(name, sizeof(name), "%s/%s", r->name, archive_file_names[f]);
-            if (wr_entry(w, ARCH_FILE, name, r->len[f]) < 0 || wr_copy(w, r->fd[f], r->len[f],
-                                                                        NULL) < 0)
-                return fail(err, errlen, "cannot export %s: %s", name, strerror(errno));
+            if (wr_entry(w, ARCH_FILE, name, r->len[f]) < 0 ||
+                wr_copy(w, r->fd[f], r->len[f], NULL) < 0)
+                return util_fail(err, errlen, "cannot export %s: %s", name, strerror(errno));
         }
     return 0;
 }
@@ -318,19 +311,20 @@ static int write_pages(struct xp *x, struct wr *w, char *err, size_t errlen)
     if (!x->pages.n)
         return 0;
     char dir[4200], why[512], hex[65];
-    snprintf(dir, sizeof(dir), "%s/store", x->home);
     struct store *s;
+    if (home_path(dir, sizeof(dir), x->home, HOME_STORE, NULL, NULL) < 0)
+        return util_fail(err, errlen, "cannot open the page store of %s", x->home);
     if (access(dir, F_OK) != 0 || store_open(dir, &s, why, sizeof(why)) < 0)
-        return fail(err, errlen, "cannot open the page store %s", dir);
+        return util_fail(err, errlen, "cannot open the page store %s", dir);
     uint8_t page[STORE_PAGE_SIZE];
     int rc = 0;
     for (size_t i = 0; i < x->pages.n && rc == 0; i++) {
         if (store_get(s, &x->pages.v[i], page) < 0) {
             hash_hex(&x->pages.v[i], hex);
-            rc = fail(err, errlen, "page %s is %s the page store", hex,
-                      errno == ENOENT ? "missing from" : "corrupt in");
+            rc = util_fail(err, errlen, "page %s is %s the page store", hex,
+                           errno == ENOENT ? "missing from" : "corrupt in");
         } else if (write_page(w, &x->pages.v[i], page) < 0) {
-            rc = fail(err, errlen, "cannot write the archive: %s", strerror(errno));
+            rc = util_fail(err, errlen, "cannot write the archive: %s", strerror(errno));
         }
     }
     store_close(s);
@@ -339,29 +333,33 @@ static int write_pages(struct xp *x, struct wr *w, char *err, size_t errlen)
 
 static int write_image(struct xp *x, struct wr *w, const char *hex, char *err, size_t errlen)
 {
-    char path[4300], got[65];
-    snprintf(path, sizeof(path), "%s/images/%s.erofs", x->home, hex);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char path[4300] = "", got[65];
+    int fd = home_path(path, sizeof(path), x->home, HOME_IMAGES, hex, NULL) < 0
+                 ? -1
+                 : open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) < 0) {
         if (fd >= 0)
             close(fd);
-        return fail(err, errlen, "the root image %s is gone (rewind gc?); cannot export it "
-                    "replayable", path);
+        return util_fail(err, errlen,
+                         "the root image %s is gone (rewind gc?); cannot export it "
+                         "replayable",
+                         path);
     }
     hash_ctx *h = hash_new();
-    int rc = h && wr_entry(w, ARCH_IMAGE, hex, (uint64_t)sb.st_size) == 0 &&
-                     wr_copy(w, fd, (uint64_t)sb.st_size, h) == 0
-                 ? 0
-                 : fail(err, errlen, "cannot export the root image %s: %s", path, strerror(errno));
+    int rc =
+        h && wr_entry(w, ARCH_IMAGE, hex, (uint64_t)sb.st_size) == 0 &&
+                wr_copy(w, fd, (uint64_t)sb.st_size, h) == 0
+            ? 0
+            : util_fail(err, errlen, "cannot export the root image %s: %s", path, strerror(errno));
     close(fd);
     if (h) {
         hash256 d;
         hash_final(h, &d);
         hash_hex(&d, got);
         if (rc == 0 && strcmp(got, hex))
-            rc = fail(err, errlen, "the root image %s is corrupt (its bytes hash to %.16s)", path,
-                      got);
+            rc = util_fail(err, errlen, "the root image %s is corrupt (its bytes hash to %.16s)",
+                           path, got);
     }
     return rc;
 }
@@ -377,8 +375,8 @@ static int write_images(struct xp *x, struct wr *w, struct archive_stats *st, ch
         if (seen)
             continue;
         if (!hex[0])
-            return fail(err, errlen, "run %s names no root image; cannot export it replayable",
-                        x->run[i].name);
+            return util_fail(err, errlen, "run %s names no root image; cannot export it replayable",
+                             x->run[i].name);
         if (write_image(x, w, hex, err, errlen) < 0)
             return -1;
         st->images++;
@@ -386,31 +384,30 @@ static int write_images(struct xp *x, struct wr *w, struct archive_stats *st, ch
     return 0;
 }
 
-static int write_all(struct xp *x, struct wr *w, struct archive_stats *st, char *err,
-                     size_t errlen)
+static int write_all(struct xp *x, struct wr *w, struct archive_stats *st, char *err, size_t errlen)
 {
     uint8_t h[ARCH_HEADER_SIZE] = {0};
     memcpy(h, ARCHIVE_MAGIC, 8);
-    archive_put32(h + 8, ARCHIVE_VERSION);
-    archive_put32(h + 12, x->replayable ? ARCHIVE_F_REPLAYABLE : 0);
+    bytes_put_u32(h + 8, ARCHIVE_VERSION);
+    bytes_put_u32(h + 12, x->replayable ? ARCHIVE_F_REPLAYABLE : 0);
     memcpy(h + 16, x->run[x->nruns - 1].name, strlen(x->run[x->nruns - 1].name));
     if (wr_bytes(w, h, sizeof(h), 1) < 0)
-        return fail(err, errlen, "cannot write the archive: %s", strerror(errno));
+        return util_fail(err, errlen, "cannot write the archive: %s", strerror(errno));
     if (write_runs(x, w, err, errlen) < 0)
         return -1;
-    if (x->replayable && (write_pages(x, w, err, errlen) < 0 ||
-                          write_images(x, w, st, err, errlen) < 0))
+    if (x->replayable &&
+        (write_pages(x, w, err, errlen) < 0 || write_images(x, w, st, err, errlen) < 0))
         return -1;
     uint8_t end[ARCH_END_LEN];
     hash256 d;
-    archive_put64(end, w->entries);
+    bytes_put_u64(end, w->entries);
     hash_final(w->h, &d);
     w->h = NULL;
     memcpy(end + 8, d.b, 32);
     if (wr_entry(w, ARCH_END, "", ARCH_END_LEN) < 0)
-        return fail(err, errlen, "cannot write the archive: %s", strerror(errno));
+        return util_fail(err, errlen, "cannot write the archive: %s", strerror(errno));
     if (wr_bytes(w, end, sizeof(end), 0) < 0)
-        return fail(err, errlen, "cannot write the archive: %s", strerror(errno));
+        return util_fail(err, errlen, "cannot write the archive: %s", strerror(errno));
     st->pages = x->pages.n;
     st->runs = x->nruns;
     st->bytes = w->off;
@@ -423,13 +420,14 @@ static int open_out(const char *out_path, char *tmp, size_t tmplen, char *err, s
     tmp[0] = 0;
     if (!strcmp(out_path, "-")) {
         if (isatty(1))
-            return fail(err, errlen, "refusing to write an archive to a terminal (use -o FILE)");
+            return util_fail(err, errlen,
+                             "refusing to write an archive to a terminal (use -o FILE)");
         return 1;
     }
     snprintf(tmp, tmplen, "%s.tmp.%d", out_path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
-        return fail(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        return util_fail(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
     return fd;
 }
 
@@ -439,7 +437,7 @@ static int finish_out(int fd, const char *tmp, const char *out_path, int ok, cha
     if (!tmp[0])
         return ok ? 0 : -1;
     if (ok && (fsync(fd) < 0 || close(fd) < 0 || rename(tmp, out_path) < 0)) {
-        fail(err, errlen, "cannot write %s: %s", out_path, strerror(errno));
+        util_fail(err, errlen, "cannot write %s: %s", out_path, strerror(errno));
         unlink(tmp);
         return -1;
     }
@@ -475,15 +473,17 @@ int archive_export(const char *home, const char *name, int replayable, const cha
 {
     memset(st, 0, sizeof(*st));
     if (name[0] == '.')
-        return fail(err, errlen, "run %s did not finish (killed mid-way?); only finished runs "
-                    "can be exported", name);
+        return util_fail(err, errlen,
+                         "run %s did not finish (killed mid-way?); only finished runs "
+                         "can be exported",
+                         name);
     if (!archive_valid_run_name(name))
-        return fail(err, errlen, "run name '%s' cannot go in an archive", name);
+        return util_fail(err, errlen, "run name '%s' cannot go in an archive", name);
     int lock = homelock_take(home, 0, 1, err, errlen);
     if (lock < 0)
         return -1;
     struct xp *x = calloc(1, sizeof(*x));
-    int rc = x ? 0 : fail(err, errlen, "out of memory");
+    int rc = x ? 0 : util_fail(err, errlen, "out of memory");
     if (rc == 0) {
         x->home = home;
         x->replayable = replayable;
@@ -495,7 +495,7 @@ int archive_export(const char *home, const char *name, int replayable, const cha
     int fd = rc == 0 ? open_out(out_path, tmp, sizeof(tmp), err, errlen) : -1;
     if (fd >= 0) {
         struct wr w = {.fd = fd, .h = hash_new()};
-        rc = w.h ? write_all(x, &w, st, err, errlen) : fail(err, errlen, "out of memory");
+        rc = w.h ? write_all(x, &w, st, err, errlen) : util_fail(err, errlen, "out of memory");
         if (w.h)
             hash_final(w.h, &(hash256){{0}});
         rc = finish_out(fd, tmp, out_path, rc == 0, err, errlen);

@@ -31,14 +31,16 @@
 
 #include "store/store.h"
 #include "trace/trace.h"
+#include "util/bytes.h"
 #include "util/fail.h"
+#include "util/io.h"
 #include "archive/archive_int.h"
 #include "util/hashvec.h"
 #include "home/homelock.h"
+#include "home/paths.h"
 #include "trace/keyframe.h"
 #include "home/rundir.h"
 
-#define fail util_fail
 #define PUT_BATCH 256
 
 struct rd {
@@ -112,15 +114,14 @@ static int rd_exact(struct rd *r, void *p, size_t n, int hash)
 static int rd_fail(struct imp *m, int r, char *err, size_t errlen)
 {
     if (r > 0)
-        return fail(err, errlen, "the archive is truncated at byte %llu",
-                    (unsigned long long)m->r.off);
-    return fail(err, errlen, "cannot read the archive: %s", strerror(errno));
+        return util_fail(err, errlen, "the archive is truncated at byte %llu",
+                         (unsigned long long)m->r.off);
+    return util_fail(err, errlen, "cannot read the archive: %s", strerror(errno));
 }
 
 /* Copy len bytes of the archive to fd (if >= 0), hashing them into verify
  * (if not NULL). */
-static int rd_copy(struct imp *m, int fd, uint64_t len, hash_ctx *verify, char *err,
-                   size_t errlen)
+static int rd_copy(struct imp *m, int fd, uint64_t len, hash_ctx *verify, char *err, size_t errlen)
 {
     static uint8_t buf[1 << 16];
     while (len) {
@@ -130,14 +131,8 @@ static int rd_copy(struct imp *m, int fd, uint64_t len, hash_ctx *verify, char *
             return rd_fail(m, r, err, errlen);
         if (verify)
             hash_update(verify, buf, n);
-        for (size_t done = 0; fd >= 0 && done < n;) {
-            ssize_t k = write(fd, buf + done, n - done);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0)
-                return fail(err, errlen, "cannot stage the import: %s", strerror(errno));
-            done += (size_t)k;
-        }
+        if (fd >= 0 && io_write_all(fd, buf, n) < 0)
+            return util_fail(err, errlen, "cannot stage the import: %s", strerror(errno));
         len -= n;
     }
     return 0;
@@ -169,35 +164,35 @@ static int entry_file(struct imp *m, const char *name, uint64_t len, char *err, 
     const char *slash = strchr(name, '/');
     size_t rl = slash ? (size_t)(slash - name) : 0;
     if (!slash || rl >= sizeof(run))
-        return fail(err, errlen, "bad file entry '%s' in the archive", name);
+        return util_fail(err, errlen, "bad file entry '%s' in the archive", name);
     memcpy(run, name, rl);
     run[rl] = 0;
     int f = archive_file_index(slash + 1);
     if (!archive_valid_run_name(run) || f < 0)
-        return fail(err, errlen, "refusing archive entry '%s' (not a run file)", name);
+        return util_fail(err, errlen, "refusing archive entry '%s' (not a run file)", name);
     if (len > ((f == ARCH_F_MANIFEST || f == ARCH_F_SPEC) ? ARCH_JSON_MAX : ARCH_DATA_MAX))
-        return fail(err, errlen, "archive entry %s is too large (%llu bytes)", name,
-                    (unsigned long long)len);
+        return util_fail(err, errlen, "archive entry %s is too large (%llu bytes)", name,
+                         (unsigned long long)len);
     struct irun *r = find_run(m, run);
     if (!r) {
         if (m->nruns == ARCH_MAX_RUNS)
-            return fail(err, errlen, "the archive holds more than %d runs", ARCH_MAX_RUNS);
+            return util_fail(err, errlen, "the archive holds more than %d runs", ARCH_MAX_RUNS);
         r = &m->run[m->nruns++];
         memcpy(r->name, run, rl + 1); /* a valid name is <= ARCHIVE_NAME_MAX bytes */
         snprintf(path, sizeof(path), "%s/%s", m->stage, run);
         if (mkdir(path, 0755) < 0)
-            return fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
+            return util_fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
     }
     if (r->files & (1u << f))
-        return fail(err, errlen, "the archive holds %s twice", name);
+        return util_fail(err, errlen, "the archive holds %s twice", name);
     r->files |= 1u << f;
     snprintf(path, sizeof(path), "%s/%s", m->stage, name);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
-        return fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        return util_fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
     int rc = rd_copy(m, fd, len, NULL, err, errlen);
     if (rc == 0 && fsync(fd) < 0)
-        rc = fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        rc = util_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
     close(fd);
     return rc;
 }
@@ -208,10 +203,10 @@ static int entry_page(struct imp *m, int kind, const char *name, uint64_t len, c
     hash256 want, got;
     uint8_t in[STORE_PAGE_SIZE], page[STORE_PAGE_SIZE];
     if (archive_parse_hex(name, strlen(name), &want) < 0)
-        return fail(err, errlen, "bad page name '%s' in the archive", name);
+        return util_fail(err, errlen, "bad page name '%s' in the archive", name);
     if (kind == ARCH_PAGE ? len != STORE_PAGE_SIZE : (len == 0 || len >= STORE_PAGE_SIZE))
-        return fail(err, errlen, "page %s has a bad length (%llu bytes)", name,
-                    (unsigned long long)len);
+        return util_fail(err, errlen, "page %s has a bad length (%llu bytes)", name,
+                         (unsigned long long)len);
     int r = rd_exact(&m->r, in, (size_t)len, 1);
     if (r)
         return rd_fail(m, r, err, errlen);
@@ -220,24 +215,19 @@ static int entry_page(struct imp *m, int kind, const char *name, uint64_t len, c
     } else {
         size_t n = ZSTD_decompress(page, sizeof(page), in, (size_t)len);
         if (ZSTD_isError(n) || n != STORE_PAGE_SIZE)
-            return fail(err, errlen, "page %s is corrupt (does not decompress to a page)", name);
+            return util_fail(err, errlen, "page %s is corrupt (does not decompress to a page)",
+                             name);
     }
     hash_buf(page, STORE_PAGE_SIZE, &got);
     if (memcmp(&got, &want, sizeof(got))) {
         char hex[65];
         hash_hex(&got, hex);
-        return fail(err, errlen, "page %s is corrupt (its bytes hash to %.16s...)", name, hex);
+        return util_fail(err, errlen, "page %s is corrupt (its bytes hash to %.16s...)", name, hex);
     }
     if (hashvec_add(&m->pages, &want) < 0)
-        return fail(err, errlen, "the archive holds too many pages");
-    for (size_t done = 0; done < STORE_PAGE_SIZE;) {
-        ssize_t k = write(m->pages_fd, page + done, STORE_PAGE_SIZE - done);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return fail(err, errlen, "cannot stage the import: %s", strerror(errno));
-        done += (size_t)k;
-    }
+        return util_fail(err, errlen, "the archive holds too many pages");
+    if (io_write_all(m->pages_fd, page, STORE_PAGE_SIZE) < 0)
+        return util_fail(err, errlen, "cannot stage the import: %s", strerror(errno));
     return 0;
 }
 
@@ -246,42 +236,43 @@ static int entry_image(struct imp *m, const char *name, uint64_t len, char *err,
     hash256 want, got;
     char dir[4200], final[4300], hex[65];
     if (archive_parse_hex(name, strlen(name), &want) < 0)
-        return fail(err, errlen, "bad image name '%s' in the archive", name);
+        return util_fail(err, errlen, "bad image name '%s' in the archive", name);
     if (len > ARCH_DATA_MAX)
-        return fail(err, errlen, "image %s is too large", name);
+        return util_fail(err, errlen, "image %s is too large", name);
     for (size_t i = 0; i < m->nimg; i++)
         if (!strcmp(m->img[i].hex, name))
-            return fail(err, errlen, "the archive holds image %s twice", name);
+            return util_fail(err, errlen, "the archive holds image %s twice", name);
     if (m->nimg == ARCH_MAX_RUNS)
-        return fail(err, errlen, "the archive holds more than %d images", ARCH_MAX_RUNS);
+        return util_fail(err, errlen, "the archive holds more than %d images", ARCH_MAX_RUNS);
     struct iimg *g = &m->img[m->nimg++];
     snprintf(g->hex, sizeof(g->hex), "%s", name);
-    snprintf(dir, sizeof(dir), "%s/images", m->home);
-    snprintf(final, sizeof(final), "%s/%s.erofs", dir, name);
+    if (home_path(dir, sizeof(dir), m->home, HOME_IMAGES, NULL, NULL) < 0 ||
+        home_path(final, sizeof(final), m->home, HOME_IMAGES, name, NULL) < 0)
+        return util_fail(err, errlen, "bad image name '%s' in the archive", name);
     int fd = -1;
     if (access(final, F_OK) != 0) {
         if (make_dir(dir, &m->made_images) < 0)
-            return fail(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+            return util_fail(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         snprintf(g->tmp, sizeof(g->tmp), "%s.tmp.%d", final, (int)getpid());
         fd = open(g->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0)
-            return fail(err, errlen, "cannot create %s: %s", g->tmp, strerror(errno));
+            return util_fail(err, errlen, "cannot create %s: %s", g->tmp, strerror(errno));
     }
     hash_ctx *h = hash_new();
     if (!h) {
         if (fd >= 0)
             close(fd);
-        return fail(err, errlen, "out of memory");
+        return util_fail(err, errlen, "out of memory");
     }
     int rc = rd_copy(m, fd, len, h, err, errlen);
     hash_final(h, &got);
     if (rc == 0 && fd >= 0 && fsync(fd) < 0)
-        rc = fail(err, errlen, "cannot write %s: %s", g->tmp, strerror(errno));
+        rc = util_fail(err, errlen, "cannot write %s: %s", g->tmp, strerror(errno));
     if (fd >= 0)
         close(fd);
     hash_hex(&got, hex);
     if (rc == 0 && memcmp(&got, &want, sizeof(got)))
-        rc = fail(err, errlen, "image %s is corrupt (its bytes hash to %.16s...)", name, hex);
+        rc = util_fail(err, errlen, "image %s is corrupt (its bytes hash to %.16s...)", name, hex);
     return rc;
 }
 
@@ -291,20 +282,20 @@ static int entry_end(struct imp *m, uint32_t name_len, uint64_t len, char *err, 
     hash256 d;
     uint64_t at = m->r.off - ARCH_ENTRY_SIZE;
     if (name_len != 0 || len != ARCH_END_LEN)
-        return fail(err, errlen, "bad end entry at byte %llu", (unsigned long long)at);
+        return util_fail(err, errlen, "bad end entry at byte %llu", (unsigned long long)at);
     hash_final(m->r.h, &d);
     m->r.h = NULL;
     int r = rd_exact(&m->r, end, sizeof(end), 0);
     if (r)
         return rd_fail(m, r, err, errlen);
-    if (archive_get64(end) != m->entries || memcmp(end + 8, d.b, 32))
-        return fail(err, errlen, "the archive is corrupt (its checksum does not match)");
+    if (bytes_get_u64(end) != m->entries || memcmp(end + 8, d.b, 32))
+        return util_fail(err, errlen, "the archive is corrupt (its checksum does not match)");
     r = rd_exact(&m->r, &one, 1, 0);
     if (r < 0)
         return rd_fail(m, r, err, errlen);
     if (r == 0)
-        return fail(err, errlen, "the archive has data after its end (byte %llu)",
-                    (unsigned long long)(m->r.off - 1));
+        return util_fail(err, errlen, "the archive has data after its end (byte %llu)",
+                         (unsigned long long)(m->r.off - 1));
     return 0;
 }
 
@@ -317,23 +308,23 @@ static int read_entry(struct imp *m, char *err, size_t errlen)
     int r = rd_exact(&m->r, h, sizeof(h), 0);
     if (r)
         return rd_fail(m, r, err, errlen);
-    uint32_t kind = archive_get32(h), nl = archive_get32(h + 4);
-    uint64_t len = archive_get64(h + 8);
+    uint32_t kind = bytes_get_u32(h), nl = bytes_get_u32(h + 4);
+    uint64_t len = bytes_get_u64(h + 8);
     if (kind == ARCH_END)
         return entry_end(m, nl, len, err, errlen) < 0 ? -1 : 1;
     if (kind < ARCH_FILE || kind > ARCH_END)
-        return fail(err, errlen, "unknown entry kind %u at byte %llu of the archive", kind,
-                    (unsigned long long)at);
+        return util_fail(err, errlen, "unknown entry kind %u at byte %llu of the archive", kind,
+                         (unsigned long long)at);
     if (nl == 0 || nl > ARCH_NAME_LEN_MAX)
-        return fail(err, errlen, "bad entry name length %u at byte %llu of the archive", nl,
-                    (unsigned long long)at);
+        return util_fail(err, errlen, "bad entry name length %u at byte %llu of the archive", nl,
+                         (unsigned long long)at);
     hash_update(m->r.h, h, sizeof(h));
     if ((r = rd_exact(&m->r, name, nl, 1)) != 0)
         return rd_fail(m, r, err, errlen);
     name[nl] = 0;
     if (strlen(name) != nl)
-        return fail(err, errlen, "bad entry name at byte %llu of the archive",
-                    (unsigned long long)at);
+        return util_fail(err, errlen, "bad entry name at byte %llu of the archive",
+                         (unsigned long long)at);
     m->entries++;
     if (kind == ARCH_FILE)
         return entry_file(m, name, len, err, errlen);
@@ -347,22 +338,24 @@ static int read_header(struct imp *m, char *err, size_t errlen)
     uint8_t h[ARCH_HEADER_SIZE];
     int r = rd_exact(&m->r, h, sizeof(h), 1);
     if (r > 0 && m->r.off < 8)
-        return fail(err, errlen, "not a rewind archive (%llu bytes)",
-                    (unsigned long long)m->r.off);
+        return util_fail(err, errlen, "not a rewind archive (%llu bytes)",
+                         (unsigned long long)m->r.off);
     if (r)
         return rd_fail(m, r, err, errlen);
     if (memcmp(h, ARCHIVE_MAGIC, 8))
-        return fail(err, errlen, "not a rewind archive");
-    if (archive_get32(h + 8) != ARCHIVE_VERSION)
-        return fail(err, errlen, "rewind archive version %u is not supported (this rewind "
-                    "reads version %d)", archive_get32(h + 8), ARCHIVE_VERSION);
-    m->flags = archive_get32(h + 12);
+        return util_fail(err, errlen, "not a rewind archive");
+    if (bytes_get_u32(h + 8) != ARCHIVE_VERSION)
+        return util_fail(err, errlen,
+                         "rewind archive version %u is not supported (this rewind "
+                         "reads version %d)",
+                         bytes_get_u32(h + 8), ARCHIVE_VERSION);
+    m->flags = bytes_get_u32(h + 12);
     if (m->flags & ~ARCHIVE_F_REPLAYABLE)
-        return fail(err, errlen, "unknown archive flags %#x", m->flags);
+        return util_fail(err, errlen, "unknown archive flags %#x", m->flags);
     memcpy(m->main, h + 16, 64);
     m->main[64] = 0;
     if (!archive_valid_run_name(m->main))
-        return fail(err, errlen, "the archive names a bad run '%.64s'", m->main);
+        return util_fail(err, errlen, "the archive names a bad run '%.64s'", m->main);
     return 0;
 }
 
@@ -373,8 +366,8 @@ static int has_local_page(struct imp *m, const hash256 *h)
     if (!m->local_tried) {
         char dir[4200], why[256];
         m->local_tried = 1;
-        snprintf(dir, sizeof(dir), "%s/store", m->home);
-        if (access(dir, F_OK) == 0)
+        if (home_path(dir, sizeof(dir), m->home, HOME_STORE, NULL, NULL) == 0 &&
+            access(dir, F_OK) == 0)
             store_open(dir, &m->local, why, sizeof(why));
     }
     return m->local && store_has(m->local, h);
@@ -389,8 +382,7 @@ struct pagecheck {
 static void check_page(void *ctx, const hash256 *h)
 {
     struct pagecheck *c = ctx;
-    if (c->missing || archive_is_zero_hash(h) ||
-        hashvec_has(&c->m->pages, h) ||
+    if (c->missing || archive_is_zero_hash(h) || hashvec_has(&c->m->pages, h) ||
         has_local_page(c->m, h))
         return;
     c->missing = 1;
@@ -414,9 +406,9 @@ static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
     json_t *spec = json_load_file(p, 0, &je);
     int rc = 0;
     if (!json_is_object(man) || !json_is_string(json_object_get(man, "id")))
-        rc = fail(err, errlen, "the manifest of run %s is corrupt", r->name);
+        rc = util_fail(err, errlen, "the manifest of run %s is corrupt", r->name);
     else if (!json_is_object(spec))
-        rc = fail(err, errlen, "the spec of run %s is corrupt", r->name);
+        rc = util_fail(err, errlen, "the spec of run %s is corrupt", r->name);
     const char *img = rc ? NULL : json_image(json_object_get(man, "spec"));
     if (!img && !rc)
         img = json_image(spec);
@@ -426,25 +418,25 @@ static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
     return rc;
 }
 
-static int check_trace(struct imp *m, struct irun *r, uint64_t *events, char *err,
-                       size_t errlen)
+static int check_trace(struct imp *m, struct irun *r, uint64_t *events, char *err, size_t errlen)
 {
     char p[4600];
     snprintf(p, sizeof(p), "%s/%s/trace", m->stage, r->name);
     struct trace_reader *t = malloc(sizeof(*t));
     if (!t)
-        return fail(err, errlen, "out of memory");
+        return util_fail(err, errlen, "out of memory");
     int rc = trace_open_read(t, p);
     if (rc < 0) {
         free(t);
-        return fail(err, errlen, "the trace of run %s is not a trace of this version", r->name);
+        return util_fail(err, errlen, "the trace of run %s is not a trace of this version",
+                         r->name);
     }
     struct trace_entry e;
     uint64_t n = 0;
     while (trace_next(t, &e) == 1)
         n++;
-    rc = t->torn ? fail(err, errlen, "the trace of run %s is corrupt after %llu events", r->name,
-                        (unsigned long long)n)
+    rc = t->torn ? util_fail(err, errlen, "the trace of run %s is corrupt after %llu events",
+                             r->name, (unsigned long long)n)
                  : 0;
     trace_close_read(t);
     free(t);
@@ -458,37 +450,42 @@ static int parent_known(struct imp *m, const char *parent)
     if (p)
         return (p->files >> ARCH_F_KEYFRAMES) & 1;
     char path[4300];
-    snprintf(path, sizeof(path), "%s/runs/%s/keyframes", m->home, parent);
-    return access(path, R_OK) == 0;
+    return home_path(path, sizeof(path), m->home, HOME_RUNS, parent, "keyframes") == 0 &&
+           access(path, R_OK) == 0;
 }
 
-static int check_keyframes(struct imp *m, struct irun *r, uint64_t *count, char *err,
-                           size_t errlen)
+static int check_keyframes(struct imp *m, struct irun *r, uint64_t *count, char *err, size_t errlen)
 {
     char p[4600], hex[65];
     snprintf(p, sizeof(p), "%s/%s/keyframes", m->stage, r->name);
     struct kf_file k;
     if (kf_open(p, &k) != 0)
-        return fail(err, errlen, "the keyframes of run %s are not a keyframes file of this "
-                    "version", r->name);
+        return util_fail(err, errlen,
+                         "the keyframes of run %s are not a keyframes file of this "
+                         "version",
+                         r->name);
     int rc = 0;
     if (k.torn)
-        rc = fail(err, errlen, "the keyframes of run %s are corrupt after %zu keyframes",
-                  r->name, k.n);
+        rc = util_fail(err, errlen, "the keyframes of run %s are corrupt after %zu keyframes",
+                       r->name, k.n);
     else if (k.parent[0] && (!archive_valid_run_name(k.parent) || !strcmp(k.parent, r->name)))
-        rc = fail(err, errlen, "the keyframes of run %s name a bad parent run", r->name);
+        rc = util_fail(err, errlen, "the keyframes of run %s name a bad parent run", r->name);
     else if (k.parent[0] && !parent_known(m, k.parent))
-        rc = fail(err, errlen, "run %s is a fork of run %s, which is neither in the archive "
-                  "nor here with its keyframes", r->name, k.parent);
+        rc = util_fail(err, errlen,
+                       "run %s is a fork of run %s, which is neither in the archive "
+                       "nor here with its keyframes",
+                       r->name, k.parent);
     *count = k.n;
     kf_close_read(&k);
     struct pagecheck c = {.m = m};
     if (rc == 0 && kf_each_page(p, check_page, &c) < 0)
-        rc = fail(err, errlen, "cannot read the keyframes of run %s", r->name);
+        rc = util_fail(err, errlen, "cannot read the keyframes of run %s", r->name);
     if (rc == 0 && c.missing) {
         hash_hex(&c.first, hex);
-        rc = fail(err, errlen, "the keyframes of run %s name page %s, which is neither in the "
-                  "archive nor stored here", r->name, hex);
+        rc = util_fail(err, errlen,
+                       "the keyframes of run %s name page %s, which is neither in the "
+                       "archive nor stored here",
+                       r->name, hex);
     }
     return rc;
 }
@@ -499,8 +496,8 @@ static int image_known(struct imp *m, const char *hex)
         if (!strcmp(m->img[i].hex, hex))
             return 1;
     char path[4300];
-    snprintf(path, sizeof(path), "%s/images/%s.erofs", m->home, hex);
-    return access(path, R_OK) == 0;
+    return home_path(path, sizeof(path), m->home, HOME_IMAGES, hex, NULL) == 0 &&
+           access(path, R_OK) == 0;
 }
 
 static int same_file(const char *a, const char *b)
@@ -526,18 +523,20 @@ static int same_file(const char *a, const char *b)
 static int check_existing(struct imp *m, struct irun *r, char *err, size_t errlen)
 {
     char dir[4300], a[4600], b[4600];
-    snprintf(dir, sizeof(dir), "%s/runs/%s", m->home, r->name);
+    if (home_path(dir, sizeof(dir), m->home, HOME_RUNS, r->name, NULL) < 0)
+        return util_fail(err, errlen, "bad run name '%s' in the archive", r->name);
     if (access(dir, F_OK) != 0)
         return 0;
     for (int f = 0; f < ARCH_NFILES; f++) {
         if (!((r->files >> f) & 1))
             continue;
         snprintf(a, sizeof(a), "%s/%s/%s", m->stage, r->name, archive_file_names[f]);
-        snprintf(b, sizeof(b), "%s/%s", dir, archive_file_names[f]);
+        home_path(b, sizeof(b), m->home, HOME_RUNS, r->name, archive_file_names[f]);
         if (!same_file(a, b))
-            return fail(err, errlen, "run %s is already here with other content (%s differs "
-                        "or is missing; rewind remove %s, then import again)", r->name,
-                        archive_file_names[f], r->name);
+            return util_fail(err, errlen,
+                             "run %s is already here with other content (%s differs "
+                             "or is missing; rewind remove %s, then import again)",
+                             r->name, archive_file_names[f], r->name);
     }
     r->already = 1;
     return 0;
@@ -549,16 +548,16 @@ static int check_run(struct imp *m, struct irun *r, struct archive_stats *st, ch
     static const int need[] = {ARCH_F_MANIFEST, ARCH_F_SPEC, ARCH_F_TRACE};
     for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
         if (!((r->files >> need[i]) & 1))
-            return fail(err, errlen, "the archive lacks %s/%s", r->name,
-                        archive_file_names[need[i]]);
+            return util_fail(err, errlen, "the archive lacks %s/%s", r->name,
+                             archive_file_names[need[i]]);
     uint64_t events = 0, kfs = 0;
     if (check_json(m, r, err, errlen) < 0 || check_trace(m, r, &events, err, errlen) < 0)
         return -1;
     if (((r->files >> ARCH_F_KEYFRAMES) & 1) && check_keyframes(m, r, &kfs, err, errlen) < 0)
         return -1;
     if ((m->flags & ARCHIVE_F_REPLAYABLE) && (!r->image[0] || !image_known(m, r->image)))
-        return fail(err, errlen, "the archive lacks the root image %s of run %s",
-                    r->image[0] ? r->image : "(none named)", r->name);
+        return util_fail(err, errlen, "the archive lacks the root image %s of run %s",
+                         r->image[0] ? r->image : "(none named)", r->name);
     if (!strcmp(r->name, m->main)) {
         st->events = events;
         st->keyframes = kfs;
@@ -569,9 +568,9 @@ static int check_run(struct imp *m, struct irun *r, struct archive_stats *st, ch
 static int check_all(struct imp *m, struct archive_stats *st, char *err, size_t errlen)
 {
     if (!find_run(m, m->main))
-        return fail(err, errlen, "the archive lacks its run %s", m->main);
+        return util_fail(err, errlen, "the archive lacks its run %s", m->main);
     if (hashvec_sort_unique(&m->pages))
-        return fail(err, errlen, "the archive holds a page twice");
+        return util_fail(err, errlen, "the archive holds a page twice");
     for (size_t i = 0; i < m->nruns; i++)
         if (check_run(m, &m->run[i], st, err, errlen) < 0)
             return -1;
@@ -584,24 +583,24 @@ static int commit_pages(struct imp *m, char *err, size_t errlen)
 {
     if (!m->pages.n)
         return 0;
-    char dir[4200], why[512];
-    snprintf(dir, sizeof(dir), "%s/store", m->home);
+    char dir[4200], why[512] = "path too long";
     struct store *s;
-    if (store_open(dir, &s, why, sizeof(why)) < 0)
-        return fail(err, errlen, "cannot open the page store: %s", why);
+    if (home_path(dir, sizeof(dir), m->home, HOME_STORE, NULL, NULL) < 0 ||
+        store_open(dir, &s, why, sizeof(why)) < 0)
+        return util_fail(err, errlen, "cannot open the page store: %s", why);
     uint8_t *buf = malloc((size_t)PUT_BATCH * STORE_PAGE_SIZE);
     hash256 *names = malloc(PUT_BATCH * sizeof(hash256));
-    int rc = buf && names ? 0 : fail(err, errlen, "out of memory");
+    int rc = buf && names ? 0 : util_fail(err, errlen, "out of memory");
     for (uint64_t i = 0; rc == 0 && i < m->pages.n; i += PUT_BATCH) {
         size_t n = m->pages.n - i < PUT_BATCH ? (size_t)(m->pages.n - i) : PUT_BATCH;
         size_t bytes = n * STORE_PAGE_SIZE;
-        if (pread(m->pages_fd, buf, bytes, (off_t)(i * STORE_PAGE_SIZE)) != (ssize_t)bytes)
-            rc = fail(err, errlen, "cannot read the staged pages: %s", strerror(errno));
+        if (io_pread_full(m->pages_fd, buf, bytes, (off_t)(i * STORE_PAGE_SIZE)) != (ssize_t)bytes)
+            rc = util_fail(err, errlen, "cannot read the staged pages: %s", strerror(errno));
         else if (store_put_batch(s, buf, n, names) < 0)
-            rc = fail(err, errlen, "cannot store pages: %s", strerror(errno));
+            rc = util_fail(err, errlen, "cannot store pages: %s", strerror(errno));
     }
     if (rc == 0 && store_sync(s) < 0)
-        rc = fail(err, errlen, "cannot sync the page store: %s", strerror(errno));
+        rc = util_fail(err, errlen, "cannot sync the page store: %s", strerror(errno));
     free(buf);
     free(names);
     store_close(s);
@@ -615,9 +614,10 @@ static int commit_images(struct imp *m, char *err, size_t errlen)
         if (!g->tmp[0])
             continue;
         char final[4300];
-        snprintf(final, sizeof(final), "%s/images/%s.erofs", m->home, g->hex);
+        if (home_path(final, sizeof(final), m->home, HOME_IMAGES, g->hex, NULL) < 0)
+            return util_fail(err, errlen, "bad image name '%s'", g->hex);
         if (link(g->tmp, final) < 0 && errno != EEXIST && rename(g->tmp, final) < 0)
-            return fail(err, errlen, "cannot add image %s: %s", final, strerror(errno));
+            return util_fail(err, errlen, "cannot add image %s: %s", final, strerror(errno));
         unlink(g->tmp);
         g->tmp[0] = 0;
     }
@@ -628,16 +628,18 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
 {
     char from[4300], to[4300];
     snprintf(from, sizeof(from), "%s/%s", m->stage, r->name);
-    snprintf(to, sizeof(to), "%s/runs/%s", m->home, r->name);
     if (r->already)
         return 0;
+    if (home_path(to, sizeof(to), m->home, HOME_RUNS, r->name, NULL) < 0)
+        return util_fail(err, errlen, "bad run name '%s' in the archive", r->name);
     if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
         return 0;
     if ((errno == EINVAL || errno == ENOSYS) && access(to, F_OK) != 0 && rename(from, to) == 0)
         return 0;
-    return fail(err, errlen, "cannot add run %s: %s (pages and images were added; rewind gc "
-                "frees them)", to, errno == EEXIST ? "it appeared during the import"
-                                                   : strerror(errno));
+    return util_fail(err, errlen,
+                     "cannot add run %s: %s (pages and images were added; rewind gc "
+                     "frees them)",
+                     to, errno == EEXIST ? "it appeared during the import" : strerror(errno));
 }
 
 static int commit_all(struct imp *m, char *err, size_t errlen)
@@ -663,14 +665,10 @@ static void cleanup(struct imp *m)
     for (size_t i = 0; i < m->nimg; i++)
         if (m->img[i].tmp[0])
             unlink(m->img[i].tmp);
-    if (m->made_images) {
-        snprintf(dir, sizeof(dir), "%s/images", m->home);
+    if (m->made_images && home_path(dir, sizeof(dir), m->home, HOME_IMAGES, NULL, NULL) == 0)
         rmdir(dir);
-    }
-    if (m->made_runs) {
-        snprintf(dir, sizeof(dir), "%s/runs", m->home);
+    if (m->made_runs && home_path(dir, sizeof(dir), m->home, HOME_RUNS, NULL, NULL) == 0)
         rmdir(dir);
-    }
     if (m->r.h)
         hash_final(m->r.h, &(hash256){{0}});
     store_close(m->local);
@@ -679,22 +677,29 @@ static void cleanup(struct imp *m)
 
 static int stage_begin(struct imp *m, char *err, size_t errlen)
 {
-    char runs[4100], p[4400];
-    snprintf(runs, sizeof(runs), "%s/runs", m->home);
-    if (make_dir(runs, &m->made_runs) < 0)
-        return fail(err, errlen, "cannot create %s: %s", runs, strerror(errno));
-    snprintf(m->stage, sizeof(m->stage), "%s/.import.%d", runs, (int)getpid());
+    char runs[4100], p[4400], name[32];
+    snprintf(name, sizeof(name), ".import.%d", (int)getpid());
+    if (home_path(runs, sizeof(runs), m->home, HOME_RUNS, NULL, NULL) < 0 ||
+        home_path(m->stage, sizeof(m->stage), m->home, HOME_RUNS, name, NULL) < 0) {
+        m->stage[0] = 0;
+        return util_fail(err, errlen, "the home's path is too long: %s", m->home);
+    }
+    if (make_dir(runs, &m->made_runs) < 0) {
+        int e = errno;
+        m->stage[0] = 0;
+        return util_fail(err, errlen, "cannot create %s: %s", runs, strerror(e));
+    }
     rundir_remove_tree(m->stage);
     if (mkdir(m->stage, 0755) < 0) {
         int e = errno;
         m->stage[0] = 0;
-        return fail(err, errlen, "cannot create the staging directory in %s: %s", runs,
-                    strerror(e));
+        return util_fail(err, errlen, "cannot create the staging directory in %s: %s", runs,
+                         strerror(e));
     }
     snprintf(p, sizeof(p), "%s/pages", m->stage);
     m->pages_fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (m->pages_fd < 0)
-        return fail(err, errlen, "cannot create %s: %s", p, strerror(errno));
+        return util_fail(err, errlen, "cannot create %s: %s", p, strerror(errno));
     return 0;
 }
 
@@ -727,11 +732,11 @@ int archive_import(const char *home, const char *in_path, struct archive_stats *
     memset(st, 0, sizeof(*st));
     int fd = strcmp(in_path, "-") ? open(in_path, O_RDONLY | O_CLOEXEC) : 0;
     if (fd < 0)
-        return fail(err, errlen, "cannot open %s: %s", in_path, strerror(errno));
+        return util_fail(err, errlen, "cannot open %s: %s", in_path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         close(fd);
-        return fail(err, errlen, "%s is a directory, not an archive", in_path);
+        return util_fail(err, errlen, "%s is a directory, not an archive", in_path);
     }
     int lock = homelock_take(home, 0, 1, err, errlen);
     struct imp *m = lock >= 0 ? calloc(1, sizeof(*m)) : NULL;
@@ -742,11 +747,11 @@ int archive_import(const char *home, const char *in_path, struct archive_stats *
         m->pages.max = ARCH_MAX_PAGES;
         m->r.fd = fd;
         m->r.h = hash_new();
-        rc = m->r.h ? import_locked(m, st, err, errlen) : fail(err, errlen, "out of memory");
+        rc = m->r.h ? import_locked(m, st, err, errlen) : util_fail(err, errlen, "out of memory");
         cleanup(m);
         free(m);
     } else if (lock >= 0) {
-        fail(err, errlen, "out of memory");
+        util_fail(err, errlen, "out of memory");
     }
     homelock_release(lock);
     if (fd > 0)

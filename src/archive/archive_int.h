@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/bytes.h"
 #include "util/hash.h"
 
 #define ARCH_HEADER_SIZE 80 /* magic 8 | version 4 | flags 4 | run 64 */
@@ -47,10 +48,23 @@ int archive_parse_hex(const char *s, size_t n, hash256 *h);
 /* 1 if the first 32 bytes at p are the name of the zero page. */
 int archive_is_zero_hash(const hash256 *h);
 
-/* Little-endian stores and loads. */
-void archive_put32(uint8_t *p, uint32_t v);
-void archive_put64(uint8_t *p, uint64_t v);
-uint32_t archive_get32(const uint8_t *p);
-uint64_t archive_get64(const uint8_t *p);
+/* The archive's byte order is util/bytes.h's; these names remain for
+ * tests/unit/archive_test.c. */
+static inline void archive_put32(uint8_t *p, uint32_t v)
+{
+    bytes_put_u32(p, v);
+}
+static inline void archive_put64(uint8_t *p, uint64_t v)
+{
+    bytes_put_u64(p, v);
+}
+static inline uint32_t archive_get32(const uint8_t *p)
+{
+    return bytes_get_u32(p);
+}
+static inline uint64_t archive_get64(const uint8_t *p)
+{
+    return bytes_get_u64(p);
+}
 
 #endif

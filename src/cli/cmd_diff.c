@@ -6,30 +6,23 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "trace/compare.h"
-#include "trace/describe.h"
 #include "cli/cli.h"
-#include "cli/cliutil.h"
+#include "cli/cli_read.h"
+#include "rewind.h"
 
-struct ctx {
-    uint64_t lo, hi, i, mark;
-    const char *side;
+struct side {
+    uint64_t mark;
+    const char *name;
 };
 
-static int show(void *p, const struct trace_entry *e)
+static int show(void *p, const struct rw_event *e)
 {
-    struct ctx *c = p;
-    uint64_t i = c->i++;
-    if (i < c->lo)
-        return 0;
-    if (i > c->hi)
-        return 1;
+    const struct side *s = p;
     char line[1024];
-    describe_entry(e, line, sizeof(line));
-    printf("  %s %s%10" PRIu64 "  %s\n", c->side, i == c->mark ? ">" : " ", e->step, line);
+    rw_event_describe(e, line, sizeof(line));
+    printf("  %s %s%10" PRIu64 "  %s\n", s->name, e->index == s->mark ? ">" : " ", e->step, line);
     return 0;
 }
 
@@ -44,7 +37,7 @@ int cmd_diff(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         if (c == 'c') {
-            if (cli_parse_step(optarg, &context) < 0)
+            if (cli_read_step(optarg, &context) < 0)
                 return cli_error(2, "--context needs a number: %s", optarg);
         } else if (c == 'j')
             json = 1;
@@ -58,43 +51,47 @@ int cmd_diff(int argc, char **argv)
     }
     if (argc - optind != 2)
         return cli_error(2, "diff needs two runs (see rewind diff --help)");
-    char da[4096], db[4096];
-    json_t *ma = cli_load_run(argv[optind], da, sizeof(da));
-    if (!ma)
+    struct rw_run_info a, b;
+    if (cli_read_run(argv[optind], &a) < 0)
         return 2;
-    json_t *mb = cli_load_run(argv[optind + 1], db, sizeof(db));
-    json_decref(ma);
-    if (!mb)
+    rw_run_info_free(&a);
+    if (cli_read_run(argv[optind + 1], &b) < 0)
         return 2;
-    json_decref(mb);
-    char ta[4200], tb[4200];
-    snprintf(ta, sizeof(ta), "%s/trace", da);
-    snprintf(tb, sizeof(tb), "%s/trace", db);
-    struct trace_difference d;
-    if (compare_traces(ta, tb, &d) < 0)
+    rw_run_info_free(&b);
+    rw_home *h = cli_read_home();
+    struct rw_diff d;
+    struct rw_error err;
+    if (rw_diff(h, a.dir, b.dir, &d, &err) < 0)
         return cli_error(2, "cannot read the traces of %s and %s", argv[optind], argv[optind + 1]);
     if (json) {
-        printf("{\"identical\":%s,\"common_events\":%" PRIu64, d.differ ? "false" : "true",
+        printf("{\"identical\":%s,\"common_events\":%" PRIu64, d.identical ? "true" : "false",
                d.common);
-        if (d.differ)
-            printf(",\"event\":%" PRIu64 ",\"step_a\":%" PRIu64 ",\"step_b\":%" PRIu64, d.index,
+        if (!d.identical)
+            printf(",\"event\":%" PRIu64 ",\"step_a\":%" PRIu64 ",\"step_b\":%" PRIu64, d.event,
                    d.step_a, d.step_b);
         puts("}");
-        return d.differ;
+        return !d.identical;
     }
-    if (!d.differ) {
+    if (d.identical) {
         printf("identical: %" PRIu64 " events\n", d.common);
         return 0;
     }
     printf("the runs part at event %" PRIu64 " (step %" PRIu64 " in A, %" PRIu64
            " in B), after %" PRIu64 " equal events\n",
-           d.index, d.step_a, d.step_b, d.common);
-    struct ctx ca = {.lo = d.index > context ? d.index - context : 0, .hi = d.index + context,
-                     .mark = d.index, .side = "A"};
-    struct ctx cb = ca;
-    cb.side = "B";
-    cli_each_entry(da, show, &ca);
+           d.event, d.step_a, d.step_b, d.common);
+    struct rw_event_query q = RW_EVENTS_ALL;
+    q.first_index = d.event > context ? d.event - context : 0;
+    q.last_index = d.event + context;
+    struct side sa = {.mark = d.event, .name = "A"}, sb = {.mark = d.event, .name = "B"};
+    struct rw_trace_status st;
+    if (rw_events(h, a.dir, &q, show, &sa, &st, &err) < 0)
+        cli_read_fail(-1, &err);
+    else
+        cli_read_torn(&st);
     printf("  --\n");
-    cli_each_entry(db, show, &cb);
+    if (rw_events(h, b.dir, &q, show, &sb, &st, &err) < 0)
+        cli_read_fail(-1, &err);
+    else
+        cli_read_torn(&st);
     return 1;
 }

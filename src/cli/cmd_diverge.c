@@ -1,87 +1,51 @@
 /*
  * cmd_diverge: `rewind diverge A B`: where two runs that should be equal
- * part. The monitor-debugging tool of docs/determinism.md: first the first
+ * part, the monitor-debugging tool (docs/determinism.md): first the first
  * differing trace event and its step; then, if both runs were made with
- * --state-log, the first step whose register hash differs and the last
- * and first RAM-hash checkpoints around it.
+ * --state-log, the first step whose register hash differs and the last and
+ * first RAM-hash checkpoints around it.
  */
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "home/runref.h"
-#include "trace/compare.h"
-#include "trace/describe.h"
 #include "cli/cli.h"
+#include "cli/cli_read.h"
+#include "rewind.h"
 
-static int entry_at(const char *path, uint64_t index, char *out, size_t n)
+static int describe(void *ctx, const struct rw_event *e)
 {
-    struct trace_reader *r = malloc(sizeof(*r));
-    struct trace_entry e;
-    int found = 0;
-    if (r && trace_open_read(r, path) == 0) {
-        for (uint64_t i = 0; trace_next(r, &e); i++)
-            if (i == index) {
-                describe_entry(&e, out, n);
-                found = 1;
-                break;
-            }
-        trace_close_read(r);
-    }
-    free(r);
-    if (!found)
-        snprintf(out, n, "(trace ended)");
-    return found;
+    rw_event_describe(e, ctx, 600);
+    return 1;
 }
 
-/* First differing register-hash step and bracketing RAM checkpoints. */
-static void compare_states(const char *da, const char *db)
+/* The event at index of run id in words, or "(trace ended)". */
+static void event_at(rw_home *h, const char *id, uint64_t index, char out[600])
 {
-    char pa[4200], pb[4200];
-    snprintf(pa, sizeof(pa), "%s/states", da);
-    snprintf(pb, sizeof(pb), "%s/states", db);
-    FILE *a = fopen(pa, "r"), *b = fopen(pb, "r");
-    if (!a || !b) {
+    struct rw_event_query q = RW_EVENTS_ALL;
+    q.first_index = q.last_index = index;
+    snprintf(out, 600, "(trace ended)");
+    rw_events(h, id, &q, describe, out, NULL, NULL);
+}
+
+static void print_states(rw_home *h, const char *a, const char *b)
+{
+    struct rw_state_diff s;
+    rw_diff_states(h, a, b, &s);
+    if (!s.recorded) {
         printf("state hashes: not recorded (run both with --state-log K to compare "
                "registers and RAM)\n");
-        if (a)
-            fclose(a);
-        if (b)
-            fclose(b);
         return;
     }
-    uint64_t ea[2], eb[2], last_ram_equal = 0, first_regs = 0, first_ram = 0;
-    while (fread(ea, sizeof(ea), 1, a) == 1 && fread(eb, sizeof(eb), 1, b) == 1) {
-        if (ea[0] != eb[0]) {
-            first_regs = first_regs ? first_regs : (ea[0] & ~(1ull << 63));
-            break;
-        }
-        int ram = (ea[0] >> 63) & 1;
-        uint64_t step = ea[0] & ~(1ull << 63);
-        if (ea[1] == eb[1]) {
-            if (ram)
-                last_ram_equal = step;
-            continue;
-        }
-        if (ram && !first_ram)
-            first_ram = step;
-        if (!ram && !first_regs)
-            first_regs = step;
-        if (first_ram)
-            break;
-    }
-    fclose(a);
-    fclose(b);
-    if (!first_regs && !first_ram) {
+    if (!s.regs_step && !s.ram_step) {
         printf("state hashes: equal over every step both runs logged\n");
         return;
     }
-    if (first_regs)
-        printf("registers first differ at step %" PRIu64 "\n", first_regs);
-    if (first_ram)
-        printf("RAM equal at step %" PRIu64 ", differs at step %" PRIu64 "\n", last_ram_equal,
-               first_ram);
+    if (s.regs_step)
+        printf("registers first differ at step %" PRIu64 "\n", s.regs_step);
+    if (s.ram_step)
+        printf("RAM equal at step %" PRIu64 ", differs at step %" PRIu64 "\n", s.ram_equal_step,
+               s.ram_step);
 }
 
 int cmd_diverge(int argc, char **argv)
@@ -95,30 +59,27 @@ int cmd_diverge(int argc, char **argv)
     }
     if (argc != 3)
         return cli_error(2, "diverge needs two runs (see rewind diverge --help)");
-    char da[4096], db[4096], err[512];
-    if (runref_resolve(cli_home(), argv[1], da, sizeof(da), err, sizeof(err)) < 0 ||
-        runref_resolve(cli_home(), argv[2], db, sizeof(db), err, sizeof(err)) < 0)
-        return cli_error(2, "%s", err);
-    char ta[4200], tb[4200];
-    snprintf(ta, sizeof(ta), "%s/trace", da);
-    snprintf(tb, sizeof(tb), "%s/trace", db);
-    struct trace_difference d;
-    int rc = compare_traces(ta, tb, &d);
-    if (rc < 0)
-        return cli_error(1, "cannot read the traces of %s and %s (%s)", argv[1], argv[2],
-                         rc == -2 ? "not a trace file" : "missing");
-    if (!d.differ) {
+    rw_home *h = cli_read_home();
+    if (!h)
+        return 1;
+    char a[RW_ID_MAX], b[RW_ID_MAX];
+    struct rw_error err;
+    if (rw_resolve(h, argv[1], a, &err) < 0 || rw_resolve(h, argv[2], b, &err) < 0)
+        return cli_read_fail(2, &err);
+    struct rw_diff d;
+    if (rw_diff(h, a, b, &d, &err) < 0)
+        return cli_error(1, "cannot read the traces of %s and %s (%s)", argv[1], argv[2], err.msg);
+    if (d.identical) {
         printf("identical: %" PRIu64 " events\n", d.common);
-        compare_states(da, db);
+        print_states(h, a, b);
         return 0;
     }
     char xa[600], xb[600];
-    entry_at(ta, d.index, xa, sizeof(xa));
-    entry_at(tb, d.index, xb, sizeof(xb));
-    printf("traces part at event %" PRIu64 " after %" PRIu64 " equal events\n", d.index,
-           d.common);
+    event_at(h, a, d.event, xa);
+    event_at(h, b, d.event, xb);
+    printf("traces part at event %" PRIu64 " after %" PRIu64 " equal events\n", d.event, d.common);
     printf("  %s: step %" PRIu64 ": %s\n", argv[1], d.step_a, xa);
     printf("  %s: step %" PRIu64 ": %s\n", argv[2], d.step_b, xb);
-    compare_states(da, db);
+    print_states(h, a, b);
     return 1;
 }

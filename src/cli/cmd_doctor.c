@@ -10,8 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/probe.h"
 #include "cli/cli.h"
+#include "cli/cli_read.h"
+#include "rewind.h"
 
 static int have_exec(const char *name)
 {
@@ -35,9 +36,9 @@ int cmd_doctor(int argc, char **argv)
         } else
             return cli_error(2, "doctor: unknown option %s", argv[i]);
     }
-    struct probe_result pr;
-    char err[256] = "";
-    int probe_ok = probe_run(&pr, err, sizeof(err)) == 0;
+    struct rw_kvm_probe pr;
+    struct rw_error err = {0};
+    int probe_ok = rw_kvm_probe(&pr, &err) == 0;
     const char *kernel = cli_artifact("REWIND_KERNEL", "kernel/vmlinux");
     const char *init = cli_artifact("REWIND_INIT", "rewind-init");
     int k = access(kernel, R_OK) == 0, in = access(init, R_OK) == 0;
@@ -47,13 +48,12 @@ int cmd_doctor(int argc, char **argv)
         printf("{\"kvm\":%s,\"native\":%s,\"cpl0_iters_per_s\":%.0f,\"exit_us\":%.2f,"
                "\"kernel\":%s,\"init\":%s,\"mkfs_erofs\":%s,\"ok\":%s}\n",
                probe_ok ? "true" : "false", probe_ok && pr.native ? "true" : "false",
-               probe_ok ? pr.cpl0_iters_per_s : 0, probe_ok ? pr.exit_us : 0,
-               k ? "true" : "false", in ? "true" : "false", mk ? "true" : "false",
-               ok ? "true" : "false");
+               probe_ok ? pr.cpl0_iters_per_s : 0, probe_ok ? pr.exit_us : 0, k ? "true" : "false",
+               in ? "true" : "false", mk ? "true" : "false", ok ? "true" : "false");
         return ok ? 0 : 1;
     }
     if (!probe_ok)
-        printf("kvm:        NOT USABLE: %s\n", err);
+        printf("kvm:        NOT USABLE: %s\n", err.msg);
     else
         printf("kvm:        %s: guest CPL0 loop %.1f M iter/s, port exit %.1f us\n            %s\n",
                pr.native ? "native" : "NOT NATIVE (guest kernel code is emulated)",

@@ -1,14 +1,14 @@
 /*
  * cmd_export: `rewind export RUN [-o FILE] [--replayable]`: write a run as
- * one archive file (format and checks in src/run/archive.h).
+ * one archive file (format and checks in docs/formats.md).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "archive/archive.h"
-#include "home/runref.h"
 #include "cli/cli.h"
+#include "cli/cli_read.h"
+#include "rewind.h"
 
 static void usage(void)
 {
@@ -45,21 +45,24 @@ int cmd_export(int argc, char **argv)
     }
     if (!ref)
         return cli_error(2, "export needs a run (see rewind export --help)");
-    char dir[4200], err[1024], def[128];
-    if (runref_resolve(cli_home(), ref, dir, sizeof(dir), err, sizeof(err)) < 0)
-        return cli_error(1, "%s", err);
-    const char *name = strrchr(dir, '/') + 1;
+    rw_home *h = cli_read_home();
+    if (!h)
+        return 1;
+    char name[RW_ID_MAX], def[128];
+    struct rw_error err;
+    if (rw_resolve(h, ref, name, &err) < 0)
+        return cli_read_fail(1, &err);
     if (!out) {
         snprintf(def, sizeof(def), "%s.rewind", name);
         out = def;
     }
-    struct archive_stats st;
-    if (archive_export(cli_home(), name, replayable, out, &st, err, sizeof(err)) < 0)
-        return cli_error(1, "%s", err);
+    struct rw_archive_stats st;
+    if (rw_export(h, name, replayable, out, &st, &err) < 0)
+        return cli_read_fail(1, &err);
     fprintf(strcmp(out, "-") ? stdout : stderr,
             "exported run %s to %s (%" PRIu64 " events, %" PRIu64 " keyframes, %" PRIu64
             " pages, %" PRIu64 " images, %" PRIu64 " bytes)\n",
-            st.run, strcmp(out, "-") ? out : "stdout", st.events, st.keyframes, st.pages,
-            st.images, st.bytes);
+            st.run, strcmp(out, "-") ? out : "stdout", st.events, st.keyframes, st.pages, st.images,
+            st.bytes);
     return 0;
 }

@@ -1,6 +1,6 @@
 /*
  * cmd_gc: `rewind gc [--dry-run] [--json] [--no-wait]`: free the pages and
- * root images no run needs (rungc.h says what is live). Waits for running
+ * root images no run needs (docs/formats.md, "The home", says what is live). Waits for running
  * rewind processes unless --no-wait; a dry run does not wait and changes
  * nothing.
  */
@@ -8,8 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "home/rungc.h"
 #include "cli/cli.h"
+#include "cli/cli_read.h"
+#include "rewind.h"
 
 static const char *bytes_text(uint64_t b, char *buf, size_t n)
 {
@@ -27,7 +28,7 @@ static const char *bytes_text(uint64_t b, char *buf, size_t n)
     return buf;
 }
 
-static void print_json(const struct rungc_stats *s, int dry)
+static void print_json(const struct rw_gc_stats *s, int dry)
 {
     printf("{\"dry_run\":%s,\"runs\":%" PRIu64 ",\"killed_runs\":%" PRIu64
            ",\"live_pages\":%" PRIu64 ",\"removed_pages\":%" PRIu64 ",\"corrupt_pages\":%" PRIu64
@@ -44,12 +45,12 @@ static void print_json(const struct rungc_stats *s, int dry)
     printf(",\"removed_temp_files\":%" PRIu64 ",\"removed_temp_bytes\":%" PRIu64
            ",\"removed_imports\":%" PRIu64 ",\"image_names\":[",
            s->temp_files, s->temp_bytes, s->imports);
-    for (uint64_t i = 0; i < s->dead_images && i < RUNGC_MAX_NAMES; i++)
+    for (uint64_t i = 0; i < s->dead_images && i < RW_GC_MAX_NAMES; i++)
         printf("%s\"%s\"", i ? "," : "", s->dead_image_names[i]);
     puts("]}");
 }
 
-static void print_words(const struct rungc_stats *s, int dry)
+static void print_words(const struct rw_gc_stats *s, int dry)
 {
     const char *verb = dry ? "would remove" : "removed";
     char a[32], b[32];
@@ -64,20 +65,24 @@ static void print_words(const struct rungc_stats *s, int dry)
                dry ? " (estimated)" : "");
     printf("images: %s %" PRIu64 " (%s)", verb, s->dead_images,
            bytes_text(s->dead_image_bytes, a, sizeof(a)));
-    for (uint64_t i = 0; i < s->dead_images && i < RUNGC_MAX_NAMES; i++)
+    for (uint64_t i = 0; i < s->dead_images && i < RW_GC_MAX_NAMES; i++)
         printf("%s%.16s", i ? ", " : ": ", s->dead_image_names[i]);
-    if (s->dead_images > RUNGC_MAX_NAMES)
+    if (s->dead_images > RW_GC_MAX_NAMES)
         fputs(", ...", stdout);
     putchar('\n');
     if (s->temp_files || s->imports)
-        printf("leftovers: %s %" PRIu64 " temp files (%s), %" PRIu64 " abandoned imports\n",
-               verb, s->temp_files, bytes_text(s->temp_bytes, a, sizeof(a)), s->imports);
+        printf("leftovers: %s %" PRIu64 " temp files (%s), %" PRIu64 " abandoned imports\n", verb,
+               s->temp_files, bytes_text(s->temp_bytes, a, sizeof(a)), s->imports);
     if (s->images_kept)
-        fprintf(stderr, "rewind: warning: run %s has an unreadable manifest or spec; every "
-                "image was kept\n", s->unreadable_run);
+        fprintf(stderr,
+                "rewind: warning: run %s has an unreadable manifest or spec; every "
+                "image was kept\n",
+                s->unreadable_run);
     if (s->corrupt_pages)
-        fprintf(stderr, "rewind: warning: %" PRIu64 " pages some run needs were corrupt in the "
-                "store and are lost\n", s->corrupt_pages);
+        fprintf(stderr,
+                "rewind: warning: %" PRIu64 " pages some run needs were corrupt in the "
+                "store and are lost\n",
+                s->corrupt_pages);
 }
 
 int cmd_gc(int argc, char **argv)
@@ -103,10 +108,13 @@ int cmd_gc(int argc, char **argv)
         } else
             return cli_error(2, "unknown argument '%s' (see rewind gc --help)", argv[i]);
     }
-    struct rungc_stats s;
-    char err[1024];
-    if (rungc_run(cli_home(), dry, wait, &s, err, sizeof(err)) < 0)
-        return cli_error(1, "%s", err);
+    rw_home *h = cli_read_home();
+    if (!h)
+        return 1;
+    struct rw_gc_stats s;
+    struct rw_error err;
+    if (rw_gc(h, dry, wait, &s, &err) < 0)
+        return cli_read_fail(1, &err);
     if (json)
         print_json(&s, dry);
     else

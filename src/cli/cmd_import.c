@@ -1,13 +1,14 @@
 /*
  * cmd_import: `rewind import FILE`: add the run in an archive (from rewind
- * export) to $REWIND_HOME after verifying all of it (src/run/archive.h).
+ * export) to $REWIND_HOME after verifying all of it (docs/formats.md).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "archive/archive.h"
 #include "cli/cli.h"
+#include "cli/cli_read.h"
+#include "rewind.h"
 
 int cmd_import(int argc, char **argv)
 {
@@ -34,22 +35,24 @@ int cmd_import(int argc, char **argv)
     }
     if (!in)
         return cli_error(2, "import needs a file (see rewind import --help)");
-    struct archive_stats st;
-    char err[1024];
-    if (archive_import(cli_home(), in, &st, err, sizeof(err)) < 0)
-        return cli_error(1, "%s: %s", in, err);
+    rw_home *h = cli_read_home();
+    if (!h)
+        return 1;
+    struct rw_archive_stats st;
+    struct rw_error err;
+    if (rw_import(h, in, &st, &err) < 0)
+        return cli_error(1, "%s: %s", in, err.msg);
     if (json)
         printf("{\"run\":\"%s\",\"already\":%s,\"runs\":%" PRIu64 ",\"events\":%" PRIu64
                ",\"keyframes\":%" PRIu64 ",\"pages\":%" PRIu64 ",\"images\":%" PRIu64 "}\n",
-               st.run, st.already ? "true" : "false", st.runs, st.events, st.keyframes,
-               st.pages, st.images);
+               st.run, st.already ? "true" : "false", st.runs, st.events, st.keyframes, st.pages,
+               st.images);
     else if (st.already)
         printf("run %s is already here, identical (%" PRIu64 " events, %" PRIu64
                " keyframes, %" PRIu64 " pages)\n",
                st.run, st.events, st.keyframes, st.pages);
     else
-        printf("imported run %s (%" PRIu64 " events, %" PRIu64 " keyframes, %" PRIu64
-               " pages)\n",
+        printf("imported run %s (%" PRIu64 " events, %" PRIu64 " keyframes, %" PRIu64 " pages)\n",
                st.run, st.events, st.keyframes, st.pages);
     return 0;
 }

@@ -6,38 +6,41 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/cliutil.h"
+#include "cli/cli_read.h"
+#include "rewind.h"
 
 struct q {
     uint64_t upto;
     int steps, json, n;
 };
 
-static int show(void *ctx, const struct trace_entry *e)
+static int show(void *ctx, const struct rw_event *e)
 {
     struct q *q = ctx;
-    if (e->step > q->upto)
-        return 1;
-    if (e->rec.kind != REWIND_REC_OUTPUT)
-        return 0;
     if (q->json) {
         printf("%s{\"step\":%llu,\"pid\":%u,\"fd\":%llu,\"text\":", q->n ? ",\n" : "",
-               (unsigned long long)e->step, e->rec.pid, (unsigned long long)e->rec.aux);
-        cli_json_str((const char *)e->payload, e->payload_len);
+               (unsigned long long)e->step, e->pid, (unsigned long long)e->aux);
+        cli_read_json_str((const char *)e->payload, e->payload_len);
         putchar('}');
     } else {
         if (q->steps)
-            printf("[%llu %u %s] ", (unsigned long long)e->step, e->rec.pid,
-                   e->rec.aux == 2 ? "err" : "out");
+            printf("[%llu %u %s] ", (unsigned long long)e->step, e->pid,
+                   e->aux == 2 ? "err" : "out");
         fwrite(e->payload, 1, e->payload_len, stdout);
         if (q->steps && (e->payload_len == 0 || e->payload[e->payload_len - 1] != '\n'))
             putchar('\n');
     }
     q->n++;
     return 0;
+}
+
+static int read_log(rw_home *h, const char *id, void *ctx, struct rw_trace_status *st,
+                    struct rw_error *err)
+{
+    const struct q *q = ctx;
+    return rw_log(h, id, q->upto, show, ctx, st, err);
 }
 
 int cmd_log(int argc, char **argv)
@@ -64,17 +67,7 @@ int cmd_log(int argc, char **argv)
     }
     if (optind >= argc || argc - optind > 2)
         return cli_error(2, "log needs RUN [STEP] (see rewind log --help)");
-    if (argc - optind == 2 && cli_parse_step(argv[optind + 1], &q.upto) < 0)
+    if (argc - optind == 2 && cli_read_step(argv[optind + 1], &q.upto) < 0)
         return cli_error(2, "STEP must be a step number: %s", argv[optind + 1]);
-    char dir[4096];
-    json_t *m = cli_load_run(argv[optind], dir, sizeof(dir));
-    if (!m)
-        return 1;
-    json_decref(m);
-    if (q.json)
-        putchar('[');
-    int rc = cli_each_entry(dir, show, &q);
-    if (q.json)
-        puts("]");
-    return rc < 0 ? 1 : 0;
+    return cli_read_trace(argv[optind], q.json, NULL, read_log, &q);
 }

@@ -1,145 +1,118 @@
 /*
  * cmd_ls: `rewind ls [--name N] [--status S] [--since T] [--json]`: runs,
  * newest first. Runs that never finished (killed mid-way) are listed with
- * status "incomplete".
+ * status "incomplete". `rewind ls --forks-of RUN`: the family tree under
+ * one run.
  */
-#include <dirent.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "home/runref.h"
-#include "run/spec.h"
 #include "cli/cli.h"
-#include "cli/cliutil.h"
+#include "cli/cli_read.h"
+#include "rewind.h"
 
-static void argv_text(json_t *spec, char *out, size_t n)
-{
-    json_t *a = json_object_get(spec, "argv");
-    size_t i, o = 0;
-    json_t *v;
-    out[0] = 0;
-    json_array_foreach(a, i, v)
-    {
-        o += (size_t)snprintf(out + o, o < n ? n - o : 0, "%s%s", i ? " " : "",
-                              json_string_value(v) ? json_string_value(v) : "");
-        if (o >= n)
-            break;
-    }
-}
-
-static int matches(json_t *m, const char *name, const char *status, int64_t since)
-{
-    const char *nm = json_string_value(json_object_get(m, "name"));
-    const char *oc = json_string_value(json_object_get(m, "outcome"));
-    if (name && (!nm || strcmp(nm, name)))
-        return 0;
-    if (status && (!oc || strcmp(oc, status)))
-        return 0;
-    if (since && json_integer_value(json_object_get(m, "created")) < since)
-        return 0;
-    return 1;
-}
-
-static void list_incomplete(int json, int *n)
-{
-    char runs[4096];
-    snprintf(runs, sizeof(runs), "%s/runs", cli_home());
-    DIR *d = opendir(runs);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] != '.' || !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-            strstr(e->d_name, ".old"))
-            continue;
-        char id[64];
-        snprintf(id, sizeof(id), "%s", e->d_name + 1);
-        char *dot = strchr(id, '.');
-        if (dot)
-            *dot = 0;
-        if (json)
-            printf("%s{\"id\":\"%s\",\"outcome\":\"incomplete\",\"dir\":\"%s\"}", (*n)++ ? ",\n" : "",
-                   id, e->d_name);
-        else
-            printf("%-18s %-19s %-14s %10s  (incomplete: %s/%s)\n", id, "-", "incomplete", "-",
-                   runs, e->d_name);
-    }
-    if (d)
-        closedir(d);
-}
-
-/* --forks-of: the family tree under one run: every run whose parent chain
- * reaches it, indented by generation. */
-struct node {
-    char name[64], parent[64], what[64];
-    long long from, steps, code;
+struct out {
+    int json, n;
+    int started;      /* the head is printed */
+    const char *root; /* --forks-of: the tree's root */
 };
 
-static void tree(const struct node *v, int n, const char *root, int depth, int json, int *k)
+/* The head ('[', the column titles or the tree's root) comes with the
+ * first row, or after a listing without rows: a listing that fails prints
+ * only its error. */
+static void begin(struct out *o)
 {
-    for (int i = 0; i < n; i++) {
-        if (strcmp(v[i].parent, root))
-            continue;
-        if (json)
-            printf("%s{\"id\":\"%s\",\"parent\":\"%s\",\"generation\":%d,\"fork_step\":%lld,"
-                   "\"outcome\":\"%s\",\"exit_code\":%lld,\"steps\":%lld}",
-                   (*k)++ ? ",\n" : "", v[i].name, root, depth, v[i].from, v[i].what,
-                   v[i].code, v[i].steps);
-        else
-            printf("%*s%s  forked at step %lld  %s:%lld after %lld steps\n", 2 * depth, "",
-                   v[i].name, v[i].from, v[i].what, v[i].code, v[i].steps), (*k)++;
-        if (depth < 64)
-            tree(v, n, v[i].name, depth + 1, json, k);
-    }
+    if (o->started++)
+        return;
+    if (o->json)
+        putchar('[');
+    else if (o->root)
+        printf("%s\n", o->root);
+    else
+        printf("%-18s %-19s %-14s %10s  %s\n", "RUN", "CREATED", "OUTCOME", "STEPS", "COMMAND");
 }
 
-static int forks_of(const char *ref, int json)
+static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_error *why)
 {
-    char dir[4096];
-    json_t *m = cli_load_run(ref, dir, sizeof(dir));
-    if (!m)
-        return 2;
-    const char *b = strrchr(dir, '/');
-    char root[64];
-    snprintf(root, sizeof(root), "%.63s", b ? b + 1 : dir);
-    json_decref(m);
-    char **names = NULL;
-    int count = runref_list(cli_home(), &names);
-    if (count < 0)
-        return cli_error(1, "cannot read %s/runs", cli_home());
-    struct node *v = calloc((size_t)count + 1, sizeof(*v));
-    int n = 0;
-    for (int i = 0; v && i < count; i++) {
-        char d[4096];
-        json_t *x = cli_load_run(names[i], d, sizeof(d));
-        if (!x)
-            continue;
-        const char *par = json_string_value(json_object_get(x, "parent"));
-        const char *oc = json_string_value(json_object_get(x, "outcome"));
-        snprintf(v[n].name, sizeof(v[n].name), "%s", names[i]);
-        snprintf(v[n].parent, sizeof(v[n].parent), "%s", par ? par : "");
-        snprintf(v[n].what, sizeof(v[n].what), "%s", oc ? oc : "?");
-        json_t *fs = json_object_get(x, "fork_step");
-        v[n].from = (long long)json_integer_value(fs ? fs : json_object_get(x, "from_step"));
-        v[n].steps = (long long)json_integer_value(json_object_get(x, "steps"));
-        v[n].code = (long long)json_integer_value(json_object_get(x, "exit_code"));
-        n++;
-        json_decref(x);
+    struct out *o = ctx;
+    begin(o); /* before an unreadable run's line too, as a terminal shows it */
+    if (!r)
+        return cli_read_fail(0, why);
+    if (r->incomplete) {
+        if (o->json)
+            printf("%s{\"id\":\"%s\",\"outcome\":\"incomplete\",\"dir\":\"%s\"}",
+                   o->n++ ? ",\n" : "", r->id, r->dir);
+        else
+            printf("%-18s %-19s %-14s %10s  (incomplete: %s)\n", r->id, "-", "incomplete", "-",
+                   r->path);
+        return 0;
     }
-    int k = 0;
-    if (json)
-        putchar('[');
+    char when[32] = "-", outcome[80];
+    time_t t = (time_t)r->created;
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+    if (!strcmp(r->outcome, "exited"))
+        snprintf(outcome, sizeof(outcome), "exited:%lld", (long long)r->exit_code);
     else
-        printf("%s\n", root);
-    if (v)
-        tree(v, n, root, json ? 1 : 1, json, &k);
+        snprintf(outcome, sizeof(outcome), "%s", r->outcome[0] ? r->outcome : "?");
+    if (o->json) {
+        printf("%s{\"id\":\"%s\",\"name\":", o->n++ ? ",\n" : "", r->id);
+        if (r->has_name)
+            cli_read_json_str(r->name, strlen(r->name));
+        else
+            fputs("null", stdout);
+        printf(",\"created\":%lld,\"outcome\":\"%s\",\"exit_code\":%lld,\"steps\":%lld,"
+               "\"parent\":%s%s%s,\"command\":",
+               (long long)r->created, r->outcome, (long long)r->exit_code, (long long)r->steps,
+               r->has_parent ? "\"" : "", r->has_parent ? r->parent : "null",
+               r->has_parent ? "\"" : "");
+        cli_read_json_str(r->command, strlen(r->command));
+        putchar('}');
+    } else {
+        printf("%-18s %-19s %-14s %10lld  %s%s%s%s\n", r->id, when, outcome, (long long)r->steps,
+               r->has_name ? "[" : "", r->name, r->has_name ? "] " : "", r->command);
+    }
+    return 0;
+}
+
+static int print_fork(void *ctx, const struct rw_run_info *r, const struct rw_error *why)
+{
+    struct out *o = ctx;
+    if (!r)
+        return cli_read_fail(0, why);
+    begin(o);
+    const char *what = r->outcome[0] ? r->outcome : "?";
+    if (o->json)
+        printf("%s{\"id\":\"%s\",\"parent\":\"%s\",\"generation\":%d,\"fork_step\":%lld,"
+               "\"outcome\":\"%s\",\"exit_code\":%lld,\"steps\":%lld}",
+               o->n++ ? ",\n" : "", r->id, r->parent, r->generation, (long long)r->fork_step, what,
+               (long long)r->exit_code, (long long)r->steps);
+    else
+        printf("%*s%s  forked at step %lld  %s:%lld after %lld steps\n", 2 * r->generation, "",
+               r->id, (long long)r->fork_step, what, (long long)r->exit_code, (long long)r->steps);
+    return 0;
+}
+
+static int forks_of(rw_home *h, const char *ref, int json)
+{
+    struct rw_run_info root;
+    if (cli_read_run(ref, &root) < 0)
+        return 2;
+    rw_run_info_free(&root);
+    struct out o = {.json = json, .root = root.id};
+    struct rw_error err;
+    char id[RW_ID_MAX];
+    int n = rw_forks(h, ref, id, print_fork, &o, &err);
+    if (n < 0)
+        return cli_read_fail(1, &err);
+    begin(&o);
     if (json)
         puts("]");
-    else if (!k)
+    else if (!n)
         printf("  (no forks)\n");
-    free(v);
-    runref_free(names, count);
     return 0;
 }
 
@@ -152,20 +125,20 @@ int cmd_ls(int argc, char **argv)
                                        {"forks-of", required_argument, 0, 'f'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-    const char *name = NULL, *status = NULL, *forks = NULL;
-    int64_t since = 0;
+    struct rw_run_filter f = {0};
+    const char *forks = NULL;
     int json = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'n':
-            name = optarg;
+            f.name = optarg;
             break;
         case 's':
-            status = optarg;
+            f.status = optarg;
             break;
         case 'S':
-            if (spec_parse_epoch(optarg, &since) < 0)
+            if (rw_parse_time(optarg, &f.since) < 0)
                 return cli_error(2, "--since needs seconds or YYYY-MM-DD[THH:MM:SS]: %s", optarg);
             break;
         case 'j':
@@ -187,62 +160,17 @@ int cmd_ls(int argc, char **argv)
     }
     if (optind != argc)
         return cli_error(2, "ls takes no arguments (see rewind ls --help)");
+    rw_home *h = cli_read_home();
+    if (!h)
+        return 1;
     if (forks)
-        return forks_of(forks, json);
-    char **names = NULL;
-    int count = runref_list(cli_home(), &names);
-    if (count < 0)
-        return cli_error(1, "cannot read %s/runs", cli_home());
-    int n = 0;
-    if (json)
-        putchar('[');
-    else
-        printf("%-18s %-19s %-14s %10s  %s\n", "RUN", "CREATED", "OUTCOME", "STEPS", "COMMAND");
-    for (int i = 0; i < count; i++) {
-        char dir[4096];
-        json_t *m = cli_load_run(names[i], dir, sizeof(dir));
-        if (!m)
-            continue;
-        if (matches(m, name, status, since)) {
-            char cmd[300], when[32] = "-";
-            argv_text(json_object_get(m, "spec"), cmd, sizeof(cmd));
-            time_t t = (time_t)json_integer_value(json_object_get(m, "created"));
-            struct tm tm;
-            if (gmtime_r(&t, &tm))
-                strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-            const char *oc = json_string_value(json_object_get(m, "outcome"));
-            long long code = (long long)json_integer_value(json_object_get(m, "exit_code"));
-            char outcome[40];
-            if (oc && !strcmp(oc, "exited"))
-                snprintf(outcome, sizeof(outcome), "exited:%lld", code);
-            else
-                snprintf(outcome, sizeof(outcome), "%s", oc ? oc : "?");
-            long long steps = (long long)json_integer_value(json_object_get(m, "steps"));
-            const char *nm = json_string_value(json_object_get(m, "name"));
-            if (json) {
-                printf("%s{\"id\":\"%s\",\"name\":", n++ ? ",\n" : "", names[i]);
-                if (nm)
-                    cli_json_str(nm, strlen(nm));
-                else
-                    fputs("null", stdout);
-                const char *par = json_string_value(json_object_get(m, "parent"));
-                printf(",\"created\":%lld,\"outcome\":\"%s\",\"exit_code\":%lld,\"steps\":%lld,"
-                       "\"parent\":%s%s%s,\"command\":",
-                       (long long)t, oc ? oc : "", code, steps, par ? "\"" : "",
-                       par ? par : "null", par ? "\"" : "");
-                cli_json_str(cmd, strlen(cmd));
-                putchar('}');
-            } else {
-                printf("%-18s %-19s %-14s %10lld  %s%s%s%s\n", names[i], when, outcome, steps,
-                       nm ? "[" : "", nm ? nm : "", nm ? "] " : "", cmd);
-            }
-        }
-        json_decref(m);
-    }
-    if (!name && !status && !since)
-        list_incomplete(json, &n);
+        return forks_of(h, forks, json);
+    struct out o = {.json = json};
+    struct rw_error err;
+    if (rw_runs_list(h, &f, print_run, &o, &err) < 0)
+        return cli_read_fail(1, &err);
+    begin(&o);
     if (json)
         puts("]");
-    runref_free(names, count);
     return 0;
 }

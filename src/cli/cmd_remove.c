@@ -4,37 +4,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "trace/keyframe.h"
-#include "home/rundir.h"
-#include "home/runref.h"
 #include "cli/cli.h"
+#include "cli/cli_read.h"
+#include "rewind.h"
 
-/* How many runs not being removed name `name` as their keyframes' parent;
- * one of them in `child`. */
-static int children(const char *name, char (*dirs)[4096], int ndirs, char *child, size_t n)
+static void report(void *ctx, const char *id, const char *path, int removed)
 {
-    char **names = NULL;
-    int count = runref_list(cli_home(), &names), found = 0;
-    for (int i = 0; i < count; i++) {
-        int removed = 0;
-        for (int j = 0; j < ndirs; j++) {
-            const char *b = strrchr(dirs[j], '/');
-            removed |= b && !strcmp(b + 1, names[i]);
-        }
-        char path[4200];
-        snprintf(path, sizeof(path), "%s/runs/%s/keyframes", cli_home(), names[i]);
-        struct kf_file k;
-        if (removed || kf_open(path, &k) != 0)
-            continue;
-        if (!strcmp(k.parent, name)) {
-            if (!found++)
-                snprintf(child, n, "%s", names[i]);
-        }
-        kf_close_read(&k);
-    }
-    if (count >= 0)
-        runref_free(names, count);
-    return found;
+    (void)ctx;
+    if (removed)
+        printf("removed %s\n", id);
+    else
+        cli_error(1, "could not fully remove %s", path);
 }
 
 int cmd_remove(int argc, char **argv)
@@ -53,29 +33,12 @@ int cmd_remove(int argc, char **argv)
              "boot, but lose the keyframes before their fork).");
         return 0;
     }
-    char dirs[64][4096], err[512];
-    if (argc - 1 > 64)
-        return cli_error(2, "remove at most 64 runs at a time");
-    /* Resolve all first: a typo removes nothing. */
-    for (int i = 1; i < argc; i++)
-        if (runref_resolve(cli_home(), argv[i], dirs[i - 1], sizeof(dirs[0]), err,
-                           sizeof(err)) < 0)
-            return cli_error(1, "%s (nothing removed)", err);
-    for (int i = 1; i < argc && !force; i++) {
-        char child[256];
-        const char *b = strrchr(dirs[i - 1], '/');
-        int n = children(b ? b + 1 : dirs[i - 1], dirs, argc - 1, child, sizeof(child));
-        if (n)
-            return cli_error(1, "run %s has %d fork%s starting from its keyframes (%s%s); remove "
-                                "them too, or use --force (nothing removed)",
-                             argv[i], n, n > 1 ? "s" : "", child, n > 1 ? ", ..." : "");
-    }
-    int rc = 0;
-    for (int i = 1; i < argc; i++) {
-        if (rundir_remove_tree(dirs[i - 1]) < 0)
-            rc = cli_error(1, "could not fully remove %s", dirs[i - 1]);
-        else
-            printf("removed %s\n", strrchr(dirs[i - 1], '/') + 1);
-    }
-    return rc;
+    if (argc - 1 > RW_REMOVE_MAX)
+        return cli_error(2, "remove at most %d runs at a time", RW_REMOVE_MAX);
+    rw_home *h = cli_read_home();
+    if (!h)
+        return 1;
+    struct rw_error err;
+    int rc = rw_remove(h, (const char *const *)argv + 1, argc - 1, force, report, NULL, &err);
+    return rc < 0 ? cli_read_fail(1, &err) : rc;
 }

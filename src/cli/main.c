@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_read.h"
 
 static const struct cli_command commands[] = {
     {"run", cmd_run, "run a command in a deterministic VM"},
@@ -56,6 +57,20 @@ const char *cli_home(void)
     return buf;
 }
 
+/* The home of the reading commands: opened once, on first use, closed by
+ * main when the command returns. */
+static rw_home *home;
+
+rw_home *cli_read_home(void)
+{
+    struct rw_error err;
+    if (!home && rw_home_open(cli_home(), &home, &err) < 0) {
+        cli_read_fail(1, &err);
+        home = NULL;
+    }
+    return home;
+}
+
 const char *cli_artifact(const char *env, const char *name)
 {
     static char buf[4][PATH_MAX];
@@ -95,7 +110,10 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) {
+            int rc = commands[i].fn(argc - 1, argv + 1);
+            rw_home_close(home);
+            return rc;
+        }
     return cli_error(2, "unknown command '%s' (see rewind --help)", argv[1]);
 }

@@ -10,23 +10,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "home/apierr.h"
 #include "home/paths.h"
-#include "home/runref.h"
+#include "home/runinfo.h"
 #include "rewind.h"
 #include "util/check.h"
 
 struct rw_home {
     char path[PATH_MAX];
 };
-
-static int err_set(struct rw_error *err, int code, const char *msg, const char *arg)
-{
-    if (err) {
-        err->code = code;
-        snprintf(err->msg, sizeof(err->msg), "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
-    }
-    return -1;
-}
 
 static int mkdir_p(char *path)
 {
@@ -50,16 +42,17 @@ int rw_home_open(const char *path, rw_home **out, struct rw_error *err)
         const char *u = getenv("HOME");
         if (snprintf(buf, sizeof(buf), "%s/.local/share/rewind", u && *u ? u : "/tmp") >=
             (int)sizeof(buf))
-            return err_set(err, RW_EUSAGE, "$HOME is too long", NULL);
+            return apierr_set(err, RW_EUSAGE, "$HOME is too long");
         h = buf;
     }
     rw_home *r = calloc(1, sizeof(*r));
     if (!r)
-        return err_set(err, RW_EINTERNAL, "out of memory", NULL);
+        return apierr_set(err, RW_EINTERNAL, "out of memory");
     if (snprintf(r->path, sizeof(r->path), "%s", h) >= (int)sizeof(r->path) ||
         mkdir_p(r->path) < 0) {
+        int e = errno;
         free(r);
-        return err_set(err, RW_EINTERNAL, "cannot create the home", strerror(errno));
+        return apierr_set(err, RW_EINTERNAL, "cannot create the home: %s", strerror(e));
     }
     char real[PATH_MAX];
     if (realpath(r->path, real))
@@ -81,14 +74,6 @@ const char *rw_home_path(const rw_home *h)
 
 int rw_resolve(rw_home *h, const char *ref, char id[RW_ID_MAX], struct rw_error *err)
 {
-    char dir[PATH_MAX], msg[512];
-    if (runref_resolve(h->path, ref, dir, sizeof(dir), msg, sizeof(msg)) < 0)
-        return err_set(err, RW_EUSAGE, msg, NULL);
-    const char *base = strrchr(dir, '/');
-    base = base ? base + 1 : dir;
-    size_t n = strlen(base);
-    if (n >= RW_ID_MAX)
-        return err_set(err, RW_EINTERNAL, "run directory name too long", base);
-    memcpy(id, base, n + 1);
-    return 0;
+    RW_ASSERT(h && ref && id);
+    return runinfo_resolve(h->path, ref, id, err);
 }

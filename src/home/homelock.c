@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -18,8 +19,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "util/fail.h"
+#include "home/paths.h"
 #include "home/rundir.h"
+#include "util/fail.h"
 
 int homelock_holders(int fd)
 {
@@ -48,19 +50,23 @@ static void say_waiting(int fd, int exclusive)
     }
     int n = homelock_holders(fd);
     if (n > 0)
-        fprintf(stderr, "rewind: waiting for %d running rewind process%s (runs, imports, "
-                "exports) to finish...\n", n, n == 1 ? "" : "es");
+        fprintf(stderr,
+                "rewind: waiting for %d running rewind process%s (runs, imports, "
+                "exports) to finish...\n",
+                n, n == 1 ? "" : "es");
     else
         fputs("rewind: waiting for running rewind processes (runs, imports, exports) to "
-              "finish...\n", stderr);
+              "finish...\n",
+              stderr);
 }
 
 int homelock_take(const char *home, int exclusive, int wait, char *err, size_t errlen)
 {
-    char path[4200];
+    char path[PATH_MAX];
     if (rundir_mkdirs(home) < 0)
         return util_fail(err, errlen, "cannot create %s: %s", home, strerror(errno));
-    snprintf(path, sizeof(path), "%s/gc.lock", home);
+    if (home_path(path, sizeof(path), home, HOME_LOCK, NULL, NULL) < 0)
+        return util_fail(err, errlen, "cannot lock %s: %s", home, strerror(errno));
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return util_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
@@ -79,8 +85,9 @@ int homelock_take(const char *home, int exclusive, int wait, char *err, size_t e
     close(fd);
     errno = e;
     if (e == EWOULDBLOCK)
-        return util_fail(err, errlen, exclusive ? "other rewind processes are using %s"
-                                                : "rewind gc is running on %s", home);
+        return util_fail(
+            err, errlen,
+            exclusive ? "other rewind processes are using %s" : "rewind gc is running on %s", home);
     return util_fail(err, errlen, "cannot lock %s: %s", path, strerror(e));
 }
 

@@ -6,6 +6,7 @@
  *     directory, so a reader never sees a half-written complete run.
  *  2. The staging name starts with '.', so listings can tell incomplete runs
  *     from complete ones.
+ *  3. Every path is built by home_path from the home and a checked name.
  */
 #include "home/rundir.h"
 
@@ -17,6 +18,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "home/paths.h"
+#include "util/check.h"
 
 int rundir_mkdirs(const char *path)
 {
@@ -75,18 +79,30 @@ int rundir_remove_tree(const char *path)
     return rc;
 }
 
+/* runs/<stage_name>/<file> of d's home. */
+static int stage_path(const struct rundir *d, const char *file, char *out, size_t n)
+{
+    return home_path(out, n, d->home, HOME_RUNS, d->stage_name, file);
+}
+
 int rundir_begin(struct rundir *d, const char *home, const char *id, const char *spec_json,
                  char *err, size_t errlen)
 {
     memset(d, 0, sizeof(*d));
-    char runs[3800], path[4200];
-    snprintf(runs, sizeof(runs), "%s/runs", home);
+    char runs[4096], path[4200];
+    snprintf(d->home, sizeof(d->home), "%s", home);
+    snprintf(d->stage_name, sizeof(d->stage_name), ".%.64s.%d", id, (int)getpid());
+    if (home_path(runs, sizeof(runs), home, HOME_RUNS, NULL, NULL) < 0 ||
+        home_path(d->staging, sizeof(d->staging), home, HOME_RUNS, d->stage_name, NULL) < 0 ||
+        home_path(d->final, sizeof(d->final), home, HOME_RUNS, id, NULL) < 0) {
+        snprintf(err, errlen, "bad run directory name '%s' under %s", id, home);
+        return -1;
+    }
+    RW_ASSERT(d->stage_name[0] == '.'); /* invariant 2 */
     if (rundir_mkdirs(runs) < 0) {
         snprintf(err, errlen, "cannot create %s: %s", runs, strerror(errno));
         return -1;
     }
-    snprintf(d->staging, sizeof(d->staging), "%s/.%s.%d", runs, id, (int)getpid());
-    snprintf(d->final, sizeof(d->final), "%s/%s", runs, id);
     rundir_remove_tree(d->staging);
     if (mkdir(d->staging, 0755) < 0) {
         snprintf(err, errlen, "cannot create %s: %s", d->staging, strerror(errno));
@@ -95,15 +111,14 @@ int rundir_begin(struct rundir *d, const char *home, const char *id, const char 
     d->open = 1;
     char manifest[256];
     snprintf(manifest, sizeof(manifest), "{\"id\":\"%s\",\"state\":\"running\"}\n", id);
-    snprintf(path, sizeof(path), "%s/spec.json", d->staging);
-    int ok = rundir_write_file(path, spec_json) == 0;
-    snprintf(path, sizeof(path), "%s/manifest.json", d->staging);
-    ok = ok && rundir_write_file(path, manifest) == 0;
-    snprintf(path, sizeof(path), "%s/trace", d->staging);
-    ok = ok && trace_open_write(&d->trace, path) == 0;
+    int ok = stage_path(d, "spec.json", path, sizeof(path)) == 0 &&
+             rundir_write_file(path, spec_json) == 0;
+    ok = ok && stage_path(d, "manifest.json", path, sizeof(path)) == 0 &&
+         rundir_write_file(path, manifest) == 0;
+    ok = ok && stage_path(d, "trace", path, sizeof(path)) == 0 &&
+         trace_open_write(&d->trace, path) == 0;
     if (!ok) {
-        snprintf(err, errlen, "cannot write the run directory %s: %s", d->staging,
-                 strerror(errno));
+        snprintf(err, errlen, "cannot write the run directory %s: %s", d->staging, strerror(errno));
         rundir_abort(d);
         return -1;
     }
@@ -113,26 +128,32 @@ int rundir_begin(struct rundir *d, const char *home, const char *id, const char 
 int rundir_finish_as(struct rundir *d, const char *name, const char *manifest_json, char *err,
                      size_t errlen)
 {
-    char *slash = strrchr(d->final, '/');
-    if (!slash)
+    if (home_path(d->final, sizeof(d->final), d->home, HOME_RUNS, name, NULL) < 0) {
+        snprintf(err, errlen, "bad run name '%s'", name);
         return -1;
-    snprintf(slash + 1, sizeof(d->final) - (size_t)(slash + 1 - d->final), "%s", name);
+    }
     return rundir_finish(d, manifest_json, err, errlen);
 }
 
 int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t errlen)
 {
     char path[4200], old[4200];
+    RW_ASSERT(d->open && d->stage_name[0] == '.'); /* invariant 1: only a staged run is published */
     if (trace_close(&d->trace) < 0) {
         snprintf(err, errlen, "cannot write the trace in %s", d->staging);
         return -1;
     }
-    snprintf(path, sizeof(path), "%s/manifest.json", d->staging);
-    if (rundir_write_file(path, manifest_json) < 0) {
+    if (stage_path(d, "manifest.json", path, sizeof(path)) < 0 ||
+        rundir_write_file(path, manifest_json) < 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
-    snprintf(old, sizeof(old), "%s.old", d->staging);
+    char old_name[sizeof(d->stage_name) + 8];
+    snprintf(old_name, sizeof(old_name), "%s.old", d->stage_name);
+    if (home_path(old, sizeof(old), d->home, HOME_RUNS, old_name, NULL) < 0) {
+        snprintf(err, errlen, "run directory name too long under %s", d->home);
+        return -1;
+    }
     int had_old = rename(d->final, old) == 0;
     if (rename(d->staging, d->final) < 0) {
         snprintf(err, errlen, "cannot publish %s: %s", d->final, strerror(errno));

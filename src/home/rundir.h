@@ -16,6 +16,8 @@
 #include "trace/trace.h"
 
 struct rundir {
+    char home[4096];
+    char stage_name[96]; /* ".<id>.<pid>" under runs/ */
     char staging[4096];
     char final[4096];
     struct trace_writer trace;

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +30,9 @@
 #include "util/hashvec.h"
 #include "home/homelock.h"
 #include "trace/keyframe.h"
+#include "home/paths.h"
 #include "home/rundir.h"
 
-#define fail util_fail
 #define TEMP_AGE_S 3600
 
 struct live {
@@ -106,30 +107,36 @@ static int is_import_dir(const char *name)
 }
 
 /* Read one run directory into l. */
-static int read_run(const char *runs, const char *name, struct live *l, struct rungc_stats *st,
+static int read_run(const char *home, const char *name, struct live *l, struct rungc_stats *st,
                     char *err, size_t errlen)
 {
-    char p[4600];
+    char p[PATH_MAX];
     st->runs++;
     if (name[0] == '.')
         st->killed_runs++;
-    snprintf(p, sizeof(p), "%s/%s/keyframes", runs, name);
+    if (home_path(p, sizeof(p), home, HOME_RUNS, name, "keyframes") < 0)
+        return util_fail(err, errlen, "cannot read run %s: %s; nothing was collected", name,
+                         strerror(errno));
     if (access(p, F_OK) == 0) {
         errno = 0;
         if (kf_each_page(p, add_page, l) < 0)
-            return fail(err, errlen, "cannot read the keyframes of run %s (%s); nothing was "
-                        "collected", name, errno ? strerror(errno) : "not a keyframes file");
+            return util_fail(err, errlen,
+                             "cannot read the keyframes of run %s (%s); nothing was "
+                             "collected",
+                             name, errno ? strerror(errno) : "not a keyframes file");
     } else if (errno != ENOENT) {
-        return fail(err, errlen, "cannot read %s: %s; nothing was collected", p, strerror(errno));
+        return util_fail(err, errlen, "cannot read %s: %s; nothing was collected", p,
+                         strerror(errno));
     }
     if (l->pages.oom)
-        return fail(err, errlen, "out of memory reading the keyframes; nothing was collected");
+        return util_fail(err, errlen, "out of memory reading the keyframes; nothing was collected");
     static const char *files[] = {"manifest.json", "spec.json"};
     for (int i = 0; i < 2; i++) {
-        snprintf(p, sizeof(p), "%s/%s/%s", runs, name, files[i]);
-        int r = images_of_file(l, p, i == 0);
+        int r = home_path(p, sizeof(p), home, HOME_RUNS, name, files[i]) < 0
+                    ? 1
+                    : images_of_file(l, p, i == 0);
         if (r < 0)
-            return fail(err, errlen, "out of memory; nothing was collected");
+            return util_fail(err, errlen, "out of memory; nothing was collected");
         if (r > 0 && !st->images_kept) {
             st->images_kept = 1;
             snprintf(st->unreadable_run, sizeof(st->unreadable_run), "%s", name);
@@ -147,18 +154,20 @@ static int is_dir(const char *path)
 static int walk_runs(const char *home, int dry_run, struct live *l, struct rungc_stats *st,
                      char *err, size_t errlen)
 {
-    char runs[4200], p[4600];
-    snprintf(runs, sizeof(runs), "%s/runs", home);
+    char runs[PATH_MAX], p[PATH_MAX];
+    if (home_path(runs, sizeof(runs), home, HOME_RUNS, NULL, NULL) < 0)
+        return util_fail(err, errlen, "cannot read %s/runs: %s", home, strerror(errno));
     DIR *d = opendir(runs);
     if (!d)
-        return errno == ENOENT ? 0 : fail(err, errlen, "cannot read %s: %s", runs, strerror(errno));
+        return errno == ENOENT
+                   ? 0
+                   : util_fail(err, errlen, "cannot read %s: %s", runs, strerror(errno));
     struct dirent *e;
     int rc = 0;
     while (rc == 0 && (e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
-        snprintf(p, sizeof(p), "%s/%s", runs, e->d_name);
-        if (!is_dir(p))
+        if (home_path(p, sizeof(p), home, HOME_RUNS, e->d_name, NULL) < 0 || !is_dir(p))
             continue;
         if (is_import_dir(e->d_name)) {
             st->imports++;
@@ -166,7 +175,7 @@ static int walk_runs(const char *home, int dry_run, struct live *l, struct rungc
                 rundir_remove_tree(p);
             continue;
         }
-        rc = read_run(runs, e->d_name, l, st, err, errlen);
+        rc = read_run(home, e->d_name, l, st, err, errlen);
     }
     closedir(d);
     return rc;
@@ -175,20 +184,19 @@ static int walk_runs(const char *home, int dry_run, struct live *l, struct rungc
 static int collect_pages(const char *home, int dry_run, struct live *l, struct rungc_stats *st,
                          char *err, size_t errlen)
 {
-    char dir[4200], why[512];
-    snprintf(dir, sizeof(dir), "%s/store", home);
-    if (!is_dir(dir)) {
+    char dir[PATH_MAX], why[512];
+    if (home_path(dir, sizeof(dir), home, HOME_STORE, NULL, NULL) < 0 || !is_dir(dir)) {
         st->no_store = 1;
         return 0;
     }
     struct store *s;
     if (store_open(dir, &s, why, sizeof(why)) < 0)
-        return fail(err, errlen, "cannot open the page store: %s", why);
+        return util_fail(err, errlen, "cannot open the page store: %s", why);
     struct store_gc_stats g;
     int rc = store_gc(s, is_live_page, l, dry_run, &g, why, sizeof(why));
     store_close(s);
     if (rc < 0)
-        return fail(err, errlen, "page store gc failed: %s", why);
+        return util_fail(err, errlen, "page store gc failed: %s", why);
     st->live_pages = g.live_pages;
     st->dead_pages = g.dead_pages;
     st->corrupt_pages = g.corrupt_pages;
@@ -203,8 +211,8 @@ static int is_temp_name(const char *n)
 }
 
 /* One entry of images/: a dead image or an old stray temp file goes. */
-static void sweep_image_entry(const char *dir, const char *name, const struct live *l,
-                              int dry_run, struct rungc_stats *st)
+static void sweep_image_entry(const char *dir, const char *name, const struct live *l, int dry_run,
+                              struct rungc_stats *st)
 {
     char p[4600];
     struct stat sb;
@@ -243,8 +251,9 @@ static void sweep_image_entry(const char *dir, const char *name, const struct li
 static void sweep_images(const char *home, const struct live *l, int dry_run,
                          struct rungc_stats *st)
 {
-    char dir[4200];
-    snprintf(dir, sizeof(dir), "%s/images", home);
+    char dir[PATH_MAX];
+    if (home_path(dir, sizeof(dir), home, HOME_IMAGES, NULL, NULL) < 0)
+        return;
     DIR *d = opendir(dir);
     if (!d)
         return;

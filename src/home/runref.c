@@ -7,9 +7,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "home/paths.h"
 
 struct ent {
     char *name; /* directory name under runs/ */
@@ -29,8 +32,9 @@ static int by_newest(const void *a, const void *b)
 
 static int load(const char *home, struct ent **out)
 {
-    char runs[4096];
-    snprintf(runs, sizeof(runs), "%s/runs", home);
+    char runs[PATH_MAX];
+    if (home_path(runs, sizeof(runs), home, HOME_RUNS, NULL, NULL) < 0)
+        return -1;
     DIR *d = opendir(runs);
     if (!d)
         return errno == ENOENT ? 0 : -1;
@@ -39,13 +43,14 @@ static int load(const char *home, struct ent **out)
     struct dirent *e;
     while ((e = readdir(d))) {
         int incomplete = e->d_name[0] == '.';
-        if (incomplete && (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-                           strstr(e->d_name, ".old")))
+        if (incomplete &&
+            (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strstr(e->d_name, ".old")))
             continue;
-        char mp[4400];
-        snprintf(mp, sizeof(mp), "%s/%s/manifest.json", runs, e->d_name);
+        char mp[PATH_MAX];
         json_error_t je;
-        json_t *m = json_load_file(mp, 0, &je); /* NULL if corrupt: still listed */
+        json_t *m = home_path(mp, sizeof(mp), home, HOME_RUNS, e->d_name, "manifest.json") < 0
+                        ? NULL
+                        : json_load_file(mp, 0, &je); /* NULL if corrupt: still listed */
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
             struct ent *nv = realloc(v, (size_t)cap * sizeof(*v));
@@ -154,8 +159,9 @@ int runref_resolve(const char *home, const char *ref, char *dir, size_t dirlen, 
     } else if (matches > 1) {
         snprintf(err, errlen, "'%s' matches %d runs: give more of the id", ref, matches);
         rc = -1;
-    } else {
-        snprintf(dir, dirlen, "%s/runs/%s", home, v[pick].name);
+    } else if (home_path(dir, dirlen, home, HOME_RUNS, v[pick].name, NULL) < 0) {
+        snprintf(err, errlen, "run directory name too long: %s", v[pick].name);
+        rc = -1;
     }
     unload(v, n);
     return rc;

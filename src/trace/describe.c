@@ -4,11 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/bytes.h"
+
 static const char *const names[] = {
-    [REWIND_REC_CONSOLE] = "console", [REWIND_REC_OUTPUT] = "output", [REWIND_REC_EXEC] = "exec",
-    [REWIND_REC_FORK] = "fork",       [REWIND_REC_EXIT] = "exit",     [REWIND_REC_SIGNAL] = "signal",
-    [REWIND_REC_OPEN] = "open",       [REWIND_REC_UNLINK] = "unlink", [REWIND_REC_RENAME] = "rename",
-    [REWIND_REC_MARK] = "mark",       [REWIND_REC_ASSERT] = "assert", [REWIND_REC_INIT] = "init",
+    [REWIND_REC_CONSOLE] = "console", [REWIND_REC_OUTPUT] = "output",
+    [REWIND_REC_EXEC] = "exec",       [REWIND_REC_FORK] = "fork",
+    [REWIND_REC_EXIT] = "exit",       [REWIND_REC_SIGNAL] = "signal",
+    [REWIND_REC_OPEN] = "open",       [REWIND_REC_UNLINK] = "unlink",
+    [REWIND_REC_RENAME] = "rename",   [REWIND_REC_MARK] = "mark",
+    [REWIND_REC_ASSERT] = "assert",   [REWIND_REC_INIT] = "init",
 };
 
 const char *describe_kind(unsigned kind)
@@ -72,12 +76,10 @@ void describe_entry(const struct trace_entry *e, char *out, size_t n)
                  (unsigned long long)r->aux, text);
         break;
     case REWIND_REC_SIGNAL: {
-        unsigned long long addr = 0;
-        if (e->payload_len >= 8)
-            memcpy(&addr, e->payload, 8);
+        unsigned long long addr = e->payload_len >= 8 ? bytes_get_u64(e->payload) : 0;
         snprintf(out, n, "signal %llu (code %lld) pid %u/%u addr 0x%llx",
-                 (unsigned long long)(r->aux & 0xff), (long long)(int)(r->aux >> 8), r->pid,
-                 r->tid, addr);
+                 (unsigned long long)(r->aux & 0xff), (long long)(int)(r->aux >> 8), r->pid, r->tid,
+                 addr);
         break;
     }
     default:

@@ -1,24 +1,53 @@
 /*
  * keyframe: see keyframe.h for the file format and the chain.
+ *
+ * Invariants:
+ *  1. A record the reader accepts lies wholly inside the file (its header,
+ *     padded state and pages end at or before the file's size).
+ *  2. A parent named by a keyframes file is a safe run directory name
+ *     (home_safe_name) and not a staging directory (no leading '.') before
+ *     any path is built from it.
  */
-#include "util/fail.h"
 #include "trace/keyframe.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace/trace.h"
-
-#define fail util_fail
+#include "home/paths.h"
+#include "util/bytes.h"
+#include "util/check.h"
+#include "util/crc.h"
+#include "util/fail.h"
 
 struct rec_hdr {
     uint32_t magic, npages;
     uint64_t step;
     uint32_t state_len, crc;
 };
+
+#define REC_HDR_SIZE 24 /* u32 magic | u32 npages | u64 step | u32 state_len | u32 crc */
+
+static void hdr_encode(uint8_t b[REC_HDR_SIZE], const struct rec_hdr *h)
+{
+    bytes_put_u32(b, h->magic);
+    bytes_put_u32(b + 4, h->npages);
+    bytes_put_u64(b + 8, h->step);
+    bytes_put_u32(b + 16, h->state_len);
+    bytes_put_u32(b + 20, h->crc);
+}
+
+static void hdr_decode(const uint8_t b[REC_HDR_SIZE], struct rec_hdr *h)
+{
+    h->magic = bytes_get_u32(b);
+    h->npages = bytes_get_u32(b + 4);
+    h->step = bytes_get_u64(b + 8);
+    h->state_len = bytes_get_u32(b + 16);
+    h->crc = bytes_get_u32(b + 20);
+}
 
 static uint64_t pad8(uint64_t n)
 {
@@ -30,16 +59,15 @@ int kf_create(struct kf_writer *w, const char *path, const char *parent, uint64_
     memset(w, 0, sizeof(*w));
     uint8_t h[KF_HEADER_SIZE] = {0};
     memcpy(h, KF_MAGIC, 8);
-    uint32_t v = KF_VERSION, hs = KF_HEADER_SIZE;
-    memcpy(h + 8, &v, 4);
-    memcpy(h + 12, &hs, 4);
+    bytes_put_u32(h + 8, KF_VERSION);
+    bytes_put_u32(h + 12, KF_HEADER_SIZE);
     if (parent && strlen(parent) > 32) {
         errno = ENAMETOOLONG;
         return -1;
     }
     if (parent)
         memcpy(h + 16, parent, strlen(parent));
-    memcpy(h + 48, &parent_upto, 8);
+    bytes_put_u64(h + 48, parent_upto);
     w->f = fopen(path, "wbe");
     if (!w->f)
         return -1;
@@ -57,26 +85,29 @@ int kf_append(struct kf_writer *w, uint64_t step, const void *state, uint32_t st
 {
     if (!w->f || w->failed)
         return -1;
-    struct rec_hdr h = {.magic = KF_REC_MAGIC, .npages = npages, .step = step,
-                        .state_len = state_len};
+    struct rec_hdr h = {
+        .magic = KF_REC_MAGIC, .npages = npages, .step = step, .state_len = state_len};
     static const uint8_t zeros[8];
     uint64_t spad = pad8(state_len) - state_len;
-    uint32_t crc = trace_crc32(0, &h, sizeof(h));
-    crc = trace_crc32(crc, state, state_len);
-    crc = trace_crc32(crc, zeros, spad);
-    crc = trace_crc32(crc, pages, (size_t)npages * sizeof(*pages));
+    uint8_t hb[REC_HDR_SIZE];
+    hdr_encode(hb, &h);
+    uint32_t crc = crc_32(0, hb, sizeof(hb));
+    crc = crc_32(crc, state, state_len);
+    crc = crc_32(crc, zeros, spad);
+    crc = crc_32(crc, pages, (size_t)npages * sizeof(*pages));
     h.crc = crc;
-    int ok = fwrite(&h, sizeof(h), 1, w->f) == 1 && fwrite(state, 1, state_len, w->f) == state_len &&
-             fwrite(zeros, 1, spad, w->f) == spad &&
-             (npages == 0 || fwrite(pages, sizeof(*pages), npages, w->f) == npages) &&
-             fflush(w->f) == 0;
+    hdr_encode(hb, &h);
+    int ok =
+        fwrite(hb, sizeof(hb), 1, w->f) == 1 && fwrite(state, 1, state_len, w->f) == state_len &&
+        fwrite(zeros, 1, spad, w->f) == spad &&
+        (npages == 0 || fwrite(pages, sizeof(*pages), npages, w->f) == npages) && fflush(w->f) == 0;
     if (!ok) {
         w->failed = 1;
         return -1;
     }
     w->count++;
     w->last_step = step;
-    w->bytes += sizeof(h) + state_len + spad + (uint64_t)npages * sizeof(*pages);
+    w->bytes += sizeof(hb) + state_len + spad + (uint64_t)npages * sizeof(*pages);
     return 0;
 }
 
@@ -99,34 +130,32 @@ int kf_open(const char *path, struct kf_file *k)
         return -1;
     struct stat st;
     uint8_t h[KF_HEADER_SIZE];
-    uint32_t v, hs;
     if (fstat(fileno(k->f), &st) < 0 || fread(h, sizeof(h), 1, k->f) != 1 ||
         memcmp(h, KF_MAGIC, 8) != 0) {
         kf_close_read(k);
         return -2;
     }
-    memcpy(&v, h + 8, 4);
-    memcpy(&hs, h + 12, 4);
-    if (v != KF_VERSION || hs != KF_HEADER_SIZE) {
+    if (bytes_get_u32(h + 8) != KF_VERSION || bytes_get_u32(h + 12) != KF_HEADER_SIZE) {
         kf_close_read(k);
         return -2;
     }
     memcpy(k->parent, h + 16, 32);
     k->parent[32] = 0;
-    memcpy(&k->parent_upto, h + 48, 8);
+    k->parent_upto = bytes_get_u64(h + 48);
     uint64_t off = KF_HEADER_SIZE, size = (uint64_t)st.st_size, last = 0;
     size_t cap = 0;
     uint8_t *buf = NULL;
     for (;;) {
         struct rec_hdr r;
-        if (size - off < sizeof(r))
+        uint8_t hb[REC_HDR_SIZE];
+        if (size - off < sizeof(hb))
             break;
-        if (fseeko(k->f, (off_t)off, SEEK_SET) != 0 || fread(&r, sizeof(r), 1, k->f) != 1)
+        if (fseeko(k->f, (off_t)off, SEEK_SET) != 0 || fread(hb, sizeof(hb), 1, k->f) != 1)
             break;
+        hdr_decode(hb, &r);
         uint64_t body = pad8(r.state_len) + (uint64_t)r.npages * sizeof(struct kf_page);
-        if (r.magic != KF_REC_MAGIC || r.state_len > (64u << 10) ||
-            r.npages > (1u << 22) || body > size - off - sizeof(r) ||
-            (k->n && r.step <= last)) {
+        if (r.magic != KF_REC_MAGIC || r.state_len > (64u << 10) || r.npages > (1u << 22) ||
+            body > size - off - sizeof(hb) || (k->n && r.step <= last)) {
             k->torn = 1;
             break;
         }
@@ -138,9 +167,8 @@ int kf_open(const char *path, struct kf_file *k)
             k->torn = 1;
             break;
         }
-        uint32_t want = r.crc;
-        r.crc = 0;
-        if (trace_crc32(trace_crc32(0, &r, sizeof(r)), buf, body) != want) {
+        bytes_put_u32(hb + 20, 0); /* the crc covers the header with its crc field 0 */
+        if (crc_32(crc_32(0, hb, sizeof(hb)), buf, body) != r.crc) {
             k->torn = 1;
             break;
         }
@@ -152,10 +180,11 @@ int kf_open(const char *path, struct kf_file *k)
             k->e = ne;
             cap = nc;
         }
-        k->e[k->n++] = (struct kf_entry){.step = r.step, .offset = off,
-                                        .state_len = r.state_len, .npages = r.npages};
+        k->e[k->n++] = (struct kf_entry){
+            .step = r.step, .offset = off, .state_len = r.state_len, .npages = r.npages};
         last = r.step;
-        off += sizeof(r) + body;
+        off += sizeof(hb) + body;
+        RW_ASSERT(off <= size); /* invariant 1 */
     }
     if (off < size && !k->torn)
         k->torn = 1;
@@ -178,7 +207,7 @@ int kf_read_state(struct kf_file *k, size_t i, void **state, uint32_t *len)
     void *b = malloc(k->e[i].state_len ? k->e[i].state_len : 1);
     if (!b)
         return -1;
-    if (fseeko(k->f, (off_t)(k->e[i].offset + sizeof(struct rec_hdr)), SEEK_SET) != 0 ||
+    if (fseeko(k->f, (off_t)(k->e[i].offset + REC_HDR_SIZE), SEEK_SET) != 0 ||
         fread(b, 1, k->e[i].state_len, k->f) != k->e[i].state_len) {
         free(b);
         return -1;
@@ -196,7 +225,7 @@ int kf_read_pages(struct kf_file *k, size_t i, struct kf_page **pages)
     struct kf_page *p = malloc(n ? n * sizeof(*p) : 1);
     if (!p)
         return -1;
-    uint64_t at = k->e[i].offset + sizeof(struct rec_hdr) + pad8(k->e[i].state_len);
+    uint64_t at = k->e[i].offset + REC_HDR_SIZE + pad8(k->e[i].state_len);
     if (fseeko(k->f, (off_t)at, SEEK_SET) != 0 || (n && fread(p, sizeof(*p), n, k->f) != n)) {
         free(p);
         return -1;
@@ -205,8 +234,7 @@ int kf_read_pages(struct kf_file *k, size_t i, struct kf_page **pages)
     return 0;
 }
 
-int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *err,
-                  size_t errlen)
+int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof(*c));
     char cur[64];
@@ -218,23 +246,26 @@ int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *
         if (n == KF_MAX_CHAIN) {
             for (size_t i = 0; i < n; i++)
                 kf_close_read(&tmp[i].file);
-            return fail(err, errlen, "run %s has more than %d generations of forks", name,
-                        KF_MAX_CHAIN);
+            return util_fail(err, errlen, "run %s has more than %d generations of forks", name,
+                             KF_MAX_CHAIN);
         }
-        char path[4200];
-        snprintf(path, sizeof(path), "%s/runs/%s/keyframes", home, cur);
+        char path[PATH_MAX];
         struct kf_link *l = &tmp[n];
         memset(l, 0, sizeof(*l));
         snprintf(l->run, sizeof(l->run), "%s", cur);
-        int r = kf_open(path, &l->file);
+        int r = home_path(path, sizeof(path), home, HOME_RUNS, cur, "keyframes") < 0
+                    ? -2
+                    : kf_open(path, &l->file);
         if (r < 0) {
             for (size_t i = 0; i < n; i++)
                 kf_close_read(&tmp[i].file);
             if (r == -1 && errno == ENOENT)
-                return fail(err, errlen, "run %s has no keyframes (made with --no-keyframes, "
-                            "or its parent was removed)", cur);
-            return fail(err, errlen, "cannot read the keyframes of run %s%s", cur,
-                        r == -2 ? ": not a keyframes file of this version" : "");
+                return util_fail(err, errlen,
+                                 "run %s has no keyframes (made with --no-keyframes, "
+                                 "or its parent was removed)",
+                                 cur);
+            return util_fail(err, errlen, "cannot read the keyframes of run %s%s", cur,
+                             r == -2 ? ": not a keyframes file of this version" : "");
         }
         l->count = 0;
         while (l->count < l->file.n && l->file.e[l->count].step <= upto)
@@ -243,11 +274,12 @@ int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *
         if (!l->file.parent[0])
             break;
         const char *par = l->file.parent;
-        if (par[0] == '.' || strchr(par, '/')) {
+        if (par[0] == '.' || !home_safe_name(par)) {
             for (size_t i = 0; i < n; i++)
                 kf_close_read(&tmp[i].file);
-            return fail(err, errlen, "the keyframes of run %s name a bad parent", cur);
+            return util_fail(err, errlen, "the keyframes of run %s name a bad parent", cur);
         }
+        RW_ASSERT(home_safe_name(par)); /* invariant 2 */
         upto = l->file.parent_upto;
         snprintf(cur, sizeof(cur), "%s", l->file.parent);
     }
@@ -286,13 +318,14 @@ int kf_chain_map(const struct kf_chain *c, size_t link, size_t idx, hash256 *map
         for (size_t i = 0; i < upto; i++) {
             struct kf_page *pg;
             if (kf_read_pages((struct kf_file *)&c->link[l].file, i, &pg) < 0)
-                return fail(err, errlen, "cannot read keyframe %zu of run %s", i,
-                            c->link[l].run);
+                return util_fail(err, errlen, "cannot read keyframe %zu of run %s", i,
+                                 c->link[l].run);
             for (uint32_t j = 0; j < c->link[l].file.e[i].npages; j++) {
                 if (pg[j].pfn >= npfn) {
                     free(pg);
-                    return fail(err, errlen, "keyframe %zu of run %s names page %llu beyond RAM",
-                                i, c->link[l].run, (unsigned long long)pg[j].pfn);
+                    return util_fail(err, errlen,
+                                     "keyframe %zu of run %s names page %llu beyond RAM", i,
+                                     c->link[l].run, (unsigned long long)pg[j].pfn);
                 }
                 map[pg[j].pfn] = pg[j].hash;
             }

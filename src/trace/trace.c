@@ -14,42 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-uint32_t trace_crc32(uint32_t crc, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    crc = ~crc;
-    while (n--) {
-        crc ^= *b++;
-        for (int k = 0; k < 8; k++)
-            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
-    }
-    return ~crc;
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+#include "util/bytes.h"
+#include "util/check.h"
+#include "util/crc.h"
 
 int trace_open_write(struct trace_writer *w, const char *path)
 {
@@ -59,8 +26,8 @@ int trace_open_write(struct trace_writer *w, const char *path)
         return -1;
     uint8_t h[16] = {0};
     memcpy(h, TRACE_MAGIC, 8);
-    put_u32(h + 8, TRACE_VERSION);
-    put_u32(h + 12, 16);
+    bytes_put_u32(h + 8, TRACE_VERSION);
+    bytes_put_u32(h + 12, 16);
     if (fwrite(h, 1, 16, w->f) != 16) {
         fclose(w->f);
         w->f = NULL;
@@ -79,13 +46,14 @@ void trace_append(struct trace_writer *w, uint64_t step, const struct rewind_rec
         w->failed = 1;
         return;
     }
-    put_u64(buf, step);
+    bytes_put_u64(buf, step);
     memcpy(buf + 16, r, len);
-    uint32_t crc = trace_crc32(trace_crc32(0, buf, 8), r, len);
-    put_u32(buf + 8, crc);
-    put_u32(buf + 12, 0);
+    uint32_t crc = crc_32(crc_32(0, buf, 8), r, len);
+    bytes_put_u32(buf + 8, crc);
+    bytes_put_u32(buf + 12, 0);
     size_t total = 16 + len;
     size_t padded = (total + 7) & ~(size_t)7;
+    RW_ASSERT(padded % 8 == 0 && padded <= sizeof(buf)); /* invariant 1: whole entries */
     memset(buf + total, 0, padded - total);
     if (fwrite(buf, 1, padded, w->f) != padded)
         w->failed = 1;
@@ -118,7 +86,7 @@ int trace_open_read(struct trace_reader *r, const char *path)
         return -1;
     uint8_t h[16];
     if (fread(h, 1, 16, r->f) != 16 || memcmp(h, TRACE_MAGIC, 8) != 0 ||
-        get_u32(h + 8) != TRACE_VERSION || get_u32(h + 12) != 16) {
+        bytes_get_u32(h + 8) != TRACE_VERSION || bytes_get_u32(h + 12) != 16) {
         fclose(r->f);
         r->f = NULL;
         return -2;
@@ -146,10 +114,11 @@ int trace_next(struct trace_reader *r, struct trace_entry *e)
     size_t pad = ((16 + (size_t)rec.len + 7) & ~(size_t)7) - 16 - rec.len;
     if (fread(r->buf + sizeof(rec), 1, rest + pad, r->f) != rest + pad)
         goto torn;
-    uint32_t crc = trace_crc32(trace_crc32(0, head, 8), r->buf, rec.len);
-    if (crc != get_u32(head + 8))
+    uint32_t crc = crc_32(crc_32(0, head, 8), r->buf, rec.len);
+    if (crc != bytes_get_u32(head + 8))
         goto torn;
-    e->step = get_u64(head);
+    RW_ASSERT(rec.len >= sizeof(rec) && rec.len <= REWIND_RECORD_MAX); /* invariant 2 */
+    e->step = bytes_get_u64(head);
     e->rec = rec;
     e->payload = r->buf + sizeof(rec);
     e->payload_len = (uint32_t)rest;

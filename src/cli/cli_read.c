@@ -1,0 +1,83 @@
+/* cli_read: see cli_read.h. */
+#include "cli/cli_read.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cli.h"
+
+int cli_read_run(const char *ref, struct rw_run_info *info)
+{
+    struct rw_error err;
+    rw_home *h = cli_read_home();
+    if (!h)
+        return -1;
+    if (rw_run_info(h, ref, info, &err) < 0)
+        return cli_read_fail(-1, &err);
+    return 0;
+}
+
+int cli_read_trace(const char *ref, int json, const char *head, cli_read_trace_fn read, void *ctx)
+{
+    struct rw_run_info run;
+    if (cli_read_run(ref, &run) < 0)
+        return 1;
+    rw_run_info_free(&run);
+    struct rw_trace_status st;
+    struct rw_error err;
+    if (json)
+        putchar('[');
+    else if (head)
+        fputs(head, stdout);
+    int rc = read(cli_read_home(), run.dir, ctx, &st, &err);
+    if (rc < 0)
+        cli_read_fail(1, &err);
+    else
+        cli_read_torn(&st);
+    if (json)
+        puts("]");
+    return rc < 0 ? 1 : 0;
+}
+
+int cli_read_step(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || !*s || *end || *s == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+void cli_read_json_str(const char *s, size_t n)
+{
+    putchar('"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", stdout);
+        else if (c < 0x20 || c >= 0x7f)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+void cli_read_torn(const struct rw_trace_status *st)
+{
+    if (st->torn)
+        fprintf(stderr,
+                "rewind: warning: trace %s is truncated or corrupt after %llu records; showing "
+                "those\n",
+                st->path, (unsigned long long)st->records);
+}
+
+int cli_read_fail(int code, const struct rw_error *err)
+{
+    return cli_error(code, "%s", err->msg);
+}

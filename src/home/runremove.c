@@ -1,0 +1,86 @@
+/*
+ * runremove: `rewind remove` as a library (rw_remove in include/rewind.h).
+ *
+ * A run whose keyframes other runs build on (forks, shell sessions: their
+ * keyframes file names it as its parent) is kept unless forced, because
+ * removing it would cut their chains. Pages and images it alone used stay
+ * until rw_gc.
+ *
+ * Invariants:
+ *  1. All references are resolved, and without force every run's children
+ *     checked, before the first directory is removed: a typo removes
+ *     nothing.
+ *  2. Only directories under runs/ built by home_path are removed.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "home/apierr.h"
+#include "home/paths.h"
+#include "home/rundir.h"
+#include "home/runinfo.h"
+#include "home/runref.h"
+#include "rewind.h"
+#include "trace/keyframe.h"
+#include "util/check.h"
+
+/* How many runs not being removed name `name` as their keyframes' parent;
+ * the first of them in `child`. */
+static int children(const char *home, const char *name, char (*gone)[RW_ID_MAX], int ngone,
+                    char child[RW_ID_MAX])
+{
+    char **names = NULL;
+    int count = runref_list(home, &names), found = 0;
+    for (int i = 0; i < count; i++) {
+        int removed = 0;
+        for (int j = 0; j < ngone; j++)
+            removed |= !strcmp(gone[j], names[i]);
+        char path[PATH_MAX];
+        struct kf_file k;
+        if (removed || home_path(path, sizeof(path), home, HOME_RUNS, names[i], "keyframes") < 0 ||
+            kf_open(path, &k) != 0)
+            continue;
+        if (!strcmp(k.parent, name) && !found++)
+            snprintf(child, RW_ID_MAX, "%s", names[i]);
+        kf_close_read(&k);
+    }
+    if (count >= 0)
+        runref_free(names, count);
+    return found;
+}
+
+int rw_remove(rw_home *h, const char *const *refs, int n, int force,
+              void (*fn)(void *ctx, const char *id, const char *path, int removed), void *ctx,
+              struct rw_error *err)
+{
+    const char *home = rw_home_path(h);
+    char ids[RW_REMOVE_MAX][RW_ID_MAX];
+    if (n < 1 || n > RW_REMOVE_MAX)
+        return apierr_set(err, RW_EUSAGE, "remove 1 to %d runs at a time", RW_REMOVE_MAX);
+    for (int i = 0; i < n; i++) {
+        struct rw_error why;
+        if (runinfo_resolve(home, refs[i], ids[i], &why) < 0)
+            return apierr_set(err, RW_EUSAGE, "%.900s (nothing removed)", why.msg);
+    }
+    for (int i = 0; i < n && !force; i++) {
+        char child[RW_ID_MAX];
+        int k = children(home, ids[i], ids, n, child);
+        if (k)
+            return apierr_set(err, RW_EUSAGE,
+                              "run %s has %d fork%s starting from its keyframes (%s%s); remove "
+                              "them too, or use --force (nothing removed)",
+                              refs[i], k, k > 1 ? "s" : "", child, k > 1 ? ", ..." : "");
+    }
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        int ok = home_path(path, sizeof(path), home, HOME_RUNS, ids[i], NULL) == 0;
+        RW_ASSERT(ok); /* invariant 2: the name passed home_safe_name in runinfo_resolve */
+        ok = rundir_remove_tree(path) == 0;
+        rc |= !ok;
+        if (fn)
+            fn(ctx, ids[i], path, ok);
+    }
+    return rc;
+}

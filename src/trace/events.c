@@ -1,0 +1,114 @@
+/*
+ * events: a run's trace as the public stream of struct rw_event
+ * (include/rewind.h): rw_events with a step, position and kind filter, and
+ * rw_log, its output events. The trace format is in trace.h.
+ *
+ * Invariants:
+ *  1. Events reach the callback in trace order; reading stops at the first
+ *     entry past the query's last step or position, so a torn tail after
+ *     that point is never reported.
+ *  2. The trace path is built by home_path from a checked run directory
+ *     name (home/paths.h, invariant 2).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "home/apierr.h"
+#include "home/paths.h"
+#include "rewind.h"
+#include "trace/describe.h"
+#include "trace/trace.h"
+#include "util/check.h"
+
+static void to_event(const struct trace_entry *e, uint64_t index, struct rw_event *ev)
+{
+    *ev = (struct rw_event){
+        .index = index,
+        .step = e->step,
+        .kind = e->rec.kind,
+        .kind_name = describe_kind(e->rec.kind),
+        .pid = e->rec.pid,
+        .tid = e->rec.tid,
+        .aux = e->rec.aux,
+        .flags = e->rec.flags,
+        .payload = e->payload,
+        .payload_len = e->payload_len,
+    };
+}
+
+int rw_events(rw_home *h, const char *id, const struct rw_event_query *q,
+              int (*fn)(void *ctx, const struct rw_event *ev), void *ctx,
+              struct rw_trace_status *st, struct rw_error *err)
+{
+    RW_ASSERT(h && id && q && fn);
+    struct rw_trace_status local;
+    st = st ? st : &local;
+    memset(st, 0, sizeof(*st));
+    if (home_path(st->path, sizeof(st->path), rw_home_path(h), HOME_RUNS, id, "trace") < 0)
+        return apierr_set(err, RW_EUSAGE, "bad run name '%s'", id);
+    struct trace_reader *r = malloc(sizeof(*r));
+    if (!r)
+        return apierr_set(err, RW_EINTERNAL, "out of memory");
+    int o = trace_open_read(r, st->path);
+    if (o < 0) {
+        int e = errno;
+        free(r);
+        if (o == -2)
+            return apierr_set(err, RW_EINTERNAL,
+                              "%s is not a rewind trace (corrupt or foreign file)", st->path);
+        return apierr_set(err, RW_EINTERNAL, "cannot read %s: %s", st->path, strerror(e));
+    }
+    struct trace_entry e;
+    for (uint64_t i = 0; trace_next(r, &e); i++) {
+        if (e.step > q->to || i > q->last_index)
+            break;
+        if (e.step < q->from || i < q->first_index || (q->kind && e.rec.kind != q->kind))
+            continue;
+        struct rw_event ev;
+        to_event(&e, i, &ev);
+        if (fn(ctx, &ev))
+            break;
+    }
+    st->torn = r->torn;
+    st->records = r->count;
+    trace_close_read(r);
+    free(r);
+    return 0;
+}
+
+int rw_log(rw_home *h, const char *id, uint64_t upto,
+           int (*fn)(void *ctx, const struct rw_event *ev), void *ctx, struct rw_trace_status *st,
+           struct rw_error *err)
+{
+    struct rw_event_query q = RW_EVENTS_ALL;
+    q.to = upto;
+    q.kind = REWIND_REC_OUTPUT;
+    return rw_events(h, id, &q, fn, ctx, st, err);
+}
+
+const char *rw_event_kind_name(unsigned kind)
+{
+    return describe_kind(kind);
+}
+
+unsigned rw_event_kind(const char *name)
+{
+    return describe_kind_number(name);
+}
+
+void rw_event_describe(const struct rw_event *ev, char *out, size_t n)
+{
+    struct trace_entry e = {
+        .step = ev->step,
+        .rec = {.len = (uint32_t)(sizeof(struct rewind_record) + ev->payload_len),
+                .kind = (uint16_t)ev->kind,
+                .flags = (uint16_t)ev->flags,
+                .pid = ev->pid,
+                .tid = ev->tid,
+                .aux = ev->aux},
+        .payload = ev->payload,
+        .payload_len = (uint32_t)ev->payload_len,
+    };
+    describe_entry(&e, out, n);
+}
