@@ -6,6 +6,11 @@
 #ifndef REWIND_CLI_H
 #define REWIND_CLI_H
 
+#include <signal.h>
+#include <stdint.h>
+
+#include "rewind.h"
+
 struct cli_command {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -31,10 +36,43 @@ int cmd_check(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
 
-struct run_opts;
-/* Parse `rewind run` options and the command into o. Returns 0, 1 after
- * --help was printed, or -1 after one error line. */
-int cli_run_args(int argc, char **argv, struct run_opts *o);
+/* Parse `rewind run` options and the command into c (rw_run_config_init
+ * first); *timeout_s gets --timeout (0: none). Returns 0, 1 after --help
+ * was printed, or -1 after one error line. Used by run and check. */
+int cli_run_args(int argc, char **argv, struct rw_run_config *c, double *timeout_s);
+
+/* Parse a non-negative decimal number. Returns 0 or -1. */
+int cli_parse_step(const char *s, uint64_t *out);
+
+/* The observer of every running command: the job's stdout and stderr to
+ * ours, the console to stderr, notices as "rewind: <line>" on stderr. */
+extern const struct rw_observer cli_stdio;
+
+/* Open the home ($REWIND_HOME, else ~/.local/share/rewind). NULL after one
+ * error line. */
+rw_home *cli_open_home(void);
+
+/* Print "rewind: <err->msg>" and return err->code. */
+int cli_fail(const struct rw_error *err);
+
+/* --test-hole NAME: only with REWIND_TEST_HOLES=1 (rewind's own negative
+ * tests). Returns 0, or -1 after one error line. */
+int cli_test_hole(const char *name, struct rw_run_config *c);
+
+/* Stop a run on SIGINT/SIGTERM and after timeout_s seconds (0: never).
+ * Returns the abort flag for the run's config. */
+volatile sig_atomic_t *cli_abort_on_signals(double timeout_s);
+
+/* Parse the options of a command that starts from a stored run (replay,
+ * fork, cat, shell) into o (rw_options_init first, cli_stdio observer);
+ * accepted lists the long options cmd takes ("pid,timeout"; --help always).
+ * Returns 0 (operands from optind), 1 after help(), or -1 after one error
+ * line (exit 2). */
+int cli_options(int argc, char **argv, const char *cmd, const char *accepted, void (*help)(void),
+                struct rw_options *o, double *timeout_s);
+
+/* Parse a STEP operand (positive). 0, or -1 after one error line. */
+int cli_step_arg(const char *s, uint64_t *step);
 
 /* Print "rewind: <msg>\n" to stderr and return code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

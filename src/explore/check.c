@@ -1,13 +1,14 @@
 /*
- * explore: see explore.h.
+ * check: see explore.h.
  *
  * Workers: each schedule runs in a child process made by fork() (a VM per
  * process; the parent holds no KVM or store handle across fork), which
- * writes its struct run_result into a pipe and exits. Probes during
+ * writes its struct rw_result into a pipe and exits. Probes during
  * narrowing run one at a time in this process.
  */
-#include "util/fail.h"
 #include "explore/explore.h"
+
+#include <stdarg.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -18,10 +19,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "home/paths.h"
+#include "run/modes.h"
+#include "trace/compare.h"
+#include "trace/describe.h"
 #include "trace/trace.h"
+#include "util/check.h"
+#include "util/fail.h"
+#include "util/io.h"
 
 #define fail util_fail
 #define MAX_JOBS 64
+
+/* One progress line to the caller's callback (printf format, no newline). */
+static void progress(const struct check_opts *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void progress(const struct check_opts *c, const char *fmt, ...)
+{
+    if (!c->progress)
+        return;
+    char line[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    c->progress(c->progress_ctx, line);
+}
 
 static double now_s(void)
 {
@@ -30,96 +53,16 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int explore_opts(const char *home, const char *name, const char *kernel, const char *init,
-                 struct run_opts *o, json_t **manifest, char *err, size_t errlen)
-{
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/runs/%s/manifest.json", home, name);
-    json_error_t je;
-    json_t *m = json_load_file(path, 0, &je);
-    if (!m)
-        return fail(err, errlen, "cannot read the manifest of run %s", name);
-    json_t *spec = json_object_get(m, "spec");
-    memset(o, 0, sizeof(*o));
-    int rc = run_opts_from_spec(spec, home, o, err, errlen);
-    if (rc == 0) {
-        o->kernel = kernel;
-        o->init = init;
-        o->kf_every = (uint64_t)json_integer_value(json_object_get(m, "keyframe_every"));
-        o->quiet = 1;
-        rc = run_check_artifacts(o, spec, err, errlen);
-    }
-    if (rc == 0 && manifest)
-        *manifest = m;
-    else
-        json_decref(m);
-    return rc;
-}
-
-uint64_t explore_job_step(const char *home, const char *name, int exec)
-{
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/runs/%s/trace", home, name);
-    struct trace_reader r;
-    if (trace_open_read(&r, path) != 0)
-        return 0;
-    struct trace_entry e;
-    uint64_t at = 0;
-    int started = 0;
-    while (trace_next(&r, &e) == 1) {
-        if (e.rec.kind == REWIND_REC_INIT && e.rec.aux == REWIND_INIT_JOB_START) {
-            started = 1;
-            if (!exec) {
-                at = e.step;
-                break;
-            }
-        } else if (started && e.rec.kind == REWIND_REC_EXEC) {
-            at = e.step;
-            break;
-        }
-    }
-    trace_close_read(&r);
-    return at;
-}
-
-int explore_fork(struct run_opts *o, const char *parent, uint64_t schedule, uint64_t from,
-                 uint64_t until, uint64_t origin, uint64_t horizon, struct run_result *r,
-                 char *err, size_t errlen)
-{
-    if (from == 0)
-        return fail(err, errlen, "a fork needs a step after boot (1 or more)");
-    if (schedule && sched_push(&o->sched, schedule, from, until, origin, horizon ? horizon : 1) < 0)
-        return fail(err, errlen, "too many perturbation segments (forks of forks)");
-    if (!schedule) {
-        /* Schedule 0 after `from`: the parent's segments end there. */
-        struct sched s = o->sched;
-        o->sched.n = 0;
-        for (unsigned i = 0; i < s.n; i++)
-            if (s.seg[i].from < from) {
-                o->sched.seg[o->sched.n] = s.seg[i];
-                if (o->sched.seg[o->sched.n].until > from)
-                    o->sched.seg[o->sched.n].until = from;
-                o->sched.n++;
-            }
-    }
-    /* The keyframe at `from` was taken after the parent's step `from`; the
-     * fork's own decision at `from` needs the state before it. */
-    o->from_run = parent;
-    o->from_step = from - 1;
-    o->fork_step = from;
-    return run_execute(o, r, err, errlen);
-}
-
-static void side_of(struct check_side *s, const struct run_result *r)
+static void side_of(struct rw_check_side *s, const struct rw_result *r)
 {
     snprintf(s->id, sizeof(s->id), "%s", r->id);
-    snprintf(s->outcome, sizeof(s->outcome), "%s", run_outcome_word(r->outcome));
+    snprintf(s->outcome, sizeof(s->outcome), "%s", rw_outcome_word(r->outcome));
     s->exit_code = r->exit_code;
     s->steps = r->steps;
     snprintf(s->output_hash, sizeof(s->output_hash), "%s", r->output_hash);
 }
 
-static int side_from_manifest(struct check_side *s, const char *name, json_t *m)
+static int side_from_manifest(struct rw_check_side *s, const char *name, json_t *m)
 {
     const char *oc = json_string_value(json_object_get(m, "outcome"));
     const char *oh = json_string_value(json_object_get(m, "output_hash"));
@@ -133,7 +76,7 @@ static int side_from_manifest(struct check_side *s, const char *name, json_t *m)
     return 0;
 }
 
-static int differs(const struct check_side *a, const struct check_side *b)
+static int differs(const struct rw_check_side *a, const struct rw_check_side *b)
 {
     return strcmp(a->outcome, b->outcome) || a->exit_code != b->exit_code ||
            strcmp(a->output_hash, b->output_hash);
@@ -147,7 +90,7 @@ struct worker {
 
 struct ctx {
     const struct check_opts *c;
-    struct check_report *rep;
+    struct rw_check_report *rep;
     struct run_opts base; /* options of the schedule-0 run */
     const char *base_name;
     uint64_t horizon;
@@ -169,15 +112,14 @@ static int spawn(struct ctx *x, struct worker *w, uint64_t s, char *err, size_t 
     if (pid == 0) {
         close(pfd[0]);
         struct run_opts o = x->base;
-        struct run_result r;
-        char e[1024];
-        if (explore_fork(&o, x->base_name, s, x->rep->start + 1, UINT64_MAX, x->rep->start + 1,
-                         x->horizon, &r, e, sizeof(e)) < 0) {
-            fprintf(stderr, "rewind: schedule %llu: %s\n", (unsigned long long)s, e);
+        struct rw_result r;
+        struct rw_error e;
+        if (run_fork(&o, x->base_name, s, x->rep->start + 1, UINT64_MAX, x->rep->start + 1,
+                     x->horizon, &r, &e) < 0) {
+            progress(x->c, "schedule %llu: %s", (unsigned long long)s, e.msg);
             _exit(3);
         }
-        ssize_t n = write(pfd[1], &r, sizeof(r));
-        _exit(n == (ssize_t)sizeof(r) ? 0 : 3);
+        _exit(io_write_all(pfd[1], &r, sizeof(r)) == 0 ? 0 : 3);
     }
     close(pfd[1]);
     w->pid = pid;
@@ -189,7 +131,7 @@ static int spawn(struct ctx *x, struct worker *w, uint64_t s, char *err, size_t 
 static volatile sig_atomic_t *abort_flag;
 
 /* Wait for one worker; fill *r. Returns its index, or -1 if it failed. */
-static int reap(struct worker *ws, unsigned n, struct run_result *r, int *idx)
+static int reap(struct worker *ws, unsigned n, struct rw_result *r, int *idx)
 {
     int st;
     pid_t pid;
@@ -203,18 +145,10 @@ static int reap(struct worker *ws, unsigned n, struct run_result *r, int *idx)
         if (ws[i].pid != pid)
             continue;
         *idx = (int)i;
-        size_t got = 0;
-        while (got < sizeof(*r)) {
-            ssize_t k = read(ws[i].fd, (char *)r + got, sizeof(*r) - got);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0)
-                break;
-            got += (size_t)k;
-        }
+        ssize_t got = io_read_full(ws[i].fd, r, sizeof(*r));
         close(ws[i].fd);
         ws[i].pid = 0;
-        return got == sizeof(*r) && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+        return got == (ssize_t)sizeof(*r) && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
     }
     *idx = -1;
     return -1;
@@ -223,7 +157,7 @@ static int reap(struct worker *ws, unsigned n, struct run_result *r, int *idx)
 static int explore_schedules(struct ctx *x, char *err, size_t errlen)
 {
     const struct check_opts *c = x->c;
-    struct check_report *rep = x->rep;
+    struct rw_check_report *rep = x->rep;
     struct worker ws[MAX_JOBS];
     memset(ws, 0, sizeof(ws));
     unsigned jobs = c->jobs ? c->jobs : 1, running = 0;
@@ -250,7 +184,7 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
             for (unsigned i = 0; i < jobs; i++)
                 if (ws[i].pid)
                     kill(ws[i].pid, SIGTERM);
-        struct run_result r;
+        struct rw_result r;
         int idx;
         int ok = reap(ws, jobs, &r, &idx);
         if (idx < 0)
@@ -259,19 +193,17 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
         uint64_t s = ws[idx].schedule;
         if (ok < 0) {
             if (!failed)
-                fail(err, errlen, "schedule %llu could not run (see above)",
-                     (unsigned long long)s);
+                fail(err, errlen, "schedule %llu could not run (see above)", (unsigned long long)s);
             failed = 1;
             continue;
         }
         rep->tried++;
-        struct check_side side;
+        struct rw_check_side side;
         side_of(&side, &r);
         int d = differs(&side, &rep->base);
-        if (c->progress)
-            fprintf(stderr, "rewind: check: schedule %llu (%s): %s %d, %llu steps%s\n",
-                    (unsigned long long)s, sched_strategy(s), side.outcome, side.exit_code,
-                    (unsigned long long)side.steps, d ? "  <- ends differently" : "");
+        progress(c, "check: schedule %llu (%s): %s %d, %llu steps%s", (unsigned long long)s,
+                 sched_strategy(s), side.outcome, side.exit_code, (unsigned long long)side.steps,
+                 d ? "  <- ends differently" : "");
         if (d && (!rep->found || s < rep->schedule)) {
             rep->found = 1;
             rep->schedule = s;
@@ -282,27 +214,26 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
 }
 
 /* Run the probe window [from, until) of the failing schedule. */
-static int probe(struct ctx *x, uint64_t from, uint64_t until, struct check_side *out, int *fails,
-                 char *err, size_t errlen)
+static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_side *out,
+                 int *fails, char *err, size_t errlen)
 {
     struct run_opts o = x->base;
-    struct run_result r;
+    struct rw_result r;
+    struct rw_error e;
     x->rep->probes++;
-    if (explore_fork(&o, x->base_name, x->rep->schedule, from, until, x->rep->start + 1,
-                     x->horizon, &r, err, errlen) < 0)
-        return -1;
+    if (run_fork(&o, x->base_name, x->rep->schedule, from, until, x->rep->start + 1, x->horizon, &r,
+                 &e) < 0)
+        return fail(err, errlen, "%s", e.msg);
     side_of(out, &r);
     *fails = differs(out, &x->rep->base);
-    if (x->c->progress)
-        fprintf(stderr, "rewind: narrow: window [%llu, %llu): %s %d%s\n",
-                (unsigned long long)from, (unsigned long long)until, out->outcome,
-                out->exit_code, *fails ? "  <- differs" : "");
+    progress(x->c, "narrow: window [%llu, %llu): %s %d%s", (unsigned long long)from,
+             (unsigned long long)until, out->outcome, out->exit_code, *fails ? "  <- differs" : "");
     return 0;
 }
 
 static int narrow(struct ctx *x, char *err, size_t errlen)
 {
-    struct check_report *rep = x->rep;
+    struct rw_check_report *rep = x->rep;
     struct sched one = {.seed = x->base.seed};
     sched_push(&one, rep->schedule, rep->start + 1, UINT64_MAX, rep->start + 1, x->horizon);
     uint64_t cap = 1024, n = 0, *ps = malloc(cap * sizeof(*ps));
@@ -323,7 +254,7 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
         ps[n++] = st;
     }
     int rc = -1, f;
-    struct check_side side;
+    struct rw_check_side side;
     if (n == 0) {
         fail(err, errlen, "schedule %llu perturbs no step of the run",
              (unsigned long long)rep->schedule);
@@ -343,7 +274,7 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     uint64_t k = hi, d = ps[k - 1];
     /* Largest j such that perturbing ps[j..k-1] still ends differently. */
     uint64_t j = 0;
-    struct check_side failrun = rep->failing;
+    struct rw_check_side failrun = rep->failing;
     if (k > 1) {
         if (probe(x, d, d + 1, &side, &f, err, errlen) < 0)
             goto out;
@@ -387,51 +318,153 @@ out:
     return rc;
 }
 
-int explore_check(const struct check_opts *c, struct check_report *rep, char *err,
-                  size_t errlen)
+/* Where the passing and the failing run part, and each side's next events. */
+static void tail_of(const char *home, const char *name, uint64_t from_index,
+                    struct rw_check_tail *t)
+{
+    char path[4200];
+    struct trace_reader r;
+    memset(t, 0, sizeof(*t));
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
+        trace_open_read(&r, path) != 0)
+        return;
+    struct trace_entry e;
+    uint64_t i = 0;
+    while (trace_next(&r, &e) == 1 && t->n < RW_TAIL_MAX) {
+        if (i++ < from_index || e.rec.kind == REWIND_REC_CONSOLE)
+            continue;
+        char d[256];
+        describe_entry(&e, d, sizeof(d));
+        snprintf(t->lines[t->n], sizeof(t->lines[0]), "step %llu: %s", (unsigned long long)e.step,
+                 d);
+        t->tid[t->n++] = e.rec.tid;
+    }
+    trace_close_read(&r);
+}
+
+static void parting(const char *home, struct rw_check_report *rep)
+{
+    char a[4200], b[4200];
+    struct trace_difference d = {0};
+    if (home_path(a, sizeof(a), home, HOME_RUNS, rep->pass_run.id, "trace") < 0 ||
+        home_path(b, sizeof(b), home, HOME_RUNS, rep->fail_run.id, "trace") < 0 ||
+        compare_traces(a, b, &d) != 0 || !d.differ)
+        return;
+    rep->parted = 1;
+    rep->part_event = d.index;
+    rep->part_step_pass = d.step_a;
+    rep->part_step_fail = d.step_b;
+    tail_of(home, rep->pass_run.id, d.index, &rep->pass_next);
+    tail_of(home, rep->fail_run.id, d.index, &rep->fail_next);
+}
+
+int explore_check(const struct check_opts *c, struct rw_check_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof(*rep));
     struct ctx x = {.c = c, .rep = rep};
-    static char base_name[64];
+    char base_name[RW_ID_MAX];
     double t0 = now_s();
     if (c->base_run) {
         snprintf(base_name, sizeof(base_name), "%s", c->base_run);
     } else {
         struct run_opts o = c->run;
-        struct run_result r;
+        struct rw_result r;
+        struct rw_error e;
         o.quiet = 1;
         o.abort = c->abort;
-        if (run_execute(&o, &r, err, errlen) < 0)
-            return -1;
+        if (run_record(&o, &r, &e) < 0)
+            return fail(err, errlen, "%s", e.msg);
         snprintf(base_name, sizeof(base_name), "%s", r.id);
-        if (c->progress)
-            fprintf(stderr, "rewind: check: schedule 0: run %s %s %d after %llu steps\n", r.id,
-                    run_outcome_word(r.outcome), r.exit_code, (unsigned long long)r.steps);
+        progress(c, "check: schedule 0: run %s %s %d after %llu steps", r.id,
+                 rw_outcome_word(r.outcome), r.exit_code, (unsigned long long)r.steps);
     }
-    json_t *m = NULL;
-    if (explore_opts(c->home, base_name, c->kernel, c->init, &x.base, &m, err, errlen) < 0)
-        return -1;
-    int bad = side_from_manifest(&rep->base, base_name, m);
+    struct run_stored st;
+    struct rw_error e;
+    if (run_stored_load(c->home, base_name, &st, &e) < 0)
+        return fail(err, errlen, "%s", e.msg);
+    x.base = st.o; /* the spec's strings live until run_stored_free below */
+    char mp[4200];
+    json_error_t je;
+    json_t *m = home_path(mp, sizeof(mp), c->home, HOME_RUNS, base_name, "manifest.json") == 0
+                    ? json_load_file(mp, 0, &je)
+                    : NULL;
+    int bad = !m || side_from_manifest(&rep->base, base_name, m);
     json_decref(m);
-    if (bad)
-        return fail(err, errlen, "run %s has no outcome (is it complete?)", base_name);
-    if (x.base.sched.n)
-        return fail(err, errlen, "run %s is itself perturbed (a schedule or a fork); check needs "
-                    "an unperturbed run as schedule 0", base_name);
+    int rc = -1;
+    if (bad) {
+        fail(err, errlen, "run %s has no outcome (is it complete?)", base_name);
+        goto out;
+    }
+    if (x.base.sched.n) {
+        fail(err, errlen,
+             "run %s is itself perturbed (a schedule or a fork); check needs "
+             "an unperturbed run as schedule 0",
+             base_name);
+        goto out;
+    }
     x.base.abort = c->abort;
+    x.base.obs = NULL;
     x.base_name = base_name;
-    rep->start = explore_job_step(c->home, base_name, 0);
-    if (!rep->start)
-        return fail(err, errlen, "run %s never started its job (no job-start event)", base_name);
+    rep->start = run_job_step(c->home, base_name, 0);
+    if (!rep->start) {
+        fail(err, errlen, "run %s never started its job (no job-start event)", base_name);
+        goto out;
+    }
     x.horizon = rep->base.steps > rep->start ? rep->base.steps - rep->start : 1;
     if (explore_schedules(&x, err, errlen) < 0)
-        return -1;
+        goto out;
     rep->explore_s = now_s() - t0;
+    rc = 0;
     if (!rep->found || *c->abort)
-        return 0;
+        goto out;
     rep->strategy = sched_strategy(rep->schedule);
     double t1 = now_s();
-    int rc = narrow(&x, err, errlen);
+    rc = narrow(&x, err, errlen);
     rep->narrow_s = now_s() - t1;
+    if (rc == 0 && rep->narrowed)
+        parting(c->home, rep);
+out:
+    run_stored_free(&st);
     return rc;
+}
+
+void rw_check_config_init(struct rw_check_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    rw_run_config_init(&c->run);
+    c->schedules = rw_defaults.schedules;
+    c->jobs = rw_defaults.jobs;
+}
+
+int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_report *rep,
+             struct rw_error *err)
+{
+    static volatile sig_atomic_t never;
+    struct check_opts c = {
+        .home = rw_home_path(h),
+        .base_run = NULL,
+        .schedules = cfg->schedules,
+        .jobs = cfg->jobs,
+        .progress = cfg->progress,
+        .progress_ctx = cfg->progress_ctx,
+        .abort = cfg->abort ? cfg->abort : &never,
+    };
+    char name[RW_ID_MAX];
+    memset(rep, 0, sizeof(*rep));
+    if (cfg->base_run) {
+        if (rw_resolve(h, cfg->base_run, name, err) < 0)
+            return -1;
+        c.base_run = name;
+    } else {
+        if (run_opts_from_config(h, &cfg->run, &c.run, err) < 0)
+            return -1;
+        if (c.run.sched.n)
+            return run_usage(err, "check chooses the schedules itself; drop --schedule");
+    }
+    c.run.abort = c.abort;
+    if (explore_check(&c, rep, err->msg, sizeof(err->msg)) < 0) {
+        err->code = RW_EINTERNAL;
+        return -1;
+    }
+    return 0;
 }
