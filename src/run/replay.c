@@ -41,11 +41,11 @@ int rw_replay(rw_home *h, const char *ref, const struct rw_options *op, struct r
               struct rw_error *err)
 {
     struct run_stored st;
-    char inputs[4200];
+    char inputs[4200], name[RW_ID_MAX];
     memset(res, 0, sizeof(*res));
-    if (rw_resolve(h, ref, st.name, err) < 0)
+    if (rw_resolve(h, ref, name, err) < 0)
         return -1;
-    if (run_stored_load(rw_home_path(h), st.name, &st, err) < 0)
+    if (run_stored_load(rw_home_path(h), name, &st, err) < 0)
         return -1;
     const char *from = op->from ? st.name : NULL;
     uint64_t from_step = op->from_step;
