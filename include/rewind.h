@@ -186,6 +186,7 @@ struct rw_options {
     const char *name;         /* fork: a name for the new run */
     uint64_t pid;             /* cat, shell: the process whose view (0: the job) */
     int input_fd;             /* shell: the keystrokes */
+    const char *kernel, *init; /* NULL: $REWIND_KERNEL / $REWIND_INIT, else beside the program */
     unsigned snap_holes;      /* tests only: keyframe holes (rw_test_hole's kf-...) */
 };
 void rw_options_init(struct rw_options *o);

@@ -380,7 +380,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
     }
     struct run_stored st;
     struct rw_error e;
-    if (run_stored_load(c->home, base_name, &st, &e) < 0)
+    if (run_stored_load(c->home, base_name, c->run.kernel, c->run.init, &st, &e) < 0)
         return fail(err, errlen, "%s", e.msg);
     x.base = st.o; /* the spec's strings live until run_stored_free below */
     char mp[4200];
@@ -455,6 +455,8 @@ int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_repo
         if (rw_resolve(h, cfg->base_run, name, err) < 0)
             return -1;
         c.base_run = name;
+        c.run.kernel = cfg->run.kernel; /* NULL: the defaults */
+        c.run.init = cfg->run.init;
     } else {
         if (run_opts_from_config(h, &cfg->run, &c.run, err) < 0)
             return -1;

@@ -307,7 +307,8 @@ static json_t *load_manifest(const char *home, const char *name, struct rw_error
     return m;
 }
 
-int run_stored_load(const char *home, const char *name, struct run_stored *st, struct rw_error *err)
+int run_stored_load(const char *home, const char *name, const char *kernel, const char *init,
+                    struct run_stored *st, struct rw_error *err)
 {
     memset(st, 0, sizeof(*st));
     snprintf(st->name, sizeof(st->name), "%s", name);
@@ -320,8 +321,8 @@ int run_stored_load(const char *home, const char *name, struct run_stored *st, s
     st->steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
     int rc = run_opts_from_spec(spec, home, &st->o, &st->ins, err->msg, sizeof(err->msg));
     if (rc == 0) {
-        st->o.kernel = run_artifact("REWIND_KERNEL", "kernel/vmlinux");
-        st->o.init = run_artifact("REWIND_INIT", "rewind-init");
+        st->o.kernel = kernel ? kernel : run_artifact("REWIND_KERNEL", "kernel/vmlinux");
+        st->o.init = init ? init : run_artifact("REWIND_INIT", "rewind-init");
         st->o.kf_every = (uint64_t)json_integer_value(json_object_get(m, "keyframe_every"));
         st->o.quiet = 1;
         char why[900];
@@ -373,8 +374,8 @@ uint64_t run_job_step(const char *home, const char *name, int exec)
     return at;
 }
 
-int run_stored_at(rw_home *h, const char *ref, uint64_t step, int inspect, struct run_stored *st,
-                  struct rw_error *err)
+int run_stored_at(rw_home *h, const char *ref, uint64_t step, int inspect,
+                  const struct rw_options *op, struct run_stored *st, struct rw_error *err)
 {
     const char *home = rw_home_path(h);
     char name[RW_ID_MAX];
@@ -400,7 +401,7 @@ int run_stored_at(rw_home *h, const char *ref, uint64_t step, int inspect, struc
                              (unsigned long long)step, (unsigned long long)first,
                              (unsigned long long)first);
     }
-    if (run_stored_load(home, name, st, err) < 0) {
+    if (run_stored_load(home, name, op->kernel, op->init, st, err) < 0) {
         char why[sizeof(err->msg)];
         const char *w = err->msg;
         if (!strncmp(w, "cannot replay: ", 15))

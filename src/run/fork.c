@@ -55,7 +55,7 @@ int rw_fork(rw_home *h, const char *ref, uint64_t step, const struct rw_options 
 {
     struct run_stored st;
     memset(res, 0, sizeof(*res));
-    if (run_stored_at(h, ref, step, 0, &st, err) < 0)
+    if (run_stored_at(h, ref, step, 0, op, &st, err) < 0)
         return -1;
     int rc;
     if (op->schedule_until <= step) {

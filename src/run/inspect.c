@@ -35,7 +35,7 @@ int rw_cat(rw_home *h, const char *ref, uint64_t step, const char *path,
 {
     struct run_stored st;
     memset(res, 0, sizeof(*res));
-    if (run_stored_at(h, ref, step, 1, &st, err) < 0)
+    if (run_stored_at(h, ref, step, 1, op, &st, err) < 0)
         return -1;
     struct run_inspect ins = {.kind = "cat", .at = step, .pid = op->pid, .path = path};
     st.o.no_keyframes = 1;
@@ -51,7 +51,7 @@ int rw_shell(rw_home *h, const char *ref, uint64_t step, const struct rw_options
 {
     struct run_stored st;
     memset(res, 0, sizeof(*res));
-    if (run_stored_at(h, ref, step, 1, &st, err) < 0)
+    if (run_stored_at(h, ref, step, 1, op, &st, err) < 0)
         return -1;
     struct run_inspect ins = {
         .kind = "shell", .at = step, .pid = op->pid, .session_fd = op->input_fd};

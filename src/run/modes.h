@@ -31,17 +31,18 @@ struct run_stored {
     uint64_t steps;
 };
 
-/* Load run `name` of home (kernel and init checked against its spec).
- * 0 or -1 with err (RW_EUSAGE). */
-int run_stored_load(const char *home, const char *name, struct run_stored *st,
-                    struct rw_error *err);
+/* Load run `name` of home with kernel and init (NULL: run_artifact's
+ * defaults), checked against its spec. 0 or -1 with err (RW_EUSAGE). */
+int run_stored_load(const char *home, const char *name, const char *kernel, const char *init,
+                    struct run_stored *st, struct rw_error *err);
 void run_stored_free(struct run_stored *st);
 
 /* Resolve ref and load it for a mode that starts at step of it: step must
- * be inside the run, and with inspect, not before the job's command runs.
+ * be inside the run, and with inspect, not before the job's command runs;
+ * op gives the kernel and init.
  * 0 or -1 with err. */
-int run_stored_at(rw_home *h, const char *ref, uint64_t step, int inspect, struct run_stored *st,
-                  struct rw_error *err);
+int run_stored_at(rw_home *h, const char *ref, uint64_t step, int inspect,
+                  const struct rw_options *op, struct run_stored *st, struct rw_error *err);
 
 /* A config's options: the spec's parts, the defaults for kernel and init,
  * the observer and abort flag. 0 or -1 with err (RW_EUSAGE). */

@@ -45,7 +45,7 @@ int rw_replay(rw_home *h, const char *ref, const struct rw_options *op, struct r
     memset(res, 0, sizeof(*res));
     if (rw_resolve(h, ref, name, err) < 0)
         return -1;
-    if (run_stored_load(rw_home_path(h), name, &st, err) < 0)
+    if (run_stored_load(rw_home_path(h), name, op->kernel, op->init, &st, err) < 0)
         return -1;
     const char *from = op->from ? st.name : NULL;
     uint64_t from_step = op->from_step;
