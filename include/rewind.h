@@ -292,9 +292,26 @@ const char *rw_schedule_strategy(uint64_t schedule);
  * replay it instead. 0 or -1 with err. */
 int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct rw_error *err);
 
-/* Seeking (a machine paused at a step, its registers readable) is not in
- * the API yet: run_prepare + run_restore + run_loop(c, step) of
- * src/run/ctx.h is the path it will take. */
+/* A machine paused at a step of a stored run (rw_seek). */
+typedef struct rw_machine rw_machine;
+
+/* General registers of a paused vCPU. */
+struct rw_regs {
+    uint64_t rax, rbx, rcx, rdx, rsi, rdi, rsp, rbp;
+    uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+    uint64_t rip, rflags;
+};
+
+/* Restore run ref's keyframe at or before step into a fresh VM and run it
+ * forward to step, keeping nothing (a throwaway). 0 with *out, or -1 with
+ * err (RW_EUSAGE: step not inside the run). */
+int rw_seek(rw_home *h, const char *ref, uint64_t step, rw_machine **out, struct rw_error *err);
+/* The step m is paused at. */
+uint64_t rw_machine_step(const rw_machine *m);
+/* m's vCPU registers into regs. 0 or -1 with err. */
+int rw_machine_regs(rw_machine *m, struct rw_regs *regs, struct rw_error *err);
+/* Free m and its VM (nothing of it is kept). */
+void rw_machine_close(rw_machine *m);
 
 /* ---- Reading: runs, specs, events, processes, comparison, store upkeep ---- */
 

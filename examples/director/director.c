@@ -1,8 +1,9 @@
 /*
  * director: a program that drives rewind through its public API alone
  * (include/rewind.h, build/librewind.a). It records a run of a small shell
- * job, reads a file inside that run near its end, and forks the run at its
- * middle step (unperturbed after it, so the fork must end the same way).
+ * job, reads a file inside that run near its end, seeks to that step and
+ * reads the paused vCPU's registers, and forks the run at its middle step
+ * (unperturbed after it, so the fork must end the same way).
  *
  *   director ROOT        (the guest kernel and rewind-init come from
  *                         $REWIND_KERNEL and $REWIND_INIT; the home from
@@ -66,7 +67,18 @@ int main(int argc, char **argv)
         return die("cat", &err);
     printf("cat at step %llu: status %d\n", (unsigned long long)at, look.inspect_status);
 
-    /* 3. Fork at the middle step with no perturbation: it ends alike. */
+    /* 3. Seek to the same step: a paused machine whose registers we read. */
+    rw_machine *m;
+    struct rw_regs regs;
+    if (rw_seek(home, run.id, at, &m, &err) < 0)
+        return die("seek", &err);
+    if (rw_machine_regs(m, &regs, &err) < 0)
+        return die("regs", &err);
+    printf("seek to step %llu: paused at step %llu, rip %#llx\n", (unsigned long long)at,
+           (unsigned long long)rw_machine_step(m), (unsigned long long)regs.rip);
+    rw_machine_close(m);
+
+    /* 4. Fork at the middle step with no perturbation: it ends alike. */
     rw_options_init(&opt);
     struct rw_result fork;
     uint64_t mid = run.steps / 2;

@@ -27,6 +27,9 @@ test_director_records_cats_and_forks() {
     expect_rc 0
     [ "$(grep '^cat: ' d.out | sed 's/^cat: //')" = "$(cat c.out)" ] ||
         fail "director's cat '$(grep '^cat: ' d.out | tr '\n' '|')' vs CLI '$(tr '\n' '|' <c.out)'"
+    # rw_seek paused a machine exactly there, its registers readable
+    expect_grep d.out "^seek to step $at: paused at step $at, rip 0x[0-9a-f]*[1-9a-f][0-9a-f]*$"
+    [ -z "$(ls -A "$REWIND_HOME/runs" | grep "^\.$id\.")" ] || fail "a throwaway left a staging dir"
     # the unperturbed fork ends like its parent and names it
     expect_grep d.out "^forked $id at step $((steps / 2)): exited 0 after $steps steps, same output$"
     run_rw s show "$id"
