@@ -6,7 +6,9 @@
 #ifndef REWIND_CLI_H
 #define REWIND_CLI_H
 
+#include <jansson.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rewind.h"
@@ -40,6 +42,13 @@ int cmd_shell(int argc, char **argv);
  * first); *timeout_s gets --timeout (0: none). Returns 0, 1 after --help
  * was printed, or -1 after one error line. Used by run and check. */
 int cli_run_args(int argc, char **argv, struct rw_run_config *c, double *timeout_s);
+
+/* Resolve ref and load its manifest. Returns the manifest (caller decrefs)
+ * with the run directory in dir, or NULL after printing one error line. */
+json_t *cli_load_run(const char *ref, char *dir, size_t dirlen);
+
+/* Print s as a JSON string (with quotes) to stdout. */
+void cli_json_str(const char *s, size_t n);
 
 /* Parse a non-negative decimal number. Returns 0 or -1. */
 int cli_parse_step(const char *s, uint64_t *out);

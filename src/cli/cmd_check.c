@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/cliutil.h"
 #include "rewind.h"
 
 static void help(void)

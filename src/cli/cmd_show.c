@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/cliutil.h"
 #include "rewind.h"
 
 int cmd_show(int argc, char **argv)
