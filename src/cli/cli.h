@@ -72,16 +72,22 @@ int cli_test_hole(const char *name, struct rw_run_config *c);
  * Returns the abort flag for the run's config. */
 volatile sig_atomic_t *cli_abort_on_signals(double timeout_s);
 
-/* Parse the options of a command that starts from a stored run (replay,
- * fork, cat, shell) into o (rw_options_init first, cli_stdio observer);
- * accepted lists the long options cmd takes ("pid,timeout"; --help always).
- * Returns 0 (operands from optind), 1 after help(), or -1 after one error
- * line (exit 2). */
-int cli_options(int argc, char **argv, const char *cmd, const char *accepted, void (*help)(void),
-                struct rw_options *o, double *timeout_s);
+/* A command that starts from a stored run (replay, fork, cat, shell). */
+struct cli_derived {
+    const char *cmd;      /* "cat" */
+    const char *accepted; /* its long options, "pid,timeout" (--help always) */
+    int noperands;        /* RUN [STEP [PATH]]: 1, 2 or 3 */
+    const char *operands; /* for the usage error: "RUN STEP PATH" */
+    void (*help)(void);
+};
 
-/* Parse a STEP operand (positive). 0, or -1 after one error line. */
-int cli_step_arg(const char *s, uint64_t *step);
+/* Start command d: parse its options into o (rw_options_init first, the
+ * cli_stdio observer, the abort flag of cli_abort_on_signals(--timeout))
+ * and its operands (from optind; *step from the second, if any), and open
+ * the home into *h. Returns -1 when the command goes on, else the status
+ * to exit with (0 after d->help(), 2 after a usage error line). */
+int cli_start(int argc, char **argv, const struct cli_derived *d, struct rw_options *o,
+              uint64_t *step, rw_home **h);
 
 /* Print "rewind: <msg>\n" to stderr and return code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -200,9 +200,10 @@ static int accepts(const char *list, const char *name)
     return 0;
 }
 
-int cli_options(int argc, char **argv, const char *cmd, const char *accepted, void (*help)(void),
-                struct rw_options *o, double *timeout_s)
+static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_options *o,
+                 double *timeout_s, uint64_t *step)
 {
+    const char *cmd = d->cmd, *accepted = d->accepted;
     struct option longopts[NDERIVED + 1];
     size_t n = 0;
     for (size_t i = 0; i < NDERIVED; i++)
@@ -260,18 +261,32 @@ int cli_options(int argc, char **argv, const char *cmd, const char *accepted, vo
                 return cli_error(-1, "--pid needs a process id (see rewind ps): %s", optarg);
             break;
         case 'h':
-            help();
+            d->help();
             return 1;
         default:
             return cli_error(-1, "see rewind %s --help", cmd);
         }
     }
+    if (optind != argc - d->noperands)
+        return cli_error(-1, "%s needs %s (see rewind %s --help)", cmd, d->operands, cmd);
+    if (d->noperands >= 3 && !*argv[optind + 2])
+        return cli_error(-1, "PATH is empty");
+    const char *a = d->noperands >= 2 ? argv[optind + 1] : NULL;
+    if (a && (cli_parse_step(a, step) < 0 || *step == 0))
+        return cli_error(-1, "STEP must be a positive step number: %s", a);
     return 0;
 }
 
-int cli_step_arg(const char *s, uint64_t *step)
+int cli_start(int argc, char **argv, const struct cli_derived *d, struct rw_options *o,
+              uint64_t *step, rw_home **h)
 {
-    if (cli_parse_step(s, step) < 0 || *step == 0)
-        return cli_error(-1, "STEP must be a positive step number: %s", s);
-    return 0;
+    double timeout;
+    int pr = parse(argc, argv, d, o, &timeout, step);
+    if (pr != 0)
+        return pr > 0 ? 0 : RW_EUSAGE;
+    *h = cli_open_home();
+    if (!*h)
+        return RW_EINTERNAL;
+    o->abort = cli_abort_on_signals(timeout);
+    return -1;
 }

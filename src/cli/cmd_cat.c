@@ -22,22 +22,13 @@ static void help(void)
 int cmd_cat(int argc, char **argv)
 {
     struct rw_options o;
-    double timeout;
     uint64_t step;
-    int pr = cli_options(argc, argv, "cat", "pid", help, &o, &timeout);
-    if (pr != 0)
-        return pr > 0 ? 0 : 2;
-    if (optind != argc - 3)
-        return cli_error(2, "cat needs RUN STEP PATH (see rewind cat --help)");
+    static const struct cli_derived d = {"cat", "pid", 3, "RUN STEP PATH", help};
+    rw_home *h;
+    int ex = cli_start(argc, argv, &d, &o, &step, &h);
+    if (ex >= 0)
+        return ex;
     const char *path = argv[optind + 2];
-    if (!*path)
-        return cli_error(2, "PATH is empty");
-    if (cli_step_arg(argv[optind + 1], &step) < 0)
-        return 2;
-    rw_home *h = cli_open_home();
-    if (!h)
-        return RW_EINTERNAL;
-    o.abort = cli_abort_on_signals(0);
     struct rw_result r;
     struct rw_error err;
     int rc = rw_cat(h, argv[optind], step, path, &o, &r, &err);

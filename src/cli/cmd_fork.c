@@ -22,20 +22,13 @@ static void help(void)
 int cmd_fork(int argc, char **argv)
 {
     struct rw_options o;
-    double timeout;
     uint64_t step;
-    int pr =
-        cli_options(argc, argv, "fork", "schedule,schedule-until,name,timeout", help, &o, &timeout);
-    if (pr != 0)
-        return pr > 0 ? 0 : 2;
-    if (optind != argc - 2)
-        return cli_error(2, "fork needs RUN and STEP (see rewind fork --help)");
-    if (cli_step_arg(argv[optind + 1], &step) < 0)
-        return 2;
-    rw_home *h = cli_open_home();
-    if (!h)
-        return RW_EINTERNAL;
-    o.abort = cli_abort_on_signals(timeout);
+    static const struct cli_derived d = {"fork", "schedule,schedule-until,name,timeout", 2,
+                                         "RUN and STEP", help};
+    rw_home *h;
+    int ex = cli_start(argc, argv, &d, &o, &step, &h);
+    if (ex >= 0)
+        return ex;
     struct rw_result r;
     struct rw_error err;
     int rc = rw_fork(h, argv[optind], step, &o, &r, &err);

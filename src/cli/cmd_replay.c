@@ -31,17 +31,13 @@ static void help(void)
 int cmd_replay(int argc, char **argv)
 {
     struct rw_options o;
-    double timeout;
-    int pr = cli_options(argc, argv, "replay", "from,verify-restores,timeout,test-hole", help, &o,
-                         &timeout);
-    if (pr != 0)
-        return pr > 0 ? 0 : 2;
-    if (optind != argc - 1)
-        return cli_error(2, "replay needs one run (see rewind replay --help)");
-    rw_home *h = cli_open_home();
-    if (!h)
-        return RW_EINTERNAL;
-    o.abort = cli_abort_on_signals(timeout);
+    uint64_t none;
+    static const struct cli_derived d = {"replay", "from,verify-restores,timeout,test-hole", 1,
+                                         "one run", help};
+    rw_home *h;
+    int ex = cli_start(argc, argv, &d, &o, &none, &h);
+    if (ex >= 0)
+        return ex;
     struct rw_result r;
     struct rw_error err;
     int rc = rw_replay(h, argv[optind], &o, &r, &err);

@@ -32,20 +32,13 @@ static void help(void)
 int cmd_shell(int argc, char **argv)
 {
     struct rw_options o;
-    double timeout;
     uint64_t step;
-    int pr = cli_options(argc, argv, "shell", "pid", help, &o, &timeout);
-    if (pr != 0)
-        return pr > 0 ? 0 : 2;
-    if (optind != argc - 2)
-        return cli_error(2, "shell needs RUN STEP (see rewind shell --help)");
-    if (cli_step_arg(argv[optind + 1], &step) < 0)
-        return 2;
-    rw_home *h = cli_open_home();
-    if (!h)
-        return RW_EINTERNAL;
+    static const struct cli_derived d = {"shell", "pid", 2, "RUN STEP", help};
+    rw_home *h;
+    int ex = cli_start(argc, argv, &d, &o, &step, &h);
+    if (ex >= 0)
+        return ex;
     o.input_fd = 0;
-    o.abort = cli_abort_on_signals(0);
     signal(SIGINT, SIG_IGN); /* ^C belongs to the guest (raw mode sends it as a byte) */
     struct sigaction sa = {.sa_handler = on_winch};
     sigemptyset(&sa.sa_mask);

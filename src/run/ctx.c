@@ -976,6 +976,21 @@ int run_finish(struct run_ctx *c)
     return 0;
 }
 
+int run_through(struct run_ctx *c, int rc)
+{
+    if (rc == 0)
+        rc = run_keyframes_begin(c);
+    if (rc == 0 && c->inspect)
+        rc = run_inspect_start(c);
+    if (rc == 0)
+        rc = run_loop(c, 0);
+    if (rc == 0)
+        rc = run_settle(c);
+    if (rc == 0)
+        rc = run_finish(c);
+    return run_close(c, rc);
+}
+
 int run_close(struct run_ctx *c, int rc)
 {
     if (c->sink && c->sink->session)

@@ -161,6 +161,9 @@ int run_verify_restores(struct run_ctx *c, uint64_t n);
 /* Close the keyframes, compare with a stored run of the spec, and keep or
  * discard the run as c->keep says. 0 or -1. */
 int run_finish(struct run_ctx *c);
+/* The common tail of a mode: if rc is 0, run_keyframes_begin, run_loop to
+ * the end, run_settle and run_finish; then run_close. Returns the result. */
+int run_through(struct run_ctx *c, int rc);
 /* Release everything; a failure (rc < 0) sets err->code from the phase.
  * Returns rc. */
 int run_close(struct run_ctx *c, int rc);

@@ -39,15 +39,7 @@ int run_fork(struct run_opts *o, const char *parent, uint64_t schedule, uint64_t
     int rc = run_prepare(&c, o, NULL, RUN_KEEP, 1, res, err);
     if (rc == 0)
         rc = run_restore(&c, parent, from - 1, from);
-    if (rc == 0)
-        rc = run_keyframes_begin(&c);
-    if (rc == 0)
-        rc = run_loop(&c, 0);
-    if (rc == 0)
-        rc = run_settle(&c);
-    if (rc == 0)
-        rc = run_finish(&c);
-    return run_close(&c, rc);
+    return run_through(&c, rc);
 }
 
 int rw_fork(rw_home *h, const char *ref, uint64_t step, const struct rw_options *op,

@@ -120,8 +120,7 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
         fflush(k->w.f);
         kill(getpid(), SIGKILL);
     }
-    if (rc == 0 && k->writing &&
-        kf_append(&k->w, p->step, &s, sizeof(s), delta, (uint32_t)nd) < 0)
+    if (rc == 0 && k->writing && kf_append(&k->w, p->step, &s, sizeof(s), delta, (uint32_t)nd) < 0)
         rc = fail(err, errlen, "cannot write a keyframe: %s", strerror(errno));
     free(delta);
     if (rc == 0) {
@@ -176,9 +175,8 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
     if (snap_check(state, len, err, errlen) < 0)
         rc = -1;
     else if (((const struct snap *)state)->plat.step != f->e[idx].step)
-        rc = fail(err, errlen, "keyframe %zu of run %s is corrupt (its state is of step %llu)",
-                  idx, c->link[link].run,
-                  (unsigned long long)((const struct snap *)state)->plat.step);
+        rc = fail(err, errlen, "keyframe %zu of run %s is corrupt (its state is of step %llu)", idx,
+                  c->link[link].run, (unsigned long long)((const struct snap *)state)->plat.step);
     else
         rc = snap_restore(p, state, k->holes, err, errlen);
     free(state);

@@ -12,15 +12,7 @@ int run_record(const struct run_opts *o, struct rw_result *res, struct rw_error 
     int rc = run_prepare(&c, o, NULL, RUN_KEEP, 0, res, err);
     if (rc == 0)
         rc = run_boot(&c);
-    if (rc == 0)
-        rc = run_keyframes_begin(&c);
-    if (rc == 0)
-        rc = run_loop(&c, 0);
-    if (rc == 0)
-        rc = run_settle(&c);
-    if (rc == 0)
-        rc = run_finish(&c);
-    return run_close(&c, rc);
+    return run_through(&c, rc);
 }
 
 int rw_record(rw_home *h, const struct rw_run_config *cfg, struct rw_result *res,
