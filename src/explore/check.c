@@ -312,6 +312,7 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     struct sched_decision dd = sched_decide(&one, d);
     sched_describe(&dd, rep->deciding_what, sizeof(rep->deciding_what));
     rep->narrowed = differs(&rep->fail_run, &rep->base) && !differs(&rep->pass_run, &rep->base);
+    RW_ASSERT(!rep->narrowed || (rep->pass_run.id[0] && rep->fail_run.id[0])); /* invariant 2 */
     rc = 0;
 out:
     free(ps);
@@ -417,6 +418,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
     rc = 0;
     if (!rep->found || *c->abort)
         goto out;
+    RW_ASSERT(rep->failing.id[0] && rep->base.id[0]); /* invariant 2: stored runs */
     rep->strategy = sched_strategy(rep->schedule);
     double t1 = now_s();
     rc = narrow(&x, err, errlen);

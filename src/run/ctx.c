@@ -672,6 +672,7 @@ int run_restore(struct run_ctx *c, const char *from, uint64_t step, uint64_t for
     if (kf_chain_load(c->o->home, from, &ch, ERR) < 0)
         return -1;
     int rc = -1;
+    RW_ASSERT(c->sink->trace && c->dir.trace.count == 0); /* invariant 3: from step 0 */
     if (kf_chain_find(&ch, step, &link, &idx) < 0) {
         ctx_fail(c, "run %s has no keyframe at or before step %llu", from,
                  (unsigned long long)step);
@@ -756,6 +757,7 @@ int run_inspect_start(struct run_ctx *c)
 int run_loop(struct run_ctx *c, uint64_t stop_at)
 {
     struct platform *p = c->p;
+    RW_ASSERT(c->lockfd >= 0); /* invariant 1 */
     if (stop_at && p->step >= stop_at)
         return 0;
     timing("setup");
@@ -967,6 +969,8 @@ int run_finish(struct run_ctx *c)
         rundir_abort(&c->dir);
         return 0;
     }
+    RW_ASSERT(c->lockfd >= 0);                                  /* invariant 1 */
+    RW_ASSERT(!c->parent || !res->had_stored || res->diverged); /* invariant 5 */
     char *mj = manifest_json(c->spec_json, res, c->dir.trace.count, c->o->name);
     int fr = mj ? rundir_finish_as(&c->dir, name, mj, ERR) : ctx_fail(c, "out of memory");
     free(mj);
@@ -993,6 +997,7 @@ int run_through(struct run_ctx *c, int rc)
 
 int run_close(struct run_ctx *c, int rc)
 {
+    RW_ASSERT(rc == 0 || rc == -1);
     if (c->sink && c->sink->session)
         session_close(&c->sess, c->inputs_hex);
     if (c->kf_ready)
