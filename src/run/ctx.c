@@ -97,6 +97,15 @@ static int ctx_fail(struct run_ctx *c, const char *fmt, ...)
 
 #define ERR c->err->msg, sizeof(c->err->msg)
 
+/* The path of file in this run's staging directory (runs/.<id>.<pid>/);
+ * "" (which every open refuses) if it cannot be built. */
+static void staging_path(const struct run_ctx *c, const char *file, char *out, size_t n)
+{
+    const char *name = strrchr(c->dir.staging, '/');
+    if (home_path(out, n, c->o->home, HOME_RUNS, name ? name + 1 : c->dir.staging, file) < 0)
+        out[0] = 0;
+}
+
 int run_phase_code(enum run_phase ph)
 {
     switch (ph) {
@@ -442,7 +451,7 @@ static void check_against_stored(struct run_ctx *c, char *name, size_t n)
         return;
     }
     home_path(path, sizeof(path), home, HOME_RUNS, r->id, "trace");
-    snprintf(mine, sizeof(mine), "%s/trace", c->dir.staging);
+    staging_path(c, "trace", mine, sizeof(mine));
     struct trace_difference d;
     r->diverged = 1;
     if (compare_traces(path, mine, &d) == 0 && d.differ)
@@ -588,7 +597,7 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
     s->vm = &c->vm;
     if (o->state_log) {
         char sp[PATH_LEN];
-        snprintf(sp, sizeof(sp), "%s/states", c->dir.staging);
+        staging_path(c, "states", sp, sizeof(sp));
         s->states = fopen(sp, "we");
         s->ram_every = o->state_log;
     }
@@ -705,7 +714,7 @@ int run_keyframes_begin(struct run_ctx *c)
         return 0;
     RW_ASSERT(c->kf_ready);
     char kp[PATH_LEN];
-    snprintf(kp, sizeof(kp), "%s/keyframes", c->dir.staging);
+    staging_path(c, "keyframes", kp, sizeof(kp));
     if (kfcap_open(&c->kf, kp, c->parent, c->parent_upto, ERR) < 0)
         return -1;
     c->sink->kf = &c->kf;
@@ -738,7 +747,7 @@ int run_inspect_start(struct run_ctx *c)
         return ctx_fail(c, "the path is too long (at most %d bytes)", REWIND_SHARED_REQ_MAX - 32);
     if (!strcmp(in->kind, "shell")) {
         char ip[PATH_LEN];
-        snprintf(ip, sizeof(ip), "%s/inputs", c->dir.staging);
+        staging_path(c, "inputs", ip, sizeof(ip));
         int r = in->session_replay ? session_open_replay(&c->sess, in->session_replay, ERR)
                                    : session_open_live(&c->sess, in->session_fd, ip, ERR);
         if (r < 0)
@@ -908,7 +917,7 @@ int run_verify_restores(struct run_ctx *c, uint64_t n)
         total += ch.link[l].count;
     uint64_t want = n < total ? n : total;
     char tp[PATH_LEN];
-    snprintf(tp, sizeof(tp), "%s/trace", c->dir.staging);
+    staging_path(c, "trace", tp, sizeof(tp));
     struct run_sink *s = c->sink;
     struct trace_writer *file = s->file;
     int quiet = s->quiet, rc = 0;
@@ -940,7 +949,7 @@ static int session_rename(struct run_ctx *c)
     c->spec_json = spec_to_json(&c->spec);
     spec_id(&c->spec, c->res->id);
     char sp[PATH_LEN];
-    snprintf(sp, sizeof(sp), "%s/spec.json", c->dir.staging);
+    staging_path(c, "spec.json", sp, sizeof(sp));
     if (!c->spec_json || rundir_write_file(sp, c->spec_json) < 0)
         return ctx_fail(c, "cannot write the session's spec");
     return 0;
