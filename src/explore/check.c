@@ -82,6 +82,13 @@ static int differs(const struct rw_check_side *a, const struct rw_check_side *b)
            strcmp(a->output_hash, b->output_hash);
 }
 
+/* What a worker sends back through its pipe: its run, or why it failed. */
+struct worker_msg {
+    int ok;
+    struct rw_result r;
+    struct rw_error e;
+};
+
 struct worker {
     pid_t pid;
     int fd;
@@ -112,14 +119,11 @@ static int spawn(struct ctx *x, struct worker *w, uint64_t s, char *err, size_t 
     if (pid == 0) {
         close(pfd[0]);
         struct run_opts o = x->base;
-        struct rw_result r;
-        struct rw_error e;
-        if (run_fork(&o, x->base_name, s, x->rep->start + 1, UINT64_MAX, x->rep->start + 1,
-                     x->horizon, &r, &e) < 0) {
-            progress(x->c, "schedule %llu: %s", (unsigned long long)s, e.msg);
-            _exit(3);
-        }
-        _exit(io_write_all(pfd[1], &r, sizeof(r)) == 0 ? 0 : 3);
+        struct worker_msg msg;
+        memset(&msg, 0, sizeof(msg));
+        msg.ok = run_fork(&o, x->base_name, s, x->rep->start + 1, UINT64_MAX, x->rep->start + 1,
+                          x->horizon, &msg.r, &msg.e) == 0;
+        _exit(io_write_all(pfd[1], &msg, sizeof(msg)) == 0 ? 0 : 3);
     }
     close(pfd[1]);
     w->pid = pid;
@@ -130,8 +134,9 @@ static int spawn(struct ctx *x, struct worker *w, uint64_t s, char *err, size_t 
 
 static volatile sig_atomic_t *abort_flag;
 
-/* Wait for one worker; fill *r. Returns its index, or -1 if it failed. */
-static int reap(struct worker *ws, unsigned n, struct rw_result *r, int *idx)
+/* Wait for one worker (its index in *idx, -1 if none); fill *m. Returns 0,
+ * or -1 if it failed (m->e.msg says why, or is empty if it died). */
+static int reap(struct worker *ws, unsigned n, struct worker_msg *m, int *idx)
 {
     int st;
     pid_t pid;
@@ -145,10 +150,14 @@ static int reap(struct worker *ws, unsigned n, struct rw_result *r, int *idx)
         if (ws[i].pid != pid)
             continue;
         *idx = (int)i;
-        ssize_t got = io_read_full(ws[i].fd, r, sizeof(*r));
+        ssize_t got = io_read_full(ws[i].fd, m, sizeof(*m));
         close(ws[i].fd);
         ws[i].pid = 0;
-        return got == (ssize_t)sizeof(*r) && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+        if (got != (ssize_t)sizeof(*m) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            memset(m, 0, sizeof(*m));
+            return -1;
+        }
+        return m->ok ? 0 : -1;
     }
     *idx = -1;
     return -1;
@@ -184,22 +193,23 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
             for (unsigned i = 0; i < jobs; i++)
                 if (ws[i].pid)
                     kill(ws[i].pid, SIGTERM);
-        struct rw_result r;
+        struct worker_msg msg;
         int idx;
-        int ok = reap(ws, jobs, &r, &idx);
+        int ok = reap(ws, jobs, &msg, &idx);
         if (idx < 0)
             continue;
         running--;
         uint64_t s = ws[idx].schedule;
         if (ok < 0) {
             if (!failed)
-                fail(err, errlen, "schedule %llu could not run (see above)", (unsigned long long)s);
+                fail(err, errlen, "schedule %llu could not run: %s", (unsigned long long)s,
+                     msg.e.msg[0] ? msg.e.msg : "its worker died");
             failed = 1;
             continue;
         }
         rep->tried++;
         struct rw_check_side side;
-        side_of(&side, &r);
+        side_of(&side, &msg.r);
         int d = differs(&side, &rep->base);
         progress(c, "check: schedule %llu (%s): %s %d, %llu steps%s", (unsigned long long)s,
                  sched_strategy(s), side.outcome, side.exit_code, (unsigned long long)side.steps,

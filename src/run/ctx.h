@@ -1,6 +1,6 @@
 /*
  * ctx: one run's context and the phases every mode of the engine is made
- * of (docs/architecture.md, "The run engine"). A mode (record.c, replay.c,
+ * of (docs/architecture.md). A mode (record.c, replay.c,
  * fork.c, inspect.c) is a short sequence of these phases over one struct
  * run_ctx, as Firecracker builds a VM for boot or from a snapshot:
  *
@@ -11,6 +11,9 @@
  *                                  [replay: run_verify_restores]
  *                                                               |
  *   run_close (always, last) <------------------------------ run_finish
+ *
+ * run_through is the common tail (keyframes, inspection, loop, settle,
+ * finish, close) of every mode but replay, which verifies restores in it.
  *
  * Invariants:
  *  1. The home lock is held from run_prepare to run_close, so gc never
