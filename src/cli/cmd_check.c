@@ -195,6 +195,7 @@ int cmd_check(int argc, char **argv)
         if (c.run.schedule)
             return cli_error(2, "check chooses the schedules itself; drop --schedule");
     }
+    c.run.observer = cli_stdio; /* notices (the job's output stays quiet) */
     rw_home *h = cli_open_home();
     if (!h)
         return RW_EINTERNAL;

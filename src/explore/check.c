@@ -414,7 +414,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
         goto out;
     }
     x.base.abort = c->abort;
-    x.base.obs = NULL;
+    x.base.obs = c->run.obs; /* notices of the forks (the job's output: quiet) */
     x.base_name = base_name;
     rep->start = run_job_step(c->home, base_name, 0);
     if (!rep->start) {
@@ -469,6 +469,7 @@ int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_repo
         c.base_run = name;
         c.run.kernel = cfg->run.kernel; /* NULL: the defaults */
         c.run.init = cfg->run.init;
+        c.run.obs = &cfg->run.observer;
     } else {
         if (run_opts_from_config(h, &cfg->run, &c.run, err) < 0)
             return -1;
