@@ -999,6 +999,8 @@ int run_through(struct run_ctx *c, int rc)
         rc = run_loop(c, 0);
     if (rc == 0)
         rc = run_settle(c);
+    if (rc == 0 && c->verify)
+        rc = run_verify_restores(c, c->verify);
     if (rc == 0)
         rc = run_finish(c);
     return run_close(c, rc);

@@ -12,8 +12,8 @@
  *                                                               |
  *   run_close (always, last) <------------------------------ run_finish
  *
- * run_through is the common tail (keyframes, inspection, loop, settle,
- * finish, close) of every mode but replay, which verifies restores in it.
+ * run_through is the common tail of every mode (keyframes, inspection,
+ * loop, settle, restores verified, finish, close).
  *
  * Invariants:
  *  1. The home lock is held from run_prepare to run_close, so gc never
@@ -128,6 +128,7 @@ struct run_ctx {
     const char *parent; /* the keyframes' source run (restore), or NULL */
     uint64_t parent_upto;
     const struct run_inspect *inspect;
+    uint64_t verify; /* replay: keyframes to restore in place after the run */
     struct session sess;
     char inputs_hex[65];
     double t0;
@@ -164,8 +165,9 @@ int run_verify_restores(struct run_ctx *c, uint64_t n);
 /* Close the keyframes, compare with a stored run of the spec, and keep or
  * discard the run as c->keep says. 0 or -1. */
 int run_finish(struct run_ctx *c);
-/* The common tail of a mode: if rc is 0, run_keyframes_begin, run_loop to
- * the end, run_settle and run_finish; then run_close. Returns the result. */
+/* The common tail of a mode: if rc is 0, run_keyframes_begin, [the
+ * inspection], run_loop to the end, run_settle, [run_verify_restores of
+ * c->verify], run_finish; then run_close. Returns the result. */
 int run_through(struct run_ctx *c, int rc);
 /* Release everything; a failure (rc < 0) sets err->code from the phase.
  * Returns rc. */

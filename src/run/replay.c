@@ -20,21 +20,10 @@ static int replay_run(const struct run_opts *o, const struct run_inspect *ins, c
 {
     struct run_ctx c;
     int rc = run_prepare(&c, o, ins, RUN_KEEP_IF_DIFFERENT, from || verify, res, err);
+    c.verify = verify;
     if (rc == 0)
         rc = from ? run_restore(&c, from, from_step, 0) : run_boot(&c);
-    if (rc == 0)
-        rc = run_keyframes_begin(&c);
-    if (rc == 0 && ins)
-        rc = run_inspect_start(&c);
-    if (rc == 0)
-        rc = run_loop(&c, 0);
-    if (rc == 0)
-        rc = run_settle(&c);
-    if (rc == 0 && verify)
-        rc = run_verify_restores(&c, verify);
-    if (rc == 0)
-        rc = run_finish(&c);
-    return run_close(&c, rc);
+    return run_through(&c, rc);
 }
 
 int rw_replay(rw_home *h, const char *ref, const struct rw_options *op, struct rw_result *res,
