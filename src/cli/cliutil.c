@@ -136,22 +136,6 @@ volatile sig_atomic_t *cli_abort_on_signals(double timeout_s)
     return &abort_flag;
 }
 
-/* A write loop of our own: a closed pipe must not stop the run, and the
- * CLI includes nothing of the engine but rewind.h. */
-static void put(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        p += w;
-        n -= (size_t)w;
-    }
-}
-
 static void stdio_output(void *ctx, enum rw_stream s, const void *buf, size_t n)
 {
     (void)ctx;
@@ -159,7 +143,11 @@ static void stdio_output(void *ctx, enum rw_stream s, const void *buf, size_t n)
         fprintf(stderr, "rewind: %.*s\n", (int)n, (const char *)buf);
         return;
     }
-    put(s == RW_STDOUT ? 1 : 2, buf, n);
+    /* Unbuffered in effect: each piece is out before the run goes on. A
+     * closed pipe (SIGPIPE ignored) only shortens the write. */
+    FILE *f = s == RW_STDOUT ? stdout : stderr;
+    fwrite(buf, 1, n, f);
+    fflush(f);
 }
 
 const struct rw_observer cli_stdio = {.output = stdio_output, .ctx = NULL};
