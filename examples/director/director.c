@@ -16,14 +16,30 @@
 
 #include "rewind.h"
 
-/* The observer: the job's output, prefixed, and rewind's notices. */
+/* The observer: each line of the job's output with a prefix ("job: "),
+ * and rewind's notices. Output comes in pieces, not lines: at_bol says
+ * whether the next byte starts a line. */
+struct lines {
+    const char *prefix;
+    int at_bol;
+};
+
 static void show(void *ctx, enum rw_stream s, const void *buf, size_t len)
 {
-    const char *what = ctx;
-    if (s == RW_NOTICE)
-        printf("notice: %.*s\n", (int)len, (const char *)buf);
-    else if (s == RW_STDOUT)
-        printf("%s: %.*s", what, (int)len, (const char *)buf);
+    struct lines *l = ctx;
+    const char *p = buf;
+    if (s == RW_NOTICE) {
+        printf("notice: %.*s\n", (int)len, p);
+        return;
+    }
+    if (s != RW_STDOUT)
+        return;
+    for (size_t i = 0; i < len; i++) {
+        if (l->at_bol)
+            printf("%s: ", l->prefix);
+        putchar(p[i]);
+        l->at_bol = p[i] == '\n';
+    }
 }
 
 static int die(const char *what, const struct rw_error *err)
@@ -50,7 +66,8 @@ int main(int argc, char **argv)
     cfg.root = argv[1];
     cfg.argv = job;
     cfg.epoch_s = 1767225600; /* fixed, so the run id does not depend on today */
-    cfg.observer = (struct rw_observer){.output = show, .ctx = "job"};
+    struct lines job_lines = {"job", 1}, cat_lines = {"cat", 1};
+    cfg.observer = (struct rw_observer){.output = show, .ctx = &job_lines};
     struct rw_result run;
     if (rw_record(home, &cfg, &run, &err) < 0)
         return die("record", &err);
@@ -60,7 +77,7 @@ int main(int argc, char **argv)
     /* 2. Read /tmp/f as the job saw it a few steps before the end. */
     struct rw_options opt;
     rw_options_init(&opt);
-    opt.observer = (struct rw_observer){.output = show, .ctx = "cat"};
+    opt.observer = (struct rw_observer){.output = show, .ctx = &cat_lines};
     struct rw_result look;
     uint64_t at = run.steps - 5;
     if (rw_cat(home, run.id, at, "/tmp/f", &opt, &look, &err) < 0)
