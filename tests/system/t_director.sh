@@ -1,6 +1,8 @@
 # The example director (examples/director): a program that sees only
 # include/rewind.h records a run, reads a file in it and forks it; what it
-# prints must agree with the CLI's view of the same runs.
+# prints must agree with the CLI's view of the same runs: the job's output
+# through the observer, rw_cat's file against `rewind cat`, rw_seek's step,
+# the fork's outcome, and `rewind show`'s command line for the run.
 
 DIRECTOR=$TOP/build/examples/director
 
