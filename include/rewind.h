@@ -139,6 +139,12 @@ struct rw_run_config {
     unsigned snap_holes;          /* tests only: rw_test_hole */
 };
 
+/* The guest kernel and rewind-init a run uses when its config names none:
+ * $REWIND_KERNEL / $REWIND_INIT if set, else kernel/vmlinux and
+ * rewind-init beside the running program. Static storage. */
+const char *rw_default_kernel(void);
+const char *rw_default_init(void);
+
 /* Fill c from rw_defaults (epoch: today's midnight UTC); env points to
  * static storage holding the default PATH and HOME. */
 void rw_run_config_init(struct rw_run_config *c);

@@ -147,7 +147,8 @@ void rw_interrupt(void)
         r->immediate_exit = 1;
 }
 
-const char *run_artifact(const char *env, const char *name)
+/* env if set, else name beside the running program. Static storage. */
+static const char *run_artifact(const char *env, const char *name)
 {
     static char buf[4][PATH_MAX];
     static int next;
@@ -165,6 +166,16 @@ const char *run_artifact(const char *env, const char *name)
         *slash = 0;
     snprintf(out, PATH_MAX, "%s/%s", exe, name);
     return out;
+}
+
+const char *rw_default_kernel(void)
+{
+    return run_artifact("REWIND_KERNEL", "kernel/vmlinux");
+}
+
+const char *rw_default_init(void)
+{
+    return run_artifact("REWIND_INIT", "rewind-init");
 }
 
 int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_opts *o,
@@ -191,8 +202,8 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     o->quantum_ns = c->quantum_ns;
     o->epoch_s = c->epoch_s;
     o->home = rw_home_path(h);
-    o->kernel = c->kernel ? c->kernel : run_artifact("REWIND_KERNEL", "kernel/vmlinux");
-    o->init = c->init ? c->init : run_artifact("REWIND_INIT", "rewind-init");
+    o->kernel = c->kernel ? c->kernel : rw_default_kernel();
+    o->init = c->init ? c->init : rw_default_init();
     o->name = c->name;
     o->show_console = c->show_console;
     o->quiet = c->quiet;
@@ -321,8 +332,8 @@ int run_stored_load(const char *home, const char *name, const char *kernel, cons
     st->steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
     int rc = run_opts_from_spec(spec, home, &st->o, &st->ins, err->msg, sizeof(err->msg));
     if (rc == 0) {
-        st->o.kernel = kernel ? kernel : run_artifact("REWIND_KERNEL", "kernel/vmlinux");
-        st->o.init = init ? init : run_artifact("REWIND_INIT", "rewind-init");
+        st->o.kernel = kernel ? kernel : rw_default_kernel();
+        st->o.init = init ? init : rw_default_init();
         st->o.kf_every = (uint64_t)json_integer_value(json_object_get(m, "keyframe_every"));
         st->o.quiet = 1;
         char why[900];

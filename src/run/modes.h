@@ -31,8 +31,8 @@ struct run_stored {
     uint64_t steps;
 };
 
-/* Load run `name` of home with kernel and init (NULL: run_artifact's
- * defaults), checked against its spec. 0 or -1 with err (RW_EUSAGE). */
+/* Load run `name` of home with kernel and init (NULL: rw_default_kernel
+ * and rw_default_init), checked against its spec. 0 or -1 with err (RW_EUSAGE). */
 int run_stored_load(const char *home, const char *name, const char *kernel, const char *init,
                     struct run_stored *st, struct rw_error *err);
 void run_stored_free(struct run_stored *st);
@@ -55,9 +55,5 @@ uint64_t run_job_step(const char *home, const char *name, int exec);
 
 /* Fill err with code RW_EUSAGE and the message; return -1. */
 int run_usage(struct rw_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* The default kernel (kernel/vmlinux) or init (rewind-init): env if set,
- * else beside the running program. Static storage. */
-const char *run_artifact(const char *env, const char *name);
 
 #endif
