@@ -17,7 +17,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 
 .PHONY: all deps kernel check unit system demo clean format
-all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/test.stamp $(B)/roots/test.erofs
+all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/test.stamp $(B)/roots/test.erofs $(B)/examples/director
 
 deps:
 	@tools/deps.sh
@@ -32,6 +32,11 @@ $(B)/librewind.a: $(LIB_OBJ)
 
 $(B)/rewind: $(CLI_OBJ) $(B)/librewind.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+# examples/director: a program that sees only include/rewind.h and librewind.
+$(B)/examples/director: examples/director/director.c include/rewind.h $(B)/librewind.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -Iinclude $(CFLAGS) -o $@ $< $(B)/librewind.a $(LIBS)
 
 $(B)/rewind-init: guest/init/init.c guest/include/rewind_abi.h
 	@mkdir -p $(B)

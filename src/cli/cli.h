@@ -6,6 +6,13 @@
 #ifndef REWIND_CLI_H
 #define REWIND_CLI_H
 
+#include <jansson.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rewind.h"
+
 struct cli_command {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -31,10 +38,56 @@ int cmd_check(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
 
-struct run_opts;
-/* Parse `rewind run` options and the command into o. Returns 0, 1 after
- * --help was printed, or -1 after one error line. */
-int cli_run_args(int argc, char **argv, struct run_opts *o);
+/* Parse `rewind run` options and the command into c (rw_run_config_init
+ * first); *timeout_s gets --timeout (0: none). Returns 0, 1 after --help
+ * was printed, or -1 after one error line. Used by run and check. */
+int cli_run_args(int argc, char **argv, struct rw_run_config *c, double *timeout_s);
+
+/* Resolve ref and load its manifest. Returns the manifest (caller decrefs)
+ * with the run directory in dir, or NULL after printing one error line. */
+json_t *cli_load_run(const char *ref, char *dir, size_t dirlen);
+
+/* Print s as a JSON string (with quotes) to stdout. */
+void cli_json_str(const char *s, size_t n);
+
+/* Parse a non-negative decimal number. Returns 0 or -1. */
+int cli_parse_step(const char *s, uint64_t *out);
+
+/* The observer of every running command: the job's stdout and stderr to
+ * ours, the console to stderr, notices as "rewind: <line>" on stderr. */
+extern const struct rw_observer cli_stdio;
+
+/* Open the home ($REWIND_HOME, else ~/.local/share/rewind). NULL after one
+ * error line. */
+rw_home *cli_open_home(void);
+
+/* Print "rewind: <err->msg>" and return err->code. */
+int cli_fail(const struct rw_error *err);
+
+/* --test-hole NAME: only with REWIND_TEST_HOLES=1 (rewind's own negative
+ * tests). Returns 0, or -1 after one error line. */
+int cli_test_hole(const char *name, struct rw_run_config *c);
+
+/* Stop a run on SIGINT/SIGTERM and after timeout_s seconds (0: never).
+ * Returns the abort flag for the run's config. */
+volatile sig_atomic_t *cli_abort_on_signals(double timeout_s);
+
+/* A command that starts from a stored run (replay, fork, cat, shell). */
+struct cli_derived {
+    const char *cmd;      /* "cat" */
+    const char *accepted; /* its long options, "pid,timeout" (--help always) */
+    int noperands;        /* RUN [STEP [PATH]]: 1, 2 or 3 */
+    const char *operands; /* for the usage error: "RUN STEP PATH" */
+    void (*help)(void);
+};
+
+/* Start command d: parse its options into o (rw_options_init first, the
+ * cli_stdio observer, the abort flag of cli_abort_on_signals(--timeout))
+ * and its operands (from optind; *step from the second, if any), and open
+ * the home into *h. Returns -1 when the command goes on, else the status
+ * to exit with (0 after d->help(), 2 after a usage error line). */
+int cli_start(int argc, char **argv, const struct cli_derived *d, struct rw_options *o,
+              uint64_t *step, rw_home **h);
 
 /* Print "rewind: <msg>\n" to stderr and return code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

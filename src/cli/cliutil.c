@@ -2,14 +2,17 @@
 #include "cli/cliutil.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "home/runref.h"
-#include "explore/explore.h"
-#include "run/runner.h"
+#include <signal.h>
 #include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
 
 json_t *cli_load_run(const char *ref, char *dir, size_t dirlen)
@@ -50,8 +53,9 @@ int cli_each_entry(const char *dir, int (*fn)(void *ctx, const struct trace_entr
         if (fn(ctx, &e))
             break;
     if (r->torn)
-        fprintf(stderr, "rewind: warning: trace %s is truncated or corrupt after %llu "
-                        "records; showing those\n",
+        fprintf(stderr,
+                "rewind: warning: trace %s is truncated or corrupt after %llu "
+                "records; showing those\n",
                 path, (unsigned long long)r->count);
     trace_close_read(r);
     free(r);
@@ -88,7 +92,7 @@ void cli_json_str(const char *s, size_t n)
     putchar('"');
 }
 
-int cli_test_hole(const char *name, struct run_opts *o)
+int cli_test_hole(const char *name, struct rw_run_config *c)
 {
     const char *t = getenv("REWIND_TEST_HOLES");
     if (!t || strcmp(t, "1") != 0) {
@@ -96,15 +100,13 @@ int cli_test_hole(const char *name, struct run_opts *o)
                         "determinism on purpose)\n");
         return -1;
     }
-    uint64_t bit = run_hole_bit(name);
-    unsigned snap = run_snap_hole_bit(name);
-    if (!bit && !snap) {
-        fprintf(stderr, "rewind: unknown test hole '%s' (host-tsc, timer-at-host-exit, "
-                        "host-rng, kf-no-io-completion, restore-no-tlb-flush)\n", name);
+    if (rw_test_hole(c, name) < 0) {
+        fprintf(stderr,
+                "rewind: unknown test hole '%s' (host-tsc, timer-at-host-exit, "
+                "host-rng, kf-no-io-completion, restore-no-tlb-flush)\n",
+                name);
         return -1;
     }
-    o->test_holes |= bit;
-    o->snap_holes |= snap;
     return 0;
 }
 
@@ -114,9 +116,7 @@ static void on_abort_signal(int sig)
 {
     (void)sig;
     abort_flag = 1;
-    struct kvm_run *r = run_active_kvm_run;
-    if (r)
-        r->immediate_exit = 1;
+    rw_interrupt();
 }
 
 volatile sig_atomic_t *cli_abort_on_signals(double timeout_s)
@@ -136,33 +136,145 @@ volatile sig_atomic_t *cli_abort_on_signals(double timeout_s)
     return &abort_flag;
 }
 
-int cli_derive(const char *ref, const char *step_arg, int inspect, struct run_opts *o,
-               char base[64], uint64_t *step, uint64_t *steps)
+static void stdio_output(void *ctx, enum rw_stream s, const void *buf, size_t n)
 {
-    if (cli_parse_step(step_arg, step) < 0 || *step == 0)
-        return cli_error(2, "STEP must be a positive step number: %s", step_arg), -1;
-    char dir[4096], err[1024];
-    json_t *m = cli_load_run(ref, dir, sizeof(dir));
-    if (!m)
-        return -1;
-    *steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
-    json_decref(m);
-    if (*step >= *steps)
-        return cli_error(2, "run %s ends at step %llu; STEP must be below that", ref,
-                         (unsigned long long)*steps), -1;
-    const char *b = strrchr(dir, '/');
-    snprintf(base, 64, "%.63s", b ? b + 1 : dir);
-    if (inspect) {
-        uint64_t first = explore_job_step(cli_home(), base, 1);
-        if (!first)
-            return cli_error(2, "run %s never executed its command: nothing to inspect", ref), -1;
-        if (*step < first)
-            return cli_error(2, "step %llu is before the job's command runs (step %llu); pick "
-                                "a step from %llu on", (unsigned long long)*step,
-                             (unsigned long long)first, (unsigned long long)first), -1;
+    (void)ctx;
+    if (s == RW_NOTICE) {
+        fprintf(stderr, "rewind: %.*s\n", (int)n, (const char *)buf);
+        return;
     }
-    if (explore_opts(cli_home(), base, cli_artifact("REWIND_KERNEL", "kernel/vmlinux"),
-                     cli_artifact("REWIND_INIT", "rewind-init"), o, NULL, err, sizeof(err)) < 0)
-        return cli_error(2, "run %s: %s", ref, err), -1;
+    /* Unbuffered in effect: each piece is out before the run goes on. A
+     * closed pipe (SIGPIPE ignored) only shortens the write. */
+    FILE *f = s == RW_STDOUT ? stdout : stderr;
+    fwrite(buf, 1, n, f);
+    fflush(f);
+}
+
+const struct rw_observer cli_stdio = {.output = stdio_output, .ctx = NULL};
+
+rw_home *cli_open_home(void)
+{
+    rw_home *h;
+    struct rw_error err;
+    if (rw_home_open(NULL, &h, &err) < 0) {
+        fprintf(stderr, "rewind: %s\n", err.msg);
+        return NULL;
+    }
+    return h;
+}
+
+int cli_fail(const struct rw_error *err)
+{
+    fprintf(stderr, "rewind: %s\n", err->msg);
+    return err->code;
+}
+
+/* Every option of the commands that start from a stored run. */
+static const struct option derived_opts[] = {
+    {"from", required_argument, 0, 'f'},     {"verify-restores", required_argument, 0, 'v'},
+    {"timeout", required_argument, 0, 't'},  {"test-hole", required_argument, 0, 'H'},
+    {"schedule", required_argument, 0, 'P'}, {"schedule-until", required_argument, 0, 'B'},
+    {"name", required_argument, 0, 'N'},     {"pid", required_argument, 0, 'p'},
+    {"help", no_argument, 0, 'h'},
+};
+#define NDERIVED (sizeof(derived_opts) / sizeof(derived_opts[0]))
+
+static int accepts(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
+            return 1;
     return 0;
+}
+
+static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_options *o,
+                 double *timeout_s, uint64_t *step)
+{
+    const char *cmd = d->cmd, *accepted = d->accepted;
+    struct option longopts[NDERIVED + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < NDERIVED; i++)
+        if (!strcmp(derived_opts[i].name, "help") || accepts(accepted, derived_opts[i].name))
+            longopts[n++] = derived_opts[i];
+    memset(&longopts[n], 0, sizeof(longopts[n]));
+    rw_options_init(o);
+    o->observer = cli_stdio;
+    *timeout_s = 0;
+    struct rw_run_config holes;
+    memset(&holes, 0, sizeof(holes));
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (cli_parse_step(optarg, &o->from_step) < 0)
+                return cli_error(-1, "--from needs a step number: %s", optarg);
+            o->from = 1;
+            break;
+        case 'v':
+            if (cli_parse_step(optarg, &o->verify_restores) < 0 || !o->verify_restores)
+                return cli_error(-1, "--verify-restores needs a positive count: %s", optarg);
+            break;
+        case 't':
+            *timeout_s = strtod(optarg, NULL);
+            if (*timeout_s <= 0)
+                return cli_error(-1, "--timeout must be a positive number of seconds: %s", optarg);
+            break;
+        case 'H':
+            if (cli_test_hole(optarg, &holes) < 0)
+                return -1;
+            if (holes.test_holes)
+                return cli_error(-1, "%s takes only the keyframe test holes", cmd);
+            o->snap_holes = holes.snap_holes;
+            break;
+        case 'P':
+            if (cli_parse_step(optarg, &o->schedule) < 0)
+                return cli_error(-1, "--schedule needs a schedule number: %s", optarg);
+            break;
+        case 'B':
+            if (cli_parse_step(optarg, &o->schedule_until) < 0)
+                return cli_error(-1, "--schedule-until needs a step: %s", optarg);
+            break;
+        case 'N':
+            if (!*optarg || strchr(optarg, '/') || optarg[0] == '@' || optarg[0] == '.')
+                return cli_error(-1,
+                                 "--name must be non-empty, without '/', not starting with "
+                                 "'@' or '.': %s",
+                                 optarg);
+            o->name = optarg;
+            break;
+        case 'p':
+            if (cli_parse_step(optarg, &o->pid) < 0 || o->pid == 0)
+                return cli_error(-1, "--pid needs a process id (see rewind ps): %s", optarg);
+            break;
+        case 'h':
+            d->help();
+            return 1;
+        default:
+            return cli_error(-1, "see rewind %s --help", cmd);
+        }
+    }
+    if (optind != argc - d->noperands)
+        return cli_error(-1, "%s needs %s (see rewind %s --help)", cmd, d->operands, cmd);
+    if (d->noperands >= 3 && !*argv[optind + 2])
+        return cli_error(-1, "PATH is empty");
+    const char *a = d->noperands >= 2 ? argv[optind + 1] : NULL;
+    if (a && (cli_parse_step(a, step) < 0 || *step == 0))
+        return cli_error(-1, "STEP must be a positive step number: %s", a);
+    return 0;
+}
+
+int cli_start(int argc, char **argv, const struct cli_derived *d, struct rw_options *o,
+              uint64_t *step, rw_home **h)
+{
+    double timeout;
+    int pr = parse(argc, argv, d, o, &timeout, step);
+    if (pr != 0)
+        return pr > 0 ? 0 : RW_EUSAGE;
+    *h = cli_open_home();
+    if (!*h)
+        return RW_EINTERNAL;
+    o->abort = cli_abort_on_signals(timeout);
+    return -1;
 }

@@ -10,11 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "explore/explore.h"
-#include "trace/compare.h"
-#include "trace/describe.h"
 #include "cli/cli.h"
-#include "cli/cliutil.h"
+#include "rewind.h"
 
 static void help(void)
 {
@@ -35,36 +32,7 @@ static void help(void)
          "Exit status: 1 a schedule ends differently, 0 none of N did, 2 bad usage.");
 }
 
-/* The next events of each side after they part, grouped by thread. */
-struct tail {
-    int n;
-    char lines[8][300];
-    unsigned tid[8];
-};
-
-static int collect_tail(const char *home, const char *name, uint64_t from_index, struct tail *t)
-{
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/runs/%s/trace", home, name);
-    struct trace_reader r;
-    memset(t, 0, sizeof(*t));
-    if (trace_open_read(&r, path) != 0)
-        return -1;
-    struct trace_entry e;
-    uint64_t i = 0;
-    while (trace_next(&r, &e) == 1 && t->n < 8) {
-        if (i++ < from_index || e.rec.kind == REWIND_REC_CONSOLE)
-            continue;
-        char d[256];
-        describe_entry(&e, d, sizeof(d));
-        snprintf(t->lines[t->n], sizeof(t->lines[0]), "step %llu: %s", (unsigned long long)e.step, d);
-        t->tid[t->n++] = e.rec.tid;
-    }
-    trace_close_read(&r);
-    return 0;
-}
-
-static void print_tail(const char *label, const struct tail *t, int json)
+static void print_tail(const char *label, const struct rw_check_tail *t, int json)
 {
     if (json) {
         printf("\"%s\":[", label);
@@ -77,7 +45,7 @@ static void print_tail(const char *label, const struct tail *t, int json)
         return;
     }
     printf("  %s:\n", label);
-    int done[8] = {0};
+    int done[RW_TAIL_MAX] = {0};
     for (int i = 0; i < t->n; i++) {
         if (done[i])
             continue;
@@ -92,25 +60,14 @@ static void print_tail(const char *label, const struct tail *t, int json)
         printf("    (no more events)\n");
 }
 
-static void side_json(const char *k, const struct check_side *s)
+static void side_json(const char *k, const struct rw_check_side *s)
 {
     printf("\"%s\":{\"id\":\"%s\",\"outcome\":\"%s\",\"exit_code\":%d,\"steps\":%llu}", k, s->id,
            s->outcome, s->exit_code, (unsigned long long)s->steps);
 }
 
-static void report(const struct check_opts *c, const struct check_report *r, int json)
+static void report(const struct rw_check_report *r, int json)
 {
-    struct trace_difference d = {0};
-    struct tail pa = {0}, fa = {0};
-    if (r->found && r->narrowed) {
-        char a[4200], b[4200];
-        snprintf(a, sizeof(a), "%s/runs/%s/trace", c->home, r->pass_run.id);
-        snprintf(b, sizeof(b), "%s/runs/%s/trace", c->home, r->fail_run.id);
-        if (compare_traces(a, b, &d) == 0 && d.differ) {
-            collect_tail(c->home, r->pass_run.id, d.index, &pa);
-            collect_tail(c->home, r->fail_run.id, d.index, &fa);
-        }
-    }
     if (json) {
         printf("{\"schedules_tried\":%llu,\"found\":%s,", (unsigned long long)r->tried,
                r->found ? "true" : "false");
@@ -123,7 +80,8 @@ static void report(const struct check_opts *c, const struct check_report *r, int
             side_json("failing", &r->failing);
             printf(",\"narrowed\":%s,\"probes\":%llu,\"narrow_s\":%.3f",
                    r->narrowed ? "true" : "false", (unsigned long long)r->probes, r->narrow_s);
-            printf(",\"deciding_step\":%llu,\"perturbation\":", (unsigned long long)r->deciding_step);
+            printf(",\"deciding_step\":%llu,\"perturbation\":",
+                   (unsigned long long)r->deciding_step);
             cli_json_str(r->deciding_what, strlen(r->deciding_what));
             printf(",\"window\":[%llu,%llu],\"perturbed_steps_in_window\":%llu,",
                    (unsigned long long)r->window_from, (unsigned long long)r->window_until,
@@ -131,21 +89,21 @@ static void report(const struct check_opts *c, const struct check_report *r, int
             side_json("passing_run", &r->pass_run);
             putchar(',');
             side_json("failing_run", &r->fail_run);
-            if (d.differ) {
+            if (r->parted) {
                 printf(",\"part_at\":{\"event\":%llu,\"step_passing\":%llu,\"step_failing\":%llu,",
-                       (unsigned long long)d.index, (unsigned long long)d.step_a,
-                       (unsigned long long)d.step_b);
-                print_tail("passing_next", &pa, 1);
+                       (unsigned long long)r->part_event, (unsigned long long)r->part_step_pass,
+                       (unsigned long long)r->part_step_fail);
+                print_tail("passing_next", &r->pass_next, 1);
                 putchar(',');
-                print_tail("failing_next", &fa, 1);
+                print_tail("failing_next", &r->fail_next, 1);
                 putchar('}');
             }
         }
         puts("}");
         return;
     }
-    printf("schedule 0: run %s %s %d after %llu steps; the job starts at step %llu\n",
-           r->base.id, r->base.outcome, r->base.exit_code, (unsigned long long)r->base.steps,
+    printf("schedule 0: run %s %s %d after %llu steps; the job starts at step %llu\n", r->base.id,
+           r->base.outcome, r->base.exit_code, (unsigned long long)r->base.steps,
            (unsigned long long)r->start);
     if (!r->found) {
         printf("no difference: %llu schedules ended like schedule 0 (%.1f s)\n",
@@ -155,11 +113,12 @@ static void report(const struct check_opts *c, const struct check_report *r, int
     printf("schedule %llu (%s) ends differently: run %s %s %d after %llu steps (%llu schedules "
            "tried, %.1f s)\n",
            (unsigned long long)r->schedule, r->strategy, r->failing.id, r->failing.outcome,
-           r->failing.exit_code, (unsigned long long)r->failing.steps,
-           (unsigned long long)r->tried, r->explore_s);
+           r->failing.exit_code, (unsigned long long)r->failing.steps, (unsigned long long)r->tried,
+           r->explore_s);
     if (!r->narrowed) {
         printf("narrowing did not isolate one step (%llu probes; the outcome depends on several "
-               "perturbations together)\n", (unsigned long long)r->probes);
+               "perturbations together)\n",
+               (unsigned long long)r->probes);
         return;
     }
     printf("deciding step: %llu, where the perturbation %s (%llu probes, %.1f s)\n",
@@ -167,24 +126,32 @@ static void report(const struct check_opts *c, const struct check_report *r, int
            r->narrow_s);
     if (r->perturbed_in_window > 1)
         printf("  (together with %llu earlier perturbed steps from step %llu)\n",
-               (unsigned long long)r->perturbed_in_window - 1,
-               (unsigned long long)r->window_from);
+               (unsigned long long)r->perturbed_in_window - 1, (unsigned long long)r->window_from);
     printf("passing run: %s (%s %d)   failing run: %s (%s %d)\n", r->pass_run.id,
            r->pass_run.outcome, r->pass_run.exit_code, r->fail_run.id, r->fail_run.outcome,
            r->fail_run.exit_code);
-    if (d.differ) {
+    if (r->parted) {
         printf("they part at event %llu (step %llu in the passing run, %llu in the failing run); "
-               "next events:\n", (unsigned long long)d.index, (unsigned long long)d.step_a,
-               (unsigned long long)d.step_b);
-        print_tail("passing", &pa, 0);
-        print_tail("failing", &fa, 0);
+               "next events:\n",
+               (unsigned long long)r->part_event, (unsigned long long)r->part_step_pass,
+               (unsigned long long)r->part_step_fail);
+        print_tail("passing", &r->pass_next, 0);
+        print_tail("failing", &r->fail_next, 0);
     }
+}
+
+static void on_progress(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "rewind: %s\n", line);
 }
 
 int cmd_check(int argc, char **argv)
 {
-    struct check_opts c = {.schedules = 64, .jobs = 2, .progress = 1};
+    struct rw_check_config c;
+    rw_check_config_init(&c);
     int json = 0, i;
+    double timeout = 0;
     char **rest = calloc((size_t)argc + 2, sizeof(char *));
     int nrest = 0;
     if (!rest)
@@ -218,33 +185,30 @@ int cmd_check(int argc, char **argv)
     }
     for (; i < argc; i++)
         rest[nrest++] = argv[i];
-    c.home = cli_home();
-    c.kernel = cli_artifact("REWIND_KERNEL", "kernel/vmlinux");
-    c.init = cli_artifact("REWIND_INIT", "rewind-init");
-    char dir[4096], err[1024];
     if (c.base_run) {
         if (nrest > 1)
             return cli_error(2, "--run takes no command or run options");
-        json_t *m = cli_load_run(c.base_run, dir, sizeof(dir));
-        if (!m)
-            return 2;
-        json_decref(m);
-        const char *b = strrchr(dir, '/');
-        c.base_run = strdup(b ? b + 1 : dir);
     } else {
-        int pr = cli_run_args(nrest, rest, &c.run);
+        int pr = cli_run_args(nrest, rest, &c.run, &timeout);
         if (pr != 0)
             return pr > 0 ? 0 : 2;
-        if (c.run.sched.n)
+        if (c.run.schedule)
             return cli_error(2, "check chooses the schedules itself; drop --schedule");
     }
-    c.abort = cli_abort_on_signals(c.run.timeout_s);
-    c.run.abort = c.abort;
-    c.progress = !json || getenv("REWIND_PROGRESS") != NULL;
-    struct check_report r;
-    if (explore_check(&c, &r, err, sizeof(err)) < 0)
-        return cli_error(125, "check: %s", err);
-    report(&c, &r, json);
+    c.run.observer = cli_stdio; /* notices (the job's output stays quiet) */
+    rw_home *h = cli_open_home();
+    if (!h)
+        return RW_EINTERNAL;
+    c.abort = cli_abort_on_signals(timeout);
+    if (!json || getenv("REWIND_PROGRESS") != NULL)
+        c.progress = on_progress;
+    struct rw_check_report r;
+    struct rw_error err;
+    int rc = rw_check(h, &c, &r, &err);
+    rw_home_close(h);
     free(rest);
+    if (rc < 0)
+        return err.code == RW_EUSAGE ? cli_fail(&err) : cli_error(125, "check: %s", err.msg);
+    report(&r, json);
     return r.found ? 1 : 0;
 }

@@ -13,13 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "run/runner.h"
-#include "run/spec.h"
 #include "cli/cli.h"
-#include "cli/cliutil.h"
+#include "rewind.h"
 
 #define ENV_MAX 1024
-
 
 static void help(FILE *f)
 {
@@ -81,102 +78,113 @@ static int env_set(char **env, int *n, const char *kv)
  * printed, or -1 after one error line. Used by run and check. */
 #define ARGERR(...) (cli_error(2, __VA_ARGS__), -1)
 
-int cli_run_args(int argc, char **argv, struct run_opts *o_out)
+int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeout_s)
 {
     static const struct option longopts[] = {
-        {"root", required_argument, 0, 'r'},   {"cwd", required_argument, 0, 'c'},
-        {"mem", required_argument, 0, 'm'},    {"timeout", required_argument, 0, 't'},
-        {"seed", required_argument, 0, 's'},   {"epoch", required_argument, 0, 'E'},
-        {"quantum", required_argument, 0, 'q'}, {"console", no_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'},         {"test-hole", required_argument, 0, 'H'}, {"state-log", required_argument, 0, 'S'},
-        {"name", required_argument, 0, 'N'},   {"no-keyframes", no_argument, 0, 'K'},
-        {"keyframe-every", required_argument, 0, 'k'}, {"schedule", required_argument, 0, 'P'},
-        {"schedule-from", required_argument, 0, 'A'}, {"schedule-until", required_argument, 0, 'B'},
+        {"root", required_argument, 0, 'r'},
+        {"cwd", required_argument, 0, 'c'},
+        {"mem", required_argument, 0, 'm'},
+        {"timeout", required_argument, 0, 't'},
+        {"seed", required_argument, 0, 's'},
+        {"epoch", required_argument, 0, 'E'},
+        {"quantum", required_argument, 0, 'q'},
+        {"console", no_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'},
+        {"test-hole", required_argument, 0, 'H'},
+        {"state-log", required_argument, 0, 'S'},
+        {"name", required_argument, 0, 'N'},
+        {"no-keyframes", no_argument, 0, 'K'},
+        {"keyframe-every", required_argument, 0, 'k'},
+        {"schedule", required_argument, 0, 'P'},
+        {"schedule-from", required_argument, 0, 'A'},
+        {"schedule-until", required_argument, 0, 'B'},
         {0, 0, 0, 0},
     };
     static char *env[ENV_MAX + 1];
     int nenv = 0;
-    env_set(env, &nenv, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-    env_set(env, &nenv, "HOME=/root");
-    struct run_opts o = {.cwd = "/", .mem_mib = 512, .quantum_ns = 5000};
-    uint64_t schedule = 0, sfrom = 0, suntil = UINT64_MAX;
-    o.epoch_s = spec_default_epoch((int64_t)time(NULL));
-    int c;
+    struct rw_run_config c;
+    rw_run_config_init(&c);
+    for (char **e = c.env; *e; e++)
+        env_set(env, &nenv, *e);
+    *timeout_s = 0;
+    int ch;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+e:h", longopts, NULL)) != -1) {
-        switch (c) {
+    while ((ch = getopt_long(argc, argv, "+e:h", longopts, NULL)) != -1) {
+        switch (ch) {
         case 'r':
-            o.root = optarg;
+            c.root = optarg;
             break;
         case 'c':
             if (optarg[0] != '/')
                 return ARGERR("--cwd must be an absolute path inside the VM: %s", optarg);
-            o.cwd = optarg;
+            c.cwd = optarg;
             break;
         case 'e':
             if (env_set(env, &nenv, optarg) < 0)
                 return ARGERR("-e needs KEY=VALUE, got '%s'", optarg);
             break;
         case 'm':
-            if (cli_parse_step(optarg, &o.mem_mib) < 0 || o.mem_mib < 64 || o.mem_mib > 3072)
-                return ARGERR("--mem must be a number of MiB from 64 to 3072: %s", optarg);
+            if (cli_parse_step(optarg, &c.mem_mib) < 0 || c.mem_mib < rw_defaults.mem_min_mib ||
+                c.mem_mib > rw_defaults.mem_max_mib)
+                return ARGERR("--mem must be a number of MiB from %llu to %llu: %s",
+                              (unsigned long long)rw_defaults.mem_min_mib,
+                              (unsigned long long)rw_defaults.mem_max_mib, optarg);
             break;
         case 't': {
             char *end;
-            o.timeout_s = strtod(optarg, &end);
-            if (*end || o.timeout_s <= 0)
+            *timeout_s = strtod(optarg, &end);
+            if (*end || *timeout_s <= 0)
                 return ARGERR("--timeout must be a positive number of seconds: %s", optarg);
             break;
         }
         case 's':
-            if (cli_parse_step(optarg, &o.seed) < 0)
+            if (cli_parse_step(optarg, &c.seed) < 0)
                 return ARGERR("--seed must be a non-negative integer: %s", optarg);
             break;
         case 'E':
-            if (spec_parse_epoch(optarg, &o.epoch_s) < 0)
-                return ARGERR("--epoch must be seconds or YYYY-MM-DD[THH:MM:SS]: %s",
-                                 optarg);
+            if (rw_parse_epoch(optarg, &c.epoch_s) < 0)
+                return ARGERR("--epoch must be seconds or YYYY-MM-DD[THH:MM:SS]: %s", optarg);
             break;
         case 'q':
-            if (cli_parse_step(optarg, &o.quantum_ns) < 0 || o.quantum_ns == 0 ||
-                o.quantum_ns > 1000000000)
+            if (cli_parse_step(optarg, &c.quantum_ns) < 0 || c.quantum_ns == 0 ||
+                c.quantum_ns > 1000000000)
                 return ARGERR("--quantum must be 1..1000000000 ns: %s", optarg);
             break;
         case 'C':
-            o.show_console = 1;
+            c.show_console = 1;
             break;
         case 'N':
             if (!*optarg || strchr(optarg, '/') || optarg[0] == '@' || optarg[0] == '.')
                 return ARGERR("--name must be non-empty, without '/', not starting with "
-                                    "'@' or '.': %s", optarg);
-            o.name = optarg;
+                              "'@' or '.': %s",
+                              optarg);
+            c.name = optarg;
             break;
         case 'S':
-            if (cli_parse_step(optarg, &o.state_log) < 0 || o.state_log == 0)
+            if (cli_parse_step(optarg, &c.state_log) < 0 || c.state_log == 0)
                 return ARGERR("--state-log needs a RAM-hash interval in steps: %s", optarg);
             break;
         case 'K':
-            o.no_keyframes = 1;
+            c.no_keyframes = 1;
             break;
         case 'P':
-            if (cli_parse_step(optarg, &schedule) < 0)
+            if (cli_parse_step(optarg, &c.schedule) < 0)
                 return ARGERR("--schedule needs a schedule number: %s", optarg);
             break;
         case 'A':
-            if (cli_parse_step(optarg, &sfrom) < 0)
+            if (cli_parse_step(optarg, &c.schedule_from) < 0)
                 return ARGERR("--schedule-from needs a step: %s", optarg);
             break;
         case 'B':
-            if (cli_parse_step(optarg, &suntil) < 0)
+            if (cli_parse_step(optarg, &c.schedule_until) < 0)
                 return ARGERR("--schedule-until needs a step: %s", optarg);
             break;
         case 'k':
-            if (cli_parse_step(optarg, &o.kf_every) < 0 || o.kf_every == 0)
-                return ARGERR("--keyframe-every needs a positive number of steps: %s",
-                                 optarg);
+            if (cli_parse_step(optarg, &c.keyframe_every) < 0 || c.keyframe_every == 0)
+                return ARGERR("--keyframe-every needs a positive number of steps: %s", optarg);
             break;
         case 'H':
-            if (cli_test_hole(optarg, &o) < 0)
+            if (cli_test_hole(optarg, &c) < 0)
                 return -1;
             break;
         case 'h':
@@ -186,43 +194,44 @@ int cli_run_args(int argc, char **argv, struct run_opts *o_out)
             return ARGERR("see rewind run --help");
         }
     }
-    if (!o.root)
+    if (!c.root)
         return ARGERR("run needs --root ROOT (see rewind run --help)");
-    if (sfrom >= suntil)
+    if (c.schedule_from >= c.schedule_until)
         return ARGERR("--schedule-from must be below --schedule-until");
-    if (schedule && sched_push(&o.sched, schedule, sfrom, suntil, sfrom,
-                               suntil == UINT64_MAX ? 65536 : suntil - sfrom) < 0)
-        return ARGERR("bad schedule window");
     if (optind >= argc)
         return ARGERR("run needs a command after -- (see rewind run --help)");
-    o.argv = argv + optind;
-    o.env = env;
-    o.home = cli_home();
-    o.kernel = cli_artifact("REWIND_KERNEL", "kernel/vmlinux");
-    o.init = cli_artifact("REWIND_INIT", "rewind-init");
-    *o_out = o;
+    c.argv = argv + optind;
+    c.env = env;
+    c.observer = cli_stdio;
+    *out = c;
     return 0;
 }
 
 int cmd_run(int argc, char **argv)
 {
-    struct run_opts o;
-    int pr = cli_run_args(argc, argv, &o);
+    struct rw_run_config c;
+    double timeout;
+    int pr = cli_run_args(argc, argv, &c, &timeout);
     if (pr != 0)
         return pr > 0 ? 0 : 2;
-    o.abort = cli_abort_on_signals(o.timeout_s);
-    struct run_result r;
-    char err[1024];
-    if (run_execute(&o, &r, err, sizeof(err)) < 0)
-        return cli_error(r.exit_code, "%s", err);
+    rw_home *h = cli_open_home();
+    if (!h)
+        return RW_EINTERNAL;
+    c.abort = cli_abort_on_signals(timeout);
+    struct rw_result r;
+    struct rw_error err;
+    int rc = rw_record(h, &c, &r, &err);
+    rw_home_close(h);
+    if (rc < 0)
+        return cli_fail(&err);
     if (r.diverged)
         fprintf(stderr, "rewind: DETERMINISM VIOLATION: %s\n", r.divergence);
-    if (r.outcome == PLATFORM_EXITED)
+    if (r.outcome == RW_EXITED)
         fprintf(stderr, "rewind: run %s exited:%d after %llu steps, %.3fs virtual, %.3fs wall\n",
                 r.id, r.exit_code, (unsigned long long)r.steps, r.virt_ns / 1e9, r.wall_s);
     else
         fprintf(stderr, "rewind: run %s %s after %llu steps, %.3fs virtual, %.3fs wall: %s\n", r.id,
-                run_outcome_word(r.outcome), (unsigned long long)r.steps, r.virt_ns / 1e9,
-                r.wall_s, r.message);
+                rw_outcome_word(r.outcome), (unsigned long long)r.steps, r.virt_ns / 1e9, r.wall_s,
+                r.message);
     return r.exit_code;
 }

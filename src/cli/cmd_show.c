@@ -6,26 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/spec.h"
 #include "cli/cli.h"
-#include "cli/cliutil.h"
-
-/* Quote s for a POSIX shell if it needs it. */
-static void shq(const char *s)
-{
-    if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
-                  strlen(s)) {
-        fputs(s, stdout);
-        return;
-    }
-    putchar('\'');
-    for (; *s; s++)
-        if (*s == '\'')
-            fputs("'\\''", stdout);
-        else
-            putchar(*s);
-    putchar('\'');
-}
+#include "rewind.h"
 
 int cmd_show(int argc, char **argv)
 {
@@ -83,59 +65,38 @@ int cmd_show(int argc, char **argv)
     printf("keyframes: %lld (every %lld steps)\n",
            (long long)json_integer_value(json_object_get(m, "keyframes")),
            (long long)json_integer_value(json_object_get(m, "keyframe_every")));
-    struct sched sc = {0};
-    int plain = 1; /* the perturbation is what --schedule flags say */
-    if (spec_parse_perturb(spec, &sc) == 0) {
-        for (unsigned k = 0; k < sc.n; k++) {
-            const struct sched_segment *g = &sc.seg[k];
-            printf("schedule: %llu (%s) at steps [%llu, ", (unsigned long long)g->schedule,
-                   sched_strategy(g->schedule), (unsigned long long)g->from);
-            if (g->until == UINT64_MAX)
-                printf("end)\n");
-            else
-                printf("%llu)\n", (unsigned long long)g->until);
-        }
-        plain = sc.n == 0 || (sc.n == 1 && sc.seg[0].origin == sc.seg[0].from &&
-                              sc.seg[0].horizon == (sc.seg[0].until == UINT64_MAX
-                                                        ? 65536
-                                                        : sc.seg[0].until - sc.seg[0].from));
+    size_t k;
+    json_t *g;
+    json_array_foreach(json_object_get(spec, "perturb"), k, g)
+    { /* [schedule, from, until or null, origin, horizon] (docs/formats.md) */
+        uint64_t sch = (uint64_t)json_integer_value(json_array_get(g, 0));
+        json_t *until = json_array_get(g, 2);
+        printf("schedule: %llu (%s) at steps [%llu, ", (unsigned long long)sch,
+               rw_schedule_strategy(sch),
+               (unsigned long long)json_integer_value(json_array_get(g, 1)));
+        if (json_is_null(until))
+            printf("end)\n");
+        else
+            printf("%llu)\n", (unsigned long long)json_integer_value(until));
     }
-    printf("command:  rewind run --root %s/images/%s.erofs", cli_home(),
-           json_string_value(json_object_get(spec, "image")));
-    printf(" --cwd ");
-    shq(json_string_value(json_object_get(spec, "cwd")));
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(spec, "env"), i, v)
-    {
-        const char *e = json_string_value(v);
-        if (!e || !strncmp(e, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 80) ||
-            !strcmp(e, "HOME=/root"))
-            continue;
-        printf(" -e ");
-        shq(e);
+    char *line = NULL;
+    int exact = 1;
+    struct rw_error err;
+    rw_home *h = cli_open_home();
+    if (!h || rw_command_line(h, ref, &line, &exact, &err) < 0) {
+        if (h)
+            cli_fail(&err);
+        rw_home_close(h);
+        json_decref(m);
+        return 1;
     }
-    printf(" --mem %lld --seed %lld --epoch %lld --quantum %lld",
-           (long long)json_integer_value(json_object_get(spec, "mem_mib")),
-           (long long)json_integer_value(json_object_get(spec, "seed")),
-           (long long)json_integer_value(json_object_get(spec, "epoch")),
-           (long long)json_integer_value(json_object_get(spec, "quantum_ns")));
-    if (sc.n == 1 && plain) {
-        printf(" --schedule %llu --schedule-from %llu", (unsigned long long)sc.seg[0].schedule,
-               (unsigned long long)sc.seg[0].from);
-        if (sc.seg[0].until != UINT64_MAX)
-            printf(" --schedule-until %llu", (unsigned long long)sc.seg[0].until);
-    }
-    printf(" --");
-    json_array_foreach(json_object_get(spec, "argv"), i, v)
-    {
-        putchar(' ');
-        shq(json_string_value(v) ? json_string_value(v) : "");
-    }
-    putchar('\n');
-    if (!plain)
+    rw_home_close(h);
+    printf("command:  %s\n", line);
+    free(line);
+    if (!exact)
         printf("          (plus the perturbation above, made by fork or check: rewind replay "
-               "%s re-runs it)\n", json_string_value(json_object_get(m, "id")));
+               "%s re-runs it)\n",
+               json_string_value(json_object_get(m, "id")));
     json_decref(m);
     return 0;
 }

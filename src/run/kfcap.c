@@ -3,6 +3,7 @@
  */
 #include "util/fail.h"
 #include "run/kfcap.h"
+#include "util/check.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -110,8 +111,10 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
             nb = 0;
         }
     }
-    if (rc == 0 && nb)
+    if (rc == 0 && nb) {
         rc = flush_batch(k, pfns, nb, &delta, &nd, err, errlen);
+        nb = 0;
+    }
     if (rc == 0) /* on failure the pages stay dirty: cur[] is still right for the rest */
         memset(dirty, 0, (k->npfn + 63) / 64 * sizeof(uint64_t));
     if (rc == 0 && k->kill_at && k->taken + 1 == k->kill_at && k->w.f) {
@@ -120,8 +123,9 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
         fflush(k->w.f);
         kill(getpid(), SIGKILL);
     }
-    if (rc == 0 && k->writing &&
-        kf_append(&k->w, p->step, &s, sizeof(s), delta, (uint32_t)nd) < 0)
+    /* Invariant 2: every page the record names is in the store by now. */
+    RW_ASSERT(rc != 0 || (nb == 0 && nd <= ndirty));
+    if (rc == 0 && k->writing && kf_append(&k->w, p->step, &s, sizeof(s), delta, (uint32_t)nd) < 0)
         rc = fail(err, errlen, "cannot write a keyframe: %s", strerror(errno));
     free(delta);
     if (rc == 0) {
@@ -164,6 +168,8 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
         k->cur[pfn] = map[pfn];
         k->restored_pages++;
     }
+    for (uint64_t pfn = 0; pfn < k->npfn && rc == 0; pfn++) /* invariants 1 and 3 */
+        RW_ASSERT(!memcmp(&map[pfn], &k->cur[pfn], sizeof(hash256)));
     free(map);
     if (rc < 0)
         return -1;
@@ -176,9 +182,8 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
     if (snap_check(state, len, err, errlen) < 0)
         rc = -1;
     else if (((const struct snap *)state)->plat.step != f->e[idx].step)
-        rc = fail(err, errlen, "keyframe %zu of run %s is corrupt (its state is of step %llu)",
-                  idx, c->link[link].run,
-                  (unsigned long long)((const struct snap *)state)->plat.step);
+        rc = fail(err, errlen, "keyframe %zu of run %s is corrupt (its state is of step %llu)", idx,
+                  c->link[link].run, (unsigned long long)((const struct snap *)state)->plat.step);
     else
         rc = snap_restore(p, state, k->holes, err, errlen);
     free(state);

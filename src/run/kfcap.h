@@ -35,8 +35,8 @@ struct kfcap {
     uint64_t npfn;
     struct kf_writer w;
     int writing;
-    uint8_t *batch; /* KFCAP_BATCH pages */
-    unsigned holes; /* SNAP_HOLE_* (tests) */
+    uint8_t *batch;   /* KFCAP_BATCH pages */
+    unsigned holes;   /* SNAP_HOLE_* (tests) */
     uint64_t kill_at; /* tests: die in the middle of writing keyframe number kill_at (1-based) */
     /* statistics */
     uint64_t taken, delta_pages, file_bytes;

@@ -25,7 +25,7 @@ struct run_spec {
     uint64_t quantum_ns;
     int64_t epoch_s; /* wall clock at boot, seconds since 1970 */
     const char *cpu_model;
-    uint64_t test_holes; /* 0 except in rewind's own negative tests */
+    uint64_t test_holes;         /* 0 except in rewind's own negative tests */
     const struct sched *perturb; /* NULL or no segments: unperturbed */
     /* A shell session (rewind shell): at step inspect_at, inspect process
      * inspect_pid with a shell fed the inputs whose hash is inputs_hash. */

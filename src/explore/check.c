@@ -1,0 +1,485 @@
+/*
+ * check: see explore.h.
+ *
+ * Workers: each schedule runs in a child process made by fork() (a VM per
+ * process; the parent holds no KVM or store handle across fork), which
+ * writes its struct rw_result into a pipe and exits. Probes during
+ * narrowing run one at a time in this process.
+ */
+#include "explore/explore.h"
+
+#include <stdarg.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "home/paths.h"
+#include "run/modes.h"
+#include "trace/compare.h"
+#include "trace/describe.h"
+#include "trace/trace.h"
+#include "util/check.h"
+#include "util/fail.h"
+#include "util/io.h"
+
+#define fail util_fail
+#define MAX_JOBS 64
+
+/* One progress line to the caller's callback (printf format, no newline). */
+static void progress(const struct check_opts *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void progress(const struct check_opts *c, const char *fmt, ...)
+{
+    if (!c->progress)
+        return;
+    char line[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    c->progress(c->progress_ctx, line);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void side_of(struct rw_check_side *s, const struct rw_result *r)
+{
+    snprintf(s->id, sizeof(s->id), "%s", r->id);
+    snprintf(s->outcome, sizeof(s->outcome), "%s", rw_outcome_word(r->outcome));
+    s->exit_code = r->exit_code;
+    s->steps = r->steps;
+    snprintf(s->output_hash, sizeof(s->output_hash), "%s", r->output_hash);
+}
+
+static int side_from_manifest(struct rw_check_side *s, const char *name, json_t *m)
+{
+    const char *oc = json_string_value(json_object_get(m, "outcome"));
+    const char *oh = json_string_value(json_object_get(m, "output_hash"));
+    if (!oc || !oh)
+        return -1;
+    snprintf(s->id, sizeof(s->id), "%s", name);
+    snprintf(s->outcome, sizeof(s->outcome), "%s", oc);
+    snprintf(s->output_hash, sizeof(s->output_hash), "%s", oh);
+    s->exit_code = (int)json_integer_value(json_object_get(m, "exit_code"));
+    s->steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
+    return 0;
+}
+
+static int differs(const struct rw_check_side *a, const struct rw_check_side *b)
+{
+    return strcmp(a->outcome, b->outcome) || a->exit_code != b->exit_code ||
+           strcmp(a->output_hash, b->output_hash);
+}
+
+/* What a worker sends back through its pipe: its run, or why it failed. */
+struct worker_msg {
+    int ok;
+    struct rw_result r;
+    struct rw_error e;
+};
+
+struct worker {
+    pid_t pid;
+    int fd;
+    uint64_t schedule;
+};
+
+struct ctx {
+    const struct check_opts *c;
+    struct rw_check_report *rep;
+    struct run_opts base; /* options of the schedule-0 run */
+    const char *base_name;
+    uint64_t horizon;
+};
+
+static int spawn(struct ctx *x, struct worker *w, uint64_t s, char *err, size_t errlen)
+{
+    int pfd[2];
+    if (pipe(pfd) < 0)
+        return fail(err, errlen, "pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return fail(err, errlen, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        struct run_opts o = x->base;
+        struct worker_msg msg;
+        memset(&msg, 0, sizeof(msg));
+        msg.ok = run_fork(&o, x->base_name, s, x->rep->start + 1, UINT64_MAX, x->rep->start + 1,
+                          x->horizon, &msg.r, &msg.e) == 0;
+        _exit(io_write_all(pfd[1], &msg, sizeof(msg)) == 0 ? 0 : 3);
+    }
+    close(pfd[1]);
+    w->pid = pid;
+    w->fd = pfd[0];
+    w->schedule = s;
+    return 0;
+}
+
+static volatile sig_atomic_t *abort_flag;
+
+/* Wait for one worker (its index in *idx, -1 if none); fill *m. Returns 0,
+ * or -1 if it failed (m->e.msg says why, or is empty if it died). */
+static int reap(struct worker *ws, unsigned n, struct worker_msg *m, int *idx)
+{
+    int st;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, 0)) < 0 && errno == EINTR) {
+        if (abort_flag && *abort_flag)
+            for (unsigned i = 0; i < n; i++)
+                if (ws[i].pid)
+                    kill(ws[i].pid, SIGTERM);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (ws[i].pid != pid)
+            continue;
+        *idx = (int)i;
+        ssize_t got = io_read_full(ws[i].fd, m, sizeof(*m));
+        close(ws[i].fd);
+        ws[i].pid = 0;
+        if (got != (ssize_t)sizeof(*m) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            memset(m, 0, sizeof(*m));
+            return -1;
+        }
+        return m->ok ? 0 : -1;
+    }
+    *idx = -1;
+    return -1;
+}
+
+static int explore_schedules(struct ctx *x, char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    struct worker ws[MAX_JOBS];
+    memset(ws, 0, sizeof(ws));
+    unsigned jobs = c->jobs ? c->jobs : 1, running = 0;
+    abort_flag = c->abort;
+    if (jobs > MAX_JOBS)
+        jobs = MAX_JOBS;
+    uint64_t next = 1;
+    int failed = 0;
+    while (running || (!rep->found && !failed && next <= c->schedules && !*c->abort)) {
+        while (!rep->found && !failed && running < jobs && next <= c->schedules && !*c->abort) {
+            unsigned slot = 0;
+            while (ws[slot].pid)
+                slot++;
+            if (spawn(x, &ws[slot], next, err, errlen) < 0) {
+                failed = 1;
+                break;
+            }
+            next++;
+            running++;
+        }
+        if (!running)
+            break;
+        if (*c->abort) /* --timeout or a signal: stop the workers too */
+            for (unsigned i = 0; i < jobs; i++)
+                if (ws[i].pid)
+                    kill(ws[i].pid, SIGTERM);
+        struct worker_msg msg;
+        int idx;
+        int ok = reap(ws, jobs, &msg, &idx);
+        if (idx < 0)
+            continue;
+        running--;
+        uint64_t s = ws[idx].schedule;
+        if (ok < 0) {
+            if (!failed)
+                fail(err, errlen, "schedule %llu could not run: %s", (unsigned long long)s,
+                     msg.e.msg[0] ? msg.e.msg : "its worker died");
+            failed = 1;
+            continue;
+        }
+        rep->tried++;
+        struct rw_check_side side;
+        side_of(&side, &msg.r);
+        int d = differs(&side, &rep->base);
+        progress(c, "check: schedule %llu (%s): %s %d, %llu steps%s", (unsigned long long)s,
+                 sched_strategy(s), side.outcome, side.exit_code, (unsigned long long)side.steps,
+                 d ? "  <- ends differently" : "");
+        if (d && (!rep->found || s < rep->schedule)) {
+            rep->found = 1;
+            rep->schedule = s;
+            rep->failing = side;
+        }
+    }
+    return failed ? -1 : 0;
+}
+
+/* Run the probe window [from, until) of the failing schedule. */
+static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_side *out,
+                 int *fails, char *err, size_t errlen)
+{
+    struct run_opts o = x->base;
+    struct rw_result r;
+    struct rw_error e;
+    x->rep->probes++;
+    if (run_fork(&o, x->base_name, x->rep->schedule, from, until, x->rep->start + 1, x->horizon, &r,
+                 &e) < 0)
+        return fail(err, errlen, "%s", e.msg);
+    side_of(out, &r);
+    *fails = differs(out, &x->rep->base);
+    progress(x->c, "narrow: window [%llu, %llu): %s %d%s", (unsigned long long)from,
+             (unsigned long long)until, out->outcome, out->exit_code, *fails ? "  <- differs" : "");
+    return 0;
+}
+
+static int narrow(struct ctx *x, char *err, size_t errlen)
+{
+    struct rw_check_report *rep = x->rep;
+    struct sched one = {.seed = x->base.seed};
+    sched_push(&one, rep->schedule, rep->start + 1, UINT64_MAX, rep->start + 1, x->horizon);
+    uint64_t cap = 1024, n = 0, *ps = malloc(cap * sizeof(*ps));
+    if (!ps)
+        return fail(err, errlen, "out of memory");
+    uint64_t end = rep->failing.steps > rep->base.steps ? rep->failing.steps : rep->base.steps;
+    for (uint64_t st = rep->start + 1; st < end; st++) {
+        if (sched_decide(&one, st).action == SCHED_NONE)
+            continue;
+        if (n == cap) {
+            uint64_t *np = realloc(ps, (cap *= 2) * sizeof(*ps));
+            if (!np) {
+                free(ps);
+                return fail(err, errlen, "out of memory");
+            }
+            ps = np;
+        }
+        ps[n++] = st;
+    }
+    int rc = -1, f;
+    struct rw_check_side side;
+    if (n == 0) {
+        fail(err, errlen, "schedule %llu perturbs no step of the run",
+             (unsigned long long)rep->schedule);
+        goto out;
+    }
+    /* Smallest k such that perturbing ps[0..k-1] ends differently. */
+    uint64_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        uint64_t mid = (lo + hi) / 2;
+        if (probe(x, ps[0], ps[mid - 1] + 1, &side, &f, err, errlen) < 0)
+            goto out;
+        if (f)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    uint64_t k = hi, d = ps[k - 1];
+    /* Largest j such that perturbing ps[j..k-1] still ends differently. */
+    uint64_t j = 0;
+    struct rw_check_side failrun = rep->failing;
+    if (k > 1) {
+        if (probe(x, d, d + 1, &side, &f, err, errlen) < 0)
+            goto out;
+        if (f) {
+            j = k - 1;
+            failrun = side;
+        } else {
+            uint64_t a = 0, b = k - 1;
+            while (b - a > 1) {
+                uint64_t mid = (a + b) / 2;
+                if (probe(x, ps[mid], d + 1, &side, &f, err, errlen) < 0)
+                    goto out;
+                if (f)
+                    a = mid;
+                else
+                    b = mid;
+            }
+            j = a;
+        }
+    }
+    if (!(k > 1 && j == k - 1)) {
+        if (probe(x, ps[j], d + 1, &failrun, &f, err, errlen) < 0)
+            goto out;
+    }
+    rep->fail_run = failrun;
+    if (j == k - 1) {
+        rep->pass_run = rep->base; /* the window without d is empty: schedule 0 */
+    } else if (probe(x, ps[j], d, &rep->pass_run, &f, err, errlen) < 0) {
+        goto out;
+    }
+    rep->window_from = ps[j];
+    rep->window_until = d + 1;
+    rep->perturbed_in_window = k - j;
+    rep->deciding_step = d;
+    struct sched_decision dd = sched_decide(&one, d);
+    sched_describe(&dd, rep->deciding_what, sizeof(rep->deciding_what));
+    rep->narrowed = differs(&rep->fail_run, &rep->base) && !differs(&rep->pass_run, &rep->base);
+    RW_ASSERT(!rep->narrowed || (rep->pass_run.id[0] && rep->fail_run.id[0])); /* invariant 2 */
+    rc = 0;
+out:
+    free(ps);
+    return rc;
+}
+
+/* Where the passing and the failing run part, and each side's next events. */
+static void tail_of(const char *home, const char *name, uint64_t from_index,
+                    struct rw_check_tail *t)
+{
+    char path[4200];
+    struct trace_reader r;
+    memset(t, 0, sizeof(*t));
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
+        trace_open_read(&r, path) != 0)
+        return;
+    struct trace_entry e;
+    uint64_t i = 0;
+    while (trace_next(&r, &e) == 1 && t->n < RW_TAIL_MAX) {
+        if (i++ < from_index || e.rec.kind == REWIND_REC_CONSOLE)
+            continue;
+        char d[256];
+        describe_entry(&e, d, sizeof(d));
+        snprintf(t->lines[t->n], sizeof(t->lines[0]), "step %llu: %s", (unsigned long long)e.step,
+                 d);
+        t->tid[t->n++] = e.rec.tid;
+    }
+    trace_close_read(&r);
+}
+
+static void parting(const char *home, struct rw_check_report *rep)
+{
+    char a[4200], b[4200];
+    struct trace_difference d = {0};
+    if (home_path(a, sizeof(a), home, HOME_RUNS, rep->pass_run.id, "trace") < 0 ||
+        home_path(b, sizeof(b), home, HOME_RUNS, rep->fail_run.id, "trace") < 0 ||
+        compare_traces(a, b, &d) != 0 || !d.differ)
+        return;
+    rep->parted = 1;
+    rep->part_event = d.index;
+    rep->part_step_pass = d.step_a;
+    rep->part_step_fail = d.step_b;
+    tail_of(home, rep->pass_run.id, d.index, &rep->pass_next);
+    tail_of(home, rep->fail_run.id, d.index, &rep->fail_next);
+}
+
+int explore_check(const struct check_opts *c, struct rw_check_report *rep, char *err, size_t errlen)
+{
+    memset(rep, 0, sizeof(*rep));
+    struct ctx x = {.c = c, .rep = rep};
+    char base_name[RW_ID_MAX];
+    double t0 = now_s();
+    if (c->base_run) {
+        snprintf(base_name, sizeof(base_name), "%s", c->base_run);
+    } else {
+        struct run_opts o = c->run;
+        struct rw_result r;
+        struct rw_error e;
+        o.quiet = 1;
+        o.abort = c->abort;
+        if (run_record(&o, &r, &e) < 0)
+            return fail(err, errlen, "%s", e.msg);
+        snprintf(base_name, sizeof(base_name), "%s", r.id);
+        progress(c, "check: schedule 0: run %s %s %d after %llu steps", r.id,
+                 rw_outcome_word(r.outcome), r.exit_code, (unsigned long long)r.steps);
+    }
+    struct run_stored st;
+    struct rw_error e;
+    if (run_stored_load(c->home, base_name, c->run.kernel, c->run.init, &st, &e) < 0)
+        return fail(err, errlen, "%s", e.msg);
+    x.base = st.o; /* the spec's strings live until run_stored_free below */
+    char mp[4200];
+    json_error_t je;
+    json_t *m = home_path(mp, sizeof(mp), c->home, HOME_RUNS, base_name, "manifest.json") == 0
+                    ? json_load_file(mp, 0, &je)
+                    : NULL;
+    int bad = !m || side_from_manifest(&rep->base, base_name, m);
+    json_decref(m);
+    int rc = -1;
+    if (bad) {
+        fail(err, errlen, "run %s has no outcome (is it complete?)", base_name);
+        goto out;
+    }
+    if (x.base.sched.n) {
+        fail(err, errlen,
+             "run %s is itself perturbed (a schedule or a fork); check needs "
+             "an unperturbed run as schedule 0",
+             base_name);
+        goto out;
+    }
+    x.base.abort = c->abort;
+    x.base.obs = c->run.obs; /* notices of the forks (the job's output: quiet) */
+    x.base_name = base_name;
+    rep->start = run_job_step(c->home, base_name, 0);
+    if (!rep->start) {
+        fail(err, errlen, "run %s never started its job (no job-start event)", base_name);
+        goto out;
+    }
+    x.horizon = rep->base.steps > rep->start ? rep->base.steps - rep->start : 1;
+    if (explore_schedules(&x, err, errlen) < 0)
+        goto out;
+    rep->explore_s = now_s() - t0;
+    rc = 0;
+    if (!rep->found || *c->abort)
+        goto out;
+    RW_ASSERT(rep->failing.id[0] && rep->base.id[0]); /* invariant 2: stored runs */
+    rep->strategy = sched_strategy(rep->schedule);
+    double t1 = now_s();
+    rc = narrow(&x, err, errlen);
+    rep->narrow_s = now_s() - t1;
+    if (rc == 0 && rep->narrowed)
+        parting(c->home, rep);
+out:
+    run_stored_free(&st);
+    return rc;
+}
+
+void rw_check_config_init(struct rw_check_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    rw_run_config_init(&c->run);
+    c->schedules = rw_defaults.schedules;
+    c->jobs = rw_defaults.jobs;
+}
+
+int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_report *rep,
+             struct rw_error *err)
+{
+    static volatile sig_atomic_t never;
+    struct check_opts c = {
+        .home = rw_home_path(h),
+        .base_run = NULL,
+        .schedules = cfg->schedules,
+        .jobs = cfg->jobs,
+        .progress = cfg->progress,
+        .progress_ctx = cfg->progress_ctx,
+        .abort = cfg->abort ? cfg->abort : &never,
+    };
+    char name[RW_ID_MAX];
+    memset(rep, 0, sizeof(*rep));
+    if (cfg->base_run) {
+        if (rw_resolve(h, cfg->base_run, name, err) < 0)
+            return -1;
+        c.base_run = name;
+        c.run.kernel = cfg->run.kernel; /* NULL: the defaults */
+        c.run.init = cfg->run.init;
+        c.run.obs = &cfg->run.observer;
+    } else {
+        if (run_opts_from_config(h, &cfg->run, &c.run, err) < 0)
+            return -1;
+        if (c.run.sched.n)
+            return run_usage(err, "check chooses the schedules itself; drop --schedule");
+    }
+    c.run.abort = c.abort;
+    if (explore_check(&c, rep, err->msg, sizeof(err->msg)) < 0) {
+        err->code = RW_EINTERNAL;
+        return -1;
+    }
+    return 0;
+}

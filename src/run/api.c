@@ -1,0 +1,513 @@
+/*
+ * api: the public Running API's shared parts (include/rewind.h): the one
+ * table of run defaults, configs turned into run options, stored runs
+ * loaded as the options that recreate them, and the `rewind run` command
+ * line of a stored run, built from the same defaults table so that `show`
+ * cannot drift from `run`. The modes themselves are record.c, replay.c,
+ * fork.c, inspect.c and explore/check.c.
+ *
+ * Invariants:
+ *  1. A default is written once, in rw_defaults; rw_run_config_init and
+ *     rw_command_line both read it.
+ *  2. Every stored run a mode starts from has been resolved in the home and
+ *     its kernel and init checked against its spec before a VM is made.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "home/paths.h"
+#include "run/modes.h"
+#include "trace/trace.h"
+#include "util/check.h"
+#include "util/fail.h"
+
+#define fail util_fail
+
+const struct rw_run_defaults rw_defaults = {
+    .path_env = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    .home_env = "HOME=/root",
+    .cwd = "/",
+    .mem_mib = 512,
+    .mem_min_mib = 64,
+    .mem_max_mib = 3072,
+    .quantum_ns = 5000,
+    .seed = 0,
+    .keyframe_every = 4096, /* measured: bench/RESULTS.md */
+    .pct_horizon = 65536,
+    .schedules = 64,
+    .jobs = 2,
+};
+
+int run_usage(struct rw_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    err->code = RW_EUSAGE;
+    return -1;
+}
+
+const char *rw_schedule_strategy(uint64_t schedule)
+{
+    return sched_strategy(schedule);
+}
+
+int64_t rw_default_epoch(int64_t t)
+{
+    return spec_default_epoch(t);
+}
+
+int rw_parse_epoch(const char *s, int64_t *out)
+{
+    return spec_parse_epoch(s, out);
+}
+
+const char *rw_outcome_word(enum rw_outcome o)
+{
+    switch (o) {
+    case RW_EXITED:
+        return "exited";
+    case RW_NOT_FOUND:
+        return "not-found";
+    case RW_NOT_EXEC:
+        return "not-executable";
+    case RW_INIT_FAILED:
+        return "init-failed";
+    case RW_PANIC:
+        return "panic";
+    case RW_GUEST_ERROR:
+        return "guest-error";
+    case RW_STALLED:
+        return "stalled";
+    case RW_TIMEOUT:
+        return "timeout";
+    case RW_STOPPED:
+        return "stopped";
+    default:
+        return "running";
+    }
+}
+
+void rw_run_config_init(struct rw_run_config *c)
+{
+    static char *env[3];
+    env[0] = (char *)rw_defaults.path_env;
+    env[1] = (char *)rw_defaults.home_env;
+    env[2] = NULL;
+    memset(c, 0, sizeof(*c));
+    c->env = env;
+    c->cwd = rw_defaults.cwd;
+    c->mem_mib = rw_defaults.mem_mib;
+    c->seed = rw_defaults.seed;
+    c->quantum_ns = rw_defaults.quantum_ns;
+    c->epoch_s = rw_default_epoch((int64_t)time(NULL));
+    c->schedule_until = UINT64_MAX;
+}
+
+void rw_options_init(struct rw_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->schedule_until = UINT64_MAX;
+    o->input_fd = -1;
+}
+
+int rw_test_hole(struct rw_run_config *c, const char *name)
+{
+    static const struct {
+        const char *name;
+        uint64_t bit;
+        unsigned snap;
+    } holes[] = {
+        {"host-tsc", REWIND_HOLE_HOST_TSC, 0},
+        {"timer-at-host-exit", PLATFORM_HOLE_TIMER_AT_HOST_EXIT, 0},
+        {"host-rng", PLATFORM_HOLE_HOST_RNG, 0},
+        {"kf-no-io-completion", 0, SNAP_HOLE_NO_IO_COMPLETION},
+        {"restore-no-tlb-flush", 0, SNAP_HOLE_NO_TLB_FLUSH},
+    };
+    for (size_t i = 0; i < sizeof(holes) / sizeof(holes[0]); i++)
+        if (!strcmp(name, holes[i].name)) {
+            c->test_holes |= holes[i].bit;
+            c->snap_holes |= holes[i].snap;
+            return 0;
+        }
+    return -1;
+}
+
+void rw_interrupt(void)
+{
+    struct kvm_run *r = run_active_kvm_run;
+    if (r)
+        r->immediate_exit = 1;
+}
+
+/* env if set, else name beside the running program. Static storage. */
+static const char *run_artifact(const char *env, const char *name)
+{
+    static char buf[4][PATH_MAX];
+    static int next;
+    const char *e = env ? getenv(env) : NULL;
+    if (e && *e)
+        return e;
+    char *out = buf[next++ % 4];
+    char exe[PATH_MAX - 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return name;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = 0;
+    snprintf(out, PATH_MAX, "%s/%s", exe, name);
+    return out;
+}
+
+const char *rw_default_kernel(void)
+{
+    return run_artifact("REWIND_KERNEL", "kernel/vmlinux");
+}
+
+const char *rw_default_init(void)
+{
+    return run_artifact("REWIND_INIT", "rewind-init");
+}
+
+int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_opts *o,
+                         struct rw_error *err)
+{
+    memset(o, 0, sizeof(*o));
+    if (!c->root)
+        return run_usage(err, "run needs --root ROOT (see rewind run --help)");
+    if (!c->argv || !c->argv[0])
+        return run_usage(err, "run needs a command after -- (see rewind run --help)");
+    if (c->schedule_from >= c->schedule_until)
+        return run_usage(err, "--schedule-from must be below --schedule-until");
+    if (c->schedule &&
+        sched_push(&o->sched, c->schedule, c->schedule_from, c->schedule_until, c->schedule_from,
+                   c->schedule_until == UINT64_MAX ? rw_defaults.pct_horizon
+                                                   : c->schedule_until - c->schedule_from) < 0)
+        return run_usage(err, "bad schedule window");
+    o->root = c->root;
+    o->argv = c->argv;
+    o->env = c->env;
+    o->cwd = c->cwd;
+    o->mem_mib = c->mem_mib;
+    o->seed = c->seed;
+    o->quantum_ns = c->quantum_ns;
+    o->epoch_s = c->epoch_s;
+    o->home = rw_home_path(h);
+    o->kernel = c->kernel ? c->kernel : rw_default_kernel();
+    o->init = c->init ? c->init : rw_default_init();
+    o->name = c->name;
+    o->show_console = c->show_console;
+    o->quiet = c->quiet;
+    o->obs = &c->observer;
+    o->abort = c->abort;
+    o->state_log = c->state_log;
+    o->no_keyframes = c->no_keyframes;
+    o->kf_every = c->keyframe_every;
+    o->test_holes = c->test_holes;
+    o->snap_holes = c->snap_holes;
+    return 0;
+}
+
+static char **strv_from_json(json_t *a)
+{
+    size_t n = json_array_size(a), i;
+    char **v = calloc(n + 1, sizeof(char *));
+    json_t *x;
+    if (!v)
+        return NULL;
+    json_array_foreach(a, i, x)
+    {
+        const char *s = json_string_value(x);
+        v[i] = strdup(s ? s : "");
+    }
+    return v;
+}
+
+static void strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struct run_inspect *ins,
+                       char *err, size_t errlen)
+{
+    const char *image = json_string_value(json_object_get(spec, "image"));
+    const char *cwd = json_string_value(json_object_get(spec, "cwd"));
+    json_t *argv = json_object_get(spec, "argv"), *env = json_object_get(spec, "env");
+    if (!image || !cwd || !json_is_array(argv) || !json_array_size(argv) || !json_is_array(env))
+        return fail(err, errlen, "the run's spec is incomplete or corrupt");
+    json_t *in = json_object_get(spec, "inspect");
+    memset(ins, 0, sizeof(*ins));
+    if (in) {
+        const char *k = json_string_value(json_object_get(in, "kind"));
+        if (!k || strcmp(k, "shell"))
+            return fail(err, errlen, "the run's spec has an unknown inspection");
+        ins->kind = "shell";
+        ins->pid = (uint64_t)json_integer_value(json_object_get(in, "pid"));
+        ins->at = (uint64_t)json_integer_value(json_object_get(in, "at"));
+    }
+    if (spec_parse_perturb(spec, &o->sched) < 0)
+        return fail(err, errlen, "the run's spec has a malformed perturb list");
+    if (json_integer_value(json_object_get(spec, "test_holes")))
+        return fail(err, errlen, "this run was made with a test hole open; it cannot be replayed");
+    char root[4200];
+    if (home_path(root, sizeof(root), home, HOME_IMAGES, image, NULL) < 0)
+        return fail(err, errlen, "the run's spec names a bad image: %s", image);
+    if (access(root, R_OK) != 0)
+        return fail(err, errlen, "the root image %s of this run is gone (rewind gc?)", root);
+    o->root = strdup(root);
+    o->cwd = strdup(cwd);
+    o->argv = strv_from_json(argv);
+    o->env = strv_from_json(env);
+    o->mem_mib = (uint64_t)json_integer_value(json_object_get(spec, "mem_mib"));
+    o->seed = (uint64_t)json_integer_value(json_object_get(spec, "seed"));
+    o->epoch_s = (int64_t)json_integer_value(json_object_get(spec, "epoch"));
+    o->quantum_ns = (uint64_t)json_integer_value(json_object_get(spec, "quantum_ns"));
+    o->home = home;
+    if (!o->root || !o->cwd || !o->argv || !o->env || !o->mem_mib || !o->quantum_ns)
+        return fail(err, errlen, "the run's spec is incomplete or corrupt");
+    return 0;
+}
+
+int run_check_artifacts(const struct run_opts *o, json_t *spec, char *err, size_t errlen)
+{
+    const char *want_k = json_string_value(json_object_get(spec, "kernel"));
+    const char *want_i = json_string_value(json_object_get(spec, "init"));
+    char k[65], i[65], why[512];
+    hash256 h;
+    if (image_hash_file(o->kernel, o->home, &h, why, sizeof(why)) < 0)
+        return fail(err, errlen, "cannot read the guest kernel: %s", why);
+    hash_hex(&h, k);
+    if (image_hash_file(o->init, o->home, &h, why, sizeof(why)) < 0)
+        return fail(err, errlen, "cannot read the rewind-init: %s", why);
+    hash_hex(&h, i);
+    if (!want_k || strcmp(k, want_k))
+        return fail(err, errlen, "this run used guest kernel %.16s; %s is %.16s",
+                    want_k ? want_k : "?", o->kernel, k);
+    if (!want_i || strcmp(i, want_i))
+        return fail(err, errlen, "this run used rewind-init %.16s; %s is %.16s",
+                    want_i ? want_i : "?", o->init, i);
+    return 0;
+}
+
+static json_t *load_manifest(const char *home, const char *name, struct rw_error *err)
+{
+    char path[4200];
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "manifest.json") < 0) {
+        run_usage(err, "bad run name %s", name);
+        return NULL;
+    }
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    if (!m || !json_is_object(m)) {
+        run_usage(err, "run %s: manifest %s is corrupt (%s)", name, path, je.text);
+        json_decref(m);
+        return NULL;
+    }
+    return m;
+}
+
+int run_stored_load(const char *home, const char *name, const char *kernel, const char *init,
+                    struct run_stored *st, struct rw_error *err)
+{
+    memset(st, 0, sizeof(*st));
+    snprintf(st->name, sizeof(st->name), "%s", name);
+    json_t *m = load_manifest(home, name, err);
+    if (!m)
+        return -1;
+    json_t *spec = json_object_get(m, "spec");
+    const char *par = json_string_value(json_object_get(m, "parent"));
+    snprintf(st->parent, sizeof(st->parent), "%s", par ? par : "");
+    st->steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
+    int rc = run_opts_from_spec(spec, home, &st->o, &st->ins, err->msg, sizeof(err->msg));
+    if (rc == 0) {
+        st->o.kernel = kernel ? kernel : rw_default_kernel();
+        st->o.init = init ? init : rw_default_init();
+        st->o.kf_every = (uint64_t)json_integer_value(json_object_get(m, "keyframe_every"));
+        st->o.quiet = 1;
+        char why[900];
+        rc = run_check_artifacts(&st->o, spec, why, sizeof(why));
+        if (rc < 0)
+            snprintf(err->msg, sizeof(err->msg), "cannot replay: %s", why);
+    }
+    json_decref(m);
+    err->code = RW_EUSAGE;
+    if (rc < 0)
+        run_stored_free(st);
+    return rc;
+}
+
+void run_stored_free(struct run_stored *st)
+{
+    free((char *)st->o.root);
+    free((char *)st->o.cwd);
+    strv_free(st->o.argv);
+    strv_free(st->o.env);
+    st->o.root = st->o.cwd = NULL;
+    st->o.argv = st->o.env = NULL;
+}
+
+uint64_t run_job_step(const char *home, const char *name, int exec)
+{
+    char path[4200];
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0)
+        return 0;
+    struct trace_reader r;
+    if (trace_open_read(&r, path) != 0)
+        return 0;
+    struct trace_entry e;
+    uint64_t at = 0;
+    int started = 0;
+    while (trace_next(&r, &e) == 1) {
+        if (e.rec.kind == REWIND_REC_INIT && e.rec.aux == REWIND_INIT_JOB_START) {
+            started = 1;
+            if (!exec) {
+                at = e.step;
+                break;
+            }
+        } else if (started && e.rec.kind == REWIND_REC_EXEC) {
+            at = e.step;
+            break;
+        }
+    }
+    trace_close_read(&r);
+    return at;
+}
+
+int run_stored_at(rw_home *h, const char *ref, uint64_t step, int inspect,
+                  const struct rw_options *op, struct run_stored *st, struct rw_error *err)
+{
+    const char *home = rw_home_path(h);
+    char name[RW_ID_MAX];
+    memset(st, 0, sizeof(*st));
+    if (rw_resolve(h, ref, name, err) < 0)
+        return -1;
+    json_t *m = load_manifest(home, name, err);
+    if (!m)
+        return -1;
+    uint64_t steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
+    json_decref(m);
+    if (step >= steps)
+        return run_usage(err, "run %s ends at step %llu; STEP must be below that", ref,
+                         (unsigned long long)steps);
+    if (inspect) {
+        uint64_t first = run_job_step(home, name, 1);
+        if (!first)
+            return run_usage(err, "run %s never executed its command: nothing to inspect", ref);
+        if (step < first)
+            return run_usage(err,
+                             "step %llu is before the job's command runs (step %llu); pick "
+                             "a step from %llu on",
+                             (unsigned long long)step, (unsigned long long)first,
+                             (unsigned long long)first);
+    }
+    if (run_stored_load(home, name, op->kernel, op->init, st, err) < 0) {
+        char why[sizeof(err->msg)];
+        const char *w = err->msg;
+        if (!strncmp(w, "cannot replay: ", 15))
+            w += 15;
+        snprintf(why, sizeof(why), "%s", w);
+        return run_usage(err, "run %s: %.900s", ref, why);
+    }
+    RW_ASSERT(st->steps == steps); /* invariant 2: the run loaded is the run checked */
+    return 0;
+}
+
+/* Append s to f, quoted for a POSIX shell if it needs it. */
+static void shq(FILE *f, const char *s)
+{
+    if (*s &&
+        strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+            strlen(s)) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (; *s; s++)
+        if (*s == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*s, f);
+    fputc('\'', f);
+}
+
+int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct rw_error *err)
+{
+    char name[RW_ID_MAX];
+    *line = NULL;
+    if (rw_resolve(h, ref, name, err) < 0)
+        return -1;
+    json_t *m = load_manifest(rw_home_path(h), name, err);
+    if (!m)
+        return -1;
+    json_t *spec = json_object_get(m, "spec");
+    struct sched sc = {0};
+    int plain = 1; /* the perturbation is what --schedule flags say */
+    if (spec_parse_perturb(spec, &sc) == 0)
+        plain = sc.n == 0 || (sc.n == 1 && sc.seg[0].origin == sc.seg[0].from &&
+                              sc.seg[0].horizon == (sc.seg[0].until == UINT64_MAX
+                                                        ? rw_defaults.pct_horizon
+                                                        : sc.seg[0].until - sc.seg[0].from));
+    size_t len;
+    FILE *f = open_memstream(line, &len);
+    if (!f) {
+        json_decref(m);
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "out of memory");
+        return -1;
+    }
+    const char *img = json_string_value(json_object_get(spec, "image"));
+    char root[4200];
+    home_path(root, sizeof(root), rw_home_path(h), HOME_IMAGES, img ? img : "?", NULL);
+    fprintf(f, "rewind run --root %s --cwd ", root);
+    const char *cwd = json_string_value(json_object_get(spec, "cwd"));
+    shq(f, cwd ? cwd : "");
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(spec, "env"), i, v)
+    {
+        const char *e = json_string_value(v);
+        if (!e || !strcmp(e, rw_defaults.path_env) || !strcmp(e, rw_defaults.home_env))
+            continue;
+        fputs(" -e ", f);
+        shq(f, e);
+    }
+    fprintf(f, " --mem %lld --seed %lld --epoch %lld --quantum %lld",
+            (long long)json_integer_value(json_object_get(spec, "mem_mib")),
+            (long long)json_integer_value(json_object_get(spec, "seed")),
+            (long long)json_integer_value(json_object_get(spec, "epoch")),
+            (long long)json_integer_value(json_object_get(spec, "quantum_ns")));
+    if (sc.n == 1 && plain) {
+        fprintf(f, " --schedule %llu --schedule-from %llu", (unsigned long long)sc.seg[0].schedule,
+                (unsigned long long)sc.seg[0].from);
+        if (sc.seg[0].until != UINT64_MAX)
+            fprintf(f, " --schedule-until %llu", (unsigned long long)sc.seg[0].until);
+    }
+    fputs(" --", f);
+    json_array_foreach(json_object_get(spec, "argv"), i, v)
+    {
+        fputc(' ', f);
+        shq(f, json_string_value(v) ? json_string_value(v) : "");
+    }
+    json_decref(m);
+    if (fclose(f) != 0) {
+        free(*line);
+        *line = NULL;
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "out of memory");
+        return -1;
+    }
+    *exact = plain;
+    return 0;
+}

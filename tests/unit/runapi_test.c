@@ -1,0 +1,119 @@
+/* runapi_test: the parts of the Running API (include/rewind.h) that need no
+ * KVM: the one table of run defaults behind rw_run_config_init, the `rewind
+ * run` line rw_command_line gives for a stored spec, the exit code of each
+ * phase of a run (src/run/ctx.h invariant 2), and the test holes by name. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "home/rundir.h"
+#include "rewind.h"
+#include "run/ctx.h"
+#include "unit.h"
+
+static void write_run(const char *home, const char *id, const char *spec)
+{
+    char dir[4200], path[4300], text[4096];
+    snprintf(dir, sizeof(dir), "%s/runs/%s", home, id);
+    rundir_mkdirs(dir);
+    snprintf(path, sizeof(path), "%s/manifest.json", dir);
+    snprintf(text, sizeof(text),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"outcome\":\"exited\",\"steps\":10,"
+             "\"spec\":%s}\n",
+             id, spec);
+    CHECK(rundir_write_file(path, text) == 0, "write a manifest");
+}
+
+static void test_defaults(void)
+{
+    struct rw_run_config c;
+    rw_run_config_init(&c);
+    CHECK(c.mem_mib == rw_defaults.mem_mib && c.mem_mib == 512, "mem from the table");
+    CHECK(c.quantum_ns == rw_defaults.quantum_ns && c.quantum_ns == 5000, "quantum");
+    CHECK(rw_defaults.keyframe_every == 4096 && rw_defaults.pct_horizon == 65536, "cadences");
+    CHECK(!strcmp(c.cwd, "/") && c.seed == 0, "cwd and seed");
+    CHECK(c.env && !strcmp(c.env[0], rw_defaults.path_env) &&
+              !strcmp(c.env[1], rw_defaults.home_env) && !c.env[2],
+          "env: the default PATH and HOME only");
+    CHECK(c.epoch_s == rw_default_epoch((int64_t)time(NULL)) && c.epoch_s % 86400 == 0,
+          "epoch: midnight UTC today");
+    CHECK(c.schedule_until == UINT64_MAX && !c.schedule, "unperturbed");
+}
+
+static void test_command_line(const char *home)
+{
+    rw_home *h;
+    struct rw_error err;
+    CHECK(rw_home_open(home, &h, &err) == 0, "open the home");
+    write_run(home, "00112233445566aa",
+              "{\"image\":\"abc\",\"cwd\":\"/tmp\",\"argv\":[\"sh\",\"-c\",\"echo 'hi'\"],"
+              "\"env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\","
+              "\"HOME=/root\",\"X=a b\"],\"mem_mib\":256,\"seed\":7,\"epoch\":86400,"
+              "\"quantum_ns\":5000,\"perturb\":[[3,20,null,20,65536]]}");
+    char *line = NULL;
+    int exact = 0;
+    CHECK(rw_command_line(h, "00112233445566aa", &line, &exact, &err) == 0, "a command line");
+    char want[8192];
+    snprintf(want, sizeof(want),
+             "rewind run --root %s/images/abc.erofs --cwd /tmp -e 'X=a b' --mem 256 --seed 7 "
+             "--epoch 86400 --quantum 5000 --schedule 3 --schedule-from 20 -- sh -c "
+             "'echo '\\''hi'\\'''",
+             rw_home_path(h));
+    CHECK(line && !strcmp(line, want), "the line recreates the spec from the defaults table");
+    if (line && strcmp(line, want))
+        fprintf(stderr, "got  %s\nwant %s\n", line, want);
+    CHECK(exact == 1, "a --schedule the flags can say");
+    free(line);
+    /* a fork's perturbation (origin not at from) has no flags: not exact */
+    write_run(home, "00112233445566bb",
+              "{\"image\":\"abc\",\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[],\"mem_mib\":512,"
+              "\"seed\":0,\"epoch\":0,\"quantum_ns\":5000,\"perturb\":[[4,30,null,11,99]]}");
+    CHECK(rw_command_line(h, "00112233445566bb", &line, &exact, &err) == 0 && exact == 0,
+          "a fork's perturbation is not exact");
+    CHECK(line && !strstr(line, "--schedule"), "and gets no --schedule flag");
+    free(line);
+    CHECK(rw_command_line(h, "ffff", &line, &exact, &err) < 0 && err.code == RW_EUSAGE,
+          "an unknown run is a usage error");
+    rw_home_close(h);
+}
+
+static void test_phase_codes(void)
+{
+    CHECK(run_phase_code(PH_IMAGE) == RW_EROOT, "image: 121");
+    CHECK(run_phase_code(PH_ARTIFACTS) == RW_EKERNEL && run_phase_code(PH_BOOT) == RW_EKERNEL,
+          "kernel: 122");
+    CHECK(run_phase_code(PH_KVM) == RW_ENOKVM, "no KVM: 120");
+    CHECK(run_phase_code(PH_KEYFRAME_FIND) == RW_EUSAGE && run_phase_code(PH_INSPECT) == RW_EUSAGE,
+          "the user's run or step: 2");
+    CHECK(run_phase_code(PH_LOCK) == RW_EINTERNAL && run_phase_code(PH_LOOP) == RW_EINTERNAL &&
+              run_phase_code(PH_FINISH) == RW_EINTERNAL &&
+              run_phase_code(PH_RESTORE) == RW_EINTERNAL,
+          "the rest: 125");
+}
+
+static void test_holes(void)
+{
+    struct rw_run_config c;
+    rw_run_config_init(&c);
+    CHECK(rw_test_hole(&c, "host-tsc") == 0 && c.test_holes && !c.snap_holes, "a run hole");
+    CHECK(rw_test_hole(&c, "restore-no-tlb-flush") == 0 && c.snap_holes, "a keyframe hole");
+    CHECK(rw_test_hole(&c, "nonsense") < 0, "an unknown name");
+    CHECK(!strcmp(rw_outcome_word(RW_GUEST_ERROR), "guest-error") &&
+              !strcmp(rw_schedule_strategy(2), "pct"),
+          "words");
+}
+
+int main(void)
+{
+    char home[] = "/tmp/runapi-XXXXXX";
+    if (!mkdtemp(home))
+        return 1;
+    test_defaults();
+    test_command_line(home);
+    test_phase_codes();
+    test_holes();
+    rundir_remove_tree(home);
+    return unit_done();
+}
