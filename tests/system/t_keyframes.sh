@@ -31,13 +31,19 @@ test_restore_in_place_differential() {
 
 test_keyframes_do_not_change_the_run() {
     run_rw a run --root "$ROOT" --no-keyframes -- sh -c "$JOB"
+    expect_rc 0
     run_rw b run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB"
-    [ "$(run_id a.err)" = "$(run_id b.err)" ] || fail "ids differ"
+    expect_rc 0
+    same_run a.err b.err
     expect_no_grep b.err 'DETERMINISM VIOLATION'
     [ "$(mf "$(run_id b.err)" keyframes)" -gt 0 ] || fail "no keyframes"
     run_rw c run --root "$ROOT" --no-keyframes -- /bin/true
-    [ ! -e "$REWIND_HOME/runs/$(run_id c.err)/keyframes" ] || fail "--no-keyframes kept keyframes"
-    run_rw d replay "$(run_id c.err)" --from 10
+    expect_rc 0
+    local c; c=$(run_id c.err)
+    [ -d "$REWIND_HOME/runs/$c" ] || fail "run $c not stored"
+    [ ! -e "$REWIND_HOME/runs/$c/keyframes" ] || fail "--no-keyframes kept keyframes"
+    [ "$(mf "$c" keyframes)" -eq 0 ] || fail "--no-keyframes: the manifest counts $(mf "$c" keyframes) keyframes"
+    run_rw d replay "$c" --from 10
     [ "$RC" -eq 2 ] || fail "replay --from of a run without keyframes: rc $RC"
     expect_grep d.err 'no keyframes'
 }
