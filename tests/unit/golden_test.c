@@ -8,6 +8,9 @@
  * code of issue 10's starting point (main at 503419c) and written in as
  * literals: this test fails if a refactor changes one byte of them.
  *
+ * The schedule decisions (src/explore/sched.h) are pinned the same way: a
+ * perturbed run's id does not hash them, but its behaviour follows them.
+ *
  * A real run's id cannot be pinned here, nor as a literal in a system test:
  * it hashes the kernel, init and root image builds (by content), which
  * differ from machine to machine. The system suite pins real runs relative
@@ -24,6 +27,7 @@
 #include "run/job.h"
 #include "run/spec.h"
 #include "unit.h"
+#include "util/hash.h"
 
 static char *argv_[] = {"sh", "-c", "echo \"h\xc3\xa9llo\" $HOME; exit 3", NULL};
 static char *env_[] = {"PATH=/usr/bin:/bin", "HOME=/root", "SP=a b", NULL};
@@ -167,9 +171,63 @@ static void test_job_bytes(void)
     check_job(none, NULL, "/", empty, sizeof(empty), "job bytes of an empty job");
 }
 
+/* The decisions of schedule sch (seed 42, window [0, end), horizon h) over
+ * steps 0..19999, one "step action ns" line each, hashed; the first few
+ * into first[]. A perturbed run's behaviour (not its id) hangs on these. */
+static void decisions(uint64_t sch, uint64_t h, char hex[65], uint64_t first[][3], int nfirst,
+                      int *count)
+{
+    struct sched s = {.seed = 42};
+    CHECK(sched_push(&s, sch, 0, UINT64_MAX, 0, h) == 0, "push a segment");
+    size_t cap = 1 << 20, o = 0;
+    char *buf = malloc(cap);
+    *count = 0;
+    for (uint64_t step = 0; buf && step < 20000; step++) {
+        struct sched_decision d = sched_decide(&s, step);
+        if (d.action == SCHED_NONE)
+            continue;
+        o += (size_t)snprintf(buf + o, cap - o, "%llu %d %llu\n", (unsigned long long)step,
+                              (int)d.action, (unsigned long long)d.ns);
+        if (*count < nfirst) {
+            first[*count][0] = step;
+            first[*count][1] = (uint64_t)d.action;
+            first[*count][2] = d.ns;
+        }
+        (*count)++;
+    }
+    hash256 digest;
+    hash_buf(buf ? buf : "", o, &digest);
+    hash_hex(&digest, hex);
+    free(buf);
+}
+
+static void test_sched_decisions(void)
+{
+    char hex[65];
+    uint64_t got[4][3];
+    int n;
+    decisions(3, 65536, hex, got, 4, &n);
+    static const uint64_t random4[4][3] = {{16, SCHED_STALL, 660000},
+                                           {22, SCHED_PREEMPT, 0},
+                                           {26, SCHED_PREEMPT, 0},
+                                           {30, SCHED_TIMER_SLACK, 630000}};
+    CHECK(n == 1291, "random: 1291 decisions in 20000 steps");
+    CHECK(!memcmp(got, random4, sizeof(random4)), "random: the first four decisions");
+    CHECK(!strcmp(hex, "d9357fad47025af08dc84f93febb94b20714670dc65ff68182330ff1a7a48a8e"),
+          "random: every decision");
+    decisions(4, 20000, hex, got, 3, &n);
+    static const uint64_t pct3[3][3] = {{12867, SCHED_STALL, 2000000},
+                                        {13767, SCHED_STALL, 4000000},
+                                        {13881, SCHED_STALL, 2000000}};
+    CHECK(n == 3 && !memcmp(got, pct3, sizeof(pct3)), "pct: its three change points");
+    CHECK(!strcmp(hex, "6e4a62d26c761167df38f2b017b719b799c16ea4350d820807f0fd6af02e0040"),
+          "pct: every decision");
+}
+
 int main(void)
 {
     test_spec_ids();
+    test_sched_decisions();
     test_perturb_round_trip();
     test_job_bytes();
     return unit_done();
