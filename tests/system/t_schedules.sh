@@ -77,15 +77,21 @@ assert r["window"][1] - r["window"][0] >= 1
 assert r["passing_run"]["outcome"] == "exited" and r["passing_run"]["exit_code"] == 0, r
 f = r["failing_run"]
 assert (f["outcome"], f["exit_code"]) != ("exited", 0), r
-print(r["passing_run"]["id"], r["failing_run"]["id"], r["schedule"], r["deciding_step"])
+print(r["passing_run"]["id"], r["failing_run"]["id"], r["schedule"], r["deciding_step"],
+      r["window"][0], r["window"][1])
 PY
-    read -r pass failr sched step < ids
+    read -r pass failr sched step w0 w1 < ids
     echo "pool: schedule $sched, deciding step $step" >&2
     run_rw p replay "$pass"
     [ "$RC" -eq 0 ] || fail "the passing run does not replay: $(cat p.out)"
     run_rw q replay "$failr"
     [ "$RC" -eq 0 ] || fail "the failing run does not replay: $(cat q.out)"
+    # show names the failing run and its perturbation: the schedule over
+    # the narrowed window
     run_rw s show "$failr"
+    expect_rc 0
+    expect_grep s.out "^run: *$failr\$"
+    expect_grep s.out "^schedule: $sched ([a-z]*) at steps \[$w0, $w1)\$"
 }
 
 test_check_fixed_pool_passes() {
