@@ -3,7 +3,9 @@
 # its own REWIND_HOME ($T/home): it passes when it returns 0, is skipped when
 # it calls skip. A failing helper prints why on stderr.
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-REWIND=$TOP/build/rewind
+# REWIND_UNDER_TEST: another build of rewind to test (e.g. one broken on
+# purpose, to see a test fail); it finds kernel/ and rewind-init beside it.
+REWIND=${REWIND_UNDER_TEST:-$TOP/build/rewind}
 ROOTDIR=$TOP/build/roots/test       # a directory root (tests of root handling)
 ROOT=$TOP/build/roots/test.erofs    # the same tree as an erofs image (fast)
 

@@ -18,6 +18,9 @@
 #     skip (lib.sh), and fails otherwise; every test selected is counted
 #     exactly once.
 set -uo pipefail
+# The whole script is one compound command, read before it runs, so that
+# editing a test file or this one while the suite runs cannot derail it.
+{
 HERE=$(cd "$(dirname "$0")" && pwd)
 pat=${1:-.}
 pass=0; failn=0; skipn=0
@@ -27,7 +30,7 @@ trap 'rm -rf "$base"' EXIT
 # The shared image cache (invariant 2): one run of the test root in a home
 # of its own caches the test root's image; only its images/ is kept.
 images="$base/images"
-if REWIND_HOME="$base/prime" "$HERE/../../build/rewind" run --root "$HERE/../../build/roots/test.erofs" \
+if REWIND_HOME="$base/prime" "${REWIND_UNDER_TEST:-$HERE/../../build/rewind}" run --root "$HERE/../../build/roots/test.erofs" \
     -- true >"$base/prime.out" 2>&1 && [ -d "$base/prime/images" ]; then
     mv "$base/prime/images" "$images"
 else
@@ -58,3 +61,5 @@ for f in "$HERE"/t_*.sh; do
 done
 echo "$pass passed, $failn failed, $skipn skipped"
 [ $failn -eq 0 ]
+exit
+}

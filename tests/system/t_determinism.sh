@@ -1,5 +1,8 @@
 # Determinism: the same inputs give the same run, step for step; each check
 # has a negative twin that opens one hole on purpose and sees it fail.
+# A real run's id is pinned run to run (the same inputs, the same id), not as
+# a literal: it hashes the kernel, init and root image builds, which differ
+# between machines. tests/unit/golden_test.c pins the ids of fixed specs.
 
 manifest_fields() { # manifest_fields RUN-ID FIELD...: the values, space-separated
     python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(" ".join(str(m[f]) for f in sys.argv[2:]))' \

@@ -80,9 +80,15 @@ test_killed_while_writing_a_keyframe() {
     RC=$?
     set -e
     [ "$RC" -eq 137 ] || fail "the run was not killed: rc $RC"
-    # the killed run is listed as incomplete and its whole keyframes are readable
+    # the killed run is listed as incomplete and its whole keyframes are
+    # readable: gc reads every run's keyframes (a killed run's up to the torn
+    # tail) and stops on one it cannot read
     run_rw l ls
     expect_grep l.out 'incomplete'
+    run_rw gd gc --dry-run --json
+    [ "$RC" -eq 0 ] || fail "gc cannot read the killed run's keyframes: $(cat gd.err)"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["killed_runs"] == 1 and r["live_pages"] > 0 else 1)' gd.out ||
+        fail "gc --dry-run: $(cat gd.out)"
     # the store opens, and the older run replays from a keyframe, identical
     run_rw f replay "$old" --from 1000
     [ "$RC" -eq 0 ] || fail "older run after the kill: $(cat f.out f.err)"
