@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
-# run-all.sh: every test of the project. Unit tests (pure modules, with
-# sanitizers) run directly; system tests run through tools/kvm-host, which
-# uses this machine's KVM when it runs guest kernels natively and a nested
-# host VM otherwise. Ends with one line "N passed, N failed".
+# run-all.sh: every test of the project (tests/README.md). Unit tests (pure
+# modules, with sanitizers) run directly; system tests run through
+# tools/kvm-host, which uses this machine's KVM when it runs guest kernels
+# natively and a nested host VM otherwise. Ends with exactly one line
+# "N passed, N failed, N skipped" (CI reads it); exits nonzero if anything
+# failed.
+#
+# Invariants:
+#  1. The closing line adds up the closing lines of every unit binary and of
+#     tests/system/run.sh.
+#  2. A part that crashes, is killed, or exits nonzero without reporting a
+#     failure (e.g. a sanitizer's report at exit) counts one more failure:
+#     no crash is ever hidden by a tally printed before it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-pass=0; failn=0
-tally() { # add the counts of a "N passed, N failed" line found in file $1
-    local line; line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
-    if [ -z "$line" ]; then failn=$((failn+1)); echo "  (no tally line: counted as a failure)"; return; fi
-    pass=$((pass + $(echo "$line" | awk '{print $1}')))
-    failn=$((failn + $(echo "$line" | awk '{print $3}')))
+pass=0; failn=0; skipn=0
+tally() { # tally FILE STATUS: add the counts of FILE's "N passed, N failed, N skipped" line
+    local line p f s
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$1" | tail -n 1)
+    if [ -z "$line" ]; then
+        failn=$((failn+1)); echo "  (no tally line, status $2: counted as one failure)"; return
+    fi
+    read -r p _ f _ s _ <<<"$line"
+    pass=$((pass+p)); failn=$((failn+f)); skipn=$((skipn+s))
+    if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then
+        failn=$((failn+1)); echo "  (exit status $2 with no failure counted: counted as one failure)"
+    fi
 }
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 for t in build/unit/*_test; do
     [ -x "$t" ] || continue
     echo "== unit: $(basename "$t")"
-    "$t" >"$log" 2>&1; cat "$log" | tail -n 30; tally "$log"
+    "$t" >"$log" 2>&1; rc=$?
+    tail -n 30 "$log"
+    tally "$log" $rc
 done
 echo "== system tests (through tools/kvm-host)"
 tools/kvm-host --timeout 3000 -- tests/system/run.sh "${SYSTEST:-.}" 2>&1 | tee "$log"
-tally "$log"
-echo "$pass passed, $failn failed"
+tally "$log" "${PIPESTATUS[0]}"
+echo "$pass passed, $failn failed, $skipn skipped"
 [ $failn -eq 0 ]

@@ -1,12 +1,18 @@
 # lib.sh: helpers for system tests. Each tests/system/t_*.sh defines functions
-# named test_*; run.sh runs each in a subshell: it passes when it returns 0.
-# A failing helper prints why on stderr.
+# named test_*; run.sh runs each in a subshell, in its own directory $T with
+# its own REWIND_HOME ($T/home): it passes when it returns 0, is skipped when
+# it calls skip. A failing helper prints why on stderr.
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-REWIND=$TOP/build/rewind
+# REWIND_UNDER_TEST: another build of rewind to test (e.g. one broken on
+# purpose, to see a test fail); it finds kernel/ and rewind-init beside it.
+REWIND=${REWIND_UNDER_TEST:-$TOP/build/rewind}
 ROOTDIR=$TOP/build/roots/test       # a directory root (tests of root handling)
 ROOT=$TOP/build/roots/test.erofs    # the same tree as an erofs image (fast)
 
 fail() { echo "  $*" >&2; return 1; }
+# skip WHY: this test cannot run here (a tool is missing, ...); counted as
+# skipped, never as passed. Ends the test.
+skip() { echo "$*" > "$T/skipped"; exit 0; }
 
 # run_rw OUTPREFIX ARGS...: rewind ARGS with stdout/stderr in OUTPREFIX.out/.err;
 # sets RC. Never fails by itself.
@@ -15,10 +21,11 @@ run_rw() {
     set +e
     "$REWIND" "$@" >"$p.out" 2>"$p.err"
     RC=$?
+    LAST=$p
     set -e
 }
 
-expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1 ($(tail -n 3 "$T/r.err" 2>/dev/null | tr '\n' '|'))"; }
+expect_rc() { [ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1 ($(tail -n 3 "${LAST:-r}.err" 2>/dev/null | tr '\n' '|'))"; }
 expect_file() { # expect_file FILE EXPECTED-CONTENT
     local got; got=$(cat "$1")
     [ "$got" = "$2" ] || fail "$1: got '$got', expected '$2'"
@@ -27,7 +34,18 @@ expect_grep() { grep -q -- "$2" "$1" || fail "$1 lacks '$2': $(head -c 300 "$1" 
 expect_no_grep() { ! grep -q -- "$2" "$1" || fail "$1 has '$2'"; }
 # the closing line's fields
 closing() { grep '^rewind: run ' "$1" | tail -n 1; }
-run_id() { closing "$1" | awk '{print $3}'; }
+# run_id ERRFILE: the run id on the closing line; fails (saying why) if the
+# run printed none, so `x=$(run_id r.err)` stops the test there.
+run_id() {
+    local id; id=$(closing "$1" | awk '{print $3}')
+    [ -n "$id" ] || fail "no run id in $1: $(tail -n 2 "$1" 2>/dev/null | tr '\n' '|')" || return 1
+    echo "$id"
+}
+# same_run A.err B.err: both runs printed an id, and it is the same one
+same_run() {
+    local a b; a=$(run_id "$1") && b=$(run_id "$2") || return 1
+    [ "$a" = "$b" ] || fail "$1 and $2 name other runs: $a $b"
+}
 steps_of() { closing "$1" | sed -n 's/.* after \([0-9]*\) steps.*/\1/p'; }
 virt_of() { closing "$1" | sed -n 's/.* steps, \([0-9.]*\)s virtual.*/\1/p'; }
 wall_of() { closing "$1" | sed -n 's/.*virtual, \([0-9.]*\)s wall.*/\1/p'; }

@@ -1,27 +1,65 @@
 #!/usr/bin/env bash
 # run.sh [PATTERN]: run every system test (tests/system/t_*.sh, functions
-# test_*) whose name matches PATTERN; print PASS/FAIL per test and a final
-# "N passed, N failed" line. Needs a KVM that runs guest kernels natively:
-# the suite calls it through tools/kvm-host.
+# test_*) whose "file:function" name matches the extended regex PATTERN;
+# print PASS/FAIL/SKIP per test and end with exactly one line
+# "N passed, N failed, N skipped" (tests/README.md). Needs a KVM that runs
+# guest kernels natively: the suite calls it through tools/kvm-host.
+#
+# Invariants:
+#  1. Each test runs in a subshell of its own, in its own directory $T, with
+#     its own REWIND_HOME ($T/home): no test sees another's runs, store or
+#     locks, so a test cannot pass because of what another one left.
+#  2. The only thing shared between homes is the cached image of the test
+#     root (images/, hard links: images are content-addressed and never
+#     modified in place), so each test does not hash and copy it again.
+#     Runs and the page store are never shared, and no test's images are
+#     passed on to another.
+#  3. A test passes when its function returns 0, is skipped when it called
+#     skip (lib.sh), and fails otherwise; every test selected is counted
+#     exactly once.
 set -uo pipefail
+# The whole script is one compound command, read before it runs, so that
+# editing a test file or this one while the suite runs cannot derail it.
+{
 HERE=$(cd "$(dirname "$0")" && pwd)
 pat=${1:-.}
-pass=0; failn=0
+pass=0; failn=0; skipn=0
 export REWIND_HOME
 base=$(mktemp -d "${TMPDIR:-/tmp}/rewind-systest.XXXXXX")
 trap 'rm -rf "$base"' EXIT
+# The shared image cache (invariant 2): one run of the test root in a home
+# of its own caches the test root's image; only its images/ is kept.
+images="$base/images"
+if REWIND_HOME="$base/prime" "${REWIND_UNDER_TEST:-$HERE/../../build/rewind}" run --root "$HERE/../../build/roots/test.erofs" \
+    -- true >"$base/prime.out" 2>&1 && [ -d "$base/prime/images" ]; then
+    mv "$base/prime/images" "$images"
+else
+    echo "(could not cache the test root's image first: $(tail -n 1 "$base/prime.out"))"
+    mkdir -p "$images"
+fi
+rm -rf "$base/prime"
 for f in "$HERE"/t_*.sh; do
     for t in $(bash -c "source '$HERE/lib.sh'; source '$f'; declare -F" | awk '{print $3}' | grep '^test_' ); do
         name="$(basename "$f" .sh):$t"
         echo "$name" | grep -qE "$pat" || continue
-        T="$base/$t"; mkdir -p "$T"
+        T="$base/$(basename "$f" .sh)/$t"; mkdir -p "$T/home"
+        cp -al "$images" "$T/home/images"
         start=$(date +%s.%N)
-        ( set -e; export T REWIND_HOME="$base/home"; source "$HERE/lib.sh"; source "$f"; cd "$T"; "$t" ) 2>"$T/why"
+        ( set -e; export T REWIND_HOME="$T/home"; source "$HERE/lib.sh"; source "$f"; cd "$T"; "$t" ) 2>"$T/why"
         rc=$?
         secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
-        if [ $rc -eq 0 ]; then pass=$((pass+1)); echo "PASS $name (${secs}s)"
-        else failn=$((failn+1)); echo "FAIL $name (${secs}s)"; sed 's/^/    /' "$T/why" | tail -n 20; fi
+        if [ -e "$T/skipped" ]; then
+            skipn=$((skipn+1)); echo "SKIP $name (${secs}s): $(head -n 1 "$T/skipped")"
+        elif [ $rc -eq 0 ]; then
+            pass=$((pass+1)); echo "PASS $name (${secs}s)"
+        else
+            failn=$((failn+1)); echo "FAIL $name (${secs}s)"; sed 's/^/    /' "$T/why" | tail -n 20
+        fi
+        # free the memory of the home (under the host VM /tmp is a tmpfs)
+        rm -rf "$T/home" "$T/home2"
     done
 done
-echo "$pass passed, $failn failed"
+echo "$pass passed, $failn failed, $skipn skipped"
 [ $failn -eq 0 ]
+exit
+}

@@ -72,15 +72,51 @@ PY
     [ "$RC" -eq 0 ] || fail "the good archive: $(cat g.err)"
 }
 
+gcf() { # gcf FILE FIELD: one field of `rewind gc --json` output
+    python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(" ".join(v) if isinstance(v, list) else v)' "$1" "$2"
+}
+image_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["image"])' "$REWIND_HOME/runs/$1/spec.json"; }
+store_bytes() { du -sb "$REWIND_HOME/store" | cut -f1; }
+
 test_gc_keeps_live_and_frees_removed() {
     run_rw a run --root "$ROOT" -- sh -c "$JOB"
-    run_rw b run --root "$ROOT" -- sh -c "$JOB; echo more"
-    local a; a=$(run_id a.err); local b; b=$(run_id b.err)
-    run_rw d gc --dry-run
+    expect_rc 0
+    run_rw b run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB; echo more"
+    expect_rc 0
+    # a run on a root of its own, so that removing it leaves an image unused
+    cp -a "$ROOTDIR" myroot; echo gc > myroot/etc/gc-test
+    run_rw c run --root myroot -- sh -c "$JOB"
+    expect_rc 0
+    local a b c ia ic; a=$(run_id a.err); b=$(run_id b.err); c=$(run_id c.err)
+    ia=$(image_of "$a"); ic=$(image_of "$c")
+    [ "$ia" != "$ic" ] || fail "the changed root has the test root's image"
+    # while every run is live, gc has nothing to free
+    run_rw d gc --dry-run --json
     [ "$RC" -eq 0 ] || fail "gc --dry-run: $(cat d.err)"
+    [ "$(gcf d.out removed_pages) $(gcf d.out removed_images)" = "0 0" ] || fail "gc would free live data: $(cat d.out)"
     "$REWIND" remove "$b" >/dev/null
+    "$REWIND" remove "$c" >/dev/null
+    local before; before=$(store_bytes)
+    # a dry run names what gc would free and changes nothing
+    run_rw e gc --dry-run --json
+    [ "$RC" -eq 0 ] || fail "gc --dry-run: $(cat e.err)"
+    [ "$(gcf e.out removed_pages)" -gt 0 ] || fail "dry run: no page of the removed runs is free: $(cat e.out)"
+    [ "$(store_bytes)" -eq "$before" ] || fail "the dry run changed the store"
+    [ -e "$REWIND_HOME/images/$ic.erofs" ] || fail "the dry run removed an image"
     run_rw g gc --json
     [ "$RC" -eq 0 ] || fail "gc: $(cat g.err)"
+    # the pages only the removed runs named are freed, and the store shrank
+    [ "$(gcf g.out removed_pages)" = "$(gcf e.out removed_pages)" ] || fail "gc freed other pages than its dry run said: $(cat g.out)"
+    [ "$(gcf g.out pack_bytes_after)" -lt "$(gcf g.out pack_bytes_before)" ] || fail "pack bytes did not drop: $(cat g.out)"
+    [ "$(store_bytes)" -lt "$before" ] || fail "the store did not shrink: $before -> $(store_bytes) bytes"
+    # the image only the removed run named is freed, the live run's kept
+    [ "$(gcf g.out removed_images)" -eq 1 ] && [ "$(gcf g.out image_names)" = "$ic" ] || fail "images freed: $(cat g.out)"
+    [ ! -e "$REWIND_HOME/images/$ic.erofs" ] || fail "the unused image is still there"
+    [ -e "$REWIND_HOME/images/$ia.erofs" ] || fail "the live run's image was removed"
+    # a second gc finds nothing more
+    run_rw h gc --json
+    [ "$(gcf h.out removed_pages) $(gcf h.out removed_images)" = "0 0" ] || fail "a second gc freed more: $(cat h.out)"
+    # and the live run still seeks and replays
     run_rw r replay "$a" --from 100
     [ "$RC" -eq 0 ] || fail "the live run after gc: $(cat r.out r.err)"
 }

@@ -59,6 +59,7 @@ test_ps_at_chosen_steps() {
 
 test_log_steps_in_order() {
     run_rw r run --name evrun --root "$ROOT" -- sh -c "$SCENARIO"
+    expect_rc 0
     run_rw l log evrun --steps
     expect_rc 0
     head -1 l.out | grep -q '\] start$' || fail "first line: $(head -1 l.out)"

@@ -39,6 +39,7 @@ print([e["step"] for e in json.load(sys.stdin) if "rewrite" in e["payload"]][0])
 
 test_cat_as_a_process_sees_its_cwd() {
     run_rw a run --root "$ROOT" -- sh -c 'mkdir -p /tmp/w && cd /tmp/w && echo here > rel.txt && sleep 0.5 && echo end'
+    expect_rc 0
     local id; id=$(run_id a.err)
     # the step where sh has started sleep: sh waits in /tmp/w
     local at; at=$("$REWIND" events "$id" --json | python3 -c '
@@ -55,8 +56,10 @@ print([p["pid"] for p in json.load(sys.stdin) if p["argv"].startswith("sh")][0])
 
 test_shell_through_a_pty() {
     run_rw a run --root "$ROOT" -- /usr/bin/rewrite
+    expect_rc 0
     local id; id=$(run_id a.err)
     local s; s=$(mark_step "$id" "v 42")
+    [ -n "$s" ] || fail "no mark v 42"
     python3 - "$REWIND" "$id" "$s" > sh.out 2> sh.err <<'PY' || fail "pty session: $(tail -c 600 sh.out) $(cat sh.err)"
 import os, pty, select, sys, time
 rewind, run, step = sys.argv[1:4]

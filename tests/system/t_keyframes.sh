@@ -31,13 +31,19 @@ test_restore_in_place_differential() {
 
 test_keyframes_do_not_change_the_run() {
     run_rw a run --root "$ROOT" --no-keyframes -- sh -c "$JOB"
+    expect_rc 0
     run_rw b run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB"
-    [ "$(run_id a.err)" = "$(run_id b.err)" ] || fail "ids differ"
+    expect_rc 0
+    same_run a.err b.err
     expect_no_grep b.err 'DETERMINISM VIOLATION'
     [ "$(mf "$(run_id b.err)" keyframes)" -gt 0 ] || fail "no keyframes"
     run_rw c run --root "$ROOT" --no-keyframes -- /bin/true
-    [ ! -e "$REWIND_HOME/runs/$(run_id c.err)/keyframes" ] || fail "--no-keyframes kept keyframes"
-    run_rw d replay "$(run_id c.err)" --from 10
+    expect_rc 0
+    local c; c=$(run_id c.err)
+    [ -d "$REWIND_HOME/runs/$c" ] || fail "run $c not stored"
+    [ ! -e "$REWIND_HOME/runs/$c/keyframes" ] || fail "--no-keyframes kept keyframes"
+    [ "$(mf "$c" keyframes)" -eq 0 ] || fail "--no-keyframes: the manifest counts $(mf "$c" keyframes) keyframes"
+    run_rw d replay "$c" --from 10
     [ "$RC" -eq 2 ] || fail "replay --from of a run without keyframes: rc $RC"
     expect_grep d.err 'no keyframes'
 }
@@ -74,9 +80,15 @@ test_killed_while_writing_a_keyframe() {
     RC=$?
     set -e
     [ "$RC" -eq 137 ] || fail "the run was not killed: rc $RC"
-    # the killed run is listed as incomplete and its whole keyframes are readable
+    # the killed run is listed as incomplete and its whole keyframes are
+    # readable: gc reads every run's keyframes (a killed run's up to the torn
+    # tail) and stops on one it cannot read
     run_rw l ls
     expect_grep l.out 'incomplete'
+    run_rw gd gc --dry-run --json
+    [ "$RC" -eq 0 ] || fail "gc cannot read the killed run's keyframes: $(cat gd.err)"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["killed_runs"] == 1 and r["live_pages"] > 0 else 1)' gd.out ||
+        fail "gc --dry-run: $(cat gd.out)"
     # the store opens, and the older run replays from a keyframe, identical
     run_rw f replay "$old" --from 1000
     [ "$RC" -eq 0 ] || fail "older run after the kill: $(cat f.out f.err)"

@@ -8,20 +8,27 @@ JOB='for i in 1 2 3; do /usr/bin/handoff | tail -n 1; echo $i > /tmp/f$i; sleep 
 
 test_schedule_is_deterministic_and_changes_the_run() {
     run_rw a run --root "$ROOT" --schedule 3 -- sh -c "$JOB"
+    expect_rc 0
     run_rw b run --root "$ROOT" --schedule 3 -- sh -c "$JOB"
+    expect_rc 0
     run_rw c run --root "$ROOT" -- sh -c "$JOB"
-    [ "$(run_id a.err)" = "$(run_id b.err)" ] || fail "schedule 3 gave two ids"
+    expect_rc 0
+    same_run a.err b.err || fail "schedule 3 gave two ids"
     expect_no_grep b.err 'DETERMINISM VIOLATION'
-    [ "$(run_id a.err)" != "$(run_id c.err)" ] || fail "schedule 3 has schedule 0's id"
+    local ia ic; ia=$(run_id a.err); ic=$(run_id c.err)
+    [ "$ia" != "$ic" ] || fail "schedule 3 has schedule 0's id"
     [ "$(mf "$(run_id a.err)" trace_hash)" != "$(mf "$(run_id c.err)" trace_hash)" ] ||
         fail "schedule 3 perturbed nothing"
     # show names the schedule, and its command line recreates the run
-    run_rw s show "$(run_id a.err)"
+    run_rw s show "$ia"
+    expect_rc 0
     expect_grep s.out '^schedule: 3 (random) at steps \[0, end)'
     local cmd; cmd=$(sed -n 's/^command:  rewind //p' s.out)
+    [ -n "$cmd" ] || fail "show prints no command line: $(cat s.out)"
     eval "set -- $cmd"
     run_rw again "$@"
-    [ "$(run_id again.err)" = "$(run_id a.err)" ] || fail "show's command gives another run: $cmd"
+    expect_rc 0
+    same_run again.err a.err || fail "show's command gives another run: $cmd"
 }
 
 test_fork_is_identical_through_its_step() {
@@ -46,8 +53,10 @@ test_fork_is_identical_through_its_step() {
 
 test_fork_schedule0_is_the_parent() {
     run_rw a run --root "$ROOT" -- sh -c "$JOB"
+    expect_rc 0
     run_rw f fork "$(run_id a.err)" 100
-    [ "$(run_id f.err)" = "$(run_id a.err)" ] || fail "an unperturbed fork is another run"
+    expect_rc 0
+    same_run f.err a.err || fail "an unperturbed fork is another run"
     expect_no_grep f.err 'DETERMINISM VIOLATION'
 }
 
@@ -68,15 +77,21 @@ assert r["window"][1] - r["window"][0] >= 1
 assert r["passing_run"]["outcome"] == "exited" and r["passing_run"]["exit_code"] == 0, r
 f = r["failing_run"]
 assert (f["outcome"], f["exit_code"]) != ("exited", 0), r
-print(r["passing_run"]["id"], r["failing_run"]["id"], r["schedule"], r["deciding_step"])
+print(r["passing_run"]["id"], r["failing_run"]["id"], r["schedule"], r["deciding_step"],
+      r["window"][0], r["window"][1])
 PY
-    read -r pass failr sched step < ids
+    read -r pass failr sched step w0 w1 < ids
     echo "pool: schedule $sched, deciding step $step" >&2
     run_rw p replay "$pass"
     [ "$RC" -eq 0 ] || fail "the passing run does not replay: $(cat p.out)"
     run_rw q replay "$failr"
     [ "$RC" -eq 0 ] || fail "the failing run does not replay: $(cat q.out)"
+    # show names the failing run and its perturbation: the schedule over
+    # the narrowed window
     run_rw s show "$failr"
+    expect_rc 0
+    expect_grep s.out "^run: *$failr\$"
+    expect_grep s.out "^schedule: $sched ([a-z]*) at steps \[$w0, $w1)\$"
 }
 
 test_check_fixed_pool_passes() {

@@ -35,6 +35,7 @@ test_replay_is_identical() {
 
 test_ls_show_json() {
     run_rw r run --name lsme --root "$ROOT" -e A=1 -- echo 'a b'
+    expect_rc 0
     run_rw l ls --json
     expect_rc 0
     python3 -c 'import json,sys; d=json.load(open("l.out")); assert any(x.get("name")=="lsme" for x in d)' || fail "ls --json: $(cat l.out)"
@@ -44,18 +45,28 @@ test_ls_show_json() {
     expect_rc 0
     expect_grep s.out "^command:  rewind run --root .* -e A=1 .* -- echo 'a b'$"
     run_rw j show lsme --json
-    python3 -c 'import json; json.load(open("j.out"))' || fail "show --json is not JSON"
+    expect_rc 0
+    python3 - j.out "$(run_id r.err)" <<'PY' || fail "show --json: $(cat j.out)"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["id"] == sys.argv[2] and m["name"] == "lsme", m
+PY
     # the printed command line recreates the run: same id
     local cmd; cmd=$(sed -n 's/^command:  rewind //p' s.out)
     eval "set -- $cmd"
     run_rw again "$@"
-    [ "$(run_id again.err)" = "$(run_id r.err)" ] || fail "show's command gives another run"
+    expect_rc 0
+    same_run again.err r.err || fail "show's command gives another run"
 }
 
 test_remove() {
     run_rw r run --name gone --root "$ROOT" -- true
+    expect_rc 0
+    local id; id=$(run_id r.err)
+    [ -d "$REWIND_HOME/runs/$id" ] || fail "run $id not stored"
     run_rw x remove gone
     expect_rc 0
+    [ ! -e "$REWIND_HOME/runs/$id" ] || fail "remove left runs/$id"
     run_rw l log gone
     expect_rc 1
     run_rw y remove no-such-run
@@ -93,9 +104,26 @@ test_hostile_guest_is_guest_error() {
 test_killed_run_is_incomplete_and_readable() {
     ( "$REWIND" run --root "$ROOT" -- sh -c 'echo early; sleep 1000000' >k.out 2>k.err & echo $! > pid )
     for i in $(seq 1 200); do grep -q early k.out 2>/dev/null && break; sleep 0.2; done
-    kill -9 "$(cat pid)"; sleep 0.5
-    run_rw l ls
-    expect_grep l.out 'incomplete'
-    local d; d=$(ls -d "$REWIND_HOME"/runs/.* | grep -v '/\.\.\?$' | head -1)
-    [ -s "$d/trace" ] || fail "no trace in $d"
+    grep -q early k.out || fail "the run never printed: $(cat k.err)"
+    local pid; pid=$(cat pid)
+    kill -9 "$pid"; sleep 0.5
+    # the killed run's own staging directory: runs/.<id>.<its pid>
+    local dirs; dirs=$(cd "$REWIND_HOME/runs" && ls -A | grep "^\.[0-9a-f]\{16\}\.$pid\$" || true)
+    [ "$(echo "$dirs" | grep -c .)" -eq 1 ] || fail "no single staging dir of pid $pid: $(ls -A "$REWIND_HOME/runs")"
+    local id=${dirs#.}; id=${id%%.*}
+    [ -s "$REWIND_HOME/runs/$dirs/trace" ] || fail "no trace in $dirs"
+    # ls names that run, and only it, as incomplete
+    run_rw l ls --json
+    expect_rc 0
+    python3 - l.out "$id" "$dirs" <<'PY2' || fail "ls --json: $(cat l.out)"
+import json, sys
+runs = json.load(open(sys.argv[1]))
+inc = [r for r in runs if r.get("outcome") == "incomplete"]
+assert [(r["id"], r["dir"]) for r in inc] == [(sys.argv[2], sys.argv[3])], inc
+PY2
+    run_rw t ls
+    expect_grep t.out "^$id .*incomplete"
+    # and it is readable: its trace has the output it made before the kill
+    run_rw g log "$id"
+    expect_grep g.out '^early$'
 }

@@ -108,6 +108,9 @@ int main(void)
     CHECK(rungc_run(home, 0, 0, &st, err, sizeof(err)) == 0, "gc");
     CHECK(st.runs == 2 && st.killed_runs == 1, "runs counted");
     CHECK(st.dead_pages == 5 && st.live_pages == 13, "gc counts pages");
+    CHECK(st.bytes_after < st.bytes_before, "gc frees pack bytes");
+    CHECK(st.dead_image_bytes == strlen("image two") + strlen("image three"),
+          "gc counts the dead images' bytes");
     CHECK(none_readable(b, 5), "run2's own pages are gone");
     CHECK(all_readable(a, 6) && all_readable(s, 4), "run1's pages (shared ones too) stay");
     CHECK(all_readable(k, 3), "the killed run's pages stay");
