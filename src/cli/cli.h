@@ -43,16 +43,6 @@ int cmd_shell(int argc, char **argv);
  * was printed, or -1 after one error line. Used by run and check. */
 int cli_run_args(int argc, char **argv, struct rw_run_config *c, double *timeout_s);
 
-/* Resolve ref and load its manifest. Returns the manifest (caller decrefs)
- * with the run directory in dir, or NULL after printing one error line. */
-json_t *cli_load_run(const char *ref, char *dir, size_t dirlen);
-
-/* Print s as a JSON string (with quotes) to stdout. */
-void cli_json_str(const char *s, size_t n);
-
-/* Parse a non-negative decimal number. Returns 0 or -1. */
-int cli_parse_step(const char *s, uint64_t *out);
-
 /* The observer of every running command: the job's stdout and stderr to
  * ours, the console to stderr, notices as "rewind: <line>" on stderr. */
 extern const struct rw_observer cli_stdio;
@@ -94,9 +84,5 @@ int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 /* $REWIND_HOME, or ~/.local/share/rewind. Static storage. */
 const char *cli_home(void);
-
-/* Path of a file installed next to the rewind binary (build/<name>), or the
- * value of the environment variable env if it is set. Static storage. */
-const char *cli_artifact(const char *env, const char *name);
 
 #endif

@@ -1,5 +1,5 @@
-/* cliutil: see cliutil.h. */
-#include "cli/cliutil.h"
+/* cliutil: what the running commands share (declared in cli.h): the test
+ * holes, the abort on signals and cli_start. */
 
 #include <errno.h>
 #include <getopt.h>
@@ -7,90 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "home/runref.h"
 #include <signal.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
-
-json_t *cli_load_run(const char *ref, char *dir, size_t dirlen)
-{
-    char err[512];
-    if (runref_resolve(cli_home(), ref, dir, dirlen, err, sizeof(err)) < 0) {
-        cli_error(1, "%s", err);
-        return NULL;
-    }
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/manifest.json", dir);
-    json_error_t je;
-    json_t *m = json_load_file(path, 0, &je);
-    if (!m || !json_is_object(m)) {
-        cli_error(1, "run %s: manifest %s is corrupt (%s)", ref, path, je.text);
-        json_decref(m);
-        return NULL;
-    }
-    return m;
-}
-
-int cli_each_entry(const char *dir, int (*fn)(void *ctx, const struct trace_entry *e), void *ctx)
-{
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/trace", dir);
-    struct trace_reader *r = malloc(sizeof(*r));
-    if (!r)
-        return cli_error(-1, "out of memory");
-    int o = trace_open_read(r, path);
-    if (o < 0) {
-        free(r);
-        if (o == -2)
-            return cli_error(-1, "%s is not a rewind trace (corrupt or foreign file)", path);
-        return cli_error(-1, "cannot read %s: %s", path, strerror(errno));
-    }
-    struct trace_entry e;
-    while (trace_next(r, &e))
-        if (fn(ctx, &e))
-            break;
-    if (r->torn)
-        fprintf(stderr,
-                "rewind: warning: trace %s is truncated or corrupt after %llu "
-                "records; showing those\n",
-                path, (unsigned long long)r->count);
-    trace_close_read(r);
-    free(r);
-    return 0;
-}
-
-int cli_parse_step(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || !*s || *end || *s == '-')
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* Bytes >= 0x80 are written as \u00XX (Latin-1): always valid JSON, even
- * for output that is not UTF-8. */
-void cli_json_str(const char *s, size_t n)
-{
-    putchar('"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", stdout);
-        else if (c < 0x20 || c >= 0x7f)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
+#include "cli/cli_read.h"
 
 int cli_test_hole(const char *name, struct rw_run_config *c)
 {
@@ -208,12 +131,12 @@ static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_o
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
-            if (cli_parse_step(optarg, &o->from_step) < 0)
+            if (cli_read_step(optarg, &o->from_step) < 0)
                 return cli_error(-1, "--from needs a step number: %s", optarg);
             o->from = 1;
             break;
         case 'v':
-            if (cli_parse_step(optarg, &o->verify_restores) < 0 || !o->verify_restores)
+            if (cli_read_step(optarg, &o->verify_restores) < 0 || !o->verify_restores)
                 return cli_error(-1, "--verify-restores needs a positive count: %s", optarg);
             break;
         case 't':
@@ -229,11 +152,11 @@ static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_o
             o->snap_holes = holes.snap_holes;
             break;
         case 'P':
-            if (cli_parse_step(optarg, &o->schedule) < 0)
+            if (cli_read_step(optarg, &o->schedule) < 0)
                 return cli_error(-1, "--schedule needs a schedule number: %s", optarg);
             break;
         case 'B':
-            if (cli_parse_step(optarg, &o->schedule_until) < 0)
+            if (cli_read_step(optarg, &o->schedule_until) < 0)
                 return cli_error(-1, "--schedule-until needs a step: %s", optarg);
             break;
         case 'N':
@@ -245,7 +168,7 @@ static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_o
             o->name = optarg;
             break;
         case 'p':
-            if (cli_parse_step(optarg, &o->pid) < 0 || o->pid == 0)
+            if (cli_read_step(optarg, &o->pid) < 0 || o->pid == 0)
                 return cli_error(-1, "--pid needs a process id (see rewind ps): %s", optarg);
             break;
         case 'h':
@@ -260,7 +183,7 @@ static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_o
     if (d->noperands >= 3 && !*argv[optind + 2])
         return cli_error(-1, "PATH is empty");
     const char *a = d->noperands >= 2 ? argv[optind + 1] : NULL;
-    if (a && (cli_parse_step(a, step) < 0 || *step == 0))
+    if (a && (cli_read_step(a, step) < 0 || *step == 0))
         return cli_error(-1, "STEP must be a positive step number: %s", a);
     return 0;
 }

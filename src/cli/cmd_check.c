@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_read.h"
 #include "rewind.h"
 
 static void help(void)
@@ -38,7 +39,7 @@ static void print_tail(const char *label, const struct rw_check_tail *t, int jso
         printf("\"%s\":[", label);
         for (int i = 0; i < t->n; i++) {
             printf("%s{\"tid\":%u,\"event\":", i ? "," : "", t->tid[i]);
-            cli_json_str(t->lines[i], strlen(t->lines[i]));
+            cli_read_json_str(t->lines[i], strlen(t->lines[i]));
             putchar('}');
         }
         putchar(']');
@@ -82,7 +83,7 @@ static void report(const struct rw_check_report *r, int json)
                    r->narrowed ? "true" : "false", (unsigned long long)r->probes, r->narrow_s);
             printf(",\"deciding_step\":%llu,\"perturbation\":",
                    (unsigned long long)r->deciding_step);
-            cli_json_str(r->deciding_what, strlen(r->deciding_what));
+            cli_read_json_str(r->deciding_what, strlen(r->deciding_what));
             printf(",\"window\":[%llu,%llu],\"perturbed_steps_in_window\":%llu,",
                    (unsigned long long)r->window_from, (unsigned long long)r->window_until,
                    (unsigned long long)r->perturbed_in_window);
@@ -173,7 +174,7 @@ int cmd_check(int argc, char **argv)
             uint64_t n;
             if (!strcmp(a, "--run"))
                 c.base_run = v;
-            else if (cli_parse_step(v, &n) < 0 || n == 0 || n > 100000)
+            else if (cli_read_step(v, &n) < 0 || n == 0 || n > 100000)
                 return cli_error(2, "%s needs a positive number: %s", a, v);
             else if (!strcmp(a, "-j"))
                 c.jobs = (unsigned)(n > 64 ? 64 : n);

@@ -39,8 +39,8 @@ int cmd_doctor(int argc, char **argv)
     struct rw_kvm_probe pr;
     struct rw_error err = {0};
     int probe_ok = rw_kvm_probe(&pr, &err) == 0;
-    const char *kernel = cli_artifact("REWIND_KERNEL", "kernel/vmlinux");
-    const char *init = cli_artifact("REWIND_INIT", "rewind-init");
+    const char *kernel = rw_default_kernel();
+    const char *init = rw_default_init();
     int k = access(kernel, R_OK) == 0, in = access(init, R_OK) == 0;
     int mk = have_exec("mkfs.erofs");
     int ok = probe_ok && pr.native && k && in && mk;

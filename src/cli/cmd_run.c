@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_read.h"
 #include "rewind.h"
 
 #define ENV_MAX 1024
@@ -124,7 +125,7 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
                 return ARGERR("-e needs KEY=VALUE, got '%s'", optarg);
             break;
         case 'm':
-            if (cli_parse_step(optarg, &c.mem_mib) < 0 || c.mem_mib < rw_defaults.mem_min_mib ||
+            if (cli_read_step(optarg, &c.mem_mib) < 0 || c.mem_mib < rw_defaults.mem_min_mib ||
                 c.mem_mib > rw_defaults.mem_max_mib)
                 return ARGERR("--mem must be a number of MiB from %llu to %llu: %s",
                               (unsigned long long)rw_defaults.mem_min_mib,
@@ -138,7 +139,7 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
             break;
         }
         case 's':
-            if (cli_parse_step(optarg, &c.seed) < 0)
+            if (cli_read_step(optarg, &c.seed) < 0)
                 return ARGERR("--seed must be a non-negative integer: %s", optarg);
             break;
         case 'E':
@@ -146,7 +147,7 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
                 return ARGERR("--epoch must be seconds or YYYY-MM-DD[THH:MM:SS]: %s", optarg);
             break;
         case 'q':
-            if (cli_parse_step(optarg, &c.quantum_ns) < 0 || c.quantum_ns == 0 ||
+            if (cli_read_step(optarg, &c.quantum_ns) < 0 || c.quantum_ns == 0 ||
                 c.quantum_ns > 1000000000)
                 return ARGERR("--quantum must be 1..1000000000 ns: %s", optarg);
             break;
@@ -161,26 +162,26 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
             c.name = optarg;
             break;
         case 'S':
-            if (cli_parse_step(optarg, &c.state_log) < 0 || c.state_log == 0)
+            if (cli_read_step(optarg, &c.state_log) < 0 || c.state_log == 0)
                 return ARGERR("--state-log needs a RAM-hash interval in steps: %s", optarg);
             break;
         case 'K':
             c.no_keyframes = 1;
             break;
         case 'P':
-            if (cli_parse_step(optarg, &c.schedule) < 0)
+            if (cli_read_step(optarg, &c.schedule) < 0)
                 return ARGERR("--schedule needs a schedule number: %s", optarg);
             break;
         case 'A':
-            if (cli_parse_step(optarg, &c.schedule_from) < 0)
+            if (cli_read_step(optarg, &c.schedule_from) < 0)
                 return ARGERR("--schedule-from needs a step: %s", optarg);
             break;
         case 'B':
-            if (cli_parse_step(optarg, &c.schedule_until) < 0)
+            if (cli_read_step(optarg, &c.schedule_until) < 0)
                 return ARGERR("--schedule-until needs a step: %s", optarg);
             break;
         case 'k':
-            if (cli_parse_step(optarg, &c.keyframe_every) < 0 || c.keyframe_every == 0)
+            if (cli_read_step(optarg, &c.keyframe_every) < 0 || c.keyframe_every == 0)
                 return ARGERR("--keyframe-every needs a positive number of steps: %s", optarg);
             break;
         case 'H':

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_read.h"
 #include "rewind.h"
 
 int cmd_show(int argc, char **argv)
@@ -27,10 +28,17 @@ int cmd_show(int argc, char **argv)
     }
     if (!ref)
         return cli_error(2, "show needs a run (see rewind show --help)");
-    char dir[4096];
-    json_t *m = cli_load_run(ref, dir, sizeof(dir));
-    if (!m)
+    struct rw_run_info info;
+    if (cli_read_run(ref, &info) < 0)
         return 1;
+    json_t *m = json_loads(info.manifest_json ? info.manifest_json : "", 0, NULL);
+    char dir[sizeof(info.path)];
+    memcpy(dir, info.path, sizeof(dir));
+    rw_run_info_free(&info);
+    if (!json_is_object(m)) {
+        json_decref(m);
+        return cli_error(1, "run %s: its manifest is not a JSON object", ref);
+    }
     if (json) {
         char *d = json_dumps(m, JSON_SORT_KEYS | JSON_INDENT(2));
         puts(d ? d : "{}");

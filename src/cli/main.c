@@ -71,26 +71,6 @@ rw_home *cli_read_home(void)
     return home;
 }
 
-const char *cli_artifact(const char *env, const char *name)
-{
-    static char buf[4][PATH_MAX];
-    static int next;
-    const char *e = env ? getenv(env) : NULL;
-    if (e && *e)
-        return e;
-    char *out = buf[next++ % 4];
-    char exe[PATH_MAX - 64];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0)
-        return name;
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = 0;
-    snprintf(out, PATH_MAX, "%s/%s", exe, name);
-    return out;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: rewind <command> [options]\n\ncommands:\n");

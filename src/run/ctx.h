@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "explore/sched.h"
+#include "vmm/sched.h"
 #include "home/rundir.h"
 #include "image/image.h"
 #include "rewind.h"

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "explore/sched.h"
+#include "vmm/sched.h"
 
 #define SPEC_ARGS_MAX 4096
 

@@ -17,7 +17,7 @@
 
 #include "../../guest/include/rewind_abi.h"
 #include "vmm/kvm.h"
-#include "explore/sched.h"
+#include "vmm/sched.h"
 
 enum platform_outcome {
     PLATFORM_RUNNING = 0,

@@ -8,7 +8,7 @@
  * code of issue 10's starting point (main at 503419c) and written in as
  * literals: this test fails if a refactor changes one byte of them.
  *
- * The schedule decisions (src/explore/sched.h) are pinned the same way: a
+ * The schedule decisions (src/vmm/sched.h) are pinned the same way: a
  * perturbed run's id does not hash them, but its behaviour follows them.
  *
  * A real run's id cannot be pinned here, nor as a literal in a system test:

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "trace/keyframe.h"
-#include "explore/sched.h"
+#include "vmm/sched.h"
 #include "unit.h"
 
 static int same(struct sched_decision a, struct sched_decision b)
