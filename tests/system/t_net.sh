@@ -79,6 +79,11 @@ test_hosts_file_only_when_missing() {
     run_rw m run --root myroot -- cat /etc/hosts /etc/nsswitch.conf
     expect_rc 0
     expect_file m.out "$(printf '192.0.2.7\telsewhere\nhosts: files')"
+    # A symlink (here a dangling one) is the root's too.
+    rm myroot/etc/hosts && ln -s /run/hosts myroot/etc/hosts
+    run_rw l run --root myroot -- readlink /etc/hosts
+    expect_rc 0
+    expect_file l.out /run/hosts
 }
 
 # TCP and UDP runs are runs like any other: same spec, same id, same trace and
