@@ -8,6 +8,16 @@
  * the monitor and powers off. Nothing here reads time or randomness; the
  * order of everything is fixed.
  *
+ * Network (docs/networking.md): before the job starts init brings up the
+ * loopback device, the only network device of the guest.
+ *  1. lo is up with 127.0.0.1/8 and ::1/128 before the job's fork, set with
+ *     ioctls only (the root may have no tools); a failure ends the run as an
+ *     init failure, never as a job that runs without its network.
+ *  2. `localhost` resolves whatever the root holds: when the root has no
+ *     /etc/hosts (or no /etc/nsswitch.conf) init writes one into the
+ *     writable overlay; a file the root has (even a dangling symlink) is
+ *     never replaced. The files' contents are fixed, so runs stay identical.
+ *
  * /job format (written by src/run/job.c): "REWINDJOB1\0", then argc as
  * decimal and NUL, argc strings each NUL-terminated, envc and NUL, envc
  * strings, then cwd NUL.
@@ -36,6 +46,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -45,6 +58,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -221,6 +235,93 @@ static void setup_root(void)
     must_mount("tmpfs", "/newroot/dev/shm", "tmpfs", 0, "mode=1777");
     mkdirs("/newroot/tmp");
     chmod("/newroot/tmp", 01777);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loopback network (invariants 1 and 2 at the top) */
+
+/* The kernel's struct in6_ifreq (linux/ipv6.h), which glibc does not
+ * declare: the argument of SIOCSIFADDR on an AF_INET6 socket. */
+struct net_in6_ifreq {
+    struct in6_addr addr;
+    uint32_t prefixlen;
+    int ifindex;
+};
+
+static void net_ioctl(int fd, unsigned long req, void *arg, const char *what)
+{
+    if (ioctl(fd, req, arg) < 0)
+        die("loopback: %s: %s", what, strerror(errno));
+}
+
+static void net_set_ipv4(int fd, unsigned long req, const char *addr, const char *what)
+{
+    struct ifreq ifr = {0};
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+    inet_pton(AF_INET, addr, &sin.sin_addr);
+    memcpy(&ifr.ifr_addr, &sin, sizeof(sin));
+    net_ioctl(fd, req, &ifr, what);
+}
+
+static void net_loopback_up(void)
+{
+    int fd4 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd4 < 0)
+        die("loopback: no IPv4 socket: %s", strerror(errno));
+    net_set_ipv4(fd4, SIOCSIFADDR, "127.0.0.1", "set 127.0.0.1");
+    net_set_ipv4(fd4, SIOCSIFNETMASK, "255.0.0.0", "set netmask 255.0.0.0");
+    struct ifreq ifr = {0};
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+    net_ioctl(fd4, SIOCGIFFLAGS, &ifr, "get flags");
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    net_ioctl(fd4, SIOCSIFFLAGS, &ifr, "set up");
+    net_ioctl(fd4, SIOCGIFINDEX, &ifr, "get index");
+    int index = ifr.ifr_ifindex;
+    close(fd4);
+
+    /* The kernel adds ::1 itself when lo goes up; asking again makes the
+     * address independent of that (EEXIST then means it is there). */
+    int fd6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd6 < 0)
+        die("loopback: no IPv6 socket: %s", strerror(errno));
+    struct net_in6_ifreq r6 = {.addr = IN6ADDR_LOOPBACK_INIT, .prefixlen = 128, .ifindex = index};
+    if (ioctl(fd6, SIOCSIFADDR, &r6) < 0 && errno != EEXIST)
+        die("loopback: set ::1: %s", strerror(errno));
+    close(fd6);
+}
+
+/* Create /newroot/PATH with TEXT unless the root has something there. */
+static void net_provide_file(const char *path, const char *text)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 || errno != ENOENT)
+        return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        die("cannot create %s: %s", path, strerror(errno));
+    size_t n = strlen(text);
+    if (write(fd, text, n) != (ssize_t)n)
+        die("cannot write %s: %s", path, strerror(errno));
+    close(fd);
+}
+
+static void net_provide_names(void)
+{
+    struct stat st;
+    if (lstat("/newroot/etc", &st) < 0) {
+        if (errno != ENOENT)
+            return;
+        mkdirs("/newroot/etc");
+    } else if (!S_ISDIR(st.st_mode)) {
+        return; /* a symlink or a file: the root's business */
+    }
+    net_provide_file("/newroot/etc/hosts", "# written by rewind-init: the root has no /etc/hosts\n"
+                                           "127.0.0.1\tlocalhost\n"
+                                           "::1\tlocalhost ip6-localhost ip6-loopback\n");
+    net_provide_file("/newroot/etc/nsswitch.conf",
+                     "# written by rewind-init: the root has no /etc/nsswitch.conf\n"
+                     "hosts: files dns\n");
 }
 
 static const char *env_get(char **envp, const char *key)
@@ -800,6 +901,8 @@ int main(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR2, &sa, NULL);
     setup_root();
+    net_loopback_up();
+    net_provide_names();
     parse_job(&j);
     uint64_t status = run_job(&j);
     kill_leftovers();
