@@ -62,6 +62,9 @@ int cmd_show(int argc, char **argv)
            json_string_value(json_object_get(spec, "init")),
            json_string_value(json_object_get(spec, "image")),
            json_string_value(json_object_get(spec, "cpu")));
+    /* The VM has no network device: rewind-init brings up lo only
+     * (docs/networking.md). */
+    printf("network:  loopback only (127.0.0.1, ::1): nothing leaves the VM\n");
     const char *par = json_string_value(json_object_get(m, "parent"));
     if (par) {
         json_t *fs = json_object_get(m, "fork_step");
