@@ -19,6 +19,9 @@ test_nothing_leaves_the_vm() {
     expect_no_grep r.out default
     expect_grep r.out 'Network is unreachable'
     expect_grep r.out '^nc 1$'
+    run_rw s show "$(run_id r.err)"
+    expect_rc 0
+    expect_grep s.out '^network:  loopback only .*nothing leaves the VM'
 }
 
 test_tcp_over_loopback() {
