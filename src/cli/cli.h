@@ -82,7 +82,4 @@ int cli_start(int argc, char **argv, const struct cli_derived *d, struct rw_opti
 /* Print "rewind: <msg>\n" to stderr and return code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* $REWIND_HOME, or ~/.local/share/rewind. Static storage. */
-const char *cli_home(void);
-
 #endif

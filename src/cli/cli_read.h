@@ -13,7 +13,7 @@
 
 #include "rewind.h"
 
-/* The home named by $REWIND_HOME (see cli_home), opened on first use and
+/* The home named by $REWIND_HOME (else ~/.local/share/rewind), opened on first use and
  * closed when the command returns (main.c). NULL after one error line. */
 rw_home *cli_read_home(void);
 

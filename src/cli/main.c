@@ -46,17 +46,6 @@ int cli_error(int code, const char *fmt, ...)
     return code;
 }
 
-const char *cli_home(void)
-{
-    static char buf[PATH_MAX];
-    const char *h = getenv("REWIND_HOME");
-    if (h && *h)
-        return h;
-    const char *home = getenv("HOME");
-    snprintf(buf, sizeof(buf), "%s/.local/share/rewind", home && *home ? home : "/tmp");
-    return buf;
-}
-
 /* The home of the reading commands: opened once, on first use, closed by
  * main when the command returns. */
 static rw_home *home;
@@ -64,7 +53,7 @@ static rw_home *home;
 rw_home *cli_read_home(void)
 {
     struct rw_error err;
-    if (!home && rw_home_open(cli_home(), &home, &err) < 0) {
+    if (!home && rw_home_open(NULL, &home, &err) < 0) {
         cli_read_fail(1, &err);
         home = NULL;
     }
