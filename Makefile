@@ -1,5 +1,5 @@
 # rewind: one hand-written Makefile. `make` builds everything into build/;
-# `make check` runs every test and ends with "N passed, N failed".
+# `make check` runs every test and ends with "N passed, N failed, N skipped".
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror

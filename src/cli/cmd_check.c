@@ -209,7 +209,9 @@ int cmd_check(int argc, char **argv)
     rw_home_close(h);
     free(rest);
     if (rc < 0)
-        return err.code == RW_EUSAGE ? cli_fail(&err) : cli_error(125, "check: %s", err.msg);
+        return err.code == RW_EUSAGE
+                   ? cli_fail(&err)
+                   : cli_error(err.code ? err.code : RW_EINTERNAL, "check: %s", err.msg);
     report(&r, json);
     return r.found ? 1 : 0;
 }

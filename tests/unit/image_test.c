@@ -1,4 +1,4 @@
-/* image_test.c - src/run/image.c: dir/tarball/erofs roots, reproducibility,
+/* image_test.c - src/image/image.c: dir/tarball/erofs roots, reproducibility,
  * caching, errors, concurrency. Needs mkfs.erofs (erofs-utils) and tar. */
 #include "unit.h"
 
