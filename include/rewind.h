@@ -437,6 +437,10 @@ unsigned rw_event_kind(const char *name);
 /* One line of words for ev ("output fd 1 pid 12/12: \"hi\\n\"") into out
  * (always NUL-terminated). */
 void rw_event_describe(const struct rw_event *ev, char *out, size_t n);
+/* A wait status (an exit event's aux: exit(1) is 256) as a person reads it:
+ * "exited 1", "killed by SIGSEGV (core)", "killed by signal 77" (always
+ * NUL-terminated; the same words on every host). */
+void rw_wait_status_text(uint64_t status, char *out, size_t n);
 
 /* A process alive at a step, as rw_ps reports it. */
 struct rw_proc {

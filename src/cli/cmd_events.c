@@ -24,6 +24,11 @@ static int show(void *ctx, const struct rw_event *e)
                o->n ? ",\n" : "", (unsigned long long)e->step, e->kind_name, e->pid, e->tid,
                (unsigned long long)e->aux, e->flags);
         cli_read_json_str((const char *)e->payload, e->payload_len);
+        if (e->kind == (unsigned)rw_event_kind("exit")) { /* aux stays the raw wait status */
+            char how[64];
+            rw_wait_status_text(e->aux, how, sizeof(how));
+            printf(",\"status_text\":\"%s\"", how);
+        }
         putchar('}');
     } else {
         char line[1024];

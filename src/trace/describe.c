@@ -1,9 +1,20 @@
-/* describe: see describe.h. Payload bytes are shown escaped, truncated. */
+/*
+ * describe: see describe.h. Payload bytes are shown escaped, truncated.
+ *
+ * Invariants:
+ *  1. Every text is a pure function of its inputs: no host locale, no
+ *     strsignal; signal names are a fixed table (Linux x86_64 numbering),
+ *     so a trace reads the same on every host.
+ *  2. describe_wait_status writes exactly one of "exited N", "killed by
+ *     SIGNAME", "killed by SIGNAME (core)", "killed by signal N",
+ *     "stopped by SIGNAME" or "wait status N" (a value no wait status holds).
+ */
 #include "trace/describe.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "rewind.h"
 #include "util/bytes.h"
 
 static const char *const names[] = {
@@ -30,6 +41,48 @@ unsigned describe_kind_number(const char *name)
         if (names[k] && !strcmp(names[k], name))
             return k;
     return 0;
+}
+
+/* Linux x86_64 signal numbers (asm/signal.h); 0 and >31 have no name here. */
+static const char *const signames[] = {
+    [1] = "SIGHUP",     [2] = "SIGINT",   [3] = "SIGQUIT",   [4] = "SIGILL",   [5] = "SIGTRAP",
+    [6] = "SIGABRT",    [7] = "SIGBUS",   [8] = "SIGFPE",    [9] = "SIGKILL",  [10] = "SIGUSR1",
+    [11] = "SIGSEGV",   [12] = "SIGUSR2", [13] = "SIGPIPE",  [14] = "SIGALRM", [15] = "SIGTERM",
+    [16] = "SIGSTKFLT", [17] = "SIGCHLD", [18] = "SIGCONT",  [19] = "SIGSTOP", [20] = "SIGTSTP",
+    [21] = "SIGTTIN",   [22] = "SIGTTOU", [23] = "SIGURG",   [24] = "SIGXCPU", [25] = "SIGXFSZ",
+    [26] = "SIGVTALRM", [27] = "SIGPROF", [28] = "SIGWINCH", [29] = "SIGIO",   [30] = "SIGPWR",
+    [31] = "SIGSYS",
+};
+
+const char *describe_signal_name(unsigned sig)
+{
+    return sig < sizeof(signames) / sizeof(signames[0]) ? signames[sig] : NULL;
+}
+
+static void signal_words(unsigned sig, char *out, size_t n)
+{
+    const char *name = describe_signal_name(sig);
+    if (name)
+        snprintf(out, n, "%s", name);
+    else
+        snprintf(out, n, "signal %u", sig);
+}
+
+void describe_wait_status(uint64_t status, char *out, size_t n)
+{
+    char sig[32];
+    unsigned low = (unsigned)(status & 0x7f);
+    if (status > 0xffff) {
+        snprintf(out, n, "wait status %llu", (unsigned long long)status);
+    } else if (low == 0) {
+        snprintf(out, n, "exited %u", (unsigned)(status >> 8) & 0xff);
+    } else if (low == 0x7f) {
+        signal_words((unsigned)(status >> 8) & 0xff, sig, sizeof(sig));
+        snprintf(out, n, "stopped by %s", sig);
+    } else {
+        signal_words(low, sig, sizeof(sig));
+        snprintf(out, n, "killed by %s%s", sig, status & 0x80 ? " (core)" : "");
+    }
 }
 
 /* Escape up to max payload bytes; NULs become spaces (argv separators). */
@@ -71,10 +124,12 @@ void describe_entry(const struct trace_entry *e, char *out, size_t n)
         snprintf(out, n, "%s pid %u/%u -> %llu", r->flags & 1 ? "thread" : "fork", r->pid, r->tid,
                  (unsigned long long)r->aux);
         break;
-    case REWIND_REC_EXIT:
-        snprintf(out, n, "exit pid %u/%u code %llu (%s)", r->pid, r->tid,
-                 (unsigned long long)r->aux, text);
+    case REWIND_REC_EXIT: {
+        char how[64];
+        describe_wait_status(r->aux, how, sizeof(how));
+        snprintf(out, n, "exit pid %u/%u \"%s\": %s", r->pid, r->tid, text, how);
         break;
+    }
     case REWIND_REC_SIGNAL: {
         unsigned long long addr = e->payload_len >= 8 ? bytes_get_u64(e->payload) : 0;
         snprintf(out, n, "signal %llu (code %lld) pid %u/%u addr 0x%llx",
@@ -86,4 +141,9 @@ void describe_entry(const struct trace_entry *e, char *out, size_t n)
         snprintf(out, n, "%s pid %u/%u aux %llu: \"%s\"", describe_kind(r->kind), r->pid, r->tid,
                  (unsigned long long)r->aux, text);
     }
+}
+
+void rw_wait_status_text(uint64_t status, char *out, size_t n)
+{
+    describe_wait_status(status, out, n);
 }

@@ -6,6 +6,7 @@
 #define REWIND_TRACE_DESCRIBE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "trace/trace.h"
 
@@ -14,6 +15,14 @@ const char *describe_kind(unsigned kind);
 
 /* Kind name to number; 0 if unknown. */
 unsigned describe_kind_number(const char *name);
+
+/* A signal's name ("SIGSEGV") as Linux numbers it on x86_64, or NULL. */
+const char *describe_signal_name(unsigned sig);
+
+/* A wait status (as the guest's exit event carries it in aux: exit(1) is
+ * 256) in words: "exited 1", "killed by SIGSEGV (core)", "killed by signal
+ * 77". Always NUL-terminated. */
+void describe_wait_status(uint64_t status, char *out, size_t n);
 
 /* Write a one-line description of e into out (always NUL-terminated). */
 void describe_entry(const struct trace_entry *e, char *out, size_t n);

@@ -32,6 +32,45 @@ test_events_scenario() {
     # the segv child's pid, from the program's own output
     local segv; segv=$(sed -n 's/^child \([0-9]*\) segv.*/\1/p' r.out)
     grep -q "signal 11 .* pid $segv/$segv addr 0x1234" e.out || fail "signal not from pid $segv"
+    # its end, in words (a core only if the guest dumped one)
+    grep -Eq "exit pid $segv/$segv \"[^\"]*\": killed by SIGSEGV( \(core\))?\$" e.out ||
+        fail "no 'killed by SIGSEGV' for pid $segv: $(grep "exit pid $segv/" e.out)"
+}
+
+# A process's end as a person reads it, in events and in ps --ended: an
+# exit(1) job and a job killed by SIGSEGV; the raw wait status stays in
+# the JSON's aux/status field for scripts.
+test_ends_in_words() {
+    run_rw r run --name ex1 --root "$ROOT" -- sh -c 'exit 1'
+    expect_rc 1
+    run_rw e events ex1 --kind exit
+    expect_rc 0
+    grep -Eq '^ *[0-9]+  exit pid ([0-9]+)/\1 "[^"]*": exited 1$' e.out ||
+        fail "no 'exited 1' in events: $(cat e.out)"
+    expect_no_grep e.out 'code 256'
+    run_rw j events ex1 --kind exit --json
+    python3 -c 'import json,sys; ev=json.load(open(sys.argv[1])); assert any(e["aux"]==256 and e["status_text"]=="exited 1" for e in ev), ev' j.out ||
+        fail "events --json: no aux 256 with status_text 'exited 1': $(cat j.out)"
+    run_rw p ps ex1 --ended
+    expect_rc 0
+    grep -Eq '^ *[0-9]+ +[0-9]+  exited 1 +[^ ]+$' p.out || fail "ps --ended lacks 'exited 1': $(cat p.out)"
+    run_rw pj ps ex1 --ended --json
+    python3 -c 'import json,sys; ps=json.load(open(sys.argv[1])); assert any(p["status"]==256 and p["status_text"]=="exited 1" for p in ps), ps' pj.out ||
+        fail "ps --ended --json: no status 256 'exited 1': $(cat pj.out)"
+    # ps without --ended is unchanged: the processes alive (only init at the end)
+    run_rw a ps ex1
+    expect_no_grep a.out 'exited'
+
+    run_rw r run --name segv --root "$ROOT" -- sh -c 'kill -SEGV $$'
+    expect_rc 139
+    run_rw e events segv --kind exit
+    expect_rc 0
+    grep -Eq '^ *[0-9]+  exit pid ([0-9]+)/\1 "[^"]*": killed by SIGSEGV( \(core\))?$' e.out ||
+        fail "no 'killed by SIGSEGV' in events: $(cat e.out)"
+    run_rw p ps segv --ended
+    expect_rc 0
+    grep -Eq '^ *[0-9]+ +[0-9]+  killed by SIGSEGV( \(core\))? +[^ ]+$' p.out ||
+        fail "ps --ended lacks 'killed by SIGSEGV': $(cat p.out)"
 }
 
 test_ps_at_chosen_steps() {
