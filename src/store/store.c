@@ -515,7 +515,7 @@ static int on_alt(void *ctx, const struct store_entry *e)
 
 /* The winning copy of sl's page failed: look through the whole index for
  * other copies (rare, so a scan) and adopt the first that verifies. */
-static int read_other_copy(struct store *s, struct store_slot *sl, void *page)
+int store_read_other_copy(struct store *s, struct store_slot *sl, void *page)
 {
     struct alt_scan a = {.cur = sl};
     struct store_index_scan sc;
@@ -570,7 +570,7 @@ int store_get(struct store *s, const hash256 *h, void *page4k)
         if (store_read_slot(s, sl, page4k) == 0)
             return 0;
     }
-    if (read_other_copy(s, sl, page4k) == 0)
+    if (store_read_other_copy(s, sl, page4k) == 0)
         return 0;
     sl->flags |= STORE_SLOT_BAD;
     errno = EIO;
