@@ -10,11 +10,15 @@
 #include <unistd.h>
 
 #include "rewind.h"
+#include "run/modes.h"
 #include "runfix.h"
 #include "store/pack.h"
 #include "unit.h"
 
 #define RUN_P "eeee000000000001"
+#define RUN_BARE "ffff000000000002"
+#define RUN_IMG "ffff000000000003"
+#define RUN_PAR "ffff000000000004"
 
 static char home[64];
 
@@ -124,18 +128,91 @@ static void test_gc_keeps_good_copy(void)
     store_close(s);
 }
 
+static int manifest(const char *run, const char *json)
+{
+    char p[4300];
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, run);
+    return rundir_write_file(p, json);
+}
+
+/* Defect 1: show on a manifest with nothing but an id (an incomplete or a
+ * hand-made imported run): the reading API and the command line cope. */
+static void test_show_bare_manifest(rw_home *h)
+{
+    struct rw_run_info in;
+    struct rw_error err;
+    char *line = NULL;
+    int exact = 0;
+    CHECK(manifest(RUN_BARE, "{\"id\":\"x\"}") == 0, "bare manifest");
+    CHECK(rw_run_info(h, RUN_BARE, &in, &err) == 0 && !in.has_parent && !in.cwd[0] &&
+              !in.image[0] && in.manifest_json,
+          "run info of a bare manifest");
+    rw_run_info_free(&in);
+    CHECK(rw_command_line(h, RUN_BARE, &line, &exact, &err) == 0 && line &&
+              strstr(line, "--cwd '' ") && exact,
+          "the command line of a bare manifest");
+    free(line);
+}
+
+/* Defect 4: spec.image and manifest.parent become paths under the home
+ * (paths.h invariant 2): a value that is not a name is refused by show's
+ * command line, by replay and seek (run_stored_load) and by the keyframes
+ * chain a shell session's replay starts from. */
+static void test_fields_as_paths(rw_home *h)
+{
+    struct rw_error err;
+    char *line = NULL;
+    int exact = 0;
+    CHECK(manifest(RUN_IMG, "{\"id\":\"" RUN_IMG "\",\"steps\":9,\"spec\":{\"image\":"
+                            "\"../../../etc/passwd\",\"argv\":[\"/bin/true\"],\"cwd\":\"/\","
+                            "\"env\":[],\"mem_mib\":64,\"quantum_ns\":1000}}") == 0,
+          "manifest with a path as its image");
+    memset(&err, 0, sizeof(err));
+    CHECK(rw_command_line(h, RUN_IMG, &line, &exact, &err) == -1 && !line &&
+              strstr(err.msg, "bad image"),
+          "show: the command line refuses an image that is a path");
+    free(line);
+    struct run_stored st;
+    memset(&err, 0, sizeof(err));
+    CHECK(run_stored_load(home, RUN_IMG, "/nonexistent", "/nonexistent", &st, &err) == -1 &&
+              strstr(err.msg, "bad image"),
+          "replay, seek: a spec's image that is a path is refused");
+    CHECK(manifest(RUN_PAR, "{\"id\":\"" RUN_PAR "\",\"parent\":\"../../x\",\"spec\":{}}") == 0,
+          "manifest with a path as its parent");
+    memset(&err, 0, sizeof(err));
+    CHECK(run_stored_load(home, RUN_PAR, "/nonexistent", "/nonexistent", &st, &err) == -1 &&
+              strstr(err.msg, "bad parent"),
+          "replay: a manifest's parent that is a path is refused");
+    CHECK(manifest(RUN_PAR, "{\"id\":\"" RUN_PAR "\",\"parent\":\".x.5\",\"spec\":{}}") == 0,
+          "manifest with a staging directory as its parent");
+    memset(&err, 0, sizeof(err));
+    CHECK(run_stored_load(home, RUN_PAR, "/nonexistent", "/nonexistent", &st, &err) == -1 &&
+              strstr(err.msg, "bad parent"),
+          "replay: a manifest's parent that is a staging directory is refused");
+    struct kf_chain ch;
+    char msg[512] = "";
+    CHECK(kf_chain_load(home, "../../x", &ch, msg, sizeof(msg)) == -1,
+          "the keyframes chain refuses a path as its first run");
+}
+
 int main(void)
 {
     snprintf(home, sizeof(home), "/tmp/harden_test.%d", (int)getpid());
     rundir_remove_tree(home);
     char img[65];
     CHECK(fix_image(home, "root image", img) == 0, "fixture image");
-    CHECK(fix_run(home, RUN_P, img, NULL, 0, NULL, 0, 0) == 0, "fixture run");
+    CHECK(fix_run(home, RUN_P, img, NULL, 0, NULL, 0, 0) == 0 &&
+              fix_run(home, RUN_BARE, img, NULL, 0, NULL, 0, 0) == 0 &&
+              fix_run(home, RUN_IMG, img, NULL, 0, NULL, 0, 0) == 0 &&
+              fix_run(home, RUN_PAR, img, NULL, 0, NULL, 0, 0) == 0,
+          "fixture runs");
     rw_home *h = NULL;
     struct rw_error err;
     CHECK(rw_home_open(home, &h, &err) == 0 && h, "open the home");
     if (h) {
         test_ps_pid_cycle(h);
+        test_show_bare_manifest(h);
+        test_fields_as_paths(h);
         rw_home_close(h);
     }
     test_gc_keeps_good_copy();
