@@ -4,6 +4,7 @@
  * good copy), show's reading of a bare manifest, spec and manifest fields
  * that are not names (refused as paths). */
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,54 @@ static void test_fields_as_paths(rw_home *h)
           "the keyframes chain refuses a path as its first run");
 }
 
+/* Defect 5: a run replaced by a new one of the same id (a re-run) is, at
+ * every instant, the old or the new run: a crash in the middle of the
+ * replacement never leaves runs/<id> missing. */
+static void test_replace_crash(void)
+{
+    const char *id = "abab000000000009";
+    char man[4300], err[256] = "";
+    snprintf(man, sizeof(man), "%s/runs/%s/manifest.json", home, id);
+    struct rundir d;
+    CHECK(rundir_begin(&d, home, id, "{}\n", err, sizeof(err)) == 0 &&
+              rundir_finish(&d, "{\"v\":1}\n", err, sizeof(err)) == 0,
+          "the first run");
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("REWIND_RUNDIR_CRASH", "1", 1);
+        if (rundir_begin(&d, home, id, "{}\n", err, sizeof(err)) == 0)
+            rundir_finish(&d, "{\"v\":2}\n", err, sizeof(err));
+        _exit(0);
+    }
+    int ws = 0;
+    CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 99,
+          "the replacement was killed at its crash point");
+    FILE *f = fopen(man, "r");
+    char text[64] = "";
+    if (f) {
+        if (!fgets(text, sizeof(text), f))
+            text[0] = 0;
+        fclose(f);
+    }
+    CHECK(!strcmp(text, "{\"v\":1}\n") || !strcmp(text, "{\"v\":2}\n"),
+          "after a crash mid-replacement the run is the old or the new one");
+    /* A replacement that completes leaves the new run and no debris. */
+    CHECK(rundir_begin(&d, home, id, "{}\n", err, sizeof(err)) == 0 &&
+              rundir_finish(&d, "{\"v\":3}\n", err, sizeof(err)) == 0,
+          "a replacement");
+    f = fopen(man, "r");
+    text[0] = 0;
+    if (f) {
+        if (!fgets(text, sizeof(text), f))
+            text[0] = 0;
+        fclose(f);
+    }
+    CHECK(!strcmp(text, "{\"v\":3}\n"), "the replacement is published");
+    char stage[4300];
+    snprintf(stage, sizeof(stage), "%s/runs/.%s.%d", home, id, (int)getpid());
+    CHECK(access(stage, F_OK) != 0, "no staging directory left");
+}
+
 int main(void)
 {
     snprintf(home, sizeof(home), "/tmp/harden_test.%d", (int)getpid());
@@ -216,6 +265,7 @@ int main(void)
         rw_home_close(h);
     }
     test_gc_keeps_good_copy();
+    test_replace_crash();
     rundir_remove_tree(home);
     (void)fix_put_pages, (void)fix_page_readable, (void)fix_snapshot;
     return unit_done();
