@@ -14,6 +14,7 @@
 #include "run/modes.h"
 #include "runfix.h"
 #include "store/pack.h"
+#include "store/store_int.h"
 #include "unit.h"
 
 #define RUN_P "eeee000000000001"
@@ -244,6 +245,36 @@ static void test_replace_crash(void)
     CHECK(access(stage, F_OK) != 0, "no staging directory left");
 }
 
+/* Defect 6: a page this handle names but another process stored and has
+ * not synced is made durable by this handle's store_sync: the pack holding
+ * it is among those store_sync fdatasyncs (white box: its dirty mark). */
+static void test_sync_named_pages(void)
+{
+    char dir[4200], err[256] = "";
+    snprintf(dir, sizeof(dir), "%s/syncstore", home);
+    uint8_t page[STORE_PAGE_SIZE];
+    fix_page(page, 77);
+    struct store *a = NULL, *b = NULL;
+    CHECK(store_open(dir, &a, err, sizeof(err)) == 0 && store_open(dir, &b, err, sizeof(err)) == 0,
+          "two handles");
+    if (!a || !b) {
+        store_close(a);
+        store_close(b);
+        return;
+    }
+    hash256 ha, hb;
+    CHECK(store_put(a, page, &ha) == 0, "A stores the page, not synced");
+    CHECK(store_put(b, page, &hb) == 0 && !memcmp(ha.b, hb.b, sizeof(ha.b)) &&
+              b->st.dedup_hits == 1 && b->st.written == 0,
+          "B names the same page without writing it");
+    struct store_slot *sl = store_table_find(&b->table, &hb);
+    CHECK(sl && sl->pack < b->packs.nv && b->packs.v[sl->pack].dirty,
+          "B's store_sync will fdatasync the pack A wrote the page to");
+    CHECK(store_sync(b) == 0 && sl && !b->packs.v[sl->pack].dirty, "B's store_sync did");
+    store_close(b);
+    store_close(a);
+}
+
 int main(void)
 {
     snprintf(home, sizeof(home), "/tmp/harden_test.%d", (int)getpid());
@@ -266,6 +297,7 @@ int main(void)
     }
     test_gc_keeps_good_copy();
     test_replace_crash();
+    test_sync_named_pages();
     rundir_remove_tree(home);
     (void)fix_put_pages, (void)fix_page_readable, (void)fix_snapshot;
     return unit_done();
