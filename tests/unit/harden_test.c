@@ -4,12 +4,16 @@
  * good copy), show's reading of a bare manifest, spec and manifest fields
  * that are not names (refused as paths). */
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "archive/archive.h"
+#include "archive/archive_int.h"
 #include "rewind.h"
 #include "run/modes.h"
 #include "runfix.h"
@@ -275,6 +279,95 @@ static void test_sync_named_pages(void)
     store_close(a);
 }
 
+static uint8_t *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *b = NULL;
+    long sz = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (sz = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (b = malloc((size_t)sz)) && fread(b, 1, (size_t)sz, f) != (size_t)sz) {
+        free(b);
+        b = NULL;
+    }
+    if (f)
+        fclose(f);
+    *n = b ? (size_t)sz : 0;
+    return b;
+}
+
+/* Defect 7: what import stages is bounded by the archive's size. An archive
+ * of very compressible pages is imported with every file capped at twice
+ * its size (RLIMIT_FSIZE), and an entry claiming 1 TiB is refused before
+ * anything of it is staged. */
+static void test_import_bounded(void)
+{
+    enum { N = 300 };
+    char src[512], dst[512], arc[600], bad[600], err[1024] = "", dir[600];
+    snprintf(src, sizeof(src), "%s/impsrc", home);
+    snprintf(dst, sizeof(dst), "%s/impdst", home);
+    snprintf(arc, sizeof(arc), "%s/big.rewind", home);
+    snprintf(bad, sizeof(bad), "%s/bad.rewind", home);
+    snprintf(dir, sizeof(dir), "%s/store", src);
+    char img[65];
+    CHECK(fix_image(src, "root image", img) == 0, "import: source image");
+    struct store *s = NULL;
+    static hash256 h[N];
+    CHECK(rundir_mkdirs(src) == 0 && store_open(dir, &s, err, sizeof(err)) == 0, "source store");
+    if (!s)
+        return;
+    uint8_t page[STORE_PAGE_SIZE];
+    int ok = 1;
+    for (uint32_t i = 0; i < N; i++) { /* one nonzero word each: ~20 bytes compressed */
+        memset(page, 0, sizeof(page));
+        memcpy(page + (i % 512) * 8, &(uint64_t){i + 1}, 8);
+        ok &= store_put(s, page, &h[i]) == 0;
+    }
+    ok &= store_sync(s) == 0;
+    store_close(s);
+    CHECK(ok && fix_run(src, "big", img, NULL, 0, h, N, 1) == 0, "import: a run of 300 pages");
+    struct archive_stats st;
+    CHECK(archive_export(src, "big", 1, arc, &st, err, sizeof(err)) == 0 && st.pages == N,
+          "import: export it");
+    size_t n;
+    uint8_t *a = slurp(arc, &n);
+    CHECK(a && n < (size_t)N * STORE_PAGE_SIZE / 8, "the archive is small");
+    if (!a)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {.rlim_cur = 2 * n + 4096, .rlim_max = 2 * n + 4096};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        int rc = archive_import(dst, arc, &st, err, sizeof(err));
+        if (rc < 0)
+            fprintf(stderr, "  import under RLIMIT_FSIZE: %s\n", err);
+        _exit(rc == 0 ? 0 : 1);
+    }
+    int ws = 0;
+    CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+          "import stages no file larger than twice the archive");
+    CHECK(fix_page_readable(dst, &h[N - 1]), "import: the pages arrived");
+    /* The run's trace entry claims 1 TiB. */
+    size_t at = ARCH_HEADER_SIZE;
+    int found = 0;
+    while (at + ARCH_ENTRY_SIZE <= n && !found) {
+        uint32_t nl = bytes_get_u32(a + at + 4);
+        uint64_t len = bytes_get_u64(a + at + 8);
+        if (nl >= 6 && at + ARCH_ENTRY_SIZE + nl <= n &&
+            !memcmp(a + at + ARCH_ENTRY_SIZE + nl - 6, "/trace", 6)) {
+            archive_put64(a + at + 8, 1ull << 40);
+            found = 1;
+        }
+        at += ARCH_ENTRY_SIZE + nl + len;
+    }
+    CHECK(found && fix_write(bad, a, n) == 0, "an archive whose trace claims 1 TiB");
+    free(a);
+    snprintf(dst, sizeof(dst), "%s/impdst2", home);
+    err[0] = 0;
+    CHECK(archive_import(dst, bad, &st, err, sizeof(err)) < 0 && strstr(err, "too large"),
+          "an entry claiming more than the archive holds is refused up front");
+}
+
 int main(void)
 {
     snprintf(home, sizeof(home), "/tmp/harden_test.%d", (int)getpid());
@@ -298,7 +391,8 @@ int main(void)
     test_gc_keeps_good_copy();
     test_replace_crash();
     test_sync_named_pages();
+    test_import_bounded();
     rundir_remove_tree(home);
-    (void)fix_put_pages, (void)fix_page_readable, (void)fix_snapshot;
+    (void)fix_put_pages, (void)fix_snapshot;
     return unit_done();
 }
