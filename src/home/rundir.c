@@ -225,8 +225,15 @@ int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t
         snprintf(err, errlen, "cannot sync %s: %s", runs, strerror(errno));
         return -1;
     }
-    if (swapped)
-        rundir_remove_tree(d->staging); /* the old run */
+    if (swapped) { /* the old run, hidden from listings (".old") while it goes */
+        char old[4200], old_name[sizeof(d->stage_name) + 8];
+        snprintf(old_name, sizeof(old_name), "%s.old", d->stage_name);
+        if (home_path(old, sizeof(old), d->home, HOME_RUNS, old_name, NULL) == 0 &&
+            rename(d->staging, old) == 0)
+            rundir_remove_tree(old);
+        else
+            rundir_remove_tree(d->staging);
+    }
     d->open = 0;
     return 0;
 }

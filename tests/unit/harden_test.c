@@ -195,6 +195,15 @@ static void test_fields_as_paths(rw_home *h)
     CHECK(run_stored_load(home, RUN_PAR, "/nonexistent", "/nonexistent", &st, &err) == -1 &&
               strstr(err.msg, "bad parent"),
           "replay: a manifest's parent that is a staging directory is refused");
+    /* gc reads spec.image only to keep images: a path there is no image. */
+    char victim[4300];
+    snprintf(victim, sizeof(victim), "%s/victim.erofs", home);
+    CHECK(fix_write(victim, "x", 1) == 0, "a file outside images/");
+    CHECK(manifest(RUN_IMG, "{\"id\":\"" RUN_IMG "\",\"spec\":{\"image\":\"../victim\"}}") == 0,
+          "manifest naming it as the image");
+    struct rw_gc_stats gs;
+    CHECK(rw_gc(h, 0, 0, &gs, &err) == 0 && access(victim, F_OK) == 0,
+          "gc: an image that is a path neither fails gc nor touches the file");
     struct kf_chain ch;
     char msg[512] = "";
     CHECK(kf_chain_load(home, "../../x", &ch, msg, sizeof(msg)) == -1,
@@ -244,9 +253,11 @@ static void test_replace_crash(void)
         fclose(f);
     }
     CHECK(!strcmp(text, "{\"v\":3}\n"), "the replacement is published");
-    char stage[4300];
-    snprintf(stage, sizeof(stage), "%s/runs/.%s.%d", home, id, (int)getpid());
+    char stage[4400];
+    snprintf(stage, 4300, "%s/runs/.%s.%d", home, id, (int)getpid());
     CHECK(access(stage, F_OK) != 0, "no staging directory left");
+    strcat(stage, ".old");
+    CHECK(access(stage, F_OK) != 0, "no old run left");
 }
 
 /* Defect 6: a page this handle names but another process stored and has
