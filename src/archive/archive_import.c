@@ -4,16 +4,20 @@
  *
  * Three phases:
  *  1. read: every entry is bounds-checked and written to a staging place:
- *     run files to runs/.import.<pid>/<run>/<file>, pages (re-hashed) to
- *     runs/.import.<pid>/pages, images (re-hashed while copied) to
- *     images/<hex>.erofs.tmp.<pid> (or only hashed, if the image is already
- *     here). The END entry's count and hash close the archive.
+ *     run files to runs/.import.<pid>/<run>/<file>, pages (re-hashed, then
+ *     kept as read, compressed or not) to runs/.import.<pid>/pages, images (re-hashed while copied)
+ * to images/<hex>.erofs.tmp.<pid> (or only hashed, if the image is already here). The END entry's
+ * count and hash close the archive.
  *  2. check: the staged runs are complete and readable, their keyframes
  *     chains and pages resolve, and runs already here are identical.
  *  3. commit: pages into the store (store_put_batch, store_sync), images
  *     linked into place, run directories renamed into runs/ (parents
  *     first). A crash during commit leaves at worst pages or images no run
  *     names yet (gc frees them) and never a run whose pages are missing.
+ * What is staged is bounded by the input: on disk the entries' bytes as
+ * read, in memory 34 bytes per page entry (of at least 81 bytes read), and
+ * an entry claiming more bytes than a regular-file input has left is
+ * refused before anything of it is staged.
  * Any failure in 1 or 2 removes what was staged and what this import
  * created (runs/ or images/ if they were new), so nothing is added.
  */
@@ -74,7 +78,10 @@ struct imp {
     struct iimg img[ARCH_MAX_RUNS];
     size_t nimg;
     struct hashvec pages; /* in the archive, in archive order until checked */
-    int pages_fd;
+    int pages_fd;         /* the pages' entry bytes as read (disk <= input) */
+    uint16_t *plen;       /* each staged page's length, in archive order */
+    uint64_t nplen, plen_cap;
+    uint64_t in_size; /* the input's size if it is a regular file, else 0 */
     uint64_t entries;
     int made_runs, made_images; /* this import created runs/, images/ */
     struct store *local;        /* the store here, opened to check pages */
@@ -226,7 +233,16 @@ static int entry_page(struct imp *m, int kind, const char *name, uint64_t len, c
     }
     if (hashvec_add(&m->pages, &want) < 0)
         return util_fail(err, errlen, "the archive holds too many pages");
-    if (io_write_all(m->pages_fd, page, STORE_PAGE_SIZE) < 0)
+    if (m->nplen == m->plen_cap) {
+        uint64_t cap = m->plen_cap ? m->plen_cap * 2 : 1024;
+        uint16_t *v = realloc(m->plen, cap * sizeof(*v));
+        if (!v)
+            return util_fail(err, errlen, "out of memory");
+        m->plen = v;
+        m->plen_cap = cap;
+    }
+    m->plen[m->nplen++] = (uint16_t)len;
+    if (io_write_all(m->pages_fd, in, (size_t)len) < 0)
         return util_fail(err, errlen, "cannot stage the import: %s", strerror(errno));
     return 0;
 }
@@ -326,6 +342,11 @@ static int read_entry(struct imp *m, char *err, size_t errlen)
         return util_fail(err, errlen, "bad entry name at byte %llu of the archive",
                          (unsigned long long)at);
     m->entries++;
+    if (m->in_size && len > m->in_size - m->r.off)
+        return util_fail(err, errlen,
+                         "archive entry %s is too large (%llu bytes): the archive is truncated "
+                         "at byte %llu",
+                         name, (unsigned long long)len, (unsigned long long)m->in_size);
     if (kind == ARCH_FILE)
         return entry_file(m, name, len, err, errlen);
     if (kind == ARCH_IMAGE)
@@ -591,12 +612,23 @@ static int commit_pages(struct imp *m, char *err, size_t errlen)
     uint8_t *buf = malloc((size_t)PUT_BATCH * STORE_PAGE_SIZE);
     hash256 *names = malloc(PUT_BATCH * sizeof(hash256));
     int rc = buf && names ? 0 : util_fail(err, errlen, "out of memory");
-    for (uint64_t i = 0; rc == 0 && i < m->pages.n; i += PUT_BATCH) {
-        size_t n = m->pages.n - i < PUT_BATCH ? (size_t)(m->pages.n - i) : PUT_BATCH;
-        size_t bytes = n * STORE_PAGE_SIZE;
-        if (io_pread_full(m->pages_fd, buf, bytes, (off_t)(i * STORE_PAGE_SIZE)) != (ssize_t)bytes)
-            rc = util_fail(err, errlen, "cannot read the staged pages: %s", strerror(errno));
-        else if (store_put_batch(s, buf, n, names) < 0)
+    uint8_t in[STORE_PAGE_SIZE];
+    uint64_t off = 0;
+    /* The staged entries in archive order (pages.n counts them once each). */
+    for (uint64_t i = 0; rc == 0 && i < m->nplen; i += PUT_BATCH) {
+        size_t n = m->nplen - i < PUT_BATCH ? (size_t)(m->nplen - i) : PUT_BATCH;
+        for (size_t k = 0; rc == 0 && k < n; k++) {
+            size_t len = m->plen[i + k];
+            uint8_t *page = buf + k * STORE_PAGE_SIZE;
+            if (io_pread_full(m->pages_fd, in, len, (off_t)off) != (ssize_t)len)
+                rc = util_fail(err, errlen, "cannot read the staged pages: %s", strerror(errno));
+            else if (len == STORE_PAGE_SIZE)
+                memcpy(page, in, STORE_PAGE_SIZE);
+            else if (ZSTD_decompress(page, STORE_PAGE_SIZE, in, len) != STORE_PAGE_SIZE)
+                rc = util_fail(err, errlen, "a staged page changed since it was checked");
+            off += len;
+        }
+        if (rc == 0 && store_put_batch(s, buf, n, names) < 0)
             rc = util_fail(err, errlen, "cannot store pages: %s", strerror(errno));
     }
     if (rc == 0 && store_sync(s) < 0)
@@ -632,10 +664,17 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
         return 0;
     if (home_path(to, sizeof(to), m->home, HOME_RUNS, r->name, NULL) < 0)
         return util_fail(err, errlen, "bad run name '%s' in the archive", r->name);
-    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+    if (rundir_sync_dir(from) < 0) /* rundir.c invariant 5: durable, then published */
+        return util_fail(err, errlen, "cannot sync %s: %s", from, strerror(errno));
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0 ||
+        ((errno == EINVAL || errno == ENOSYS) && access(to, F_OK) != 0 && rename(from, to) == 0)) {
+        char runs[4300];
+        if (home_path(runs, sizeof(runs), m->home, HOME_RUNS, NULL, NULL) < 0 ||
+            rundir_sync_dir(runs) < 0)
+            return util_fail(err, errlen, "cannot sync the runs of %s: %s", m->home,
+                             strerror(errno));
         return 0;
-    if ((errno == EINVAL || errno == ENOSYS) && access(to, F_OK) != 0 && rename(from, to) == 0)
-        return 0;
+    }
     return util_fail(err, errlen,
                      "cannot add run %s: %s (pages and images were added; rewind gc "
                      "frees them)",
@@ -671,6 +710,7 @@ static void cleanup(struct imp *m)
         rmdir(dir);
     if (m->r.h)
         hash_final(m->r.h, &(hash256){{0}});
+    free(m->plen);
     store_close(m->local);
     hashvec_free(&m->pages);
 }
@@ -746,6 +786,7 @@ int archive_import(const char *home, const char *in_path, struct archive_stats *
         m->pages_fd = -1;
         m->pages.max = ARCH_MAX_PAGES;
         m->r.fd = fd;
+        m->in_size = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
         m->r.h = hash_new();
         rc = m->r.h ? import_locked(m, st, err, errlen) : util_fail(err, errlen, "out of memory");
         cleanup(m);

@@ -10,6 +10,14 @@
 #include "cli/cli_read.h"
 #include "rewind.h"
 
+/* A string field of o, or "-" where an incomplete or imported manifest has
+ * none (printf must never get NULL for %s). */
+static const char *jstr(json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : "-";
+}
+
 int cmd_show(int argc, char **argv)
 {
     int json = 0;
@@ -47,21 +55,16 @@ int cmd_show(int argc, char **argv)
         return 0;
     }
     json_t *spec = json_object_get(m, "spec");
-    printf("run:      %s\n", json_string_value(json_object_get(m, "id")));
+    printf("run:      %s\n", jstr(m, "id"));
     printf("dir:      %s\n", dir);
     printf("outcome:  %s (exit code %lld), %lld steps, %.6f s virtual, %lld events\n",
-           json_string_value(json_object_get(m, "outcome")),
-           (long long)json_integer_value(json_object_get(m, "exit_code")),
+           jstr(m, "outcome"), (long long)json_integer_value(json_object_get(m, "exit_code")),
            (long long)json_integer_value(json_object_get(m, "steps")),
            (double)json_integer_value(json_object_get(m, "virtual_ns")) / 1e9,
            (long long)json_integer_value(json_object_get(m, "events")));
-    printf("trace:    %s\nram:      %s\n", json_string_value(json_object_get(m, "trace_hash")),
-           json_string_value(json_object_get(m, "ram_hash")));
-    printf("kernel:   %s\ninit:     %s\nimage:    %s\ncpu:      %s\n",
-           json_string_value(json_object_get(spec, "kernel")),
-           json_string_value(json_object_get(spec, "init")),
-           json_string_value(json_object_get(spec, "image")),
-           json_string_value(json_object_get(spec, "cpu")));
+    printf("trace:    %s\nram:      %s\n", jstr(m, "trace_hash"), jstr(m, "ram_hash"));
+    printf("kernel:   %s\ninit:     %s\nimage:    %s\ncpu:      %s\n", jstr(spec, "kernel"),
+           jstr(spec, "init"), jstr(spec, "image"), jstr(spec, "cpu"));
     /* The VM has no network device: rewind-init brings up lo only
      * (docs/networking.md). */
     printf("network:  loopback only (127.0.0.1, ::1): nothing leaves the VM\n");
@@ -107,7 +110,7 @@ int cmd_show(int argc, char **argv)
     if (!exact)
         printf("          (plus the perturbation above, made by fork or check: rewind replay "
                "%s re-runs it)\n",
-               json_string_value(json_object_get(m, "id")));
+               jstr(m, "id"));
     json_decref(m);
     return 0;
 }

@@ -7,6 +7,10 @@
  *  2. The staging name starts with '.', so listings can tell incomplete runs
  *     from complete ones.
  *  3. Every path is built by home_path from the home and a checked name.
+ *  4. Replacing a stored run is one renameat2(RENAME_EXCHANGE): a crash at
+ *     any point leaves runs/<id> as the old or the new run, never neither.
+ *  5. A published run is durable: its directory is fsynced before the
+ *     rename and runs/ after it.
  */
 #include "home/rundir.h"
 
@@ -79,6 +83,16 @@ int rundir_remove_tree(const char *path)
     return rc;
 }
 
+/* Test hook: with REWIND_RUNDIR_CRASH=1 in the environment the process
+ * _exit(99)s in the middle of publishing a run that replaces a stored one.
+ * Tests use it to check invariant 4; nothing else sets it. */
+static void crash_point(void)
+{
+    const char *t = getenv("REWIND_RUNDIR_CRASH");
+    if (t && atoi(t) == 1)
+        _exit(99);
+}
+
 /* runs/<stage_name>/<file> of d's home. */
 static int stage_path(const struct rundir *d, const char *file, char *out, size_t n)
 {
@@ -135,20 +149,24 @@ int rundir_finish_as(struct rundir *d, const char *name, const char *manifest_js
     return rundir_finish(d, manifest_json, err, errlen);
 }
 
-int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t errlen)
+int rundir_sync_dir(const char *path)
 {
-    char path[4200], old[4200];
-    RW_ASSERT(d->open && d->stage_name[0] == '.'); /* invariant 1: only a staged run is published */
-    if (trace_close(&d->trace) < 0) {
-        snprintf(err, errlen, "cannot write the trace in %s", d->staging);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
         return -1;
-    }
-    if (stage_path(d, "manifest.json", path, sizeof(path)) < 0 ||
-        rundir_write_file(path, manifest_json) < 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
-    char old_name[sizeof(d->stage_name) + 8];
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+/* Publish without RENAME_EXCHANGE (a file system without it): move the old
+ * run aside, then the new one in. A crash between the two renames leaves
+ * the old run at runs/<stage>.old, which listings hide. 0, or -1 with err. */
+static int publish_fallback(struct rundir *d, char *err, size_t errlen)
+{
+    char old[4200], old_name[sizeof(d->stage_name) + 8];
     snprintf(old_name, sizeof(old_name), "%s.old", d->stage_name);
     if (home_path(old, sizeof(old), d->home, HOME_RUNS, old_name, NULL) < 0) {
         snprintf(err, errlen, "run directory name too long under %s", d->home);
@@ -163,6 +181,59 @@ int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t
     }
     if (had_old)
         rundir_remove_tree(old);
+    return 0;
+}
+
+int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t errlen)
+{
+    char path[4200];
+    RW_ASSERT(d->open && d->stage_name[0] == '.'); /* invariant 1: only a staged run is published */
+    if (trace_close(&d->trace) < 0) {
+        snprintf(err, errlen, "cannot write the trace in %s", d->staging);
+        return -1;
+    }
+    if (stage_path(d, "manifest.json", path, sizeof(path)) < 0 ||
+        rundir_write_file(path, manifest_json) < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char runs[4096];
+    if (home_path(runs, sizeof(runs), d->home, HOME_RUNS, NULL, NULL) < 0) {
+        snprintf(err, errlen, "bad home %s", d->home);
+        return -1;
+    }
+    /* Invariant 5: the run's entries are durable before it is published. */
+    if (rundir_sync_dir(d->staging) < 0) {
+        snprintf(err, errlen, "cannot sync %s: %s", d->staging, strerror(errno));
+        return -1;
+    }
+    /* Invariant 4: a stored run of the same name is swapped atomically with
+     * the new one; the old one then sits at the staging name until removed. */
+    int swapped = 0;
+    if (renameat2(AT_FDCWD, d->staging, AT_FDCWD, d->final, RENAME_EXCHANGE) == 0) {
+        swapped = 1;
+    } else if (errno == ENOENT) { /* no stored run of that name */
+        if (rename(d->staging, d->final) < 0) {
+            snprintf(err, errlen, "cannot publish %s: %s", d->final, strerror(errno));
+            return -1;
+        }
+    } else if (publish_fallback(d, err, errlen) < 0) {
+        return -1;
+    }
+    crash_point();
+    if (rundir_sync_dir(runs) < 0) {
+        snprintf(err, errlen, "cannot sync %s: %s", runs, strerror(errno));
+        return -1;
+    }
+    if (swapped) { /* the old run, hidden from listings (".old") while it goes */
+        char old[4200], old_name[sizeof(d->stage_name) + 8];
+        snprintf(old_name, sizeof(old_name), "%s.old", d->stage_name);
+        if (home_path(old, sizeof(old), d->home, HOME_RUNS, old_name, NULL) == 0 &&
+            rename(d->staging, old) == 0)
+            rundir_remove_tree(old);
+        else
+            rundir_remove_tree(d->staging);
+    }
     d->open = 0;
     return 0;
 }

@@ -328,6 +328,12 @@ int run_stored_load(const char *home, const char *name, const char *kernel, cons
         return -1;
     json_t *spec = json_object_get(m, "spec");
     const char *par = json_string_value(json_object_get(m, "parent"));
+    /* The parent becomes runs/<parent>/... (paths.h invariant 2): a stored
+     * run's name, never a staging directory or a path. */
+    if (par && (!home_safe_name(par) || par[0] == '.' || strlen(par) >= sizeof(st->parent))) {
+        json_decref(m);
+        return run_usage(err, "run %s: its manifest names a bad parent run", name);
+    }
     snprintf(st->parent, sizeof(st->parent), "%s", par ? par : "");
     st->steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
     int rc = run_opts_from_spec(spec, home, &st->o, &st->ins, err->msg, sizeof(err->msg));
@@ -469,7 +475,15 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
     }
     const char *img = json_string_value(json_object_get(spec, "image"));
     char root[4200];
-    home_path(root, sizeof(root), rw_home_path(h), HOME_IMAGES, img ? img : "?", NULL);
+    if (home_path(root, sizeof(root), rw_home_path(h), HOME_IMAGES, img ? img : "?", NULL) < 0) {
+        fclose(f);
+        free(*line);
+        *line = NULL;
+        json_decref(m);
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "run %s: its spec names a bad image", name);
+        return -1;
+    }
     fprintf(f, "rewind run --root %s --cwd ", root);
     const char *cwd = json_string_value(json_object_get(spec, "cwd"));
     shq(f, cwd ? cwd : "");

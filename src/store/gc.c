@@ -27,6 +27,8 @@
  *  3. A pack is unlinked only after a durable index that names none of its
  *     bytes is in place.
  *  4. Stored forms are copied, not recompressed: a page keeps its bytes.
+ *  5. A live page with a good copy anywhere in the index keeps a good copy:
+ *     a bad first entry does not make gc drop the good one with its pack.
  *
  * Test hook: with REWIND_STORE_GC_CRASH=N in the environment the process
  * _exit(99)s at point N: 1 half way through copying, 2 after phase 3, 3 after
@@ -104,6 +106,44 @@ static int cmp_copy(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
+struct dup_scan {
+    struct store_table *t;
+    uint8_t *dup; /* per table slot */
+};
+
+static int on_dup(void *ctx, const struct store_entry *e)
+{
+    struct dup_scan *d = ctx;
+    struct store_slot *sl = store_table_find(d->t, &e->h);
+    if (sl && (sl->pack != e->pack || sl->off != e->off))
+        d->dup[sl - d->t->slots] = 1;
+    return 0;
+}
+
+/* The table names only a page's first good-looking entry. For a live page
+ * with other entries, verify that copy now and switch to a good one if it is
+ * bad, so the good copy is kept or copied and not dropped with its pack
+ * (invariant 5). Pages with one entry are verified by copy_live. */
+static int adopt_good_copies(struct gc *g)
+{
+    struct store *s = g->s;
+    struct store_table *t = &s->table;
+    struct dup_scan d = {.t = t, .dup = calloc(t->cap, 1)};
+    struct store_index_scan sc;
+    if (!d.dup)
+        return gc_fail(g, "out of memory");
+    if (store_index_read(&s->ix, STORE_INDEX_HEADER, on_dup, &d, &sc) < 0) {
+        free(d.dup);
+        return gc_fail(g, "reading %s: %s", s->index_path, strerror(errno));
+    }
+    uint8_t page[STORE_PAGE_SIZE];
+    for (size_t i = 0; i < t->cap; i++)
+        if (d.dup[i] && g->live[i] && store_read_slot(s, &t->slots[i], page) < 0)
+            store_read_other_copy(s, &t->slots[i], page); /* none good: copy_live counts it */
+    free(d.dup);
+    return 0;
+}
+
 /* Phase 1: ask is_live and sort the packs. */
 static int plan(struct gc *g, int (*is_live)(void *, const hash256 *), void *ctx)
 {
@@ -125,13 +165,21 @@ static int plan(struct gc *g, int (*is_live)(void *, const hash256 *), void *ctx
         int r = is_live(ctx, &sl->h);
         if (r < 0)
             return gc_fail(g, "the liveness callback failed; nothing was changed");
-        long f = file_of(g, sl->pack);
-        if (r == 0) {
+        g->live[i] = r > 0;
+        if (r == 0)
             g->st.dead_pages++;
-        } else if (f < 0) {
+    }
+    if (adopt_good_copies(g) < 0)
+        return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!g->live[i])
+            continue;
+        const struct store_slot *sl = &t->slots[i];
+        long f = file_of(g, sl->pack);
+        if (f < 0) {
+            g->live[i] = 0;
             g->st.corrupt_pages++; /* its pack vanished since the reload */
         } else {
-            g->live[i] = 1;
             g->st.live_pages++;
             g->live_bytes[f] += sl->len;
         }
@@ -188,6 +236,7 @@ static int copy_live(struct gc *g)
         if (k == g->ncopy / 2)
             crash_point(g, 1);
         if (store_read_slot(s, sl, page) < 0) {
+            /* adopt_good_copies switched to a good copy wherever one was */
             g->st.corrupt_pages++; /* unreadable already: nothing to save */
             g->st.live_pages--;
             continue;

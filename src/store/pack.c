@@ -225,11 +225,31 @@ int store_pack_append_locked(struct store_packs *p, const void *buf, size_t len,
     }
 }
 
+int store_pack_need_sync(struct store_packs *p, uint32_t num)
+{
+    struct store_pack *pk = pack_at(p, num);
+    if (!pk)
+        return -1;
+    pk->dirty = 1;
+    return 0;
+}
+
 int store_packs_sync(struct store_packs *p)
 {
     for (uint32_t i = 0; i < p->nv; i++) {
         if (!p->v[i].dirty)
             continue;
+        if (p->v[i].fd < 0) { /* named, not yet read: fdatasync needs an fd */
+            char path[4096];
+            store_pack_path(p, i, path, sizeof(path));
+            p->v[i].fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (p->v[i].fd < 0 && errno == ENOENT) {
+                p->v[i].dirty = 0; /* a gc moved its pages to fsynced packs */
+                continue;
+            }
+            if (p->v[i].fd < 0)
+                return -1;
+        }
         if (fdatasync(p->v[i].fd) < 0)
             return -1;
         p->v[i].dirty = 0;

@@ -67,7 +67,13 @@ int store_pack_read(struct store_packs *p, uint32_t num, uint32_t off, void *buf
 int store_pack_append_locked(struct store_packs *p, const void *buf, size_t len, uint32_t *num,
                              uint32_t *off);
 
-/* Fdatasync every pack appended to since the last call; returns 0 or -1. */
+/* Make the next store_packs_sync fdatasync pack num too (a page this handle
+ * named there, which another process may have written and not synced);
+ * returns 0 or -1. */
+int store_pack_need_sync(struct store_packs *p, uint32_t num);
+
+/* Fdatasync every pack appended to or named since the last call; returns 0
+ * or -1. */
 int store_packs_sync(struct store_packs *p);
 
 /* Create pack num, which must not exist, with its header, into *fd; returns

@@ -90,6 +90,9 @@
  * 11. gc can only keep what is_live names: a page whose name store_put has
  *     returned but which the caller has not yet recorded is dead to gc.
  *     Callers serialise captures with gc (see store.h).
+ * 12. store_sync makes durable every page this handle's puts named, also one
+ *     another process stored and has not synced yet (a dedup hit): its pack
+ *     is fdatasynced with this handle's own (pack.h store_pack_need_sync).
  */
 #include "store/store_int.h"
 
@@ -407,7 +410,10 @@ static int put_chunk(struct store *s, const uint8_t *pages, size_t n, hash256 *o
             continue;
         }
         store_codec_hash(&s->codec, pg, &out[i]);
-        if (present(s, &out[i]) || chosen(out, s->want, nw, &out[i])) {
+        const struct store_slot *hit = present(s, &out[i]);
+        if (hit && store_pack_need_sync(&s->packs, hit->pack) < 0)
+            return -1;
+        if (hit || chosen(out, s->want, nw, &out[i])) {
             s->st.dedup_hits++;
             continue;
         }
@@ -428,7 +434,10 @@ static int put_chunk(struct store *s, const uint8_t *pages, size_t n, hash256 *o
     size_t m = 0, total = 0;
     for (size_t k = 0; k < nw; k++) {
         const hash256 *h = &out[s->want[k]];
-        if (present(s, h)) {
+        const struct store_slot *hit = present(s, h);
+        if (hit) {
+            if (store_pack_need_sync(&s->packs, hit->pack) < 0)
+                goto out;
             s->st.dedup_hits++;
             continue;
         }
@@ -515,7 +524,7 @@ static int on_alt(void *ctx, const struct store_entry *e)
 
 /* The winning copy of sl's page failed: look through the whole index for
  * other copies (rare, so a scan) and adopt the first that verifies. */
-static int read_other_copy(struct store *s, struct store_slot *sl, void *page)
+int store_read_other_copy(struct store *s, struct store_slot *sl, void *page)
 {
     struct alt_scan a = {.cur = sl};
     struct store_index_scan sc;
@@ -570,7 +579,7 @@ int store_get(struct store *s, const hash256 *h, void *page4k)
         if (store_read_slot(s, sl, page4k) == 0)
             return 0;
     }
-    if (read_other_copy(s, sl, page4k) == 0)
+    if (store_read_other_copy(s, sl, page4k) == 0)
         return 0;
     sl->flags |= STORE_SLOT_BAD;
     errno = EIO;

@@ -56,4 +56,9 @@ void store_gen_bump(struct store *s, int odd);
 /* Decode and verify the stored form at sl into page; returns 0 or -1. */
 int store_read_slot(struct store *s, const struct store_slot *sl, void *page);
 
+/* sl's copy failed to verify: find another index entry for its page that
+ * verifies, point *sl at it and read it into page (s->rbuf then holds its
+ * stored form); returns 0, or -1 with errno EIO if no copy is good. */
+int store_read_other_copy(struct store *s, struct store_slot *sl, void *page);
+
 #endif

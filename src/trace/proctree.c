@@ -130,14 +130,18 @@ struct report {
     int (*fn)(void *ctx, const struct rw_proc *p);
     void *ctx;
     int stop;
+    uint8_t *done; /* per table entry: reported (invariant 2) */
 };
 
 static void report(struct tree *t, struct report *r, uint32_t pid, int depth)
 {
     for (size_t i = 0; i < t->n && !r->stop; i++) {
         struct rw_proc p = t->v[i];
-        if (p.ppid != pid || p.pid == pid)
+        /* A trace can make a pid cycle (FORK 1->5, EXIT 1, FORK 5->1): each
+         * process is reported once, init only as the root. */
+        if (p.ppid != pid || p.pid == pid || p.pid == 1 || r->done[i])
             continue;
+        r->done[i] = 1;
         p.threads++; /* the leader */
         p.depth = depth;
         r->stop = r->fn(r->ctx, &p);
@@ -164,7 +168,11 @@ int rw_ps(rw_home *h, const char *id, uint64_t upto, int (*fn)(void *ctx, const 
             t.v[i] = t.v[--t.n];
         else
             i++;
-    struct report r = {.fn = fn, .ctx = ctx};
+    struct report r = {.fn = fn, .ctx = ctx, .done = calloc(t.n + 1, 1)};
+    if (!r.done) {
+        free(t.v);
+        return apierr_set(err, RW_EINTERNAL, "out of memory");
+    }
     if (find(&t, 1)) {
         /* init as the kernel started it, whatever it exec'd since */
         struct rw_proc p = {.pid = 1, .ppid = 0, .threads = 1, .depth = 0, .argv = "/init"};
@@ -172,6 +180,7 @@ int rw_ps(rw_home *h, const char *id, uint64_t upto, int (*fn)(void *ctx, const 
     }
     if (!r.stop)
         report(&t, &r, 1, 1);
+    free(r.done);
     free(t.v);
     return rc;
 }
