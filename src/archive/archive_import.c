@@ -664,13 +664,13 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
         return 0;
     if (home_path(to, sizeof(to), m->home, HOME_RUNS, r->name, NULL) < 0)
         return util_fail(err, errlen, "bad run name '%s' in the archive", r->name);
-    if (rundir_sync_dir(from) < 0) /* rundir.c invariant 5: durable, then published */
+    if (io_fsync_dir(from) < 0) /* rundir.c invariant 5: durable, then published */
         return util_fail(err, errlen, "cannot sync %s: %s", from, strerror(errno));
     if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0 ||
         ((errno == EINVAL || errno == ENOSYS) && access(to, F_OK) != 0 && rename(from, to) == 0)) {
         char runs[4300];
         if (home_path(runs, sizeof(runs), m->home, HOME_RUNS, NULL, NULL) < 0 ||
-            rundir_sync_dir(runs) < 0)
+            io_fsync_dir(runs) < 0)
             return util_fail(err, errlen, "cannot sync the runs of %s: %s", m->home,
                              strerror(errno));
         return 0;

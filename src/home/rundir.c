@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "home/paths.h"
+#include "util/io.h"
 #include "util/check.h"
 
 int rundir_mkdirs(const char *path)
@@ -149,18 +150,6 @@ int rundir_finish_as(struct rundir *d, const char *name, const char *manifest_js
     return rundir_finish(d, manifest_json, err, errlen);
 }
 
-int rundir_sync_dir(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-}
-
 /* Publish without RENAME_EXCHANGE (a file system without it): move the old
  * run aside, then the new one in. A crash between the two renames leaves
  * the old run at runs/<stage>.old, which listings hide. 0, or -1 with err. */
@@ -203,7 +192,7 @@ int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t
         return -1;
     }
     /* Invariant 5: the run's entries are durable before it is published. */
-    if (rundir_sync_dir(d->staging) < 0) {
+    if (io_fsync_dir(d->staging) < 0) {
         snprintf(err, errlen, "cannot sync %s: %s", d->staging, strerror(errno));
         return -1;
     }
@@ -221,7 +210,7 @@ int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t
         return -1;
     }
     crash_point();
-    if (rundir_sync_dir(runs) < 0) {
+    if (io_fsync_dir(runs) < 0) {
         snprintf(err, errlen, "cannot sync %s: %s", runs, strerror(errno));
         return -1;
     }

@@ -43,8 +43,6 @@ void rundir_abort(struct rundir *d);
 /* Write path atomically (temp + fsync + rename). Returns 0 or -1. */
 int rundir_write_file(const char *path, const char *text);
 
-/* fsync the directory path (its entries). Returns 0 or -1 with errno. */
-int rundir_sync_dir(const char *path);
 
 /* mkdir -p. Returns 0 or -1. */
 int rundir_mkdirs(const char *path);

@@ -261,7 +261,7 @@ static int copy_live(struct gc *g)
     }
     if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0))
         return gc_fail(g, "writing pack %06u: %s", num, strerror(errno));
-    if (store_fsync_dir(s->packs.dir) < 0)
+    if (io_fsync_dir(s->packs.dir) < 0)
         return gc_fail(g, "fsync %s: %s", s->packs.dir, strerror(errno));
     crash_point(g, 2);
     return 0;
@@ -277,7 +277,7 @@ static int commit_index(struct gc *g, const char *tmp)
     store_gen_bump(s, 1);
     if (rename(tmp, s->index_path) < 0)
         return gc_fail(g, "renaming %s: %s", tmp, strerror(errno));
-    if (store_fsync_dir(s->dir) < 0)
+    if (io_fsync_dir(s->dir) < 0)
         return gc_fail(g, "fsync %s: %s", s->dir, strerror(errno));
     store_gen_bump(s, 0);
     crash_point(g, 4);
@@ -300,7 +300,7 @@ static int unlink_packs(struct gc *g)
             crash_point(g, 5);
         first = 0;
     }
-    if (store_fsync_dir(s->packs.dir) < 0)
+    if (io_fsync_dir(s->packs.dir) < 0)
         return gc_fail(g, "fsync %s: %s", s->packs.dir, strerror(errno));
     return 0;
 }

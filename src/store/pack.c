@@ -330,14 +330,3 @@ int store_pack_list(const struct store_packs *p, struct store_pack_file **out, s
     return 0;
 }
 
-int store_fsync_dir(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-}

@@ -84,8 +84,5 @@ int store_pack_create(const struct store_packs *p, uint32_t num, int *fd);
  * returns 0 or -1. */
 int store_pack_list(const struct store_packs *p, struct store_pack_file **out, size_t *n);
 
-/* Fsync the directory at path (after creating, renaming or deleting in it);
- * returns 0 or -1. */
-int store_fsync_dir(const char *path);
 
 #endif

@@ -157,10 +157,17 @@ int io_write_file_atomic(const char *path, const void *data, size_t n)
         *slash = 0;
     else
         snprintf(dir, sizeof(dir), ".");
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
+    return io_fsync_dir(dir);
+}
+
+int io_fsync_dir(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
         return -1;
-    int rc = fsync(dfd);
-    close(dfd);
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    errno = e;
     return rc;
 }

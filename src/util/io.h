@@ -28,6 +28,9 @@ int io_pread_exact(int fd, void *p, size_t n, off_t off);
 /* Read a whole file of at most max bytes into a malloc'd buffer with a NUL
  * after it; *len gets its length. NULL with errno (EFBIG past max). */
 char *io_read_file(const char *path, size_t max, size_t *len);
+/* fsync the directory at path, so the names created, renamed or removed in
+ * it are durable. 0 or -1 with errno. */
+int io_fsync_dir(const char *path);
 /* Write data to path atomically: a temp file beside it, fsync, rename, and
  * an fsync of the directory. 0 or -1 with errno. */
 int io_write_file_atomic(const char *path, const void *data, size_t n);
