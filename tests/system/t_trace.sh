@@ -102,11 +102,15 @@ test_hostile_guest_is_guest_error() {
 }
 
 test_killed_run_is_incomplete_and_readable() {
-    ( "$REWIND" run --root "$ROOT" -- sh -c 'echo early; sleep 1000000' >k.out 2>k.err & echo $! > pid )
+    # The job spins after its first line: it never ends by itself (a long
+    # sleep would: idle jumps virtual time, so sleep 1000000 ends in ~30 s of
+    # wall time, and under load the kill could come after the run's end).
+    ( "$REWIND" run --root "$ROOT" -- sh -c 'echo early; while :; do :; done' >k.out 2>k.err & echo $! > pid )
     for i in $(seq 1 200); do grep -q early k.out 2>/dev/null && break; sleep 0.2; done
     grep -q early k.out || fail "the run never printed: $(cat k.err)"
     local pid; pid=$(cat pid)
-    kill -9 "$pid"; sleep 0.5
+    kill -9 "$pid" || fail "the run was not running any more: $(tail -n 2 k.err)"
+    sleep 0.5
     # the killed run's own staging directory: runs/.<id>.<its pid>
     local dirs; dirs=$(cd "$REWIND_HOME/runs" && ls -A | grep "^\.[0-9a-f]\{16\}\.$pid\$" || true)
     [ "$(echo "$dirs" | grep -c .)" -eq 1 ] || fail "no single staging dir of pid $pid: $(ls -A "$REWIND_HOME/runs")"
