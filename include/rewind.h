@@ -41,6 +41,7 @@ enum rw_code {
     RW_EINTERNAL = 125, /* anything else: I/O, out of memory, a corrupt file */
     RW_ENOTEXEC = 126,  /* the command exists in the root but cannot be run */
     RW_ENOTFOUND = 127, /* the command is not in the root */
+    RW_ELIMIT = 118,    /* a disk limit (--max-trace, --max-disk) ended the run */
 };
 
 struct rw_error {
@@ -77,6 +78,7 @@ enum rw_outcome {
     RW_STALLED,     /* idle with no timer armed */
     RW_TIMEOUT,     /* the caller's abort flag ended it (--timeout) */
     RW_STOPPED,     /* the guest halted without a job status (an inspection ended) */
+    RW_LIMIT,       /* a disk limit ended it (--max-trace, --max-disk): "limit" */
 };
 
 /* The word for an outcome: "exited", "guest-error", "panic", ... */
@@ -96,6 +98,8 @@ struct rw_run_defaults {
     uint64_t pct_horizon;    /* PCT change points over this many steps: 65536 */
     uint64_t schedules;      /* check: 64 */
     unsigned jobs;           /* check: 2 */
+    uint64_t max_trace_mb;   /* a run's trace at most (MiB): 4096 */
+    uint64_t max_disk_mb;    /* a run's trace + keyframes + new pages at most (MiB): 16384 */
 };
 extern const struct rw_run_defaults rw_defaults;
 
@@ -137,6 +141,7 @@ struct rw_run_config {
     volatile sig_atomic_t *abort; /* set (e.g. by a signal handler) to stop the run */
     uint64_t test_holes;          /* tests only: rw_test_hole */
     unsigned snap_holes;          /* tests only: rw_test_hole */
+    uint64_t max_trace_mb, max_disk_mb; /* disk limits in MiB (0: rw_defaults) */
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:
@@ -194,6 +199,7 @@ struct rw_options {
     int input_fd;             /* shell: the keystrokes */
     const char *kernel, *init; /* NULL: $REWIND_KERNEL / $REWIND_INIT, else beside the program */
     unsigned snap_holes;      /* tests only: keyframe holes (rw_test_hole's kf-...) */
+    uint64_t max_trace_mb, max_disk_mb; /* disk limits in MiB (0: rw_defaults) */
 };
 void rw_options_init(struct rw_options *o);
 
@@ -230,6 +236,9 @@ int rw_shell(rw_home *h, const char *ref, uint64_t step, const struct rw_options
 /* Safe in a signal handler: the live shell sends the terminal size of its
  * input fd with its next keystrokes (call on SIGWINCH). */
 void rw_shell_winch(void);
+/* Safe in a signal handler: the live shell ends its input as at end of
+ * file (the guest's shell exits; the session is kept). Call on SIGINT. */
+void rw_shell_end_input(void);
 
 /* Safe in a signal handler: make a running VM leave KVM_RUN now, so it
  * sees the abort flag that the handler has just set. */
@@ -349,6 +358,7 @@ struct rw_run_info {
     int generation;        /* in rw_forks: 1 for a direct fork, 2 for its forks, ... */
     char *manifest_json;   /* the manifest, keys sorted, indented by 2 (NULL in listings) */
     char *spec_json;       /* the manifest's "spec" as compact JSON (NULL in listings) */
+    char names[2048];      /* every --name given to it, oldest first, each ending in '\n' */
 };
 
 /* Load the run ref names into *info, with the raw manifest and spec text.

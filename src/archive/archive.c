@@ -16,8 +16,8 @@
 #include "store/store.h"
 #include "util/check.h"
 
-const char *const archive_file_names[ARCH_NFILES] = {"manifest.json", "spec.json", "trace",
-                                                     "states", "keyframes"};
+const char *const archive_file_names[ARCH_NFILES] = {
+    "manifest.json", "spec.json", "trace", "states", "keyframes", "inputs"};
 
 int archive_valid_run_name(const char *name)
 {

@@ -170,7 +170,7 @@ static int open_run(struct xp *x, struct xrun *r, const char *name, char *err, s
     int rc = 0;
     for (int i = 0; i < ARCH_NFILES && rc == 0; i++) {
         if (i == ARCH_F_KEYFRAMES && !x->replayable)
-            break;
+            continue; /* a session's inputs still go: they are part of its spec */
         r->fd[i] = openat(dfd, archive_file_names[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         struct stat sb;
         if (r->fd[i] < 0 && errno == ENOENT && i >= ARCH_F_STATES)

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -44,6 +45,8 @@
 #include "home/paths.h"
 #include "trace/keyframe.h"
 #include "home/rundir.h"
+#include "home/runnames.h"
+#include "rewind.h"
 
 #define PUT_BATCH 256
 
@@ -59,6 +62,7 @@ struct irun {
     char name[64];
     unsigned files; /* bit per enum arch_file */
     int already;    /* present here with identical files */
+    int published;  /* this import renamed it into runs/ */
     char image[65];
 };
 
@@ -417,6 +421,65 @@ static const char *json_image(json_t *j)
     return s && archive_parse_hex(s, strlen(s), &h) == 0 ? s : NULL;
 }
 
+/* 1 if runs/<name> exists here. */
+static int run_here_dir(struct imp *m, const char *name)
+{
+    char p[4300];
+    return home_path(p, sizeof(p), m->home, HOME_RUNS, name, NULL) == 0 && access(p, F_OK) == 0;
+}
+
+/* 1 if runs/<name> exists here or is another run of this archive. */
+static int run_here(struct imp *m, const char *name)
+{
+    char p[4300];
+    if (find_run(m, name))
+        return 1;
+    return home_path(p, sizeof(p), m->home, HOME_RUNS, name, NULL) == 0 && access(p, F_OK) == 0;
+}
+
+/* The fields a manifest could use to take over another run or to wrap a
+ * size (docs/reliability.md): each name a valid name (never shaped like a
+ * run id, never a run here), "created" not in the future (a day of clock
+ * skew allowed), mem_mib in the range rewind runs. */
+static int check_fields(struct imp *m, struct irun *r, json_t *man, json_t *spec, char *err,
+                        size_t errlen)
+{
+    json_t *names = json_object_get(man, "names");
+    json_t *one = json_object_get(man, "name");
+    if ((names && !json_is_array(names)) || (one && !json_is_null(one) && !json_is_string(one)))
+        return util_fail(err, errlen, "the manifest of run %s has a corrupt name", r->name);
+    size_t i, k = json_array_size(names);
+    for (i = 0; i <= k; i++) {
+        json_t *v = i < k ? json_array_get(names, i) : one;
+        if (!v || json_is_null(v))
+            continue;
+        const char *s = json_string_value(v);
+        if (!s || !runnames_valid(s))
+            return util_fail(err, errlen,
+                             "run %s is named '%.64s', which is not a valid name (a name "
+                             "is never shaped like a run id)",
+                             r->name, s ? s : "?");
+        if (run_here(m, s))
+            return util_fail(err, errlen, "run %s is named '%.64s', which is the id of a run",
+                             r->name, s);
+    }
+    json_t *cr = json_object_get(man, "created");
+    if (cr && (!json_is_integer(cr) || json_integer_value(cr) < 0 ||
+               json_integer_value(cr) > (json_int_t)time(NULL) + 86400))
+        return util_fail(err, errlen, "run %s claims to be created in the future or before 1970",
+                         r->name);
+    json_t *specs[2] = {json_object_get(man, "spec"), spec};
+    for (i = 0; i < 2; i++) {
+        json_t *mem = json_object_get(specs[i], "mem_mib");
+        if (mem && (!json_is_integer(mem) || json_integer_value(mem) < 1 ||
+                    (uint64_t)json_integer_value(mem) > rw_defaults.mem_max_mib))
+            return util_fail(err, errlen, "run %s asks for %lld MiB of guest RAM (at most %llu)",
+                             r->name, (long long)json_integer_value(mem),
+                             (unsigned long long)rw_defaults.mem_max_mib);
+    }
+    return 0;
+}
+
 static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
 {
     char p[4600];
@@ -430,6 +493,8 @@ static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
         rc = util_fail(err, errlen, "the manifest of run %s is corrupt", r->name);
     else if (!json_is_object(spec))
         rc = util_fail(err, errlen, "the spec of run %s is corrupt", r->name);
+    if (rc == 0)
+        rc = check_fields(m, r, man, spec, err, errlen);
     const char *img = rc ? NULL : json_image(json_object_get(man, "spec"));
     if (!img && !rc)
         img = json_image(spec);
@@ -668,6 +733,7 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
         return util_fail(err, errlen, "cannot sync %s: %s", from, strerror(errno));
     if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0 ||
         ((errno == EINVAL || errno == ENOSYS) && access(to, F_OK) != 0 && rename(from, to) == 0)) {
+        r->published = 1;
         char runs[4300];
         if (home_path(runs, sizeof(runs), m->home, HOME_RUNS, NULL, NULL) < 0 ||
             io_fsync_dir(runs) < 0)
@@ -681,15 +747,38 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
                      to, errno == EEXIST ? "it appeared during the import" : strerror(errno));
 }
 
+/* Take back a run this import published (the main run then failed): moved
+ * back into the staging directory, which cleanup removes. */
+static void unpublish_run(struct imp *m, struct irun *r)
+{
+    char from[4300], to[4300];
+    snprintf(to, sizeof(to), "%s/%s", m->stage, r->name);
+    if (home_path(from, sizeof(from), m->home, HOME_RUNS, r->name, NULL) == 0 &&
+        rename(from, to) == 0 && home_path(from, sizeof(from), m->home, HOME_RUNS, NULL, NULL) == 0)
+        io_fsync_dir(from);
+}
+
+/* The parents first (a fork's keyframes name them), the main run last; if
+ * the main run cannot be added, the parents this import added are taken
+ * back: an import adds its run with its parents, or no run at all. */
 static int commit_all(struct imp *m, char *err, size_t errlen)
 {
+    struct irun *main = find_run(m, m->main);
+    if (!main->already && run_here_dir(m, main->name))
+        return util_fail(err, errlen, "cannot add run %s: it appeared during the import",
+                         main->name);
     if (commit_pages(m, err, errlen) < 0 || commit_images(m, err, errlen) < 0)
         return -1;
-    struct irun *main = find_run(m, m->main);
-    for (size_t i = 0; i < m->nruns; i++)
-        if (&m->run[i] != main && publish_run(m, &m->run[i], err, errlen) < 0)
-            return -1;
-    return publish_run(m, main, err, errlen);
+    int rc = 0;
+    for (size_t i = 0; i < m->nruns && rc == 0; i++)
+        if (&m->run[i] != main)
+            rc = publish_run(m, &m->run[i], err, errlen);
+    if (rc == 0)
+        rc = publish_run(m, main, err, errlen);
+    for (size_t i = 0; rc < 0 && i < m->nruns; i++)
+        if (m->run[i].published)
+            unpublish_run(m, &m->run[i]);
+    return rc;
 }
 
 /* ---- driver ------------------------------------------------------------- */

@@ -35,6 +35,7 @@ enum arch_file {
     ARCH_F_TRACE,
     ARCH_F_STATES,
     ARCH_F_KEYFRAMES,
+    ARCH_F_INPUTS, /* a shell session's keystrokes (src/run/session.h) */
     ARCH_NFILES
 };
 extern const char *const archive_file_names[ARCH_NFILES];

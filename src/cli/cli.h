@@ -71,6 +71,14 @@ struct cli_derived {
     void (*help)(void);
 };
 
+/* Seconds of wall time command cmd gets without --timeout (0: none): cat
+ * 600, shell 14400 (docs/reliability.md). */
+double cli_default_timeout(const char *cmd);
+
+/* A disk limit in MiB (--max-trace, --max-disk): 1..2^30. 0, or -1 after
+ * one error line. */
+int cli_read_limit(const char *flag, const char *arg, uint64_t *mb);
+
 /* Start command d: parse its options into o (rw_options_init first, the
  * cli_stdio observer, the abort flag of cli_abort_on_signals(--timeout))
  * and its operands (from optind; *step from the second, if any), and open

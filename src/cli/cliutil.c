@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <time.h>
@@ -59,18 +60,56 @@ volatile sig_atomic_t *cli_abort_on_signals(double timeout_s)
     return &abort_flag;
 }
 
+/* Write n bytes to fd, unbuffered. A reader that stops reading (a full
+ * pipe) must not keep the run past --timeout or SIGINT: wait in poll slices
+ * and write at most a pipe buffer at once, so no write blocks for long, and
+ * once the abort flag is set, drop what fd cannot take now. A closed pipe
+ * (SIGPIPE ignored) drops the rest. */
+static void out_all(int fd, const char *b, size_t n)
+{
+    while (n > 0) {
+        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+        int r = poll(&pf, 1, abort_flag ? 0 : 200);
+        if (r == 0 && abort_flag)
+            return;
+        if (r < 0 && errno != EINTR)
+            return;
+        if (r <= 0)
+            continue;
+        ssize_t w = write(fd, b, n < 4096 ? n : 4096);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (w <= 0)
+            return;
+        b += w;
+        n -= (size_t)w;
+    }
+}
+
 static void stdio_output(void *ctx, enum rw_stream s, const void *buf, size_t n)
 {
     (void)ctx;
+    fflush(stdout); /* whatever the command printed before comes first */
     if (s == RW_NOTICE) {
-        fprintf(stderr, "rewind: %.*s\n", (int)n, (const char *)buf);
+        char line[1600];
+        int k = snprintf(line, sizeof(line), "rewind: %.*s\n", (int)n, (const char *)buf);
+        out_all(2, line, k < 0 ? 0 : (size_t)k < sizeof(line) ? (size_t)k : sizeof(line) - 1);
         return;
     }
-    /* Unbuffered in effect: each piece is out before the run goes on. A
-     * closed pipe (SIGPIPE ignored) only shortens the write. */
-    FILE *f = s == RW_STDOUT ? stdout : stderr;
-    fwrite(buf, 1, n, f);
-    fflush(f);
+    out_all(s == RW_STDOUT ? 1 : 2, buf, n);
+}
+
+double cli_default_timeout(const char *cmd)
+{
+    /* A look at a file ends in seconds; a shell is a person's session. */
+    return !strcmp(cmd, "cat") ? 600 : !strcmp(cmd, "shell") ? 14400 : 0;
+}
+
+int cli_read_limit(const char *flag, const char *arg, uint64_t *mb)
+{
+    if (cli_read_step(arg, mb) < 0 || *mb == 0 || *mb > (1ull << 30))
+        return cli_error(-1, "%s needs a number of MiB from 1 to %llu: %s", flag, 1ull << 30, arg);
+    return 0;
 }
 
 const struct rw_observer cli_stdio = {.output = stdio_output, .ctx = NULL};
@@ -94,10 +133,16 @@ int cli_fail(const struct rw_error *err)
 
 /* Every option of the commands that start from a stored run. */
 static const struct option derived_opts[] = {
-    {"from", required_argument, 0, 'f'},     {"verify-restores", required_argument, 0, 'v'},
-    {"timeout", required_argument, 0, 't'},  {"test-hole", required_argument, 0, 'H'},
-    {"schedule", required_argument, 0, 'P'}, {"schedule-until", required_argument, 0, 'B'},
-    {"name", required_argument, 0, 'N'},     {"pid", required_argument, 0, 'p'},
+    {"from", required_argument, 0, 'f'},
+    {"verify-restores", required_argument, 0, 'v'},
+    {"timeout", required_argument, 0, 't'},
+    {"test-hole", required_argument, 0, 'H'},
+    {"schedule", required_argument, 0, 'P'},
+    {"schedule-until", required_argument, 0, 'B'},
+    {"name", required_argument, 0, 'N'},
+    {"pid", required_argument, 0, 'p'},
+    {"max-trace", required_argument, 0, 'T'},
+    {"max-disk", required_argument, 0, 'D'},
     {"help", no_argument, 0, 'h'},
 };
 #define NDERIVED (sizeof(derived_opts) / sizeof(derived_opts[0]))
@@ -123,7 +168,7 @@ static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_o
     memset(&longopts[n], 0, sizeof(longopts[n]));
     rw_options_init(o);
     o->observer = cli_stdio;
-    *timeout_s = 0;
+    *timeout_s = cli_default_timeout(cmd);
     struct rw_run_config holes;
     memset(&holes, 0, sizeof(holes));
     int c;
@@ -166,6 +211,14 @@ static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_o
                                  "'@' or '.': %s",
                                  optarg);
             o->name = optarg;
+            break;
+        case 'T':
+            if (cli_read_limit("--max-trace", optarg, &o->max_trace_mb) < 0)
+                return -1;
+            break;
+        case 'D':
+            if (cli_read_limit("--max-disk", optarg, &o->max_disk_mb) < 0)
+                return -1;
             break;
         case 'p':
             if (cli_read_step(optarg, &o->pid) < 0 || o->pid == 0)

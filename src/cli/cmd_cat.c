@@ -13,17 +13,20 @@
 
 static void help(void)
 {
-    puts("usage: rewind cat RUN STEP PATH [--pid P]\n\n"
+    puts("usage: rewind cat RUN STEP PATH [--pid P] [--timeout S]\n\n"
          "Print the file PATH as it was at STEP of RUN, as process P (default: the\n"
          "job) saw it, through its root and working directory. Read in a throwaway\n"
-         "fork of the run; nothing stored changes. Exit 3 if PATH did not exist.");
+         "fork of the run; nothing stored changes. Exit 3 if PATH did not exist.\n\n"
+         "  --timeout S      give up after S seconds of wall time (default 600; exit 124)\n"
+         "  --max-trace MB, --max-disk MB   disk limits of the fork (see rewind run)");
 }
 
 int cmd_cat(int argc, char **argv)
 {
     struct rw_options o;
     uint64_t step;
-    static const struct cli_derived d = {"cat", "pid", 3, "RUN STEP PATH", help};
+    static const struct cli_derived d = {"cat", "pid,timeout,max-trace,max-disk", 3,
+                                         "RUN STEP PATH", help};
     rw_home *h;
     int ex = cli_start(argc, argv, &d, &o, &step, &h);
     if (ex >= 0)

@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -34,6 +35,36 @@ static void begin(struct out *o)
         printf("%-18s %-19s %-14s %10s  %s\n", "RUN", "CREATED", "OUTCOME", "STEPS", "COMMAND");
 }
 
+/* Print one JSON object of a listing (jansson escapes every string: an
+ * imported manifest's outcome or parent is untrusted text). */
+static void put_obj(struct out *o, json_t *obj)
+{
+    char *d = obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    printf("%s%s", o->n++ ? ",\n" : "", d ? d : "{}");
+    free(d);
+    json_decref(obj);
+}
+
+/* A JSON string of s; a text cut mid-character (a truncated command) gets
+ * '?' for its bytes past ASCII rather than being left out. */
+static json_t *jtext(const char *s)
+{
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    char buf[1100];
+    size_t i = 0;
+    for (; s[i] && i < sizeof(buf) - 1; i++)
+        buf[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+    buf[i] = 0;
+    return json_string(buf);
+}
+
+static json_t *str_or_null(int has, const char *s)
+{
+    return has ? jtext(s) : json_null();
+}
+
 static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_error *why)
 {
     struct out *o = ctx;
@@ -42,8 +73,8 @@ static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_err
         return cli_read_fail(0, why);
     if (r->incomplete) {
         if (o->json)
-            printf("%s{\"id\":\"%s\",\"outcome\":\"incomplete\",\"dir\":\"%s\"}",
-                   o->n++ ? ",\n" : "", r->id, r->dir);
+            put_obj(o, json_pack("{s:s?, s:s, s:s?}", "id", r->id, "outcome", "incomplete", "dir",
+                                 r->dir));
         else
             printf("%-18s %-19s %-14s %10s  (incomplete: %s)\n", r->id, "-", "incomplete", "-",
                    r->path);
@@ -59,18 +90,16 @@ static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_err
     else
         snprintf(outcome, sizeof(outcome), "%s", r->outcome[0] ? r->outcome : "?");
     if (o->json) {
-        printf("%s{\"id\":\"%s\",\"name\":", o->n++ ? ",\n" : "", r->id);
-        if (r->has_name)
-            cli_read_json_str(r->name, strlen(r->name));
-        else
-            fputs("null", stdout);
-        printf(",\"created\":%lld,\"outcome\":\"%s\",\"exit_code\":%lld,\"steps\":%lld,"
-               "\"parent\":%s%s%s,\"command\":",
-               (long long)r->created, r->outcome, (long long)r->exit_code, (long long)r->steps,
-               r->has_parent ? "\"" : "", r->has_parent ? r->parent : "null",
-               r->has_parent ? "\"" : "");
-        cli_read_json_str(r->command, strlen(r->command));
-        putchar('}');
+        json_t *j = json_object();
+        json_object_set_new(j, "id", json_string(r->id));
+        json_object_set_new(j, "name", str_or_null(r->has_name, r->name));
+        json_object_set_new(j, "created", json_integer((json_int_t)r->created));
+        json_object_set_new(j, "outcome", jtext(r->outcome));
+        json_object_set_new(j, "exit_code", json_integer((json_int_t)r->exit_code));
+        json_object_set_new(j, "steps", json_integer((json_int_t)r->steps));
+        json_object_set_new(j, "parent", str_or_null(r->has_parent, r->parent));
+        json_object_set_new(j, "command", jtext(r->command));
+        put_obj(o, j);
     } else {
         printf("%-18s %-19s %-14s %10lld  %s%s%s%s\n", r->id, when, outcome, (long long)r->steps,
                r->has_name ? "[" : "", r->name, r->has_name ? "] " : "", r->command);
@@ -86,10 +115,10 @@ static int print_fork(void *ctx, const struct rw_run_info *r, const struct rw_er
     begin(o);
     const char *what = r->outcome[0] ? r->outcome : "?";
     if (o->json)
-        printf("%s{\"id\":\"%s\",\"parent\":\"%s\",\"generation\":%d,\"fork_step\":%lld,"
-               "\"outcome\":\"%s\",\"exit_code\":%lld,\"steps\":%lld}",
-               o->n++ ? ",\n" : "", r->id, r->parent, r->generation, (long long)r->fork_step, what,
-               (long long)r->exit_code, (long long)r->steps);
+        put_obj(o, json_pack("{s:s?, s:s?, s:i, s:I, s:s?, s:I, s:I}", "id", r->id, "parent",
+                             r->parent, "generation", r->generation, "fork_step",
+                             (json_int_t)r->fork_step, "outcome", what, "exit_code",
+                             (json_int_t)r->exit_code, "steps", (json_int_t)r->steps));
     else
         printf("%*s%s  forked at step %lld  %s:%lld after %lld steps\n", 2 * r->generation, "",
                r->id, (long long)r->fork_step, what, (long long)r->exit_code, (long long)r->steps);

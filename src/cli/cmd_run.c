@@ -33,6 +33,10 @@ static void help(FILE *f)
           "                   only PATH, HOME and what -e sets, never the host's env\n"
           "  --mem MIB        guest RAM in MiB (default 512, 64..3072)\n"
           "  --timeout S      end the run after S seconds of wall time (outcome timeout)\n"
+          "  --max-trace MB   end the run when its trace passes MB MiB (outcome limit;\n"
+          "                   default 4096)\n"
+          "  --max-disk MB    end the run when its trace, keyframes and new pages pass\n"
+          "                   MB MiB (outcome limit; default 16384)\n"
           "  --seed N         seed of the guest's entropy (default 0)\n"
           "  --epoch E        wall clock at boot: seconds since 1970 or YYYY-MM-DD[THH:MM:SS]\n"
           "                   (default: midnight UTC today)\n"
@@ -53,7 +57,7 @@ static void help(FILE *f)
           "Exit status: CMD's own status (128+N if killed by signal N), or 2 bad usage,\n"
           "119 guest error/stall, 120 no usable /dev/kvm, 121 bad root, 122 kernel missing,\n"
           "123 guest kernel panic, 124 timeout, 125 internal error, 126 CMD not executable,\n"
-          "127 CMD not found in the root.\n",
+          "127 CMD not found in the root, 118 a disk limit (--max-trace, --max-disk) hit.\n",
           f);
 }
 
@@ -99,6 +103,8 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
         {"schedule", required_argument, 0, 'P'},
         {"schedule-from", required_argument, 0, 'A'},
         {"schedule-until", required_argument, 0, 'B'},
+        {"max-trace", required_argument, 0, 'T'},
+        {"max-disk", required_argument, 0, 'D'},
         {0, 0, 0, 0},
     };
     static char *env[ENV_MAX + 1];
@@ -186,6 +192,14 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
             break;
         case 'H':
             if (cli_test_hole(optarg, &c) < 0)
+                return -1;
+            break;
+        case 'T':
+            if (cli_read_limit("--max-trace", optarg, &c.max_trace_mb) < 0)
+                return -1;
+            break;
+        case 'D':
+            if (cli_read_limit("--max-disk", optarg, &c.max_disk_mb) < 0)
                 return -1;
             break;
         case 'h':

@@ -20,26 +20,54 @@ static void on_winch(int sig)
     rw_shell_winch();
 }
 
+/* SIGINT (a ^C when the input is not the terminal, or kill -INT): the first
+ * ends the session's input as at end of file, so the guest's shell exits
+ * and the session is kept; a second aborts the run like --timeout. In raw
+ * mode a ^C typed at the terminal is a byte for the guest, not a signal. */
+static volatile sig_atomic_t *shell_abort;
+static volatile sig_atomic_t interrupts;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    if (interrupts++ == 0) {
+        rw_shell_end_input();
+        return;
+    }
+    if (shell_abort)
+        *shell_abort = 1;
+    rw_interrupt();
+}
+
 static void help(void)
 {
-    puts("usage: rewind shell RUN STEP [--pid P]\n\n"
+    puts("usage: rewind shell RUN STEP [--pid P] [--timeout S]\n\n"
          "Open an interactive shell inside the VM of RUN at STEP, in process P's\n"
          "(default: the job's) root, directory and environment, on a pty. Every\n"
          "process of the run is frozen at STEP. Exit the shell to end the session;\n"
-         "it is kept as a run (its keystrokes included) that rewind replay re-runs.");
+         "it is kept as a run (its keystrokes included) that rewind replay re-runs.\n"
+         "SIGINT ends the input as at end of file (the session is kept); a second\n"
+         "SIGINT aborts.\n\n"
+         "  --timeout S      end the session after S seconds of wall time (default\n"
+         "                   14400; exit 124, nothing kept)\n"
+         "  --max-trace MB, --max-disk MB   disk limits of the session (see rewind run)");
 }
 
 int cmd_shell(int argc, char **argv)
 {
     struct rw_options o;
     uint64_t step;
-    static const struct cli_derived d = {"shell", "pid", 2, "RUN STEP", help};
+    static const struct cli_derived d = {"shell", "pid,timeout,max-trace,max-disk", 2, "RUN STEP",
+                                         help};
     rw_home *h;
     int ex = cli_start(argc, argv, &d, &o, &step, &h);
     if (ex >= 0)
         return ex;
     o.input_fd = 0;
-    signal(SIGINT, SIG_IGN); /* ^C belongs to the guest (raw mode sends it as a byte) */
+    shell_abort = o.abort;
+    struct sigaction si = {.sa_handler = on_interrupt};
+    sigemptyset(&si.sa_mask);
+    sigaction(SIGINT, &si, NULL);
     struct sigaction sa = {.sa_handler = on_winch};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGWINCH, &sa, NULL);
@@ -60,5 +88,5 @@ int cmd_shell(int argc, char **argv)
         return cli_fail(&err); /* the README's codes: 2 usage, 120 no KVM, ... */
     fflush(stdout);
     fprintf(stderr, "rewind: session kept as run %s (rewind replay %s re-runs it)\n", r.id, r.id);
-    return r.inspect_status;
+    return interrupts ? 128 + SIGINT : r.inspect_status; /* as a shell ended by ^C */
 }

@@ -14,7 +14,7 @@
  * none (printf must never get NULL for %s). */
 static const char *jstr(json_t *o, const char *key)
 {
-    const char *v = json_string_value(json_object_get(o, key));
+    const char *v = json_string_value(key ? json_object_get(o, key) : o);
     return v ? v : "-";
 }
 
@@ -57,11 +57,23 @@ int cmd_show(int argc, char **argv)
     json_t *spec = json_object_get(m, "spec");
     printf("run:      %s\n", jstr(m, "id"));
     printf("dir:      %s\n", dir);
+    json_t *names = json_object_get(m, "names"); /* every --name given, oldest first */
+    if (json_array_size(names)) {
+        size_t k;
+        json_t *x;
+        printf("names:   ");
+        json_array_foreach(names, k, x) printf("%s %s", k ? "," : "", jstr(x, NULL));
+        putchar('\n');
+    } else if (json_string_value(json_object_get(m, "name"))) {
+        printf("names:    %s\n", jstr(m, "name"));
+    }
     printf("outcome:  %s (exit code %lld), %lld steps, %.6f s virtual, %lld events\n",
            jstr(m, "outcome"), (long long)json_integer_value(json_object_get(m, "exit_code")),
            (long long)json_integer_value(json_object_get(m, "steps")),
            (double)json_integer_value(json_object_get(m, "virtual_ns")) / 1e9,
            (long long)json_integer_value(json_object_get(m, "events")));
+    if (!strcmp(jstr(m, "outcome"), "limit")) /* which cap (src/run/limits.h) */
+        printf("limit:    %s\n", jstr(m, "message"));
     printf("trace:    %s\nram:      %s\n", jstr(m, "trace_hash"), jstr(m, "ram_hash"));
     printf("kernel:   %s\ninit:     %s\nimage:    %s\ncpu:      %s\n", jstr(spec, "kernel"),
            jstr(spec, "init"), jstr(spec, "image"), jstr(spec, "cpu"));

@@ -1,5 +1,6 @@
 /* runinfo: see runinfo.h. */
 #include "home/runinfo.h"
+#include "home/runnames.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -45,6 +46,20 @@ static void fill(json_t *m, struct rw_run_info *in)
     const char *par = json_string_value(json_object_get(m, "parent"));
     in->has_name = nm != NULL;
     snprintf(in->name, sizeof(in->name), "%s", nm ? nm : "");
+    json_t *names = runnames_of(m); /* every name given keeps resolving */
+    size_t k, at = 0;
+    json_t *x;
+    in->names[0] = 0;
+    json_array_foreach(names, k, x)
+    {
+        int w = snprintf(in->names + at, sizeof(in->names) - at, "%s\n", json_string_value(x));
+        if (w < 0 || (size_t)w >= sizeof(in->names) - at) {
+            in->names[at] = 0; /* only whole names */
+            break;
+        }
+        at += (size_t)w;
+    }
+    json_decref(names);
     in->has_parent = par != NULL;
     snprintf(in->parent, sizeof(in->parent), "%s", par ? par : "");
     json_t *fs = json_object_get(m, "fork_step");

@@ -25,9 +25,24 @@
 
 #define RUNLIST_MAX_DEPTH 64
 
+/* 1 if name is one of the run's names (each ends in '\n' in in->names). */
+static int named(const struct rw_run_info *in, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = in->names; *p;) {
+        const char *nl = strchr(p, '\n');
+        if (!nl)
+            break;
+        if ((size_t)(nl - p) == n && !memcmp(p, name, n))
+            return 1;
+        p = nl + 1;
+    }
+    return in->has_name && !strcmp(in->name, name);
+}
+
 static int matches(const struct rw_run_info *in, const struct rw_run_filter *f)
 {
-    if (f->name && (!in->has_name || strcmp(in->name, f->name)))
+    if (f->name && !named(in, f->name))
         return 0;
     if (f->status && (!in->outcome[0] || strcmp(in->outcome, f->status)))
         return 0;

@@ -1,6 +1,10 @@
 /*
  * runref: see runref.h. "Newest" is by the manifest's "created" time, then
- * by name, so the order is stable.
+ * by name, so the order is stable. A "created" more than a day in the
+ * future (a hand-made manifest's; import refuses it) counts as the oldest,
+ * so no run can stay "@" by claiming a far-off date. A reference is tried as a directory name or id
+ * first, then as a name (every name a run was given: home/runnames.h), then as a prefix: no
+ * manifest can make an id resolve to another run.
  */
 #include "home/runref.h"
 
@@ -12,15 +16,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "home/paths.h"
+#include "home/runnames.h"
 
 struct ent {
     char *name; /* directory name under runs/ */
     char *id;   /* run id (for a staging dir ".<id>.<pid>": the id part) */
     int incomplete;
     long long created;
-    char *given; /* --name, if any */
+    json_t *names; /* every --name given (runnames_of) */
 };
+
+static int has_name(json_t *names, const char *ref)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(names, i, x)
+    {
+        if (!strcmp(json_string_value(x), ref))
+            return 1;
+    }
+    return 0;
+}
 
 static int by_newest(const void *a, const void *b)
 {
@@ -41,6 +60,7 @@ static int load(const char *home, struct ent **out)
     struct ent *v = NULL;
     int n = 0, cap = 0;
     struct dirent *e;
+    long long now = (long long)time(NULL);
     while ((e = readdir(d))) {
         int incomplete = e->d_name[0] == '.';
         if (incomplete &&
@@ -60,14 +80,15 @@ static int load(const char *home, struct ent **out)
             }
             v = nv;
         }
-        const char *given = json_string_value(json_object_get(m, "name"));
         v[n].name = strdup(e->d_name);
         v[n].id = strdup(e->d_name + incomplete);
         if (incomplete && strchr(v[n].id, '.'))
             *strchr(v[n].id, '.') = 0;
         v[n].incomplete = incomplete;
         v[n].created = (long long)json_integer_value(json_object_get(m, "created"));
-        v[n].given = given ? strdup(given) : NULL;
+        if (v[n].created > now + 86400 || v[n].created < 0)
+            v[n].created = 0; /* no run comes from the future */
+        v[n].names = m ? runnames_of(m) : NULL;
         n++;
         json_decref(m);
     }
@@ -82,7 +103,7 @@ static void unload(struct ent *v, int n)
     for (int i = 0; i < n; i++) {
         free(v[i].name);
         free(v[i].id);
-        free(v[i].given);
+        json_decref(v[i].names);
     }
     free(v);
 }
@@ -134,12 +155,13 @@ int runref_resolve(const char *home, const char *ref, char *dir, size_t dirlen, 
             if (!v[i].incomplete && --k == 0)
                 pick = i, matches = 1;
     } else {
-        /* exact name or id, complete runs first, then runs killed mid-way */
-        for (int pass = 0; pass < 2 && pick < 0; pass++)
+        /* A directory name or id first (complete runs, then runs killed
+         * mid-way), then a name given to a run, newest first. */
+        for (int pass = 0; pass < 3 && pick < 0; pass++)
             for (int i = 0; i < n; i++)
-                if (v[i].incomplete == pass &&
-                    (!strcmp(v[i].name, ref) || (pass && !strcmp(v[i].id, ref)) ||
-                     (v[i].given && !strcmp(v[i].given, ref)))) {
+                if ((pass == 0 && !v[i].incomplete && !strcmp(v[i].name, ref)) ||
+                    (pass == 1 && v[i].incomplete && !strcmp(v[i].id, ref)) ||
+                    (pass == 2 && !v[i].incomplete && has_name(v[i].names, ref))) {
                     pick = i;
                     matches = 1;
                     break;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "home/paths.h"
+#include "home/runnames.h"
 #include "run/modes.h"
 #include "trace/trace.h"
 #include "util/check.h"
@@ -42,6 +43,8 @@ const struct rw_run_defaults rw_defaults = {
     .pct_horizon = 65536,
     .schedules = 64,
     .jobs = 2,
+    .max_trace_mb = 4096, /* docs/reliability.md: far above any real suite's trace */
+    .max_disk_mb = 16384,
 };
 
 int run_usage(struct rw_error *err, const char *fmt, ...)
@@ -90,6 +93,8 @@ const char *rw_outcome_word(enum rw_outcome o)
         return "timeout";
     case RW_STOPPED:
         return "stopped";
+    case RW_LIMIT:
+        return "limit";
     default:
         return "running";
     }
@@ -204,6 +209,16 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     o->home = rw_home_path(h);
     o->kernel = c->kernel ? c->kernel : rw_default_kernel();
     o->init = c->init ? c->init : rw_default_init();
+    if (c->mem_mib < rw_defaults.mem_min_mib || c->mem_mib > rw_defaults.mem_max_mib)
+        return run_usage(err, "--mem must be a number of MiB from %llu to %llu: %llu",
+                         (unsigned long long)rw_defaults.mem_min_mib,
+                         (unsigned long long)rw_defaults.mem_max_mib,
+                         (unsigned long long)c->mem_mib);
+    if (c->name && !runnames_valid(c->name))
+        return run_usage(err,
+                         "--name must be 1..%d bytes, without '/' or control characters, "
+                         "not starting with '@' or '.', not shaped like a run id: %s",
+                         RUNNAMES_LEN, c->name);
     o->name = c->name;
     o->show_console = c->show_console;
     o->quiet = c->quiet;
@@ -214,6 +229,8 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     o->kf_every = c->keyframe_every;
     o->test_holes = c->test_holes;
     o->snap_holes = c->snap_holes;
+    o->max_trace_mb = c->max_trace_mb;
+    o->max_disk_mb = c->max_disk_mb;
     return 0;
 }
 
@@ -261,6 +278,11 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
         return fail(err, errlen, "the run's spec has a malformed perturb list");
     if (json_integer_value(json_object_get(spec, "test_holes")))
         return fail(err, errlen, "this run was made with a test hole open; it cannot be replayed");
+    json_int_t mem = json_integer_value(json_object_get(spec, "mem_mib"));
+    if (mem < (json_int_t)rw_defaults.mem_min_mib || mem > (json_int_t)rw_defaults.mem_max_mib)
+        return fail(err, errlen, "the run's spec asks for %lld MiB of guest RAM (%llu..%llu)",
+                    (long long)mem, (unsigned long long)rw_defaults.mem_min_mib,
+                    (unsigned long long)rw_defaults.mem_max_mib); /* no mem_mib << 20 wrap */
     char root[4200];
     if (home_path(root, sizeof(root), home, HOME_IMAGES, image, NULL) < 0)
         return fail(err, errlen, "the run's spec names a bad image: %s", image);

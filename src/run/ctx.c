@@ -24,7 +24,9 @@
 
 #include "home/homelock.h"
 #include "home/paths.h"
+#include "home/runnames.h"
 #include "run/job.h"
+#include "run/limits.h"
 #include "trace/compare.h"
 #include "trace/keyframe.h"
 #include "util/bytes.h"
@@ -43,6 +45,7 @@
 _Static_assert(RW_EXITED == (int)PLATFORM_EXITED && RW_STOPPED == (int)PLATFORM_STOPPED &&
                    RW_TIMEOUT == (int)PLATFORM_TIMEOUT && RW_STALLED == (int)PLATFORM_STALLED,
                "enum rw_outcome mirrors enum platform_outcome");
+_Static_assert(RW_LIMIT == (int)PLATFORM_LIMIT, "enum rw_outcome mirrors enum platform_outcome");
 
 struct kvm_run *volatile run_active_kvm_run;
 
@@ -63,8 +66,18 @@ struct run_sink {
     struct session *session; /* shell: input at idle steps */
     int inspected, inspect_status;
     uint64_t kf_every;
-    int kf_due; /* take a keyframe at the end of this step (the job starts) */
+    int kf_due;            /* take a keyframe at the end of this step (the job starts) */
+    struct run_limits lim; /* the disk caps (src/run/limits.h) */
 };
+
+/* A disk cap is hit: the run ends at the end of this step (outcome limit). */
+static void limit_hit(struct run_sink *s)
+{
+    if (!s->p || s->p->outcome != PLATFORM_RUNNING)
+        return;
+    s->p->outcome = PLATFORM_LIMIT;
+    run_limits_message(&s->lim, s->p->step, s->p->message, sizeof(s->p->message));
+}
 
 static void emit(const struct rw_observer *obs, enum rw_stream s, const void *p, size_t n)
 {
@@ -140,7 +153,12 @@ static void keyframe_step(struct run_sink *s, struct platform *p)
                    err);
         kf_close(&s->kf->w);
         s->kf->writing = 0;
+        return;
     }
+    struct store_stats st;
+    store_stats(s->kf->store, &st);
+    if (run_limits_keyframes(&s->lim, st.bytes_written + s->kf->w.bytes))
+        limit_hit(s);
 }
 
 /* State log entry: u64 step | u64 first 8 bytes of a SHA-256; the top bit of
@@ -206,6 +224,8 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
         trace_append(s->file, step, r);
         if (r->kind == REWIND_REC_OUTPUT || s->file->count % 64 == 0)
             trace_flush(s->file);
+        if (run_limits_trace(&s->lim, r->len))
+            limit_hit(s);
     }
     switch (r->kind) {
     case REWIND_REC_OUTPUT:
@@ -284,6 +304,8 @@ static int exit_code_of(const struct platform *p)
         return RW_EPANIC;
     case PLATFORM_TIMEOUT:
         return RW_ETIMEOUT;
+    case PLATFORM_LIMIT:
+        return RW_ELIMIT;
     case PLATFORM_INIT_FAILED:
         return RW_EINTERNAL;
     default:
@@ -358,8 +380,11 @@ static int hash_of(const char *home, const char *path, char hex[65], const char 
 }
 
 static char *manifest_json(const char *spec_json, const struct rw_result *r, uint64_t events,
-                           const char *name)
+                           const char *name, json_t *names)
 {
+    /* every name given keeps resolving (home/runnames.h); "name" is the newest */
+    if (!name && json_array_size(names))
+        name = json_string_value(json_array_get(names, json_array_size(names) - 1));
     json_t *m = json_object();
     json_error_t je;
     json_object_set_new(m, "version", json_integer(1));
@@ -369,6 +394,8 @@ static char *manifest_json(const char *spec_json, const struct rw_result *r, uin
     json_object_set_new(m, "parent", json_null()); /* replaced below for forks */
     if (name)
         json_object_set_new(m, "name", json_string(name));
+    if (json_array_size(names))
+        json_object_set(m, "names", names);
     json_object_set_new(m, "outcome", json_string(rw_outcome_word(r->outcome)));
     json_object_set_new(m, "status", json_integer((json_int_t)r->job_status));
     json_object_set_new(m, "exit_code", json_integer(r->exit_code));
@@ -441,7 +468,8 @@ static void check_against_stored(struct run_ctx *c, char *name, size_t n)
     /* A run cut by --timeout ended at a step chosen by wall time: it is no
      * reference, and comparing with one proves nothing. A complete run
      * replaces a cut one; a cut run is kept beside a complete one. */
-    int stored_cut = oc && !strcmp(oc, "timeout"), cut = r->outcome == RW_TIMEOUT;
+    int stored_cut = oc && (!strcmp(oc, "timeout") || !strcmp(oc, "limit"));
+    int cut = r->outcome == RW_TIMEOUT || r->outcome == RW_LIMIT; /* a limit: the same */
     json_decref(m);
     if (same || (stored_cut && !cut))
         return;
@@ -595,6 +623,8 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
     s->quiet = o->quiet;
     s->file = &c->dir.trace;
     s->vm = &c->vm;
+    run_limits_init(&s->lim, o->max_trace_mb, o->max_disk_mb);
+    io_set_abort(o->abort); /* a blocked write gives up on --timeout (util/io.h) */
     if (o->state_log) {
         char sp[PATH_LEN];
         staging_path(c, "states", sp, sizeof(sp));
@@ -980,7 +1010,9 @@ int run_finish(struct run_ctx *c)
     }
     RW_ASSERT(c->lockfd >= 0);                                  /* invariant 1 */
     RW_ASSERT(!c->parent || !res->had_stored || res->diverged); /* invariant 5 */
-    char *mj = manifest_json(c->spec_json, res, c->dir.trace.count, c->o->name);
+    json_t *names = runnames_merged(c->o->home, name, c->o->name);
+    char *mj = manifest_json(c->spec_json, res, c->dir.trace.count, c->o->name, names);
+    json_decref(names);
     int fr = mj ? rundir_finish_as(&c->dir, name, mj, ERR) : ctx_fail(c, "out of memory");
     free(mj);
     if (fr < 0)
@@ -1009,6 +1041,10 @@ int run_through(struct run_ctx *c, int rc)
 int run_close(struct run_ctx *c, int rc)
 {
     RW_ASSERT(rc == 0 || rc == -1);
+    int cut = !c->p                               ? 0
+              : c->p->outcome == PLATFORM_TIMEOUT ? RW_ETIMEOUT
+              : c->p->outcome == PLATFORM_LIMIT   ? RW_ELIMIT
+                                                  : 0;
     if (c->sink && c->sink->session)
         session_close(&c->sess, c->inputs_hex);
     if (c->kf_ready)
@@ -1037,7 +1073,10 @@ int run_close(struct run_ctx *c, int rc)
     if (c->lockfd >= 0)
         homelock_release(c->lockfd);
     c->lockfd = -1;
+    io_set_abort(NULL);
     if (rc < 0)
         c->err->code = run_phase_code(c->phase); /* invariant 2: the one place */
+    if (rc < 0 && cut)
+        c->err->code = cut; /* an inspection cut by --timeout or a disk limit */
     return rc;
 }

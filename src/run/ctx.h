@@ -69,6 +69,7 @@ struct run_opts {
     uint64_t kf_every;   /* 0: rw_defaults.keyframe_every */
     uint64_t test_holes; /* REWIND_HOLE_* | PLATFORM_HOLE_*: tests only */
     unsigned snap_holes; /* SNAP_HOLE_*: tests only */
+    uint64_t max_trace_mb, max_disk_mb; /* disk limits (src/run/limits.h; 0: defaults) */
 };
 
 /* An inspection (cat, shell): run to step `at`, freeze the guest's

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "home/runnames.h"
 #include "util/check.h"
 
 int run_fork(struct run_opts *o, const char *parent, uint64_t schedule, uint64_t from,
@@ -52,11 +53,15 @@ int rw_fork(rw_home *h, const char *ref, uint64_t step, const struct rw_options 
     int rc;
     if (op->schedule_until <= step) {
         rc = run_usage(err, "--schedule-until must be after STEP");
+    } else if (op->name && !runnames_valid(op->name)) {
+        rc = run_usage(err, "--name must be a name, not shaped like a run id: %s", op->name);
     } else {
         st.o.quiet = 0;
         st.o.name = op->name;
         st.o.obs = &op->observer;
         st.o.abort = op->abort;
+        st.o.max_trace_mb = op->max_trace_mb;
+        st.o.max_disk_mb = op->max_disk_mb;
         rc = run_fork(&st.o, st.name, op->schedule, step, op->schedule_until, step, st.steps - step,
                       res, err);
     }

@@ -23,6 +23,8 @@ static int inspect(rw_home *h, const char *ref, struct run_inspect *ins,
     st.o.quiet = 0;
     st.o.obs = &op->observer;
     st.o.abort = op->abort;
+    st.o.max_trace_mb = op->max_trace_mb;
+    st.o.max_disk_mb = op->max_disk_mb;
     struct run_ctx c;
     int rc = run_prepare(&c, &st.o, ins, keep, 1, res, err);
     if (rc == 0)
@@ -45,6 +47,11 @@ int rw_shell(rw_home *h, const char *ref, uint64_t step, const struct rw_options
     struct run_inspect ins = {
         .kind = "shell", .at = step, .pid = op->pid, .session_fd = op->input_fd};
     return inspect(h, ref, &ins, op, RUN_KEEP, res, err);
+}
+
+void rw_shell_end_input(void)
+{
+    session_end_input = 1;
 }
 
 void rw_shell_winch(void)

@@ -19,6 +19,7 @@
 #define BATCH_QUIET_MS 5
 
 volatile sig_atomic_t session_winch = 1; /* the first delivery says the size */
+volatile sig_atomic_t session_end_input;
 
 int session_open_live(struct session *s, int fd, const char *path, char *err, size_t errlen)
 {
@@ -92,6 +93,11 @@ static void gather(struct session *s, int timeout_ms)
         /* Keep room for one more frame header, a byte, and a resize. */
         if (s->eof || s->len + hdr + 1 + room_for_winsize > sizeof(s->buf))
             return;
+        if (session_end_input) { /* SIGINT: end the input as at end of file */
+            frame(s, REWIND_INPUT_EOF, NULL, 0);
+            s->eof = 1;
+            return;
+        }
         /* Wait in slices so that an abort (SIGTERM, --timeout) is seen. */
         int slice = timeout_ms < 0 || timeout_ms > 200 ? 200 : timeout_ms;
         struct pollfd pf = {.fd = s->fd, .events = POLLIN};

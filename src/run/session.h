@@ -37,6 +37,9 @@ struct session {
 /* Set by the SIGWINCH handler of the caller: the next delivery carries the
  * terminal size of fd (a WINSIZE frame). */
 extern volatile sig_atomic_t session_winch;
+/* Set by the caller's SIGINT handler (rw_shell_end_input): the live
+ * session's next delivery ends its input with an EOF frame. */
+extern volatile sig_atomic_t session_end_input;
 
 /* Live session reading fd, logging to path. 0 or -1 + err. */
 int session_open_live(struct session *s, int fd, const char *path, char *err, size_t errlen);

@@ -14,13 +14,29 @@
 
 #include "util/check.h"
 
+/* Set by the caller's signal handler (--timeout, SIGINT): a loop that a
+ * signal interrupts gives up instead of retrying (a writer blocked on a full
+ * pipe must not outlive the run's wall-time limit). */
+static volatile sig_atomic_t *io_abort_flag;
+
+void io_set_abort(volatile sig_atomic_t *flag)
+{
+    io_abort_flag = flag;
+}
+
+/* An EINTR to retry: only while no abort is asked for. */
+static int io_retry(void)
+{
+    return errno == EINTR && !(io_abort_flag && *io_abort_flag);
+}
+
 /* The one write loop: all n bytes, at off if off >= 0, else at the file
  * position. A 0-byte write is EIO, so a full device cannot spin us. */
 static int write_loop(int fd, const uint8_t *b, size_t n, off_t off)
 {
     while (n > 0) {
         ssize_t w = off < 0 ? write(fd, b, n) : pwrite(fd, b, n, off);
-        if (w < 0 && errno == EINTR)
+        if (w < 0 && io_retry())
             continue;
         if (w < 0)
             return -1;
@@ -43,7 +59,7 @@ static ssize_t read_loop(int fd, uint8_t *b, size_t n, off_t off)
     while (got < n) {
         ssize_t r =
             off < 0 ? read(fd, b + got, n - got) : pread(fd, b + got, n - got, off + (off_t)got);
-        if (r < 0 && errno == EINTR)
+        if (r < 0 && io_retry())
             continue;
         if (r < 0)
             return -1;

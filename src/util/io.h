@@ -4,13 +4,20 @@
  * or -1 with errno set (a 0-byte write is EIO), and a reader sees all the
  * bytes it asked for, the shorter count at end of file, or -1 with errno
  * (io_pread_exact makes an end of file before n bytes EIO).
+ * Once the flag given to io_set_abort is set, an interrupted loop returns
+ * -1 with errno EINTR instead of retrying.
  */
 #ifndef REWIND_UTIL_IO_H
 #define REWIND_UTIL_IO_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* The abort flag every loop checks on EINTR (NULL: always retry). A run
+ * sets its caller's flag for its life (src/run/ctx.c). */
+void io_set_abort(volatile sig_atomic_t *flag);
 
 /* Write all n bytes at p to fd. 0, or -1 with errno (EIO for a 0 write). */
 int io_write_all(int fd, const void *p, size_t n);
