@@ -8,7 +8,7 @@
  *           run name (64 bytes, NUL padded): the run the archive is for
  *   entry   u32 kind | u32 name_len (<= 255) | u64 data_len | name | data
  *     kind 1 FILE   name "<run>/<file>", file one of manifest.json, spec.json,
- *                   trace, states, keyframes; data: the file's bytes
+ *                   trace, states, keyframes, inputs; data: the file's bytes
  *     kind 2 PAGE   name: 64 hex digits (the page's SHA-256); data: 4096 bytes
  *     kind 3 PAGEZ  as PAGE, data: one zstd frame of the 4096 bytes (< 4096)
  *     kind 4 IMAGE  name: 64 hex digits (SHA-256 of the image); data: the

@@ -257,6 +257,34 @@ static void test_import_checks(void)
     json_decref(spec);
 }
 
+/* An import whose main run cannot be added after its parent was: the
+ * parent is taken back (a dangling link in the main run's place passes the
+ * checks, as a run appearing during the import would, and fails the
+ * rename). */
+static void test_import_takes_back_parents(void)
+{
+    char src[128], dst[128], img[65], err[512], p[4400], arc[4400];
+    hash256 pp[4], cp[3];
+    snprintf(src, sizeof(src), "%s/fsrc", home);
+    snprintf(dst, sizeof(dst), "%s/fdst", home);
+    CHECK(fix_image(src, "root", img) == 0 && fix_put_pages(src, 300, 4, pp) == 0 &&
+              fix_put_pages(src, 400, 3, cp) == 0 &&
+              fix_run(src, "parent", img, NULL, 0, pp, 4, 2) == 0 &&
+              fix_run(src, "child", img, "parent", 10, cp, 3, 2) == 0,
+          "a fork and its parent");
+    struct archive_stats st;
+    snprintf(arc, sizeof(arc), "%s/child.rewind", src);
+    CHECK(archive_export(src, "child", 1, arc, &st, err, sizeof(err)) == 0 && st.runs == 2,
+          "export --replayable");
+    snprintf(p, sizeof(p), "%s/runs", dst);
+    CHECK(rundir_mkdirs(p) == 0, "runs/");
+    snprintf(p, sizeof(p), "%s/runs/child", dst);
+    CHECK(symlink("/nonexistent/rewind-test", p) == 0, "a dangling link where the child goes");
+    CHECK(archive_import(dst, arc, &st, err, sizeof(err)) < 0, "the import fails");
+    snprintf(p, sizeof(p), "%s/runs/parent", dst);
+    CHECK(access(p, F_OK) != 0, "the parent it added is taken back");
+}
+
 int main(void)
 {
     snprintf(home, sizeof(home), "/tmp/harden2_test.%d", (int)getpid());
@@ -279,6 +307,7 @@ int main(void)
     }
     test_ls_json_escapes();
     test_import_checks();
+    test_import_takes_back_parents();
     rundir_remove_tree(home);
     (void)fix_put_pages, (void)fix_snapshot, (void)fix_page_readable;
     return unit_done();

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# bench/soak.sh N: run the soak suite N times through the command line and
+# count divergences (docs/reliability.md, "Soak"). The suite is one guest
+# program that does a little of everything (tests/guest/soak.c: threads on a
+# lock, files, sleeps, signals, forks, stdout and stderr) run in two ways
+# that alternate: as is, and perturbed by a schedule (--schedule 5). Run k
+# is compared with the first run of its kind: its id, its trace hash
+# (rewind show --json) and its output (stdout and stderr, byte for byte)
+# must be the same, it must exit 0, and rewind must report no determinism
+# violation. One line per divergence, a progress line every 50 runs, and a
+# last line "soak: R runs, D divergences, S s". Exit 0 iff D is 0.
+# Where KVM is not native, run it in the test host:
+#   tools/kvm-host -- bench/soak.sh 20
+# Environment: REWIND_HOME (default: a temp home, removed), SOAK_ROOT,
+# REWIND (the rewind to test).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-20}
+case "$N" in '' | *[!0-9]*) echo "usage: bench/soak.sh N" >&2; exit 2 ;; esac
+R=${REWIND:-$PWD/build/rewind}
+ROOT=${SOAK_ROOT:-$PWD/build/roots/test.erofs}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/soak.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export REWIND_HOME=${REWIND_HOME:-$tmp/home}
+kinds=("" "--schedule 5")
+t0=$(date +%s)
+div=0
+trace_of() { "$R" show "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["trace_hash"])'; }
+for ((k = 0; k < N; k++)); do
+    v=$((k % ${#kinds[@]}))
+    # shellcheck disable=SC2086 # the schedule flags split on purpose
+    "$R" run --root "$ROOT" ${kinds[$v]} -- /usr/bin/soak >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    id=$(sed -n 's/^rewind: run \([0-9a-f~]*\) .*/\1/p' "$tmp/err" | tail -n 1)
+    why=""
+    [ "$rc" -eq 0 ] || why="exit $rc"
+    [ -n "$id" ] || why="${why:+$why; }no run id"
+    ! grep -q 'DETERMINISM VIOLATION' "$tmp/err" || why="${why:+$why; }rewind reports a determinism violation"
+    # the output without rewind's own lines (the closing line holds wall time)
+    grep -v '^rewind: ' "$tmp/err" >"$tmp/joberr"
+    th=$([ -n "$id" ] && trace_of "$id")
+    if [ ! -f "$tmp/first.$v.id" ]; then
+        echo "$id" >"$tmp/first.$v.id"
+        echo "$th" >"$tmp/first.$v.trace"
+        cp "$tmp/out" "$tmp/first.$v.out"
+        cp "$tmp/joberr" "$tmp/first.$v.err"
+        [ -z "$why" ] || why="the first run of its kind failed: $why"
+    else
+        [ "$id" = "$(cat "$tmp/first.$v.id")" ] || why="${why:+$why; }id $id, first $(cat "$tmp/first.$v.id")"
+        [ "$th" = "$(cat "$tmp/first.$v.trace")" ] || why="${why:+$why; }trace hash differs"
+        cmp -s "$tmp/out" "$tmp/first.$v.out" || why="${why:+$why; }stdout differs"
+        cmp -s "$tmp/joberr" "$tmp/first.$v.err" || why="${why:+$why; }stderr differs"
+    fi
+    if [ -n "$why" ]; then
+        div=$((div + 1))
+        echo "soak: run $((k + 1)) (${kinds[$v]:-plain}) DIVERGES: $why: $(tail -n 1 "$tmp/err")"
+    fi
+    if [ $(((k + 1) % 50)) -eq 0 ] || [ $((k + 1)) -eq 2 ]; then
+        echo "soak: $((k + 1)) runs, $div divergences, $(($(date +%s) - t0)) s"
+    fi
+done
+echo "soak: $N runs, $div divergences, $(($(date +%s) - t0)) s"
+[ "$div" -eq 0 ]
