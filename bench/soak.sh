@@ -23,13 +23,14 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/soak.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export REWIND_HOME=${REWIND_HOME:-$tmp/home}
 kinds=("" "--schedule 5")
+flags=${SOAK_FLAGS:---mem 256} # less RAM to map and hash per run: the suite needs little
 t0=$(date +%s)
 div=0
-trace_of() { "$R" show "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["trace_hash"])'; }
+trace_of() { "$R" show "$1" --json | sed -n 's/^ *"trace_hash": "\([0-9a-f]*\)".*/\1/p'; }
 for ((k = 0; k < N; k++)); do
     v=$((k % ${#kinds[@]}))
     # shellcheck disable=SC2086 # the schedule flags split on purpose
-    "$R" run --root "$ROOT" ${kinds[$v]} -- /usr/bin/soak >"$tmp/out" 2>"$tmp/err"
+    "$R" run --root "$ROOT" $flags ${kinds[$v]} -- /usr/bin/soak >"$tmp/out" 2>"$tmp/err"
     rc=$?
     id=$(sed -n 's/^rewind: run \([0-9a-f~]*\) .*/\1/p' "$tmp/err" | tail -n 1)
     why=""
@@ -39,6 +40,7 @@ for ((k = 0; k < N; k++)); do
     # the output without rewind's own lines (the closing line holds wall time)
     grep -v '^rewind: ' "$tmp/err" >"$tmp/joberr"
     th=$([ -n "$id" ] && trace_of "$id")
+    [ -n "$th" ] || why="${why:+$why; }no trace hash"
     if [ ! -f "$tmp/first.$v.id" ]; then
         echo "$id" >"$tmp/first.$v.id"
         echo "$th" >"$tmp/first.$v.trace"

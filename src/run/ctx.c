@@ -1041,7 +1041,8 @@ int run_through(struct run_ctx *c, int rc)
 int run_close(struct run_ctx *c, int rc)
 {
     RW_ASSERT(rc == 0 || rc == -1);
-    int cut = !c->p                               ? 0
+    /* from PH_INSPECT on, the platform is set up and has an outcome */
+    int cut = !c->p || c->phase < PH_INSPECT      ? 0
               : c->p->outcome == PLATFORM_TIMEOUT ? RW_ETIMEOUT
               : c->p->outcome == PLATFORM_LIMIT   ? RW_ELIMIT
                                                   : 0;
