@@ -46,6 +46,7 @@ int rw_shell(rw_home *h, const char *ref, uint64_t step, const struct rw_options
 {
     struct run_inspect ins = {
         .kind = "shell", .at = step, .pid = op->pid, .session_fd = op->input_fd};
+    session_end_input = 0; /* a SIGINT from here on ends this session's input */
     return inspect(h, ref, &ins, op, RUN_KEEP, res, err);
 }
 
