@@ -136,6 +136,16 @@ fuzz: fuzz-build
 check: fuzz-build
 -include $(FUZZ_OBJ:.o=.d)
 
+# build/rewind-fp: the same sources with -DRW_FAILPOINTS (src/util/failpoint.h),
+# for tests/system/t_crash.sh only; its own objects in build/fp/.
+FP_OBJ := $(LIB_SRC:%.c=$(B)/fp/%.o) $(CLI_SRC:%.c=$(B)/fp/%.o)
+$(B)/fp/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(INC) $(CFLAGS) -DRW_FAILPOINTS -MMD -MP -c $< -o $@
+$(B)/rewind-fp: $(FP_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+-include $(FP_OBJ:.o=.d)
+
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) guest/init/*.c tests/unit/*.c
 
