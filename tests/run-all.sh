@@ -35,6 +35,10 @@ for t in build/unit/*_test; do
     tail -n 30 "$log"
     tally "$log" $rc
 done
+echo "== fuzz: every target replays its seeds, then fuzzes ${FUZZ_CHECK_S:-5} s (tests/fuzz/run.sh)"
+tests/fuzz/run.sh "${FUZZ_CHECK_S:-5}" --check >"$log" 2>&1; rc=$?
+cat "$log"
+tally "$log" $rc
 echo "== system tests (through tools/kvm-host)"
 tools/kvm-host --timeout 3000 -- tests/system/run.sh "${SYSTEST:-.}" 2>&1 | tee "$log"
 tally "$log" "${PIPESTATUS[0]}"

@@ -41,6 +41,7 @@
 #include "util/io.h"
 #include "archive/archive_int.h"
 #include "util/hashvec.h"
+#include "util/failpoint.h"
 #include "home/homelock.h"
 #include "home/paths.h"
 #include "trace/keyframe.h"
@@ -202,6 +203,7 @@ static int entry_file(struct imp *m, const char *name, uint64_t len, char *err, 
     if (fd < 0)
         return util_fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
     int rc = rd_copy(m, fd, len, NULL, err, errlen);
+    RW_FAILPOINT("import.stage.fsync_file");
     if (rc == 0 && fsync(fd) < 0)
         rc = util_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
     close(fd);
@@ -286,6 +288,7 @@ static int entry_image(struct imp *m, const char *name, uint64_t len, char *err,
     }
     int rc = rd_copy(m, fd, len, h, err, errlen);
     hash_final(h, &got);
+    RW_FAILPOINT("import.stage.fsync_image");
     if (rc == 0 && fd >= 0 && fsync(fd) < 0)
         rc = util_fail(err, errlen, "cannot write %s: %s", g->tmp, strerror(errno));
     if (fd >= 0)
@@ -693,9 +696,11 @@ static int commit_pages(struct imp *m, char *err, size_t errlen)
                 rc = util_fail(err, errlen, "a staged page changed since it was checked");
             off += len;
         }
+        RW_FAILPOINT("import.commit.pages");
         if (rc == 0 && store_put_batch(s, buf, n, names) < 0)
             rc = util_fail(err, errlen, "cannot store pages: %s", strerror(errno));
     }
+    RW_FAILPOINT("import.commit.store_sync");
     if (rc == 0 && store_sync(s) < 0)
         rc = util_fail(err, errlen, "cannot sync the page store: %s", strerror(errno));
     free(buf);
@@ -713,6 +718,7 @@ static int commit_images(struct imp *m, char *err, size_t errlen)
         char final[4300];
         if (home_path(final, sizeof(final), m->home, HOME_IMAGES, g->hex, NULL) < 0)
             return util_fail(err, errlen, "bad image name '%s'", g->hex);
+        RW_FAILPOINT("import.commit.image");
         if (link(g->tmp, final) < 0 && errno != EEXIST && rename(g->tmp, final) < 0)
             return util_fail(err, errlen, "cannot add image %s: %s", final, strerror(errno));
         unlink(g->tmp);
@@ -729,8 +735,10 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
         return 0;
     if (home_path(to, sizeof(to), m->home, HOME_RUNS, r->name, NULL) < 0)
         return util_fail(err, errlen, "bad run name '%s' in the archive", r->name);
+    RW_FAILPOINT("import.publish.fsync_run");
     if (io_fsync_dir(from) < 0) /* rundir.c invariant 5: durable, then published */
         return util_fail(err, errlen, "cannot sync %s: %s", from, strerror(errno));
+    RW_FAILPOINT("import.publish.rename");
     if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0 ||
         ((errno == EINVAL || errno == ENOSYS) && access(to, F_OK) != 0 && rename(from, to) == 0)) {
         r->published = 1;

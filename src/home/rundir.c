@@ -26,6 +26,7 @@
 #include "home/paths.h"
 #include "util/io.h"
 #include "util/check.h"
+#include "util/failpoint.h"
 
 int rundir_mkdirs(const char *path)
 {
@@ -51,8 +52,10 @@ int rundir_write_file(const char *path, const char *text)
         return -1;
     int ok = fputs(text, f) >= 0;
     ok = (fflush(f) == 0) && ok;
+    RW_FAILPOINT("rundir.write_file.fsync");
     ok = (fsync(fileno(f)) == 0) && ok;
     ok = (fclose(f) == 0) && ok;
+    RW_FAILPOINT("rundir.write_file.rename");
     if (!ok || rename(tmp, path) < 0) {
         unlink(tmp);
         return -1;
@@ -177,6 +180,7 @@ int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t
 {
     char path[4200];
     RW_ASSERT(d->open && d->stage_name[0] == '.'); /* invariant 1: only a staged run is published */
+    RW_FAILPOINT("rundir.publish.trace_close");
     if (trace_close(&d->trace) < 0) {
         snprintf(err, errlen, "cannot write the trace in %s", d->staging);
         return -1;
@@ -192,12 +196,14 @@ int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t
         return -1;
     }
     /* Invariant 5: the run's entries are durable before it is published. */
+    RW_FAILPOINT("rundir.publish.fsync_staging");
     if (io_fsync_dir(d->staging) < 0) {
         snprintf(err, errlen, "cannot sync %s: %s", d->staging, strerror(errno));
         return -1;
     }
     /* Invariant 4: a stored run of the same name is swapped atomically with
      * the new one; the old one then sits at the staging name until removed. */
+    RW_FAILPOINT("rundir.publish.rename");
     int swapped = 0;
     if (renameat2(AT_FDCWD, d->staging, AT_FDCWD, d->final, RENAME_EXCHANGE) == 0) {
         swapped = 1;
@@ -210,6 +216,7 @@ int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t
         return -1;
     }
     crash_point();
+    RW_FAILPOINT("rundir.publish.fsync_runs");
     if (io_fsync_dir(runs) < 0) {
         snprintf(err, errlen, "cannot sync %s: %s", runs, strerror(errno));
         return -1;
@@ -217,6 +224,7 @@ int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t
     if (swapped) { /* the old run, hidden from listings (".old") while it goes */
         char old[4200], old_name[sizeof(d->stage_name) + 8];
         snprintf(old_name, sizeof(old_name), "%s.old", d->stage_name);
+        RW_FAILPOINT("rundir.publish.remove_old");
         if (home_path(old, sizeof(old), d->home, HOME_RUNS, old_name, NULL) == 0 &&
             rename(d->staging, old) == 0)
             rundir_remove_tree(old);

@@ -28,6 +28,7 @@
 #include "store/store.h"
 #include "util/fail.h"
 #include "util/hashvec.h"
+#include "util/failpoint.h"
 #include "home/homelock.h"
 #include "trace/keyframe.h"
 #include "home/paths.h"
@@ -221,6 +222,7 @@ static void sweep_image_entry(const char *dir, const char *name, const struct li
         return;
     size_t n = strlen(name);
     if (is_temp_name(name)) {
+        RW_FAILPOINT("rungc.unlink_temp");
         if (time(NULL) - sb.st_mtime < TEMP_AGE_S || (!dry_run && unlink(p) < 0))
             return;
         st->temp_files++;
@@ -238,6 +240,7 @@ static void sweep_image_entry(const char *dir, const char *name, const struct li
         st->live_images++;
         return;
     }
+    RW_FAILPOINT("rungc.unlink_image");
     if (st->images_kept || (!dry_run && unlink(p) < 0)) {
         st->live_images++;
         return;

@@ -4,6 +4,7 @@
 #include "util/fail.h"
 #include "run/kfcap.h"
 #include "util/check.h"
+#include "util/failpoint.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -58,6 +59,7 @@ int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, s
 int kfcap_open(struct kfcap *k, const char *path, const char *parent, uint64_t parent_upto,
                char *err, size_t errlen)
 {
+    RW_FAILPOINT("kfcap.create");
     if (kf_create(&k->w, path, parent, parent_upto) < 0)
         return fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
     k->writing = 1;
@@ -68,6 +70,7 @@ static int flush_batch(struct kfcap *k, const uint64_t *pfns, size_t n, struct k
                        size_t *nd, char *err, size_t errlen)
 {
     hash256 names[KFCAP_BATCH];
+    RW_FAILPOINT("kfcap.store_put");
     if (store_put_batch(k->store, k->batch, n, names) < 0)
         return fail(err, errlen, "cannot write pages to the store: %s", strerror(errno));
     for (size_t i = 0; i < n; i++) {
@@ -125,6 +128,7 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
     }
     /* Invariant 2: every page the record names is in the store by now. */
     RW_ASSERT(rc != 0 || (nb == 0 && nd <= ndirty));
+    RW_FAILPOINT("kfcap.append");
     if (rc == 0 && k->writing && kf_append(&k->w, p->step, &s, sizeof(s), delta, (uint32_t)nd) < 0)
         rc = fail(err, errlen, "cannot write a keyframe: %s", strerror(errno));
     free(delta);
@@ -216,6 +220,7 @@ int kfcap_ram_hash(struct kfcap *k, unsigned char out[32])
 int kfcap_finish(struct kfcap *k)
 {
     int rc = 0;
+    RW_FAILPOINT("kfcap.close");
     if (k->writing)
         rc = kf_close(&k->w);
     k->writing = 0;

@@ -46,6 +46,7 @@
 #include "util/check.h"
 #include "util/fail.h"
 #include "util/io.h"
+#include "util/failpoint.h"
 
 enum { GC_KEEP, GC_REWRITE, GC_DELETE };
 
@@ -249,6 +250,7 @@ static int copy_live(struct gc *g)
             size = STORE_PACK_HEADER;
         }
         /* s->rbuf still holds the stored form store_read_slot verified. */
+        RW_FAILPOINT("store.gc.copy");
         if (io_pwrite_all(fd, s->rbuf, sl->len, (off_t)size) < 0) {
             int e = errno;
             close(fd);
@@ -259,6 +261,7 @@ static int copy_live(struct gc *g)
         size += sl->len;
         g->st.copied_pages++;
     }
+    RW_FAILPOINT("store.gc.fsync_packs");
     if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0))
         return gc_fail(g, "writing pack %06u: %s", num, strerror(errno));
     if (io_fsync_dir(s->packs.dir) < 0)
@@ -271,10 +274,12 @@ static int copy_live(struct gc *g)
 static int commit_index(struct gc *g, const char *tmp)
 {
     struct store *s = g->s;
+    RW_FAILPOINT("store.gc.write_index");
     if (store_index_write_file(tmp, g->ents, g->nents) < 0)
         return gc_fail(g, "writing %s: %s", tmp, strerror(errno));
     crash_point(g, 3);
     store_gen_bump(s, 1);
+    RW_FAILPOINT("store.gc.rename_index");
     if (rename(tmp, s->index_path) < 0)
         return gc_fail(g, "renaming %s: %s", tmp, strerror(errno));
     if (io_fsync_dir(s->dir) < 0)
@@ -294,6 +299,7 @@ static int unlink_packs(struct gc *g)
             continue;
         char path[4096];
         store_pack_path(&s->packs, g->files[f].num, path, sizeof(path));
+        RW_FAILPOINT("store.gc.unlink_pack");
         if (unlink(path) < 0 && errno != ENOENT)
             return gc_fail(g, "deleting %s: %s", path, strerror(errno));
         if (first)

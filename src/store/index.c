@@ -29,6 +29,7 @@
 #include "util/check.h"
 #include "util/crc.h"
 #include "util/io.h"
+#include "util/failpoint.h"
 
 #define STORE_INDEX_CHUNK 1365 /* entries per read: just under 64 KiB */
 #define INDEX_MAGIC "RWSTIDX1"
@@ -240,6 +241,7 @@ int store_index_append_locked(struct store_index *ix, const struct store_entry *
     }
     if ((uint64_t)sb.st_size > ix->off && ftruncate(ix->fd, (off_t)ix->off) < 0)
         return -1; /* a bad tail: cut it so entries stay on boundaries */
+    RW_FAILPOINT("store.append.index");
     if (write_entries(ix->fd, ix->buf, e, n, &ix->off) < 0) {
         int err = errno;
         if (ftruncate(ix->fd, (off_t)ix->off) < 0) {
@@ -254,6 +256,7 @@ int store_index_append_locked(struct store_index *ix, const struct store_entry *
 
 int store_index_sync(struct store_index *ix)
 {
+    RW_FAILPOINT("store.sync.index");
     return fdatasync(ix->fd);
 }
 

@@ -26,6 +26,7 @@
 #include "util/bytes.h"
 #include "util/check.h"
 #include "util/io.h"
+#include "util/failpoint.h"
 
 #define PACK_MAGIC "RWSTPACK"
 #define PACK_VERSION 1
@@ -209,6 +210,7 @@ int store_pack_append_locked(struct store_packs *p, const void *buf, size_t len,
             continue; /* invariant 2, or full */
         /* Invariant 3: open_for_append found our header in it. */
         RW_ASSERT(pk->writable);
+        RW_FAILPOINT("store.append.pack");
         if (io_pwrite_all(pk->fd, buf, len, (off_t)size) < 0) {
             int e = errno;
             if (ftruncate(pk->fd, (off_t)size) < 0) {
@@ -250,6 +252,7 @@ int store_packs_sync(struct store_packs *p)
             if (p->v[i].fd < 0)
                 return -1;
         }
+        RW_FAILPOINT("store.sync.pack");
         if (fdatasync(p->v[i].fd) < 0)
             return -1;
         p->v[i].dirty = 0;

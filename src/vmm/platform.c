@@ -55,13 +55,16 @@ static struct rewind_shared *shared(struct platform *p)
 static void do_record(struct platform *p, uint32_t gpa)
 {
     uint8_t *buf = p->rec_buf;
-    const struct rewind_record *h = kvm_gpa(p->vm, gpa, sizeof(*h));
+    const uint8_t *h = kvm_gpa(p->vm, gpa, sizeof(struct rewind_record));
     if (!h) {
         platform_guest_error(p, "record at 0x%x is outside guest RAM", gpa);
         return;
     }
-    uint32_t len = h->len;
-    if (len < sizeof(*h) || len > REWIND_RECORD_MAX) {
+    /* The guest picks gpa: the header may be misaligned, so its length is
+     * copied out, not read through a struct pointer (fuzz_platform found it). */
+    uint32_t len;
+    memcpy(&len, h + offsetof(struct rewind_record, len), sizeof(len));
+    if (len < sizeof(struct rewind_record) || len > REWIND_RECORD_MAX) {
         platform_guest_error(p, "record at 0x%x has bad length %u", gpa, len);
         return;
     }
