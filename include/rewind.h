@@ -112,6 +112,10 @@ struct rw_observer {
     /* Called in order as the bytes are produced; NULL: dropped. */
     void (*output)(void *ctx, enum rw_stream stream, const void *buf, size_t len);
     void *ctx;
+    /* Progress of a long preparation step ("hashing", "building image"):
+     * bytes done of total, called as they go by; what == NULL: the step
+     * ended. NULL: not reported. */
+    void (*progress)(void *ctx, const char *what, uint64_t done, uint64_t total);
 };
 
 /* A run to record (`rewind run`). Fill with rw_run_config_init, then set
@@ -543,5 +547,20 @@ int rw_kvm_probe(struct rw_kvm_probe *p, struct rw_error *err);
 #ifdef __cplusplus
 }
 #endif
+
+/* ---- Images: a root made ready ahead of a run (src/image) ---- */
+
+struct rw_image_info {
+    char id[65];      /* the image's id: SHA-256 of its bytes (the spec's "image") */
+    char path[4096];  /* images/<id>.erofs in the home */
+    uint64_t size;    /* bytes */
+    int built;        /* 1: built now; 0: the root was unchanged and found in the cache */
+};
+
+/* Turn root (a directory, a tarball or an erofs image) into its image in
+ * h, as `rewind run --root` would, and keep it there. Progress goes to
+ * obs->progress (obs may be NULL). 0, or -1 with err (RW_EROOT). */
+int rw_image(rw_home *h, const char *root, const struct rw_observer *obs,
+             struct rw_image_info *out, struct rw_error *err);
 
 #endif

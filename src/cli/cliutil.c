@@ -73,7 +73,7 @@ static void stdio_output(void *ctx, enum rw_stream s, const void *buf, size_t n)
     fflush(f);
 }
 
-const struct rw_observer cli_stdio = {.output = stdio_output, .ctx = NULL};
+const struct rw_observer cli_stdio = {.output = stdio_output, .ctx = NULL, .progress = cli_progress};
 
 rw_home *cli_open_home(void)
 {

@@ -471,7 +471,7 @@ static void check_against_stored(struct run_ctx *c, char *name, size_t n)
  * show and later runs find it by hash even when the user's file (an erofs
  * root used in place) moves or changes. A hard link when possible, else a
  * copy (temp file + rename). */
-static int keep_image(const char *home, const struct image *img, char *err, size_t errlen)
+int run_keep_image(const char *home, const struct image *img, char *err, size_t errlen)
 {
     char want[PATH_LEN], tmp[PATH_LEN + 32];
     if (home_path(want, sizeof(want), home, HOME_IMAGES, img->hex, NULL) < 0)
@@ -520,6 +520,21 @@ static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, 
     return rc;
 }
 
+static void progress_to_observer(void *ctx, const char *what, uint64_t done, uint64_t total)
+{
+    const struct rw_observer *obs = ctx;
+    obs->progress(obs->ctx, what, done, total);
+}
+
+const struct image_progress *run_image_progress(const struct rw_observer *obs)
+{
+    static _Thread_local struct image_progress ip;
+    if (!obs || !obs->progress)
+        return NULL;
+    ip = (struct image_progress){progress_to_observer, (void *)obs};
+    return &ip;
+}
+
 int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_inspect *ins,
                 enum run_keep keep, int with_store, struct rw_result *res, struct rw_error *err)
 {
@@ -558,7 +573,7 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
     if (c->lockfd < 0)
         return -1;
     c->phase = PH_IMAGE;
-    if (image_prepare(o->root, o->home, &c->img, ERR) < 0)
+    if (image_prepare_progress(o->root, o->home, run_image_progress(o->obs), &c->img, ERR) < 0)
         return -1;
     timing("image");
     c->phase = PH_ARTIFACTS;
@@ -566,7 +581,7 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
         hash_of(o->home, o->init, c->spec.init_hash, "rewind-init", ERR) < 0)
         return -1;
     memcpy(c->spec.image_hash, c->img.hex, sizeof(c->spec.image_hash));
-    if (keep_image(o->home, &c->img, ERR) < 0)
+    if (run_keep_image(o->home, &c->img, ERR) < 0)
         return -1;
     timing("hashes");
     c->phase = PH_INITRD;

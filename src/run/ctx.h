@@ -188,4 +188,10 @@ int run_check_artifacts(const struct run_opts *o, json_t *spec, char *err, size_
 /* The vCPU's kvm_run while a VM runs (rw_interrupt sets immediate_exit). */
 extern struct kvm_run *volatile run_active_kvm_run;
 
+/* Keep img in home as images/<hash>.erofs (a link, else a copy). 0 or -1 + err. */
+int run_keep_image(const char *home, const struct image *img, char *err, size_t errlen);
+
+/* The observer's progress callback as the image module wants it (NULL: none). */
+const struct image_progress *run_image_progress(const struct rw_observer *obs);
+
 #endif
