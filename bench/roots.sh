@@ -73,7 +73,7 @@ one() {
 echo "tree: $files files, $mib MiB ($tree)"
 r1=$(one 1); echo "$r1"
 r2=$(one 2); echo "$r2"
-victim=$(find "$tree/usr" -type f | sort | head -n 1)
+victim=$(find "$tree/usr" -type f -name 'f000000')
 python3 -c "import sys; f=open(sys.argv[1],'r+b'); f.write(b'changed!'); f.close()" "$victim"
 sleep 3
 r3=$(one 3); echo "$r3"

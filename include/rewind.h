@@ -41,6 +41,7 @@ enum rw_code {
     RW_EINTERNAL = 125, /* anything else: I/O, out of memory, a corrupt file */
     RW_ENOTEXEC = 126,  /* the command exists in the root but cannot be run */
     RW_ENOTFOUND = 127, /* the command is not in the root */
+    RW_ESPIN = 118,     /* the guest made no step for --spin-limit seconds */
 };
 
 struct rw_error {
@@ -77,6 +78,7 @@ enum rw_outcome {
     RW_STALLED,     /* idle with no timer armed */
     RW_TIMEOUT,     /* the caller's abort flag ended it (--timeout) */
     RW_STOPPED,     /* the guest halted without a job status (an inspection ended) */
+    RW_SPIN,        /* no step for the spin limit: ended where the guest spun */
 };
 
 /* The word for an outcome: "exited", "guest-error", "panic", ... */
@@ -96,6 +98,7 @@ struct rw_run_defaults {
     uint64_t pct_horizon;    /* PCT change points over this many steps: 65536 */
     uint64_t schedules;      /* check: 64 */
     unsigned jobs;           /* check: 2 */
+    double spin_limit_s;     /* a run with no step for this long ends as spin: 60 */
 };
 extern const struct rw_run_defaults rw_defaults;
 
@@ -141,6 +144,8 @@ struct rw_run_config {
     volatile sig_atomic_t *abort; /* set (e.g. by a signal handler) to stop the run */
     uint64_t test_holes;          /* tests only: rw_test_hole */
     unsigned snap_holes;          /* tests only: rw_test_hole */
+    double spin_limit_s;          /* no step for this many seconds of wall time: outcome
+                                     RW_SPIN (not an input: the id does not change); 0: off */
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:
@@ -198,6 +203,7 @@ struct rw_options {
     int input_fd;             /* shell: the keystrokes */
     const char *kernel, *init; /* NULL: $REWIND_KERNEL / $REWIND_INIT, else beside the program */
     unsigned snap_holes;      /* tests only: keyframe holes (rw_test_hole's kf-...) */
+    double spin_limit_s;      /* as in struct rw_run_config */
 };
 void rw_options_init(struct rw_options *o);
 

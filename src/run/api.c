@@ -42,6 +42,7 @@ const struct rw_run_defaults rw_defaults = {
     .pct_horizon = 65536,
     .schedules = 64,
     .jobs = 2,
+    .spin_limit_s = 60,
 };
 
 int run_usage(struct rw_error *err, const char *fmt, ...)
@@ -90,6 +91,8 @@ const char *rw_outcome_word(enum rw_outcome o)
         return "timeout";
     case RW_STOPPED:
         return "stopped";
+    case RW_SPIN:
+        return "spin";
     default:
         return "running";
     }
@@ -108,6 +111,7 @@ void rw_run_config_init(struct rw_run_config *c)
     c->seed = rw_defaults.seed;
     c->quantum_ns = rw_defaults.quantum_ns;
     c->epoch_s = rw_default_epoch((int64_t)time(NULL));
+    c->spin_limit_s = rw_defaults.spin_limit_s;
     c->schedule_until = UINT64_MAX;
 }
 
@@ -116,6 +120,7 @@ void rw_options_init(struct rw_options *o)
     memset(o, 0, sizeof(*o));
     o->schedule_until = UINT64_MAX;
     o->input_fd = -1;
+    o->spin_limit_s = rw_defaults.spin_limit_s;
 }
 
 int rw_test_hole(struct rw_run_config *c, const char *name)
@@ -214,6 +219,7 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     o->kf_every = c->keyframe_every;
     o->test_holes = c->test_holes;
     o->snap_holes = c->snap_holes;
+    o->spin_limit_s = c->spin_limit_s;
     return 0;
 }
 

@@ -33,6 +33,7 @@
 #include "util/io.h"
 #include "vmm/boot.h"
 #include "vmm/cpuid.h"
+#include "vmm/spin.h"
 #include "vmm/vcpu.h"
 
 #define fail util_fail
@@ -41,7 +42,8 @@
 #define PATH_LEN 4200
 
 _Static_assert(RW_EXITED == (int)PLATFORM_EXITED && RW_STOPPED == (int)PLATFORM_STOPPED &&
-                   RW_TIMEOUT == (int)PLATFORM_TIMEOUT && RW_STALLED == (int)PLATFORM_STALLED,
+                   RW_TIMEOUT == (int)PLATFORM_TIMEOUT && RW_STALLED == (int)PLATFORM_STALLED &&
+                   RW_SPIN == (int)PLATFORM_SPIN,
                "enum rw_outcome mirrors enum platform_outcome");
 
 struct kvm_run *volatile run_active_kvm_run;
@@ -64,7 +66,27 @@ struct run_sink {
     int inspected, inspect_status;
     uint64_t kf_every;
     int kf_due; /* take a keyframe at the end of this step (the job starts) */
+    struct run_exec execs[64]; /* the last programs exec'd, by pid: what a spinning pid runs */
+    unsigned nexec;
 };
+
+/* Remember what pid exec'd (EXEC payload: path NUL argv...). */
+static void note_exec(struct run_sink *s, const struct rewind_record *r, const uint8_t *payload,
+                      size_t len)
+{
+    if (r->kind != REWIND_REC_EXEC || !len)
+        return;
+    size_t plen = strnlen((const char *)payload, len);
+    unsigned slot = s->nexec % 64;
+    for (unsigned i = 0; i < 64 && i < s->nexec; i++)
+        if (s->execs[i].pid == r->pid)
+            slot = i;
+    if (slot == s->nexec % 64)
+        s->nexec++;
+    s->execs[slot].pid = r->pid;
+    snprintf(s->execs[slot].path, sizeof(s->execs[slot].path), "%.*s", (int)plen,
+             (const char *)payload);
+}
 
 static void emit(const struct rw_observer *obs, enum rw_stream s, const void *p, size_t n)
 {
@@ -202,6 +224,7 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
 {
     struct run_sink *s = ctx;
     hash_record(s, step, r, payload, len);
+    note_exec(s, r, payload, len);
     if (s->file) {
         trace_append(s->file, step, r);
         if (r->kind == REWIND_REC_OUTPUT || s->file->count % 64 == 0)
@@ -284,6 +307,8 @@ static int exit_code_of(const struct platform *p)
         return RW_EPANIC;
     case PLATFORM_TIMEOUT:
         return RW_ETIMEOUT;
+    case PLATFORM_SPIN:
+        return RW_ESPIN;
     case PLATFORM_INIT_FAILED:
         return RW_EINTERNAL;
     default:
@@ -441,7 +466,8 @@ static void check_against_stored(struct run_ctx *c, char *name, size_t n)
     /* A run cut by --timeout ended at a step chosen by wall time: it is no
      * reference, and comparing with one proves nothing. A complete run
      * replaces a cut one; a cut run is kept beside a complete one. */
-    int stored_cut = oc && !strcmp(oc, "timeout"), cut = r->outcome == RW_TIMEOUT;
+    int stored_cut = oc && (!strcmp(oc, "timeout") || !strcmp(oc, "spin")),
+        cut = r->outcome == RW_TIMEOUT || r->outcome == RW_SPIN;
     json_decref(m);
     if (same || (stored_cut && !cut))
         return;
@@ -675,6 +701,7 @@ static int replay_prefix(const char *path, uint64_t upto, struct run_sink *s, ch
     struct trace_entry e;
     while (trace_next(&r, &e) == 1 && e.step <= upto) {
         hash_record(s, e.step, &e.rec, e.payload, e.payload_len);
+        note_exec(s, &e.rec, e.payload, e.payload_len);
         if (s->file)
             trace_append(s->file, e.step, (const struct rewind_record *)r.buf);
     }
@@ -788,12 +815,18 @@ int run_loop(struct run_ctx *c, uint64_t stop_at)
     c->phase = PH_LOOP;
     if (!c->t0)
         c->t0 = now_wall();
-    struct vcpu_limits lim = {.abort = c->o->abort, .max_steps = stop_at};
+    struct spin_watch spin;
+    struct vcpu_limits lim = {.abort = c->o->abort, .max_steps = stop_at, .spin = &spin.fired};
     struct kicker kick;
     run_active_kvm_run = c->vm.run;
     kicker_start(&kick, c->o->test_holes);
+    if (spin_watch_start(&spin, &p->step, c->o->spin_limit_s, c->vm.run) < 0)
+        return ctx_fail(c, "cannot start the spin watchdog: %s", strerror(errno));
     int vr = vcpu_run(p, &lim);
+    spin_watch_stop(&spin);
     kicker_stop(&kick);
+    if (vr == 0 && p->outcome == PLATFORM_SPIN)
+        run_spin_describe(c, c->o->spin_limit_s, c->sink->execs, c->sink->nexec < 64 ? c->sink->nexec : 64);
     run_active_kvm_run = NULL;
     c->res->wall_s = now_wall() - c->t0;
     if (vr < 0)

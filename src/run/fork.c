@@ -57,6 +57,7 @@ int rw_fork(rw_home *h, const char *ref, uint64_t step, const struct rw_options 
         st.o.name = op->name;
         st.o.obs = &op->observer;
         st.o.abort = op->abort;
+        st.o.spin_limit_s = op->spin_limit_s;
         rc = run_fork(&st.o, st.name, op->schedule, step, op->schedule_until, step, st.steps - step,
                       res, err);
     }

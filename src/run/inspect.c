@@ -23,6 +23,7 @@ static int inspect(rw_home *h, const char *ref, struct run_inspect *ins,
     st.o.quiet = 0;
     st.o.obs = &op->observer;
     st.o.abort = op->abort;
+    st.o.spin_limit_s = op->spin_limit_s;
     struct run_ctx c;
     int rc = run_prepare(&c, &st.o, ins, keep, 1, res, err);
     if (rc == 0)

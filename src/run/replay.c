@@ -60,6 +60,7 @@ int rw_replay(rw_home *h, const char *ref, const struct rw_options *op, struct r
     st.o.snap_holes = op->snap_holes;
     st.o.obs = &op->observer;
     st.o.abort = op->abort;
+    st.o.spin_limit_s = op->spin_limit_s;
     if (rc == 0)
         rc = replay_run(&st.o, ins, from, from_step, op->verify_restores, res, err);
     if (rc == 0 && !res->had_stored)
