@@ -429,7 +429,7 @@ static void run_first_line(const struct run *r, char *out, size_t n)
 struct cache {
     char images[PATH_MAX]; /* absolute */
     char keys[PATH_MAX];
-    const char *home;      /* the cache_dir given: $REWIND_HOME */
+    const char *home; /* the cache_dir given: $REWIND_HOME */
     const struct image_progress *prog;
 };
 
@@ -585,8 +585,7 @@ static void progress_add(const struct cache *c, struct progress_state *ps, uint6
 {
     ps->done += n;
     if (ps->on)
-        c->prog->fn(c->prog->ctx, ps->what, ps->done < ps->total ? ps->done : ps->total,
-                    ps->total);
+        c->prog->fn(c->prog->ctx, ps->what, ps->done < ps->total ? ps->done : ps->total, ps->total);
 }
 
 /* The phase is over: NULL tells the display to finish its line. */
@@ -710,11 +709,11 @@ static int build_image(const struct cache *c, const char *dir, uint64_t expect, 
 /* ---- walking a tree into a key ---------------------------------------------- */
 
 struct node {
-    char *rel;        /* path relative to the root ("" for the root) */
+    char *rel; /* path relative to the root ("" for the root) */
     struct stat st;
-    char *target;     /* symlink target, else NULL */
-    hash256 xattrs;   /* SHA-256 of the sorted (name, value) pairs */
-    hash256 content;  /* regular file: SHA-256 of its bytes */
+    hash256 data;   /* regular file: SHA-256 of its bytes; symlink: of its target */
+    hash256 xattrs; /* SHA-256 of the sorted (name, value) pairs; zero: none */
+    bool need_data; /* a regular file the index did not know: read it */
     uint64_t nchildren, link_ord;
 };
 
@@ -729,15 +728,14 @@ struct walk {
     size_t nlinks, caplinks;
     struct node *nodes;
     size_t nnodes, capnodes;
+    struct imgindex *ix; /* NULL: no index (every node read in full) */
     struct ectx *e;
 };
 
 static void walk_free(struct walk *w)
 {
-    for (size_t i = 0; i < w->nnodes; i++) {
+    for (size_t i = 0; i < w->nnodes; i++)
         free(w->nodes[i].rel);
-        free(w->nodes[i].target);
-    }
     free(w->nodes);
     free(w->links);
     w->nodes = NULL;
@@ -833,11 +831,13 @@ static int walk_xattrs(struct walk *w, hash256 *out)
     return rc;
 }
 
-/* Sorted names of directory w->path (NULL-terminated, caller frees). */
-static char **walk_list(struct walk *w, size_t *count)
+/* Sorted names of the directory open at dfd (taken: closed here), named
+ * w->path in errors (NULL-terminated, caller frees). */
+static char **walk_list(struct walk *w, int dfd, size_t *count)
 {
-    DIR *d = opendir(w->path);
+    DIR *d = fdopendir(dfd);
     if (!d) {
+        close(dfd);
         fail(w->e, "cannot read directory '%s': %s", w->path, strerror(errno));
         return NULL;
     }
@@ -886,16 +886,24 @@ static char **walk_list(struct walk *w, size_t *count)
     return v;
 }
 
-static int walk_node(struct walk *w, size_t len, bool follow);
+static int walk_node(struct walk *w, int pfd, const char *name, size_t len, bool follow);
 
-/* Walk the children of directory w->path (length len), in sorted order;
- * their count goes into node ni. */
-static int walk_children(struct walk *w, size_t len, size_t ni)
+/* Walk the children of directory w->path (length len, open at dfd: taken),
+ * in sorted order; their count goes into node ni. Each child is looked up
+ * relative to dfd: one lookup, not one per component of its path. */
+static int walk_children(struct walk *w, int dfd, size_t len, size_t ni)
 {
+    int keep = dup(dfd); /* fdopendir takes dfd; the children need a descriptor */
+    if (keep < 0) {
+        close(dfd);
+        return fail(w->e, "cannot read directory '%s': %s", w->path, strerror(errno));
+    }
     size_t n = 0;
-    char **names = walk_list(w, &n);
-    if (!names)
+    char **names = walk_list(w, dfd, &n);
+    if (!names) {
+        close(keep);
         return -1;
+    }
     w->nodes[ni].nchildren = n;
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -905,21 +913,25 @@ static int walk_children(struct walk *w, size_t len, size_t ni)
         if (rc == 0) {
             w->path[len] = '/';
             memcpy(w->path + len + 1, names[i], nl + 1);
-            rc = walk_node(w, len + 1 + nl, false);
+            rc = walk_node(w, keep, names[i], len + 1 + nl, false);
             w->path[len] = '\0';
         }
         free(names[i]);
     }
     free(names);
+    close(keep);
     return rc;
 }
 
-/* Record one node (w->path, length len) and, for a directory, its subtree.
- * Only metadata is read here; contents come from the index or hash_nodes. */
-static int walk_node(struct walk *w, size_t len, bool follow)
+/* Record one node (name in the directory pfd; w->path, length len) and, for
+ * a directory, its subtree. An entry of the file index whose metadata
+ * matches gives the node's data and xattr hashes without reading anything
+ * but its stat; otherwise xattrs and symlink targets are read here and
+ * regular files are marked for hash_nodes. */
+static int walk_node(struct walk *w, int pfd, const char *name, size_t len, bool follow)
 {
     struct stat st;
-    if ((follow ? stat(w->path, &st) : lstat(w->path, &st)) < 0)
+    if (fstatat(pfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0)
         return fail(w->e, "cannot stat '%s': %s", w->path, strerror(errno));
     if (w->nnodes == w->capnodes) {
         size_t cap = w->capnodes ? 2 * w->capnodes : 1024;
@@ -940,33 +952,46 @@ static int walk_node(struct walk *w, size_t len, bool follow)
         uint64_t ord;
         if (link_ordinal(w, &st, &ord) < 0)
             return fail(w->e, "out of memory");
-        w->nodes[ni].link_ord = ord + 1;
+        nd->link_ord = ord + 1;
     }
-    if (S_ISLNK(st.st_mode)) {
-        char target[PATH_MAX];
-        ssize_t n = readlink(w->path, target, sizeof target);
-        if (n < 0 || (size_t)n >= sizeof target)
-            return fail(w->e, "cannot read symlink '%s': %s", w->path,
-                        n < 0 ? strerror(errno) : "target too long");
-        if (!(w->nodes[ni].target = strndup(target, (size_t)n)))
+    bool hit = w->ix && imgindex_find(w->ix, nd->rel, &st, &nd->data, &nd->xattrs);
+    if (!hit) {
+        if (walk_xattrs(w, &nd->xattrs) < 0)
+            return -1;
+        nd = &w->nodes[ni];
+        if (S_ISLNK(st.st_mode)) {
+            char target[PATH_MAX];
+            ssize_t n = readlinkat(pfd, name, target, sizeof target);
+            if (n < 0 || (size_t)n >= sizeof target)
+                return fail(w->e, "cannot read symlink '%s': %s", w->path,
+                            n < 0 ? strerror(errno) : "target too long");
+            hash_buf(target, (size_t)n, &nd->data);
+        }
+        if (S_ISREG(st.st_mode))
+            nd->need_data = true;
+        else if (w->ix && imgindex_put(w->ix, nd->rel, &st, &nd->data, &nd->xattrs) < 0)
             return fail(w->e, "out of memory");
     }
-    if (walk_xattrs(w, &w->nodes[ni].xattrs) < 0)
-        return -1;
-    return S_ISDIR(st.st_mode) ? walk_children(w, len, ni) : 0;
+    if (!S_ISDIR(st.st_mode))
+        return 0;
+    int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+    if (dfd < 0)
+        return fail(w->e, "cannot read directory '%s': %s", w->path, strerror(errno));
+    return walk_children(w, dfd, len, ni);
 }
 
 /* Walk the tree at dir into w (metadata only). */
-static int walk_tree(struct walk *w, const char *dir, struct ectx *e)
+static int walk_tree(struct walk *w, const char *dir, struct imgindex *ix, struct ectx *e)
 {
     memset(w, 0, sizeof *w);
     w->e = e;
+    w->ix = ix;
     size_t len = strlen(dir);
     if (len >= sizeof w->path)
         return fail(e, "root path '%s' is too long", dir);
     memcpy(w->path, dir, len + 1);
     w->rootlen = len;
-    return walk_node(w, len, true);
+    return walk_node(w, AT_FDCWD, dir, len, true);
 }
 
 /* Read path into h, reporting progress; -1 with errno. */
@@ -1000,8 +1025,7 @@ static int hash_with_progress(const struct cache *c, const char *path, hash256 *
 
 /* Fill the content hash of every regular file of w: from the index when
  * its metadata is unchanged, else by reading it (and remembering it). */
-static int hash_nodes(const struct cache *c, struct walk *w, struct imgindex *ix,
-                      struct ectx *e)
+static int hash_nodes(const struct cache *c, struct walk *w, struct imgindex *ix, struct ectx *e)
 {
     uint64_t todo = 0;
     bool *miss = calloc(w->nnodes + 1, sizeof *miss);
@@ -1009,7 +1033,7 @@ static int hash_nodes(const struct cache *c, struct walk *w, struct imgindex *ix
         return fail(e, "out of memory");
     for (size_t i = 0; i < w->nnodes; i++) {
         struct node *nd = &w->nodes[i];
-        if (S_ISREG(nd->st.st_mode) && !imgindex_find(ix, nd->rel, &nd->st, &nd->content)) {
+        if (nd->need_data) {
             miss[i] = true;
             todo += (uint64_t)nd->st.st_size;
         }
@@ -1026,11 +1050,12 @@ static int hash_nodes(const struct cache *c, struct walk *w, struct imgindex *ix
         memcpy(w->path + w->rootlen, nd->rel, rl + 1);
         struct stat after;
         atomic_fetch_add(&files_hashed, 1);
-        if (hash_with_progress(c, w->path, &nd->content, &ps) < 0)
+        if (hash_with_progress(c, w->path, &nd->data, &ps) < 0)
             rc = fail(e, "cannot read '%s': %s", w->path, strerror(errno));
         else if (lstat(w->path, &after) < 0)
             rc = fail(e, "cannot stat '%s': %s", w->path, strerror(errno));
-        else if (same_file_state(&nd->st, &after) && imgindex_put(ix, nd->rel, &nd->st, &nd->content) < 0)
+        else if (same_file_state(&nd->st, &after) &&
+                 imgindex_put(ix, nd->rel, &nd->st, &nd->data, &nd->xattrs) < 0)
             rc = fail(e, "out of memory");
     }
     progress_end(c, &ps);
@@ -1043,7 +1068,7 @@ static int hash_nodes(const struct cache *c, struct walk *w, struct imgindex *ix
  * owners: invariant 5), so a tree copied or checked out again hits. */
 static int tree_key_of(const struct walk *w, hash256 *key, struct ectx *e)
 {
-    hash_ctx *h = key_begin("tree2");
+    hash_ctx *h = key_begin("tree3");
     if (!h)
         return fail(e, "out of memory");
     put_u64(h, w->nnodes);
@@ -1054,13 +1079,11 @@ static int tree_key_of(const struct walk *w, hash256 *key, struct ectx *e)
         hash_update(h, &t, 1);
         put_u64(h, nd->st.st_mode & 07777);
         put_u64(h, (uint64_t)nd->st.st_size);
-        if (S_ISREG(nd->st.st_mode))
-            hash_update(h, nd->content.b, sizeof nd->content.b);
+        if (S_ISREG(nd->st.st_mode) || S_ISLNK(nd->st.st_mode))
+            hash_update(h, nd->data.b, sizeof nd->data.b);
         if (S_ISCHR(nd->st.st_mode) || S_ISBLK(nd->st.st_mode))
             put_u64(h, (uint64_t)nd->st.st_rdev);
         put_u64(h, nd->link_ord);
-        if (nd->target)
-            put_str(h, nd->target);
         hash_update(h, nd->xattrs.b, sizeof nd->xattrs.b);
         if (S_ISDIR(nd->st.st_mode))
             put_u64(h, nd->nchildren);
@@ -1074,7 +1097,7 @@ static int tree_key(const struct cache *c, const char *dir, struct imgindex *ix,
                     uint64_t *bytes, struct ectx *e)
 {
     struct walk w;
-    int rc = walk_tree(&w, dir, e);
+    int rc = walk_tree(&w, dir, ix, e);
     if (rc == 0)
         rc = hash_nodes(c, &w, ix, e);
     if (rc == 0)
@@ -1246,7 +1269,7 @@ static int build_from_tar(const struct cache *c, const char *tarball, struct ima
     uint64_t expect = 0;
     if (rc == 0 && c->prog) {
         struct walk w;
-        if (walk_tree(&w, tmp, e) == 0)
+        if (walk_tree(&w, tmp, NULL, e) == 0)
             for (size_t i = 0; i < w.nnodes; i++)
                 if (S_ISREG(w.nodes[i].st.st_mode))
                     expect += (uint64_t)w.nodes[i].st.st_size;

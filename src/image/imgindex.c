@@ -1,11 +1,11 @@
 /* imgindex.c - see imgindex.h.
  *
  * File format (little-endian), all of it covered by the trailing hash:
- *   "RWIDX001"                 8 bytes
+ *   "RWIDX002"                 8 bytes
  *   u64 count
  *   count entries:  u32 len, len bytes of path (no NUL),
  *                   u64 dev, ino, mode, size, mtime_s, mtime_ns, ctime_s,
- *                   ctime_ns, 32 bytes content hash
+ *                   ctime_ns, 32 bytes data hash, 32 bytes xattr digest
  *   32 bytes: SHA-256 of everything before
  *
  * Invariants:
@@ -39,9 +39,9 @@
 #include "util/check.h"
 #include "util/io.h"
 
-#define IMGINDEX_MAGIC "RWIDX001"
+#define IMGINDEX_MAGIC "RWIDX002"
 #define IMGINDEX_MAX_FILE (1ull << 30)
-#define IMGINDEX_ENT_FIXED (8 * 8 + 32)
+#define IMGINDEX_ENT_FIXED (8 * 8 + 64)
 #define IMGINDEX_RACY_S 2
 
 static int ent_cmp(const void *a, const void *b)
@@ -118,7 +118,8 @@ static int parse(struct imgindex *ix, const uint8_t *buf, size_t len)
         for (size_t k = 0; k < 8; k++, off += 8)
             *f[k] = bytes_get_u64(buf + off);
         memcpy(e->hash.b, buf + off, 32);
-        off += 32;
+        memcpy(e->xattrs.b, buf + off + 32, 32);
+        off += 64;
     }
     if (off != end)
         return -1;
@@ -165,7 +166,8 @@ static struct imgindex_ent *lookup(struct imgindex *ix, const char *rel)
     return NULL;
 }
 
-int imgindex_find(struct imgindex *ix, const char *rel, const struct stat *st, hash256 *out)
+int imgindex_find(struct imgindex *ix, const char *rel, const struct stat *st, hash256 *data,
+                  hash256 *xattrs)
 {
     struct imgindex_ent *e = lookup(ix, rel);
     if (!e)
@@ -177,11 +179,13 @@ int imgindex_find(struct imgindex *ix, const char *rel, const struct stat *st, h
         e->ctime_ns != now.ctime_ns)
         return 0; /* invariant 1 */
     e->used = 1;
-    *out = e->hash;
+    *data = e->hash;
+    *xattrs = e->xattrs;
     return 1;
 }
 
-int imgindex_put(struct imgindex *ix, const char *rel, const struct stat *st, const hash256 *h)
+int imgindex_put(struct imgindex *ix, const char *rel, const struct stat *st, const hash256 *data,
+                 const hash256 *xattrs)
 {
     if ((int64_t)st->st_mtim.tv_sec >= ix->now_s - IMGINDEX_RACY_S ||
         (int64_t)st->st_ctim.tv_sec >= ix->now_s - IMGINDEX_RACY_S)
@@ -197,7 +201,8 @@ int imgindex_put(struct imgindex *ix, const char *rel, const struct stat *st, co
         ix->n++;
     }
     fill_meta(e, st);
-    e->hash = *h;
+    e->hash = *data;
+    e->xattrs = *xattrs;
     e->used = 1;
     ix->changed = 1;
     return 0;
@@ -251,7 +256,8 @@ int imgindex_save(struct imgindex *ix)
         for (size_t k = 0; k < 8; k++, off += 8)
             bytes_put_u64(buf + off, f[k]);
         memcpy(buf + off, e->hash.b, 32);
-        off += 32;
+        memcpy(buf + off + 32, e->xattrs.b, 32);
+        off += 64;
     }
     hash256 h;
     hash_buf(buf, off, &h);

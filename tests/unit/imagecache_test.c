@@ -161,6 +161,14 @@ int main(void)
     CHECK(prep(pth("tree"), &b) == 0 && !strcmp(a.hex, b.hex) && image_files_hashed() == h0 + 3,
           "truncated index: read again, same id");
 
+    /* A symlink pointed elsewhere (a new inode) is seen: other id; back: old id. */
+    sleep(3);
+    CHECK(prep(pth("tree"), &b) == 0 && !strcmp(a.hex, b.hex), "settle 3");
+    CHECK(unlink(pth("tree/l")) == 0 && symlink("d/c", pth("tree/l")) == 0, "retarget symlink");
+    CHECK(prep(pth("tree"), &b) == 0 && strcmp(a.hex, b.hex) != 0, "symlink retargeted: other id");
+    CHECK(unlink(pth("tree/l")) == 0 && symlink("d/b", pth("tree/l")) == 0, "target back");
+    CHECK(prep(pth("tree"), &b) == 0 && !strcmp(a.hex, b.hex), "symlink back: old id");
+
     /* A file gone from the tree changes the id; its entry is dropped. */
     CHECK(unlink(pth("tree/a")) == 0, "unlink");
     CHECK(prep(pth("tree"), &b) == 0 && strcmp(a.hex, b.hex) != 0, "file removed: other id");
