@@ -26,6 +26,7 @@
 #include "trace/trace.h"
 #include "util/check.h"
 #include "util/fail.h"
+#include "vmm/kvm.h"
 
 #define fail util_fail
 
@@ -35,7 +36,7 @@ const struct rw_run_defaults rw_defaults = {
     .cwd = "/",
     .mem_mib = 512,
     .mem_min_mib = 64,
-    .mem_max_mib = 3072,
+    .mem_max_mib = 262144, /* KVM_RAM_MAX; the host's MemAvailable is checked per run */
     .quantum_ns = 5000,
     .seed = 0,
     .keyframe_every = 4096, /* measured: bench/RESULTS.md */
@@ -193,6 +194,12 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
         return run_usage(err, "run needs a command after -- (see rewind run --help)");
     if (c->schedule_from >= c->schedule_until)
         return run_usage(err, "--schedule-from must be below --schedule-until");
+    char why[200];
+    if (c->mem_mib > rw_defaults.mem_max_mib || kvm_mem_fits(c->mem_mib << 20, why, sizeof(why)) < 0)
+        return run_usage(err, "--mem %llu MiB is more than this host can give: %s",
+                         (unsigned long long)c->mem_mib,
+                         c->mem_mib > rw_defaults.mem_max_mib ? "above the platform's limit"
+                                                               : why);
     if (c->schedule &&
         sched_push(&o->sched, c->schedule, c->schedule_from, c->schedule_until, c->schedule_from,
                    c->schedule_until == UINT64_MAX ? rw_defaults.pct_horizon

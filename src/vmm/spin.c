@@ -116,9 +116,10 @@ static int read_gva(struct kvm_vm *vm, uint64_t gva, void *out, size_t n)
             return -1;
         size_t in_page = 4096 - (size_t)(gva & 4095);
         size_t take = n < in_page ? n : in_page;
-        if (tr.physical_address >= vm->ram_size || vm->ram_size - tr.physical_address < take)
+        const uint8_t *src = kvm_gpa(vm, tr.physical_address, take);
+        if (!src)
             return -1;
-        memcpy(o, vm->ram + tr.physical_address, take);
+        memcpy(o, src, take);
         o += take;
         gva += take;
         n -= take;
