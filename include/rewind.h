@@ -42,6 +42,7 @@ enum rw_code {
     RW_ENOTEXEC = 126,  /* the command exists in the root but cannot be run */
     RW_ENOTFOUND = 127, /* the command is not in the root */
     RW_ELIMIT = 118,    /* a disk limit (--max-trace, --max-disk) ended the run */
+    RW_ESPIN = 117,     /* the guest made no step for --spin-limit seconds */
 };
 
 struct rw_error {
@@ -79,6 +80,7 @@ enum rw_outcome {
     RW_TIMEOUT,     /* the caller's abort flag ended it (--timeout) */
     RW_STOPPED,     /* the guest halted without a job status (an inspection ended) */
     RW_LIMIT,       /* a disk limit ended it (--max-trace, --max-disk): "limit" */
+    RW_SPIN,        /* no step for the spin limit: ended where the guest spun */
 };
 
 /* The word for an outcome: "exited", "guest-error", "panic", ... */
@@ -100,6 +102,7 @@ struct rw_run_defaults {
     unsigned jobs;           /* check: 2 */
     uint64_t max_trace_mb;   /* a run's trace at most (MiB): 4096 */
     uint64_t max_disk_mb;    /* a run's trace + keyframes + new pages at most (MiB): 16384 */
+    double spin_limit_s;     /* a run with no step for this long ends as spin: 60 */
 };
 extern const struct rw_run_defaults rw_defaults;
 
@@ -116,6 +119,10 @@ struct rw_observer {
     /* Called in order as the bytes are produced; NULL: dropped. */
     void (*output)(void *ctx, enum rw_stream stream, const void *buf, size_t len);
     void *ctx;
+    /* Progress of a long preparation step ("hashing", "building image"):
+     * bytes done of total, called as they go by; what == NULL: the step
+     * ended. NULL: not reported. */
+    void (*progress)(void *ctx, const char *what, uint64_t done, uint64_t total);
 };
 
 /* A run to record (`rewind run`). Fill with rw_run_config_init, then set
@@ -142,6 +149,8 @@ struct rw_run_config {
     uint64_t test_holes;          /* tests only: rw_test_hole */
     unsigned snap_holes;          /* tests only: rw_test_hole */
     uint64_t max_trace_mb, max_disk_mb; /* disk limits in MiB (0: rw_defaults) */
+    double spin_limit_s;          /* no step for this many seconds of wall time: outcome
+                                     RW_SPIN (not an input: the id does not change); 0: off */
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:
@@ -200,6 +209,7 @@ struct rw_options {
     const char *kernel, *init; /* NULL: $REWIND_KERNEL / $REWIND_INIT, else beside the program */
     unsigned snap_holes;      /* tests only: keyframe holes (rw_test_hole's kf-...) */
     uint64_t max_trace_mb, max_disk_mb; /* disk limits in MiB (0: rw_defaults) */
+    double spin_limit_s;      /* as in struct rw_run_config */
 };
 void rw_options_init(struct rw_options *o);
 
@@ -586,5 +596,20 @@ int rw_kvm_probe(struct rw_kvm_probe *p, struct rw_error *err);
 #ifdef __cplusplus
 }
 #endif
+
+/* ---- Images: a root made ready ahead of a run (src/image) ---- */
+
+struct rw_image_info {
+    char id[65];      /* the image's id: SHA-256 of its bytes (the spec's "image") */
+    char path[4096];  /* images/<id>.erofs in the home */
+    uint64_t size;    /* bytes */
+    int built;        /* 1: built now; 0: the root was unchanged and found in the cache */
+};
+
+/* Turn root (a directory, a tarball or an erofs image) into its image in
+ * h, as `rewind run --root` would, and keep it there. Progress goes to
+ * obs->progress (obs may be NULL). 0, or -1 with err (RW_EROOT). */
+int rw_image(rw_home *h, const char *root, const struct rw_observer *obs,
+             struct rw_image_info *out, struct rw_error *err);
 
 #endif

@@ -38,6 +38,7 @@ int cmd_fork(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
+int cmd_image(int argc, char **argv);
 
 /* Parse `rewind run` options and the command into c (rw_run_config_init
  * first); *timeout_s gets --timeout (0: none). Returns 0, 1 after --help
@@ -47,6 +48,13 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *c, double *timeout
 /* The observer of every running command: the job's stdout and stderr to
  * ours, the console to stderr, notices as "rewind: <line>" on stderr. */
 extern const struct rw_observer cli_stdio;
+
+/* The observer's progress callback (cli_progress.c): one updating line on
+ * stderr when it is a terminal, nothing otherwise. */
+void cli_progress(void *ctx, const char *what, uint64_t done, uint64_t total);
+/* The text of that line (tests). */
+void cli_progress_line(char *out, size_t n, const char *what, uint64_t done, uint64_t total,
+                       double elapsed);
 
 /* Open the home ($REWIND_HOME, else ~/.local/share/rewind). NULL after one
  * error line. */

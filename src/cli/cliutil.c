@@ -112,7 +112,7 @@ int cli_read_limit(const char *flag, const char *arg, uint64_t *mb)
     return 0;
 }
 
-const struct rw_observer cli_stdio = {.output = stdio_output, .ctx = NULL};
+const struct rw_observer cli_stdio = {.output = stdio_output, .ctx = NULL, .progress = cli_progress};
 
 rw_home *cli_open_home(void)
 {

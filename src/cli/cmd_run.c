@@ -31,12 +31,16 @@ static void help(FILE *f)
           "  --cwd DIR        working directory inside the VM (default /)\n"
           "  -e KEY=VAL       set an environment variable (repeatable); the job sees\n"
           "                   only PATH, HOME and what -e sets, never the host's env\n"
-          "  --mem MIB        guest RAM in MiB (default 512, 64..3072)\n"
+          "  --mem MIB        guest RAM in MiB (default 512, from 64 to what the host has\n"
+          "                   available; untouched guest memory costs the host nothing)\n"
           "  --timeout S      end the run after S seconds of wall time (outcome timeout)\n"
           "  --max-trace MB   end the run when its trace passes MB MiB (outcome limit;\n"
           "                   default 4096)\n"
           "  --max-disk MB    end the run when its trace, keyframes and new pages pass\n"
           "                   MB MiB (outcome limit; default 16384)\n"
+          "  --spin-limit S   end the run as `spin` when the guest makes no step for S\n"
+          "                   seconds of wall time, naming the process, its mode, the\n"
+          "                   instruction and function (default 60; 0: never)\n"
           "  --seed N         seed of the guest's entropy (default 0)\n"
           "  --epoch E        wall clock at boot: seconds since 1970 or YYYY-MM-DD[THH:MM:SS]\n"
           "                   (default: midnight UTC today)\n"
@@ -57,7 +61,8 @@ static void help(FILE *f)
           "Exit status: CMD's own status (128+N if killed by signal N), or 2 bad usage,\n"
           "119 guest error/stall, 120 no usable /dev/kvm, 121 bad root, 122 kernel missing,\n"
           "123 guest kernel panic, 124 timeout, 125 internal error, 126 CMD not executable,\n"
-          "127 CMD not found in the root, 118 a disk limit (--max-trace, --max-disk) hit.\n",
+          "127 CMD not found in the root, 118 a disk limit (--max-trace, --max-disk) hit,\n"
+          "117 spin (no step for --spin-limit seconds).\n",
           f);
 }
 
@@ -105,6 +110,7 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
         {"schedule-until", required_argument, 0, 'B'},
         {"max-trace", required_argument, 0, 'T'},
         {"max-disk", required_argument, 0, 'D'},
+        {"spin-limit", required_argument, 0, 'L'},
         {0, 0, 0, 0},
     };
     static char *env[ENV_MAX + 1];
@@ -186,6 +192,13 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
             if (cli_read_step(optarg, &c.schedule_until) < 0)
                 return ARGERR("--schedule-until needs a step: %s", optarg);
             break;
+        case 'L': {
+            char *end;
+            c.spin_limit_s = strtod(optarg, &end);
+            if (end == optarg || *end || !(c.spin_limit_s >= 0) || c.spin_limit_s > 1e9)
+                return ARGERR("--spin-limit must be a number of seconds (0: never): %s", optarg);
+            break;
+        }
         case 'k':
             if (cli_read_step(optarg, &c.keyframe_every) < 0 || c.keyframe_every == 0)
                 return ARGERR("--keyframe-every needs a positive number of steps: %s", optarg);

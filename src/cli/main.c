@@ -32,6 +32,7 @@ static const struct cli_command commands[] = {
     {"check", cmd_check, "try N schedules of a command; narrow a difference to the deciding step"},
     {"diverge", cmd_diverge, "find where two runs that should be equal part"},
     {"doctor", cmd_doctor, "check that this machine can run rewind"},
+    {"image", cmd_image, "make a root's image ahead of a run (cached) and print its id"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -406,6 +406,12 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
         fail(err, errlen, "run %s has no outcome (is it complete?)", base_name);
         goto out;
     }
+    if (!strcmp(rep->base.outcome, "spin") || !strcmp(rep->base.outcome, "timeout")) {
+        /* Ended by wall time, not by the guest: no reference (docs/determinism.md). */
+        fail(err, errlen, "run %s ended as %s (by wall time): it is no reference for check",
+             base_name, rep->base.outcome);
+        goto out;
+    }
     if (x.base.sched.n) {
         fail(err, errlen,
              "run %s is itself perturbed (a schedule or a fork); check needs "
@@ -414,6 +420,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
         goto out;
     }
     x.base.abort = c->abort;
+    x.base.spin_limit_s = c->run.spin_limit_s;
     x.base.obs = c->run.obs; /* notices of the forks (the job's output: quiet) */
     x.base_name = base_name;
     rep->start = run_job_step(c->home, base_name, 0);

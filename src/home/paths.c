@@ -20,8 +20,9 @@ int home_path(char *out, size_t outlen, const char *home, enum home_place place,
     static const char *const folder[] = {
         [HOME_ROOT] = NULL,     [HOME_RUNS] = "runs",    [HOME_IMAGES] = "images",
         [HOME_STORE] = "store", [HOME_LOCK] = "gc.lock",
+        [HOME_IMGINDEX] = "images/index",
     };
-    RW_ASSERT(home && out && (unsigned)place <= HOME_LOCK);
+    RW_ASSERT(home && out && (unsigned)place <= HOME_IMGINDEX);
     if ((name && !home_safe_name(name)) || (file && !home_safe_name(file)) ||
         (file && !name && place != HOME_STORE && place != HOME_ROOT)) {
         errno = EINVAL;

@@ -6,6 +6,7 @@
  *                          keyframes, states, inputs
  *   runs/.<id>.<pid>/      a run being written (staging)
  *   images/<hash>.erofs    root images by content
+ *   images/index/<hash>    a root directory's file index (src/image/imgindex.c)
  *   store/                 the page store (src/store)
  *   gc.lock                the home lock (home/homelock.h)
  *
@@ -27,6 +28,7 @@ enum home_place {
     HOME_IMAGES, /* images/ (name: NULL) or images/<name>.erofs */
     HOME_STORE,  /* store/ (name: NULL) */
     HOME_LOCK,   /* gc.lock */
+    HOME_IMGINDEX, /* images/index/ (name: NULL) or images/index/<name>: a root's file index */
 };
 
 /* Build the path of place/name/file under home into out: "runs" + name

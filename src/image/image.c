@@ -14,9 +14,13 @@
  * Keys are SHA-256 over a domain-separated description:
  *   file: (dev, ino, size, mtime_ns, ctime_ns) of an erofs image or tarball
  *         -> hash of the file's bytes (so a big file is hashed once);
- *   tree: a sorted walk of a directory (relative path, type, mode, size,
- *         mtime_ns, symlink target, rdev, hard-link grouping, xattrs) plus
- *         our mkfs flags -> image hash;
+ *   tree2: a sorted walk of a directory (relative path, type, mode, size,
+ *         content hash of each regular file, symlink target, rdev,
+ *         hard-link grouping, xattrs) plus our mkfs flags -> image hash.
+ *         Times and owners are left out: mkfs.erofs drops them (5). The
+ *         content hashes come from the root's file index (imgindex.c),
+ *         keyed by (path, dev, inode, mode, size, mtime, ctime), so an
+ *         unchanged tree is only stat'ed and a changed file is re-read;
  *   tar:  hash of the tarball's bytes plus our mkfs flags -> image hash.
  *
  * Invariants:
@@ -50,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -61,6 +66,7 @@
 #include "util/check.h"
 #include "util/fail.h"
 #include "util/io.h"
+#include "image/imgindex.h"
 
 #define KEY_DOMAIN "rewind-image-v1"
 #define IMAGE_UUID "72657769-6e64-4572-6f66-730000000001"
@@ -72,7 +78,12 @@
 static const char *const mkfs_flags[] = {"--quiet", "-T0", "--all-root", "-U", IMAGE_UUID};
 #define N_MKFS_FLAGS (sizeof mkfs_flags / sizeof mkfs_flags[0])
 
-static atomic_ulong mkfs_runs;
+static atomic_ulong mkfs_runs, files_hashed;
+
+unsigned long image_files_hashed(void)
+{
+    return atomic_load(&files_hashed);
+}
 
 unsigned long image_mkfs_runs(void)
 {
@@ -295,12 +306,30 @@ out:;
     _exit(127);
 }
 
-/* Drain fd into r->err (keeping the first STDERR_CAP-1 bytes). */
-static void run_drain(int fd, struct run *r)
+/* Called about every TICK_MS while a tool runs (progress). */
+struct tick {
+    void (*fn)(void *ctx);
+    void *ctx;
+};
+#define TICK_MS 200
+
+/* Drain fd into r->err (keeping the first STDERR_CAP-1 bytes), ticking. */
+static void run_drain(int fd, struct run *r, const struct tick *t)
 {
     char buf[4096];
     for (;;) {
-        ssize_t n = io_read_full(fd, buf, sizeof buf);
+        if (t && t->fn) {
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            int pr = poll(&pfd, 1, TICK_MS);
+            if (pr < 0 && errno != EINTR)
+                break;
+            t->fn(t->ctx);
+            if (pr <= 0)
+                continue;
+        }
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
         if (n <= 0)
             break;
         size_t room = sizeof r->err - 1 - r->errlen;
@@ -314,7 +343,7 @@ static void run_drain(int fd, struct run *r)
 }
 
 /* Run argv[0] (PATH search) to completion; -1 only if we could not fork. */
-static int run_tool(char *const argv[], struct run *r)
+static int run_tool(char *const argv[], struct run *r, const struct tick *t)
 {
     memset(r, 0, sizeof *r);
     char **env = tool_env();
@@ -350,7 +379,7 @@ static int run_tool(char *const argv[], struct run *r)
     if (n != (ssize_t)sizeof r->exec_errno)
         r->exec_errno = 0;
     close(execp[0]);
-    run_drain(errp[0], r);
+    run_drain(errp[0], r, t);
     close(errp[0]);
     while (waitpid(pid, &r->status, 0) < 0) {
         if (errno != EINTR)
@@ -400,6 +429,8 @@ static void run_first_line(const struct run *r, char *out, size_t n)
 struct cache {
     char images[PATH_MAX]; /* absolute */
     char keys[PATH_MAX];
+    const char *home; /* the cache_dir given: $REWIND_HOME */
+    const struct image_progress *prog;
 };
 
 /* Remove .tmp-* entries older than a day: leftovers of crashed callers. */
@@ -428,6 +459,8 @@ static int cache_open(const char *cache_dir, struct cache *c, struct ectx *e)
     if (path_join(images, sizeof images, cache_dir, "images") < 0 ||
         path_join(c->keys, sizeof c->keys, images, "keys") < 0)
         return fail(e, "cache directory path '%s' is too long", cache_dir);
+    c->home = cache_dir;
+    c->prog = NULL;
     if (mkdir_p(c->keys) < 0)
         return fail(e, "cannot create cache directory '%s': %s", c->keys, why(errno));
     if (!realpath(images, c->images))
@@ -522,6 +555,47 @@ static int image_lookup(const struct cache *c, const char hex[65], struct image 
     return 1;
 }
 
+static bool same_file_state(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* ---- progress ------------------------------------------------------------------ */
+
+struct progress_state {
+    const char *what;
+    uint64_t done, total;
+    bool on;
+};
+
+static void progress_begin(const struct cache *c, struct progress_state *ps, const char *what,
+                           uint64_t total)
+{
+    ps->what = what;
+    ps->done = 0;
+    ps->total = total;
+    ps->on = c->prog && c->prog->fn && total > 0;
+    if (ps->on)
+        c->prog->fn(c->prog->ctx, what, 0, total);
+}
+
+static void progress_add(const struct cache *c, struct progress_state *ps, uint64_t n)
+{
+    ps->done += n;
+    if (ps->on)
+        c->prog->fn(c->prog->ctx, ps->what, ps->done < ps->total ? ps->done : ps->total, ps->total);
+}
+
+/* The phase is over: NULL tells the display to finish its line. */
+static void progress_end(const struct cache *c, struct progress_state *ps)
+{
+    if (ps->on)
+        c->prog->fn(c->prog->ctx, NULL, ps->total, ps->total);
+    ps->on = false;
+}
+
 /* ---- building an image ------------------------------------------------------- */
 
 /* Explain a failed mkfs.erofs run in e. */
@@ -569,8 +643,24 @@ static int publish_image(const struct cache *c, const char *tmp, struct image *o
     return 0;
 }
 
+struct build_tick {
+    const struct cache *c;
+    struct progress_state ps;
+    const char *tmp;
+};
+
+/* The image grows as mkfs.erofs writes it: its size is the progress. */
+static void build_tick(void *arg)
+{
+    struct build_tick *b = arg;
+    struct stat st;
+    if (stat(b->tmp, &st) == 0 && (uint64_t)st.st_size > b->ps.done)
+        progress_add(b->c, &b->ps, (uint64_t)st.st_size - b->ps.done);
+}
+
 /* mkfs.erofs dir into a temp file, then publish it; the temp never survives. */
-static int build_image(const struct cache *c, const char *dir, struct image *out, struct ectx *e)
+static int build_image(const struct cache *c, const char *dir, uint64_t expect, struct image *out,
+                       struct ectx *e)
 {
     char tmp[PATH_MAX];
     if (path_join(tmp, sizeof tmp, c->images, ".tmp-img-XXXXXX") < 0)
@@ -599,7 +689,12 @@ static int build_image(const struct cache *c, const char *dir, struct image *out
         return fail(e, "out of memory");
     }
     atomic_fetch_add(&mkfs_runs, 1);
-    if (run_tool(argv, r) < 0) {
+    struct build_tick bt = {.c = c, .tmp = tmp};
+    progress_begin(c, &bt.ps, "building image", expect);
+    struct tick t = {bt.ps.on ? build_tick : NULL, &bt};
+    int started = run_tool(argv, r, &t);
+    progress_end(c, &bt.ps);
+    if (started < 0) {
         err = errno;
         free(r);
         unlink(tmp);
@@ -613,8 +708,17 @@ static int build_image(const struct cache *c, const char *dir, struct image *out
 
 /* ---- walking a tree into a key ---------------------------------------------- */
 
+struct node {
+    char *rel; /* path relative to the root ("" for the root) */
+    struct stat st;
+    hash256 data;   /* regular file: SHA-256 of its bytes; symlink: of its target */
+    hash256 xattrs; /* SHA-256 of the sorted (name, value) pairs; zero: none */
+    bool need_data; /* a regular file the index did not know: read it */
+    uint64_t nchildren, link_ord;
+};
+
 struct walk {
-    hash_ctx *h;
+    hash_ctx *h; /* the xattr digest being built */
     char path[PATH_MAX];
     size_t rootlen;
     struct link_id {
@@ -622,8 +726,22 @@ struct walk {
         ino_t ino;
     } * links;
     size_t nlinks, caplinks;
+    struct node *nodes;
+    size_t nnodes, capnodes;
+    struct imgindex *ix; /* NULL: no index (every node read in full) */
     struct ectx *e;
 };
+
+static void walk_free(struct walk *w)
+{
+    for (size_t i = 0; i < w->nnodes; i++)
+        free(w->nodes[i].rel);
+    free(w->nodes);
+    free(w->links);
+    w->nodes = NULL;
+    w->links = NULL;
+    w->nnodes = w->capnodes = w->nlinks = w->caplinks = 0;
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -665,22 +783,29 @@ static int link_ordinal(struct walk *w, const struct stat *st, uint64_t *ord)
     return 0;
 }
 
-/* Hash the xattrs of w->path (names sorted). */
-static int walk_xattrs(struct walk *w)
+/* Digest of the xattrs of w->path (names sorted) into *out. */
+static int walk_xattrs(struct walk *w, hash256 *out)
 {
     ssize_t n = llistxattr(w->path, NULL, 0);
     if (n < 0 && (errno == ENOTSUP || errno == ENOSYS))
         n = 0;
     if (n < 0)
         return fail(w->e, "cannot list xattrs of '%s': %s", w->path, strerror(errno));
+    if (n == 0) {
+        memset(out, 0, sizeof *out); /* none: the common case, no hashing */
+        return 0;
+    }
     char *list = malloc((size_t)n + 1);
     char **names = calloc((size_t)n / 2 + 1, sizeof *names);
-    if (!list || !names) {
+    w->h = hash_new();
+    if (!list || !names || !w->h) {
         free(list);
         free(names);
+        if (w->h)
+            hash_final(w->h, out);
         return fail(w->e, "out of memory");
     }
-    ssize_t got = n ? llistxattr(w->path, list, (size_t)n) : 0;
+    ssize_t got = llistxattr(w->path, list, (size_t)n);
     int rc = 0;
     if (got < 0)
         rc = fail(w->e, "cannot list xattrs of '%s': %s", w->path, strerror(errno));
@@ -689,7 +814,7 @@ static int walk_xattrs(struct walk *w)
         names[cnt++] = list + i;
     qsort(names, cnt, sizeof *names, cmp_str);
     put_u64(w->h, cnt);
-    char val[65536];
+    static char val[65536];
     for (size_t i = 0; rc == 0 && i < cnt; i++) {
         ssize_t v = lgetxattr(w->path, names[i], val, sizeof val);
         if (v < 0)
@@ -699,16 +824,20 @@ static int walk_xattrs(struct walk *w)
             put_bytes(w->h, val, (size_t)v);
         }
     }
+    hash_final(w->h, out);
+    w->h = NULL;
     free(list);
     free(names);
     return rc;
 }
 
-/* Sorted names of directory w->path (NULL-terminated, caller frees). */
-static char **walk_list(struct walk *w, size_t *count)
+/* Sorted names of the directory open at dfd (taken: closed here), named
+ * w->path in errors (NULL-terminated, caller frees). */
+static char **walk_list(struct walk *w, int dfd, size_t *count)
 {
-    DIR *d = opendir(w->path);
+    DIR *d = fdopendir(dfd);
     if (!d) {
+        close(dfd);
         fail(w->e, "cannot read directory '%s': %s", w->path, strerror(errno));
         return NULL;
     }
@@ -757,16 +886,25 @@ static char **walk_list(struct walk *w, size_t *count)
     return v;
 }
 
-static int walk_node(struct walk *w, size_t len, bool follow);
+static int walk_node(struct walk *w, int pfd, const char *name, size_t len, bool follow);
 
-/* Hash the children of directory w->path (length len), in sorted order. */
-static int walk_children(struct walk *w, size_t len)
+/* Walk the children of directory w->path (length len, open at dfd: taken),
+ * in sorted order; their count goes into node ni. Each child is looked up
+ * relative to dfd: one lookup, not one per component of its path. */
+static int walk_children(struct walk *w, int dfd, size_t len, size_t ni)
 {
+    int keep = dup(dfd); /* fdopendir takes dfd; the children need a descriptor */
+    if (keep < 0) {
+        close(dfd);
+        return fail(w->e, "cannot read directory '%s': %s", w->path, strerror(errno));
+    }
     size_t n = 0;
-    char **names = walk_list(w, &n);
-    if (!names)
+    char **names = walk_list(w, dfd, &n);
+    if (!names) {
+        close(keep);
         return -1;
-    put_u64(w->h, n);
+    }
+    w->nodes[ni].nchildren = n;
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         size_t nl = strlen(names[i]);
@@ -775,77 +913,206 @@ static int walk_children(struct walk *w, size_t len)
         if (rc == 0) {
             w->path[len] = '/';
             memcpy(w->path + len + 1, names[i], nl + 1);
-            rc = walk_node(w, len + 1 + nl, false);
+            rc = walk_node(w, keep, names[i], len + 1 + nl, false);
             w->path[len] = '\0';
         }
         free(names[i]);
     }
     free(names);
+    close(keep);
     return rc;
 }
 
-/* Hash one node (w->path, length len) and, for a directory, its subtree. */
-static int walk_node(struct walk *w, size_t len, bool follow)
+/* Record one node (name in the directory pfd; w->path, length len) and, for
+ * a directory, its subtree. An entry of the file index whose metadata
+ * matches gives the node's data and xattr hashes without reading anything
+ * but its stat; otherwise xattrs and symlink targets are read here and
+ * regular files are marked for hash_nodes. */
+static int walk_node(struct walk *w, int pfd, const char *name, size_t len, bool follow)
 {
     struct stat st;
-    if ((follow ? stat(w->path, &st) : lstat(w->path, &st)) < 0)
+    if (fstatat(pfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0)
         return fail(w->e, "cannot stat '%s': %s", w->path, strerror(errno));
-    put_str(w->h, w->path + w->rootlen);
-    char t = type_char(st.st_mode);
-    hash_update(w->h, &t, 1);
-    put_u64(w->h, st.st_mode & 07777);
-    put_u64(w->h, (uint64_t)st.st_size);
-    put_u64(w->h, (uint64_t)st.st_mtim.tv_sec);
-    put_u64(w->h, (uint64_t)st.st_mtim.tv_nsec);
-    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
-        put_u64(w->h, (uint64_t)st.st_rdev);
+    if (w->nnodes == w->capnodes) {
+        size_t cap = w->capnodes ? 2 * w->capnodes : 1024;
+        void *p = realloc(w->nodes, cap * sizeof *w->nodes);
+        if (!p)
+            return fail(w->e, "out of memory");
+        w->nodes = p;
+        w->capnodes = cap;
+    }
+    size_t ni = w->nnodes;
+    struct node *nd = &w->nodes[ni];
+    memset(nd, 0, sizeof *nd);
+    nd->st = st;
+    if (!(nd->rel = strdup(w->path + w->rootlen)))
+        return fail(w->e, "out of memory");
+    w->nnodes++;
     if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
         uint64_t ord;
         if (link_ordinal(w, &st, &ord) < 0)
             return fail(w->e, "out of memory");
-        put_u64(w->h, ord + 1);
-    } else {
-        put_u64(w->h, 0);
+        nd->link_ord = ord + 1;
     }
-    if (S_ISLNK(st.st_mode)) {
-        char target[PATH_MAX];
-        ssize_t n = readlink(w->path, target, sizeof target);
-        if (n < 0 || (size_t)n >= sizeof target)
-            return fail(w->e, "cannot read symlink '%s': %s", w->path,
-                        n < 0 ? strerror(errno) : "target too long");
-        put_bytes(w->h, target, (size_t)n);
+    bool hit = w->ix && imgindex_find(w->ix, nd->rel, &st, &nd->data, &nd->xattrs);
+    if (!hit) {
+        if (walk_xattrs(w, &nd->xattrs) < 0)
+            return -1;
+        nd = &w->nodes[ni];
+        if (S_ISLNK(st.st_mode)) {
+            char target[PATH_MAX];
+            ssize_t n = readlinkat(pfd, name, target, sizeof target);
+            if (n < 0 || (size_t)n >= sizeof target)
+                return fail(w->e, "cannot read symlink '%s': %s", w->path,
+                            n < 0 ? strerror(errno) : "target too long");
+            hash_buf(target, (size_t)n, &nd->data);
+        }
+        if (S_ISREG(st.st_mode))
+            nd->need_data = true;
+        else if (w->ix && imgindex_put(w->ix, nd->rel, &st, &nd->data, &nd->xattrs) < 0)
+            return fail(w->e, "out of memory");
     }
-    if (walk_xattrs(w) < 0)
-        return -1;
-    return S_ISDIR(st.st_mode) ? walk_children(w, len) : 0;
+    if (!S_ISDIR(st.st_mode))
+        return 0;
+    int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+    if (dfd < 0)
+        return fail(w->e, "cannot read directory '%s': %s", w->path, strerror(errno));
+    return walk_children(w, dfd, len, ni);
 }
 
-/* Key of the tree at dir: what decides whether a cached image still fits it. */
-static int tree_key(const char *dir, hash256 *key, struct ectx *e)
+/* Walk the tree at dir into w (metadata only). */
+static int walk_tree(struct walk *w, const char *dir, struct imgindex *ix, struct ectx *e)
 {
-    struct walk w = {.e = e};
+    memset(w, 0, sizeof *w);
+    w->e = e;
+    w->ix = ix;
     size_t len = strlen(dir);
-    if (len >= sizeof w.path)
+    if (len >= sizeof w->path)
         return fail(e, "root path '%s' is too long", dir);
-    memcpy(w.path, dir, len + 1);
-    w.rootlen = len;
-    w.h = key_begin("tree");
-    if (!w.h)
+    memcpy(w->path, dir, len + 1);
+    w->rootlen = len;
+    return walk_node(w, AT_FDCWD, dir, len, true);
+}
+
+/* Read path into h, reporting progress; -1 with errno. */
+static int hash_with_progress(const struct cache *c, const char *path, hash256 *out,
+                              struct progress_state *ps)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -1;
+    hash_ctx *h = hash_new();
+    if (!h) {
+        close(fd);
+        errno = ENOMEM;
+        return -1;
+    }
+    static uint8_t buf[1 << 20];
+    ssize_t n;
+    while ((n = io_read_full(fd, buf, sizeof buf)) > 0) {
+        hash_update(h, buf, (size_t)n);
+        progress_add(c, ps, (uint64_t)n);
+    }
+    int err = errno;
+    hash_final(h, out);
+    close(fd);
+    if (n < 0) {
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+/* Fill the content hash of every regular file of w: from the index when
+ * its metadata is unchanged, else by reading it (and remembering it). */
+static int hash_nodes(const struct cache *c, struct walk *w, struct imgindex *ix, struct ectx *e)
+{
+    uint64_t todo = 0;
+    bool *miss = calloc(w->nnodes + 1, sizeof *miss);
+    if (!miss)
         return fail(e, "out of memory");
-    int rc = walk_node(&w, len, true);
-    hash_final(w.h, key);
-    free(w.links);
+    for (size_t i = 0; i < w->nnodes; i++) {
+        struct node *nd = &w->nodes[i];
+        if (nd->need_data) {
+            miss[i] = true;
+            todo += (uint64_t)nd->st.st_size;
+        }
+    }
+    struct progress_state ps;
+    progress_begin(c, &ps, "hashing", todo);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < w->nnodes; i++) {
+        struct node *nd = &w->nodes[i];
+        if (!miss[i])
+            continue;
+        size_t rl = strlen(nd->rel);
+        RW_ASSERT(w->rootlen + rl < sizeof w->path); /* the walk built this path */
+        memcpy(w->path + w->rootlen, nd->rel, rl + 1);
+        struct stat after;
+        atomic_fetch_add(&files_hashed, 1);
+        if (hash_with_progress(c, w->path, &nd->data, &ps) < 0)
+            rc = fail(e, "cannot read '%s': %s", w->path, strerror(errno));
+        else if (lstat(w->path, &after) < 0)
+            rc = fail(e, "cannot stat '%s': %s", w->path, strerror(errno));
+        else if (same_file_state(&nd->st, &after) &&
+                 imgindex_put(ix, nd->rel, &nd->st, &nd->data, &nd->xattrs) < 0)
+            rc = fail(e, "out of memory");
+    }
+    progress_end(c, &ps);
+    free(miss);
+    return rc;
+}
+
+/* The key of a walked tree: what decides whether a cached image fits it.
+ * Everything mkfs.erofs puts in the image, and nothing it drops (times,
+ * owners: invariant 5), so a tree copied or checked out again hits. */
+static int tree_key_of(const struct walk *w, hash256 *key, struct ectx *e)
+{
+    hash_ctx *h = key_begin("tree3");
+    if (!h)
+        return fail(e, "out of memory");
+    put_u64(h, w->nnodes);
+    for (size_t i = 0; i < w->nnodes; i++) {
+        const struct node *nd = &w->nodes[i];
+        put_str(h, nd->rel);
+        char t = type_char(nd->st.st_mode);
+        hash_update(h, &t, 1);
+        put_u64(h, nd->st.st_mode & 07777);
+        put_u64(h, (uint64_t)nd->st.st_size);
+        if (S_ISREG(nd->st.st_mode) || S_ISLNK(nd->st.st_mode))
+            hash_update(h, nd->data.b, sizeof nd->data.b);
+        if (S_ISCHR(nd->st.st_mode) || S_ISBLK(nd->st.st_mode))
+            put_u64(h, (uint64_t)nd->st.st_rdev);
+        put_u64(h, nd->link_ord);
+        hash_update(h, nd->xattrs.b, sizeof nd->xattrs.b);
+        if (S_ISDIR(nd->st.st_mode))
+            put_u64(h, nd->nchildren);
+    }
+    hash_final(h, key);
+    return 0;
+}
+
+/* Key of the tree at dir, its size in bytes (regular files) in *bytes. */
+static int tree_key(const struct cache *c, const char *dir, struct imgindex *ix, hash256 *key,
+                    uint64_t *bytes, struct ectx *e)
+{
+    struct walk w;
+    int rc = walk_tree(&w, dir, ix, e);
+    if (rc == 0)
+        rc = hash_nodes(c, &w, ix, e);
+    if (rc == 0)
+        rc = tree_key_of(&w, key, e);
+    uint64_t total = 0;
+    for (size_t i = 0; i < w.nnodes; i++)
+        if (S_ISREG(w.nodes[i].st.st_mode))
+            total += (uint64_t)w.nodes[i].st.st_size;
+    if (bytes)
+        *bytes = total;
+    walk_free(&w);
     return rc;
 }
 
 /* ---- the three kinds of root ------------------------------------------------- */
-
-static bool same_file_state(const struct stat *a, const struct stat *b)
-{
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
 
 static hash256 file_key(const struct stat *st)
 {
@@ -904,18 +1171,29 @@ static int prepare_erofs(const struct cache *c, const char *root, const struct s
 static int prepare_dir(const struct cache *c, const char *dir, struct image *out, struct ectx *e)
 {
     hash256 key, again;
-    char hex[65];
-    if (tree_key(dir, &key, e) < 0)
-        return -1;
-    if (key_get(c, &key, hex) && image_lookup(c, hex, out))
-        return 0;
-    if (build_image(c, dir, out, e) < 0)
-        return -1;
-    if (tree_key(dir, &again, e) < 0)
-        return -1;
-    if (memcmp(&key, &again, sizeof key) != 0)
-        return 0; /* tree changed during the build: image is fine, key is not */
-    return key_put(c, &key, out->hex, e);
+    char hex[65], real[PATH_MAX];
+    uint64_t bytes = 0;
+    if (!realpath(dir, real))
+        return fail(e, "cannot resolve root '%s': %s", dir, strerror(errno));
+    struct imgindex ix;
+    if (imgindex_open(&ix, c->home, real) < 0)
+        return fail(e, "cannot open the file index of '%s': %s", dir, why(errno));
+    int rc = tree_key(c, dir, &ix, &key, &bytes, e);
+    (void)imgindex_save(&ix); /* a cache only: a failed save costs a re-hash next time */
+    if (rc == 0 && key_get(c, &key, hex) && image_lookup(c, hex, out))
+        goto done;
+    if (rc == 0)
+        rc = build_image(c, dir, bytes, out, e);
+    if (rc == 0)
+        rc = tree_key(c, dir, &ix, &again, NULL, e);
+    /* Invariant 3: a tree changed during the build gives a fine image but no key. */
+    if (rc == 0 && memcmp(&key, &again, sizeof key) == 0)
+        rc = key_put(c, &key, out->hex, e);
+    if (rc == 0)
+        out->built = 1;
+done:
+    imgindex_close(&ix);
+    return rc;
 }
 
 /* Explain a failed tar run in e, or return 0 if the failure is tolerable. */
@@ -967,7 +1245,7 @@ static int extract_tar(const char *tarball, const char *dir, struct ectx *e)
     if (!r)
         return fail(e, "out of memory");
     int rc = 0;
-    if (run_tool(argv, r) < 0)
+    if (run_tool(argv, r, NULL) < 0)
         rc = fail(e, "cannot start tar: %s", why(errno));
     else if (!run_ok(r))
         rc = tar_failure(r, e);
@@ -988,8 +1266,19 @@ static int build_from_tar(const struct cache *c, const char *tarball, struct ima
     int rc = chmod(tmp, 0755) < 0 ? fail(e, "cannot chmod '%s': %s", tmp, why(errno)) : 0;
     if (rc == 0)
         rc = extract_tar(tarball, tmp, e);
+    uint64_t expect = 0;
+    if (rc == 0 && c->prog) {
+        struct walk w;
+        if (walk_tree(&w, tmp, NULL, e) == 0)
+            for (size_t i = 0; i < w.nnodes; i++)
+                if (S_ISREG(w.nodes[i].st.st_mode))
+                    expect += (uint64_t)w.nodes[i].st.st_size;
+        walk_free(&w);
+        if (e->buf)
+            e->buf[0] = 0; /* only an estimate for the progress line */
+    }
     if (rc == 0)
-        rc = build_image(c, tmp, out, e);
+        rc = build_image(c, tmp, expect, out, e);
     if (rm_tree(tmp) < 0 && rc == 0)
         rc = fail(e, "cannot remove temp dir '%s': %s", tmp, strerror(errno));
     return rc;
@@ -1089,6 +1378,13 @@ static int prepare_file(const struct cache *c, const char *root, const struct st
 int image_prepare(const char *root, const char *cache_dir, struct image *out, char *err,
                   size_t errlen)
 {
+    return image_prepare_progress(root, cache_dir, NULL, out, err, errlen);
+}
+
+int image_prepare_progress(const char *root, const char *cache_dir,
+                           const struct image_progress *prog, struct image *out, char *err,
+                           size_t errlen)
+{
     struct ectx e = {err, errlen};
     if (err && errlen)
         err[0] = '\0';
@@ -1109,6 +1405,7 @@ int image_prepare(const char *root, const char *cache_dir, struct image *out, ch
     struct cache c;
     if (cache_open(cache_dir, &c, &e) < 0)
         return -1;
+    c.prog = prog;
     if (S_ISDIR(st.st_mode))
         return prepare_dir(&c, root, out, &e);
     return prepare_file(&c, root, &st, out, &e);

@@ -27,6 +27,7 @@
 #include "trace/trace.h"
 #include "util/check.h"
 #include "util/fail.h"
+#include "vmm/kvm.h"
 
 #define fail util_fail
 
@@ -36,7 +37,7 @@ const struct rw_run_defaults rw_defaults = {
     .cwd = "/",
     .mem_mib = 512,
     .mem_min_mib = 64,
-    .mem_max_mib = 3072,
+    .mem_max_mib = 262144, /* KVM_RAM_MAX; the host's MemAvailable is checked per run */
     .quantum_ns = 5000,
     .seed = 0,
     .keyframe_every = 4096, /* measured: bench/RESULTS.md */
@@ -45,6 +46,7 @@ const struct rw_run_defaults rw_defaults = {
     .jobs = 2,
     .max_trace_mb = 4096, /* docs/reliability.md: far above any real suite's trace */
     .max_disk_mb = 16384,
+    .spin_limit_s = 60,
 };
 
 int run_usage(struct rw_error *err, const char *fmt, ...)
@@ -95,6 +97,8 @@ const char *rw_outcome_word(enum rw_outcome o)
         return "stopped";
     case RW_LIMIT:
         return "limit";
+    case RW_SPIN:
+        return "spin";
     default:
         return "running";
     }
@@ -113,6 +117,7 @@ void rw_run_config_init(struct rw_run_config *c)
     c->seed = rw_defaults.seed;
     c->quantum_ns = rw_defaults.quantum_ns;
     c->epoch_s = rw_default_epoch((int64_t)time(NULL));
+    c->spin_limit_s = rw_defaults.spin_limit_s;
     c->schedule_until = UINT64_MAX;
 }
 
@@ -121,6 +126,7 @@ void rw_options_init(struct rw_options *o)
     memset(o, 0, sizeof(*o));
     o->schedule_until = UINT64_MAX;
     o->input_fd = -1;
+    o->spin_limit_s = rw_defaults.spin_limit_s;
 }
 
 int rw_test_hole(struct rw_run_config *c, const char *name)
@@ -193,6 +199,12 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
         return run_usage(err, "run needs a command after -- (see rewind run --help)");
     if (c->schedule_from >= c->schedule_until)
         return run_usage(err, "--schedule-from must be below --schedule-until");
+    char why[200];
+    if (c->mem_mib > rw_defaults.mem_max_mib || kvm_mem_fits(c->mem_mib << 20, why, sizeof(why)) < 0)
+        return run_usage(err, "--mem %llu MiB is more than this host can give: %s",
+                         (unsigned long long)c->mem_mib,
+                         c->mem_mib > rw_defaults.mem_max_mib ? "above the platform's limit"
+                                                               : why);
     if (c->schedule &&
         sched_push(&o->sched, c->schedule, c->schedule_from, c->schedule_until, c->schedule_from,
                    c->schedule_until == UINT64_MAX ? rw_defaults.pct_horizon
@@ -231,6 +243,7 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     o->snap_holes = c->snap_holes;
     o->max_trace_mb = c->max_trace_mb;
     o->max_disk_mb = c->max_disk_mb;
+    o->spin_limit_s = c->spin_limit_s;
     return 0;
 }
 

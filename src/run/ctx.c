@@ -35,6 +35,7 @@
 #include "util/io.h"
 #include "vmm/boot.h"
 #include "vmm/cpuid.h"
+#include "vmm/spin.h"
 #include "vmm/vcpu.h"
 
 #define fail util_fail
@@ -43,7 +44,8 @@
 #define PATH_LEN 4200
 
 _Static_assert(RW_EXITED == (int)PLATFORM_EXITED && RW_STOPPED == (int)PLATFORM_STOPPED &&
-                   RW_TIMEOUT == (int)PLATFORM_TIMEOUT && RW_STALLED == (int)PLATFORM_STALLED,
+                   RW_TIMEOUT == (int)PLATFORM_TIMEOUT && RW_STALLED == (int)PLATFORM_STALLED &&
+                   RW_SPIN == (int)PLATFORM_SPIN,
                "enum rw_outcome mirrors enum platform_outcome");
 _Static_assert(RW_LIMIT == (int)PLATFORM_LIMIT, "enum rw_outcome mirrors enum platform_outcome");
 
@@ -66,8 +68,10 @@ struct run_sink {
     struct session *session; /* shell: input at idle steps */
     int inspected, inspect_status;
     uint64_t kf_every;
-    int kf_due;            /* take a keyframe at the end of this step (the job starts) */
-    struct run_limits lim; /* the disk caps (src/run/limits.h) */
+    int kf_due;                /* take a keyframe at the end of this step (the job starts) */
+    struct run_limits lim;     /* the disk caps (src/run/limits.h) */
+    struct run_exec execs[64]; /* the last programs exec'd, by pid: what a spinning pid runs */
+    unsigned nexec;
 };
 
 /* A disk cap is hit: the run ends at the end of this step (outcome limit). */
@@ -77,6 +81,24 @@ static void limit_hit(struct run_sink *s)
         return;
     s->p->outcome = PLATFORM_LIMIT;
     run_limits_message(&s->lim, s->p->step, s->p->message, sizeof(s->p->message));
+}
+
+/* Remember what pid exec'd (EXEC payload: path NUL argv...). */
+static void note_exec(struct run_sink *s, const struct rewind_record *r, const uint8_t *payload,
+                      size_t len)
+{
+    if (r->kind != REWIND_REC_EXEC || !len)
+        return;
+    size_t plen = strnlen((const char *)payload, len);
+    unsigned slot = s->nexec % 64;
+    for (unsigned i = 0; i < 64 && i < s->nexec; i++)
+        if (s->execs[i].pid == r->pid)
+            slot = i;
+    if (slot == s->nexec % 64)
+        s->nexec++;
+    s->execs[slot].pid = r->pid;
+    snprintf(s->execs[slot].path, sizeof(s->execs[slot].path), "%.*s", (int)plen,
+             (const char *)payload);
 }
 
 static void emit(const struct rw_observer *obs, enum rw_stream s, const void *p, size_t n)
@@ -220,6 +242,7 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
 {
     struct run_sink *s = ctx;
     hash_record(s, step, r, payload, len);
+    note_exec(s, r, payload, len);
     if (s->file) {
         trace_append(s->file, step, r);
         if (r->kind == REWIND_REC_OUTPUT || s->file->count % 64 == 0)
@@ -306,6 +329,8 @@ static int exit_code_of(const struct platform *p)
         return RW_ETIMEOUT;
     case PLATFORM_LIMIT:
         return RW_ELIMIT;
+    case PLATFORM_SPIN:
+        return RW_ESPIN;
     case PLATFORM_INIT_FAILED:
         return RW_EINTERNAL;
     default:
@@ -468,8 +493,9 @@ static void check_against_stored(struct run_ctx *c, char *name, size_t n)
     /* A run cut by --timeout ended at a step chosen by wall time: it is no
      * reference, and comparing with one proves nothing. A complete run
      * replaces a cut one; a cut run is kept beside a complete one. */
-    int stored_cut = oc && (!strcmp(oc, "timeout") || !strcmp(oc, "limit"));
-    int cut = r->outcome == RW_TIMEOUT || r->outcome == RW_LIMIT; /* a limit: the same */
+    int stored_cut = oc && (!strcmp(oc, "timeout") || !strcmp(oc, "limit") || !strcmp(oc, "spin"));
+    /* a limit or a spin: the same */
+    int cut = r->outcome == RW_TIMEOUT || r->outcome == RW_LIMIT || r->outcome == RW_SPIN;
     json_decref(m);
     if (same || (stored_cut && !cut))
         return;
@@ -499,7 +525,7 @@ static void check_against_stored(struct run_ctx *c, char *name, size_t n)
  * show and later runs find it by hash even when the user's file (an erofs
  * root used in place) moves or changes. A hard link when possible, else a
  * copy (temp file + rename). */
-static int keep_image(const char *home, const struct image *img, char *err, size_t errlen)
+int run_keep_image(const char *home, const struct image *img, char *err, size_t errlen)
 {
     char want[PATH_LEN], tmp[PATH_LEN + 32];
     if (home_path(want, sizeof(want), home, HOME_IMAGES, img->hex, NULL) < 0)
@@ -548,6 +574,21 @@ static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, 
     return rc;
 }
 
+static void progress_to_observer(void *ctx, const char *what, uint64_t done, uint64_t total)
+{
+    const struct rw_observer *obs = ctx;
+    obs->progress(obs->ctx, what, done, total);
+}
+
+const struct image_progress *run_image_progress(const struct rw_observer *obs)
+{
+    static _Thread_local struct image_progress ip;
+    if (!obs || !obs->progress)
+        return NULL;
+    ip = (struct image_progress){progress_to_observer, (void *)obs};
+    return &ip;
+}
+
 int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_inspect *ins,
                 enum run_keep keep, int with_store, struct rw_result *res, struct rw_error *err)
 {
@@ -586,7 +627,7 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
     if (c->lockfd < 0)
         return -1;
     c->phase = PH_IMAGE;
-    if (image_prepare(o->root, o->home, &c->img, ERR) < 0)
+    if (image_prepare_progress(o->root, o->home, run_image_progress(o->obs), &c->img, ERR) < 0)
         return -1;
     timing("image");
     c->phase = PH_ARTIFACTS;
@@ -594,7 +635,7 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
         hash_of(o->home, o->init, c->spec.init_hash, "rewind-init", ERR) < 0)
         return -1;
     memcpy(c->spec.image_hash, c->img.hex, sizeof(c->spec.image_hash));
-    if (keep_image(o->home, &c->img, ERR) < 0)
+    if (run_keep_image(o->home, &c->img, ERR) < 0)
         return -1;
     timing("hashes");
     c->phase = PH_INITRD;
@@ -690,6 +731,7 @@ static int replay_prefix(const char *path, uint64_t upto, struct run_sink *s, ch
     struct trace_entry e;
     while (trace_next(&r, &e) == 1 && e.step <= upto) {
         hash_record(s, e.step, &e.rec, e.payload, e.payload_len);
+        note_exec(s, &e.rec, e.payload, e.payload_len);
         if (s->file)
             trace_append(s->file, e.step, (const struct rewind_record *)r.buf);
     }
@@ -803,12 +845,19 @@ int run_loop(struct run_ctx *c, uint64_t stop_at)
     c->phase = PH_LOOP;
     if (!c->t0)
         c->t0 = now_wall();
-    struct vcpu_limits lim = {.abort = c->o->abort, .max_steps = stop_at};
+    struct spin_watch spin;
+    struct vcpu_limits lim = {.abort = c->o->abort, .max_steps = stop_at, .spin = &spin.fired};
     struct kicker kick;
     run_active_kvm_run = c->vm.run;
     kicker_start(&kick, c->o->test_holes);
+    if (spin_watch_start(&spin, &p->step, c->o->spin_limit_s, c->vm.run) < 0)
+        return ctx_fail(c, "cannot start the spin watchdog: %s", strerror(errno));
     int vr = vcpu_run(p, &lim);
+    spin_watch_stop(&spin);
     kicker_stop(&kick);
+    if (vr == 0 && p->outcome == PLATFORM_SPIN)
+        run_spin_describe(c, c->o->spin_limit_s, c->sink->execs,
+                          c->sink->nexec < 64 ? c->sink->nexec : 64);
     run_active_kvm_run = NULL;
     c->res->wall_s = now_wall() - c->t0;
     if (vr < 0)

@@ -70,6 +70,7 @@ struct run_opts {
     uint64_t test_holes; /* REWIND_HOLE_* | PLATFORM_HOLE_*: tests only */
     unsigned snap_holes; /* SNAP_HOLE_*: tests only */
     uint64_t max_trace_mb, max_disk_mb; /* disk limits (src/run/limits.h; 0: defaults) */
+    double spin_limit_s; /* no step for this long (wall time): outcome spin; 0: off */
 };
 
 /* An inspection (cat, shell): run to step `at`, freeze the guest's
@@ -188,5 +189,22 @@ int run_check_artifacts(const struct run_opts *o, json_t *spec, char *err, size_
 
 /* The vCPU's kvm_run while a VM runs (rw_interrupt sets immediate_exit). */
 extern struct kvm_run *volatile run_active_kvm_run;
+
+/* A program a pid exec'd (from the EXEC records), for naming a spin. */
+struct run_exec {
+    uint32_t pid;
+    char path[256];
+};
+
+/* A run ended as spin: put where it spun (pid, comm, mode, rip, function)
+ * into its platform's message (src/run/spinreport.c). */
+void run_spin_describe(struct run_ctx *c, double limit_s, const struct run_exec *execs,
+                       unsigned n);
+
+/* Keep img in home as images/<hash>.erofs (a link, else a copy). 0 or -1 + err. */
+int run_keep_image(const char *home, const struct image *img, char *err, size_t errlen);
+
+/* The observer's progress callback as the image module wants it (NULL: none). */
+const struct image_progress *run_image_progress(const struct rw_observer *obs);
 
 #endif

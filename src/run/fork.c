@@ -62,6 +62,7 @@ int rw_fork(rw_home *h, const char *ref, uint64_t step, const struct rw_options 
         st.o.abort = op->abort;
         st.o.max_trace_mb = op->max_trace_mb;
         st.o.max_disk_mb = op->max_disk_mb;
+        st.o.spin_limit_s = op->spin_limit_s;
         rc = run_fork(&st.o, st.name, op->schedule, step, op->schedule_until, step, st.steps - step,
                       res, err);
     }

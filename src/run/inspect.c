@@ -25,6 +25,7 @@ static int inspect(rw_home *h, const char *ref, struct run_inspect *ins,
     st.o.abort = op->abort;
     st.o.max_trace_mb = op->max_trace_mb;
     st.o.max_disk_mb = op->max_disk_mb;
+    st.o.spin_limit_s = op->spin_limit_s;
     struct run_ctx c;
     int rc = run_prepare(&c, &st.o, ins, keep, 1, res, err);
     if (rc == 0)

@@ -62,6 +62,7 @@ int rw_replay(rw_home *h, const char *ref, const struct rw_options *op, struct r
     st.o.abort = op->abort;
     st.o.max_trace_mb = op->max_trace_mb;
     st.o.max_disk_mb = op->max_disk_mb;
+    st.o.spin_limit_s = op->spin_limit_s;
     if (rc == 0)
         rc = replay_run(&st.o, ins, from, from_step, op->verify_restores, res, err);
     if (rc == 0 && !res->had_stored)

@@ -225,9 +225,11 @@ int boot_setup(struct kvm_vm *vm, const struct boot_config *cfg, char *err, size
     bp->hdr.setup_data = SETUP_DATA_GPA;
     add_e820(bp, 0, 0x9fc00, E820_RAM);
     add_e820(bp, 0x9fc00, 0x100000 - 0x9fc00, E820_RESERVED);
-    add_e820(bp, 0x100000, vm->ram_size - 0x100000, E820_RAM);
+    add_e820(bp, 0x100000, kvm_ram_low(vm) - 0x100000, E820_RAM);
+    if (vm->ram_size > kvm_ram_low(vm)) /* the rest of RAM, above the hole (kvm.h) */
+        add_e820(bp, KVM_HIGH_GPA, vm->ram_size - kvm_ram_low(vm), E820_RAM);
     if (cfg->with_image && vm->image)
-        add_e820(bp, KVM_IMAGE_GPA, vm->image_size, E820_PMEM_LEGACY);
+        add_e820(bp, kvm_image_gpa(vm), vm->image_size, E820_PMEM_LEGACY);
 
     setup_gdt(vm);
     setup_page_tables(vm);

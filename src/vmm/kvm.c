@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,16 +85,41 @@ int kvm_map_image(struct kvm_vm *vm, const char *path, char *err, size_t errlen)
         return fail(err, errlen, "cannot map image %s: %s", path, strerror(errno));
     vm->image = p;
     vm->image_size = size;
-    if (kvm_set_region(vm, 1, KVM_MEM_READONLY, KVM_IMAGE_GPA, size, p) < 0)
+    if (kvm_set_region(vm, 1, KVM_MEM_READONLY, kvm_image_gpa(vm), size, p) < 0)
         return fail(err, errlen, "read-only memslot for the image: %s", strerror(errno));
     return 0;
 }
 
+uint64_t kvm_ram_low(const struct kvm_vm *vm)
+{
+    return vm->ram_size < KVM_LOW_MAX ? vm->ram_size : KVM_LOW_MAX;
+}
+
+uint64_t kvm_image_gpa(const struct kvm_vm *vm)
+{
+    if (vm->ram_size <= KVM_LOW_MAX)
+        return KVM_IMAGE_GPA; /* as always: ids of runs with up to 3 GiB unchanged */
+    uint64_t end = KVM_HIGH_GPA + (vm->ram_size - KVM_LOW_MAX);
+    return (end + (1ull << 30) - 1) & ~((1ull << 30) - 1);
+}
+
+/* The offset in vm->ram of [gpa, gpa + len), or UINT64_MAX if it is not all RAM
+ * of one part (invariant 1). */
+static uint64_t ram_offset(const struct kvm_vm *vm, uint64_t gpa, uint64_t len)
+{
+    uint64_t low = kvm_ram_low(vm);
+    if (gpa <= low && len <= low - gpa)
+        return gpa;
+    uint64_t high = vm->ram_size - low;
+    if (gpa >= KVM_HIGH_GPA && gpa - KVM_HIGH_GPA <= high && len <= high - (gpa - KVM_HIGH_GPA))
+        return low + (gpa - KVM_HIGH_GPA);
+    return UINT64_MAX;
+}
+
 void *kvm_gpa(const struct kvm_vm *vm, uint64_t gpa, uint64_t len)
 {
-    if (gpa > vm->ram_size || len > vm->ram_size - gpa)
-        return NULL;
-    return vm->ram + gpa;
+    uint64_t off = ram_offset(vm, gpa, len);
+    return off == UINT64_MAX ? NULL : vm->ram + off;
 }
 
 void *kvm_gpa_w(struct kvm_vm *vm, uint64_t gpa, uint64_t len)
@@ -101,8 +127,9 @@ void *kvm_gpa_w(struct kvm_vm *vm, uint64_t gpa, uint64_t len)
     uint8_t *p = kvm_gpa(vm, gpa, len);
     if (!p || !len)
         return p;
-    RW_ASSERT(vm->written && vm->dirty); /* invariant 1 */
-    for (uint64_t pg = gpa / 4096; pg <= (gpa + len - 1) / 4096; pg++) {
+    RW_ASSERT(vm->written && vm->dirty);    /* invariant 1 */
+    uint64_t off = (uint64_t)(p - vm->ram); /* pages are places in the mapping (kvm.h) */
+    for (uint64_t pg = off / 4096; pg <= (off + len - 1) / 4096; pg++) {
         vm->written[pg / 64] |= 1ull << (pg % 64);
         vm->dirty[pg / 64] |= 1ull << (pg % 64);
     }
@@ -117,6 +144,14 @@ int kvm_collect_dirty(struct kvm_vm *vm)
         return -1;
     struct kvm_dirty_log d = {.slot = 0, .dirty_bitmap = log};
     int rc = ioctl(vm->vm_fd, KVM_GET_DIRTY_LOG, &d);
+    uint64_t low = kvm_ram_low(vm);
+    if (rc == 0 && vm->ram_size > low) {
+        /* RAM above 4 GiB: its bits follow the low part's (KVM_LOW_MAX is a
+         * multiple of 64 pages, so they start on a word). */
+        RW_ASSERT(low % (4096 * 64) == 0);
+        struct kvm_dirty_log h = {.slot = KVM_HIGH_SLOT, .dirty_bitmap = log + low / 4096 / 64};
+        rc = ioctl(vm->vm_fd, KVM_GET_DIRTY_LOG, &h);
+    }
     if (rc == 0)
         for (size_t i = 0; i < words; i++) {
             vm->written[i] |= log[i];
@@ -198,4 +233,29 @@ void kvm_dump_regs(struct kvm_vm *vm, void *out)
             s.cr4, s.efer);
     dump_seg(f, "cs", &s.cs);
     dump_seg(f, "ss", &s.ss);
+}
+
+int kvm_mem_fits(uint64_t ram_size, char *why, size_t n)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        ram_size > (uint64_t)rl.rlim_cur)
+        return fail(why, n, "the address-space limit (ulimit -v) is %llu MiB",
+                    (unsigned long long)(rl.rlim_cur >> 20));
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        ram_size > (uint64_t)rl.rlim_cur)
+        return fail(why, n, "the data-size limit (ulimit -d) is %llu MiB",
+                    (unsigned long long)(rl.rlim_cur >> 20));
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (!f)
+        return 0; /* cannot tell: let the mapping decide */
+    char line[256];
+    unsigned long long kib = 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof(line), f))
+        found = sscanf(line, "MemAvailable: %llu kB", &kib) == 1;
+    fclose(f);
+    if (found && ram_size > (uint64_t)kib * 1024)
+        return fail(why, n, "this host has %llu MiB available (MemAvailable)", kib >> 10);
+    return 0;
 }

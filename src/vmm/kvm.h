@@ -1,8 +1,14 @@
 /*
  * kvm: the KVM file descriptors and guest memory of one virtual machine.
- * Guest RAM is one anonymous mapping at guest-physical 0 (below the 3 GiB
- * hole); the root image is a read-only memslot at 4 GiB. Every guest
- * address the monitor follows goes through kvm_gpa(), which checks bounds.
+ * Guest RAM is one anonymous mapping (MAP_NORESERVE, never touched by the
+ * monitor up front: untouched guest memory costs the host nothing). Up to
+ * 3 GiB it sits at guest-physical 0 (below the PCI hole) and the root image
+ * is a read-only memslot at 4 GiB; RAM beyond 3 GiB continues at 4 GiB
+ * (a second memslot) and the image moves to the next GiB boundary above it.
+ * Every guest address the monitor follows goes through kvm_gpa(), which
+ * checks bounds and maps the guest-physical address to its place in the
+ * one mapping; page numbers in the dirty bitmaps and keyframes are places
+ * in that mapping (offset / 4096), not guest-physical frame numbers.
  */
 #ifndef REWIND_VMM_KVM_H
 #define REWIND_VMM_KVM_H
@@ -11,8 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KVM_RAM_MAX (3ull << 30)   /* RAM ends below the PCI hole */
-#define KVM_IMAGE_GPA (4ull << 30) /* root image (legacy pmem) */
+#define KVM_LOW_MAX (3ull << 30)   /* RAM below the PCI hole */
+#define KVM_HIGH_GPA (4ull << 30)  /* RAM beyond KVM_LOW_MAX continues here */
+#define KVM_RAM_MAX (256ull << 30) /* well inside the CPU model's 40 physical bits */
+#define KVM_IMAGE_GPA (4ull << 30) /* root image (legacy pmem) when RAM <= KVM_LOW_MAX */
+#define KVM_HIGH_SLOT 2            /* slot 0: RAM (low part), 1: image, 2: RAM above 4 GiB */
 
 struct kvm_vm {
     int kvm_fd, vm_fd, vcpu_fd;
@@ -90,5 +99,15 @@ void kvm_dump_regs(struct kvm_vm *vm, void *f);
 
 /* Release every resource and kvm_init vm; safe on a partly opened vm. */
 void kvm_close(struct kvm_vm *vm);
+
+/* Guest-physical address of the root image for vm's RAM size. */
+uint64_t kvm_image_gpa(const struct kvm_vm *vm);
+
+/* Bytes of RAM below the hole (the rest is at KVM_HIGH_GPA). */
+uint64_t kvm_ram_low(const struct kvm_vm *vm);
+
+/* Whether this host can give ram_size bytes of guest RAM: MemAvailable
+ * (/proc/meminfo) and RLIMIT_AS / RLIMIT_DATA. 0, or -1 with why. */
+int kvm_mem_fits(uint64_t ram_size, char *why, size_t n);
 
 #endif

@@ -77,8 +77,13 @@ int kvm_map_ram(struct kvm_vm *vm, uint64_t size, uint32_t flags, char *err, siz
                          (unsigned long long)(size >> 20), strerror(errno));
     }
     vm->ram_size = size;
-    if (kvm_set_region(vm, 0, flags, 0, size, vm->ram) < 0)
+    uint64_t low = size < KVM_LOW_MAX ? size : KVM_LOW_MAX;
+    if (kvm_set_region(vm, 0, flags, 0, low, vm->ram) < 0)
         return util_fail(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
+    if (size > low &&
+        kvm_set_region(vm, KVM_HIGH_SLOT, flags, KVM_HIGH_GPA, size - low, vm->ram + low) < 0)
+        return util_fail(err, errlen, "KVM_SET_USER_MEMORY_REGION (RAM above 4 GiB): %s",
+                         strerror(errno));
     return 0;
 }
 

@@ -31,6 +31,7 @@ enum platform_outcome {
     PLATFORM_TIMEOUT,     /* wall-clock --timeout */
     PLATFORM_STOPPED,     /* reboot/halt without a job status */
     PLATFORM_LIMIT,       /* the run's disk limit (src/run/limits.h) */
+    PLATFORM_SPIN,        /* no step for the spin limit (src/vmm/spin.c) */
 };
 
 /* Monitor-side test holes (bits above the guest's REWIND_HOLE_* bits). */

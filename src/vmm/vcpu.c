@@ -103,6 +103,12 @@ int vcpu_run(struct platform *p, const struct vcpu_limits *lim)
 {
     struct kvm_run *run = p->vm->run;
     while (p->outcome == PLATFORM_RUNNING) {
+        if (lim->spin && *lim->spin) {
+            p->outcome = PLATFORM_SPIN;
+            snprintf(p->message, sizeof(p->message), "no step for the spin limit after step %llu",
+                     (unsigned long long)p->step);
+            return 0;
+        }
         if (lim->abort && *lim->abort) {
             p->outcome = PLATFORM_TIMEOUT;
             snprintf(p->message, sizeof(p->message), "timed out after %llu steps",

@@ -15,6 +15,7 @@
 struct vcpu_limits {
     uint64_t max_steps;           /* 0: no limit */
     volatile sig_atomic_t *abort; /* set (e.g. by a timer signal) to end the run */
+    volatile sig_atomic_t *spin;  /* set by the spin watchdog: end the run as a spin */
 };
 
 /* Run until the platform reports an outcome or the run is aborted. Returns
