@@ -31,6 +31,8 @@ static const struct cli_command commands[] = {
     {"check", cmd_check, "try N schedules of a command; narrow a difference to the deciding step"},
     {"diverge", cmd_diverge, "find where two runs that should be equal part"},
     {"doctor", cmd_doctor, "check that this machine can run rewind"},
+    {"serve", cmd_serve, "the timeline in a browser: a local web server with a token"},
+    {"open", cmd_open, "print the URL of a run at a step (starts rewind serve if needed)"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
