@@ -56,7 +56,9 @@ async function loadRuns() {
     } else roots.push(r);
   }
   const node = (r) => {
-    const what = r.parent ? `fork at step ${r.fork_step}` : '';
+    const sched = (r.schedules || []).filter((n) => n > 0);
+    const what = (r.session ? `${r.session} session` : r.parent ? 'fork' : '') +
+      (r.parent ? ` at step ${r.fork_step}` : '') + (sched.length ? `, schedule ${sched.join('+')}` : '');
     const sub = (kids.get(r.id) || []).map(node).join('');
     return `<li><div data-id="${esc(r.id)}" class="${r.id === state.run ? 'open' : ''}${r.id === newRun ? ' new' : ''}">
       <span class="cmp" data-cmp="${esc(r.id)}" title="compare the open run with this one">compare</span>
@@ -257,7 +259,7 @@ async function setCompare(id) {
   cmpTl.lanes = s.lanes; cmpTl.marks = s.marks; cmpTl.steps = s.steps; cmpTl.from = 0; cmpTl.to = Math.max(1, s.steps);
   cmpTl.part = d.identical ? null : d.step_b; cmpTl.step = -1;
   $('cmp-timeline').hidden = false;
-  $('cmp-timeline').style.height = Math.max(60, 18 + 14 * s.lanes.length) + 'px';
+  $('cmp-timeline').style.height = Math.max(60, 24 + 16 * s.lanes.length) + 'px';
   cmpTl.data = await get(`run/${id}/lanes`, { from: 0, to: cmpTl.to, n: Math.max(50, Math.floor(cmpTl.plotW)) });
   cmpTl.draw();
 }
@@ -271,7 +273,7 @@ async function openRun(id, step, from = null, to = null) {
   state.summary = s;
   tl.lanes = s.lanes; tl.marks = s.marks; tl.steps = Math.max(1, s.steps);
   tl.from = 0; tl.to = tl.steps; tl.data = null; tl.selTid = null;
-  canvas.style.height = Math.max(120, 18 + 16 * Math.min(s.lanes.length, 40)) + 'px';
+  canvas.style.height = Math.max(120, Math.min(420, 18 + 18 * s.lanes.length)) + 'px';
   if (from !== null && to !== null) { tl.from = Math.max(0, from); tl.to = Math.min(tl.steps, Math.max(from + 1, to)); }
   $('title').textContent = `${s.run.id} · ${s.run.command} · ${s.run.outcome}:${s.run.exit_code} · ${s.steps} steps, ${s.events} events`;
   $('legend').textContent = 'green exec · blue output · purple fork · orange exit · red signal/failed exit · grey open · yellow playhead · dashed red: where the compared run parts';

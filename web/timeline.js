@@ -33,8 +33,9 @@ export class Timeline {
     return i >= 0 && i < this.lanes.length ? this.lanes[i] : null;
   }
   rowH() {
+    // many lanes share the height (labels only where a row has room for one)
     const avail = this.c.clientHeight - AXIS_H;
-    return Math.max(ROW_MIN, Math.floor(avail / Math.max(1, this.lanes.length)));
+    return Math.max(2, Math.min(22, avail / Math.max(1, this.lanes.length)));
   }
   draw() {
     const c = this.c, dpr = window.devicePixelRatio || 1;
@@ -49,18 +50,22 @@ export class Timeline {
     // axis
     g.fillStyle = '#8b95a3';
     const span = this.to - this.from + 1;
-    const ticks = 8;
+    const ticks = Math.max(1, Math.min(8, span - 1));
+    let lastEnd = -1;
     for (let i = 0; i <= ticks; i++) {
       const s = Math.round(this.from + (span - 1) * i / ticks);
       const x = this.x(s);
       g.fillRect(x, AXIS_H - 4, 1, 4);
-      g.fillText(String(s), Math.min(x + 2, W - 60), 11);
+      const label = String(s), lw = g.measureText(label).width;
+      const lx = Math.min(x + 2, W - lw - 2);
+      if (lx > lastEnd + 4) { g.fillText(label, lx, 11); lastEnd = lx + lw; }
     }
     // lanes
     this.lanes.forEach((l, i) => {
       const y = AXIS_H + i * rh;
       g.fillStyle = l.tid === this.selTid ? '#24324a' : (i % 2 ? '#161a20' : '#1a1f26');
       g.fillRect(0, y, W, rh);
+      if (rh < ROW_MIN - 4) return;
       g.fillStyle = '#d8dee6';
       const label = `${l.name || '?'} ${l.pid}${l.tid !== l.pid ? '/' + l.tid : ''}`;
       g.fillText(label.slice(0, 17), 4, y + Math.min(rh - 3, 11));
@@ -74,7 +79,7 @@ export class Timeline {
         g.fillStyle = kindColor(KIND_CODE[e.kind]);
         const x = this.x(e.step);
         const w = Math.max(2, this.plotW / span - 1);
-        g.fillRect(x - w / 2, AXIS_H + i * rh + 2, w, rh - 4);
+        g.fillRect(x - w / 2, AXIS_H + i * rh + (rh > 6 ? 2 : 0), w, rh > 6 ? rh - 4 : rh);
       }
     } else if (d) {
       const bw = this.plotW / d.n;
@@ -86,7 +91,7 @@ export class Timeline {
           for (const p of PRIORITY) if (mask & (1 << p)) { k = p; break; }
           g.globalAlpha = Math.min(1, 0.35 + Math.log2(1 + count) / 6);
           g.fillStyle = kindColor(k);
-          g.fillRect(LABEL_W + b * bw, AXIS_H + i * rh + 2, Math.max(1, bw - 0.3), rh - 4);
+          g.fillRect(LABEL_W + b * bw, AXIS_H + i * rh + (rh > 6 ? 2 : 0), Math.max(1, bw - 0.3), rh > 6 ? rh - 4 : rh);
         }
       }
       g.globalAlpha = 1;

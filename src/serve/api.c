@@ -139,14 +139,48 @@ static json_t *api_run_json(const struct rw_run_info *in)
     return o;
 }
 
+struct runs_ctx {
+    rw_home *h;
+    json_t *a;
+};
+
+/* The schedules of a run's perturbation segments (spec "perturb": [[schedule,
+ * from, until, ...], ...]) and, for an inspection (a shell session), its
+ * kind (spec "inspect": {"kind": ...}). */
+static void run_spec_facts(rw_home *h, const char *id, json_t *o)
+{
+    struct rw_run_info in;
+    struct rw_error err;
+    if (rw_run_info(h, id, &in, &err) < 0)
+        return;
+    json_t *spec = in.spec_json ? json_loads(in.spec_json, 0, NULL) : NULL;
+    json_t *sched = json_array();
+    json_t *seg;
+    size_t i;
+    json_array_foreach(json_object_get(spec, "perturb"), i, seg)
+    {
+        json_t *n = json_array_get(seg, 0);
+        if (json_is_integer(n))
+            json_array_append(sched, n);
+    }
+    json_object_set_new(o, "schedules", sched);
+    const char *kind = json_string_value(json_object_get(json_object_get(spec, "inspect"), "kind"));
+    json_object_set_new(o, "session", kind ? json_string(kind) : json_null());
+    json_decref(spec);
+    rw_run_info_free(&in);
+}
+
 static int runs_cb(void *ctx, const struct rw_run_info *info, const struct rw_error *why)
 {
-    json_t *a = ctx;
+    struct runs_ctx *c = ctx;
     if (!info) {
-        json_array_append_new(a, json_pack("{s:s}", "unreadable", why->msg));
+        json_array_append_new(c->a, json_pack("{s:s}", "unreadable", why->msg));
         return 0;
     }
-    json_array_append_new(a, api_run_json(info));
+    json_t *o = api_run_json(info);
+    if (!info->incomplete)
+        run_spec_facts(c->h, info->id, o);
+    json_array_append_new(c->a, o);
     return 0;
 }
 
@@ -154,7 +188,8 @@ static void api_runs(rw_home *h, struct serve_reply *r)
 {
     struct rw_error err;
     json_t *a = json_array();
-    if (rw_runs_list(h, NULL, runs_cb, a, &err) < 0) {
+    struct runs_ctx c = {h, a};
+    if (rw_runs_list(h, NULL, runs_cb, &c, &err) < 0) {
         json_decref(a);
         serve_reply_error(r, 500, "%s", err.msg);
         return;
@@ -221,6 +256,17 @@ static json_t *event_json(const struct rw_event *ev, int words)
     if (words) {
         char line[600];
         rw_event_describe(ev, line, sizeof line);
+        if (!strcmp(ev->kind_name, "signal")) {
+            /* the signal's name, from the wait-status words of its number */
+            char w[64];
+            rw_wait_status_text(ev->aux & 0x7f, w, sizeof w);
+            const char *nm = strstr(w, "SIG");
+            if (nm) {
+                size_t n = strcspn(nm, " ");
+                size_t k = strlen(line);
+                snprintf(line + k, sizeof line - k, " (%.*s)", (int)n, nm);
+            }
+        }
         json_object_set_new(o, "text", api_bytes(line, strlen(line)));
     }
     return o;

@@ -15,6 +15,7 @@ export async function launch() {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
     viewport: { width: 1400, height: 900 },
+    bypassCSP: true, // playwright's waitForFunction evaluates strings; the page itself runs under the CSP
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });

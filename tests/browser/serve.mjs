@@ -37,7 +37,10 @@ try {
     await page.mouse.move(box.x + (await xAt(Math.round(segv * i / 10))), y);
   await page.mouse.up();
   const atStep = async () => Number(await page.locator('body').getAttribute('data-at-step'));
-  await page.waitForFunction(() => document.body.dataset.atStep !== undefined);
+  // the panes follow the playhead once its last move is painted
+  const settled = () => page.waitForFunction(
+    () => document.body.dataset.atStep === String(window.rewind.state.step), null, { timeout: 20000 });
+  await settled();
   const dragged = await atStep();
   must(Math.abs(dragged - segv) <= Math.max(2, segv / 50), `the drag ends near step ${segv}: at ${dragged}`);
   ok(`dragged the playhead to step ${dragged}`);
@@ -45,9 +48,19 @@ try {
   for (let i = 0; i < 400 && (await atStep()) !== segv; i++) {
     const cur = await atStep();
     await page.keyboard.press(cur < segv ? 'ArrowRight' : 'ArrowLeft');
-    await page.waitForFunction((c) => document.body.dataset.atStep !== String(c), cur, { timeout: 20000 });
+    await page.waitForFunction((c) => window.rewind.state.step !== c, cur, { timeout: 20000 });
+    await settled();
   }
   must((await atStep()) === segv, `the arrows reach step ${segv}: at ${await atStep()}`);
+  // previous event, next event: back where it was
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction((c) => window.rewind.state.step < c, segv, { timeout: 20000 });
+  await settled();
+  const before = await atStep();
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction((c) => window.rewind.state.step === c, segv, { timeout: 20000 });
+  await settled();
+  ok(`the arrow keys: previous event at step ${before}, next event back at ${segv}`);
   await page.waitForFunction(() => /SIGSEGV/.test(document.getElementById('event').innerText), null, { timeout: 20000 });
   ok(`at step ${segv}: ${(await text('#event')).split('\n')[0]}`);
   must(/pool/.test(await text('#ps')), 'the process tree at the SIGSEGV shows the pool');
@@ -56,7 +69,8 @@ try {
   const got = await page.locator('#log').textContent();
   must(got === want, `the log up to the step is rewind log's: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
   ok(`the log up to step ${segv} is rewind log's (${want.length} bytes)`);
-  must(new URL(page.url()).hash.includes(`step=${segv}`), 'the URL names the step');
+  await page.waitForFunction((c) => location.hash.includes(`step=${c}`), segv, { timeout: 5000 });
+  ok('the URL names the step: ' + new URL(page.url()).hash);
   await shot('playhead');
 
   // compare with the passing run
@@ -65,7 +79,7 @@ try {
   const parted = await page.locator('body').getAttribute('data-parted');
   must(/^\d+$/.test(parted), 'the comparison names the step where they part');
   ok('compare: ' + (await text('#diff .words')));
-  must(new URL(page.url()).hash.includes(`cmp=${PASS}`), 'the URL names the comparison');
+  await page.waitForFunction((c) => location.hash.includes(`cmp=${c}`), PASS, { timeout: 5000 });
   await shot('compare');
 
   // a deep link opens the same view
@@ -81,8 +95,10 @@ try {
   // fork from the playhead under schedule 3
   await page.fill('#schedule', '3');
   await page.click('#fork');
-  await page.waitForFunction(() => document.body.dataset.forked, null, { timeout: 240000 });
+  await page.waitForFunction(() => document.body.dataset.forked ||
+    /^fork:/.test(document.getElementById('action-status').innerText), null, { timeout: 240000 });
   const forked = await page.locator('body').getAttribute('data-forked');
+  must(forked, 'the fork: ' + (await text('#action-status')));
   await page.waitForSelector(`#runs [data-id="${forked}"]`, { timeout: 10000 });
   ok(`forked run ${forked} is in the tree under its parent: ` + (await text('#action-status')));
   must(await page.locator(`#runs [data-id="${FAIL}"] + ul [data-id="${forked}"]`).count() === 1,
@@ -92,7 +108,10 @@ try {
   // a shell at the playhead: type ls, see its output
   await page.click('#shell');
   await page.waitForFunction(() => window.rewind.shell && window.rewind.shell.sid, null, { timeout: 30000 });
-  await page.waitForFunction(() => /[#$] $/m.test(window.rewind.shell.text), null, { timeout: 180000 });
+  // the first output of the session (its prompt) says the shell is up
+  await page.waitForFunction(() => window.rewind.shell.text.length > 0 || window.rewind.shell.ended, null, { timeout: 180000 });
+  must(!(await page.evaluate(() => window.rewind.shell.ended)), 'the shell session ended at once: ' +
+    (await page.evaluate(() => window.rewind.shell.text)));
   await page.click('#term');
   await page.keyboard.type('ls /\r', { delay: 20 });
   await page.waitForFunction(() => /usr/.test(window.rewind.shell.text.split('ls /')[1] || ''), null, { timeout: 60000 });
