@@ -7,6 +7,7 @@ WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 # Guest programs do not: their rewind.h is the guest SDK (guest/sdk).
 INC     := -Isrc -Iinclude
 LIBS    := -lcrypto -ljansson -lzstd -lelf -pthread
+LIBS    += -lmicrohttpd
 B       := build
 
 # The engine, one folder per stage (docs/architecture.md); the CLI on top.
@@ -15,6 +16,8 @@ LIB_SRC := $(foreach d,$(ENGINE_DIRS),$(sort $(wildcard src/$(d)/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
+SERVE_SRC := $(sort $(wildcard src/serve/*.c))
+SERVE_OBJ := $(SERVE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/$(B)/gen/serve_assets.o
 
 .PHONY: all deps kernel check unit system demo clean format
 all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/test.stamp $(B)/roots/test.erofs $(B)/examples/director
@@ -30,8 +33,21 @@ $(B)/librewind.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(B)/rewind: $(CLI_OBJ) $(B)/librewind.a
+$(B)/rewind: $(CLI_OBJ) $(SERVE_OBJ) $(B)/librewind.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+# rewind serve (src/serve, docs/serve.md): a front end linked into build/rewind,
+# with the page (web/) embedded as C generated at build time. web/'s npm
+# packages (xterm, playwright-core for tests/browser) come from its lockfile.
+web/node_modules/.package-lock.json: web/package-lock.json web/package.json
+	cd web && npm ci --no-audit --no-fund
+	@touch $@
+WEB_FILES := $(sort $(wildcard web/*.html web/*.css web/*.js))
+WEB_VENDOR := vendor/xterm.js=web/node_modules/@xterm/xterm/lib/xterm.js \
+              vendor/xterm.css=web/node_modules/@xterm/xterm/css/xterm.css
+$(B)/gen/serve_assets.c: src/serve/embed.py $(WEB_FILES) web/node_modules/.package-lock.json
+	@mkdir -p $(dir $@)
+	python3 src/serve/embed.py $@ $(WEB_FILES) $(WEB_VENDOR)
 
 # examples/director: a program that sees only include/rewind.h and librewind.
 $(B)/examples/director: examples/director/director.c include/rewind.h $(B)/librewind.a
@@ -153,3 +169,4 @@ clean:
 	rm -rf $(B)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SAN_OBJ:.o=.d)
+-include $(SERVE_OBJ:.o=.d)

@@ -5,6 +5,10 @@ set -euo pipefail
 pkgs=(gcc make libc6-dev libssl-dev libzstd-dev libjansson-dev erofs-utils busybox-static
       zstd linux-source-6.1 bc bison flex libelf-dev cpio xz-utils kmod qemu-system-x86 python3
       clang-14 clang libclang-rt-14-dev)
+# rewind serve: libmicrohttpd; its browser test: chromium, and node with npm
+# (any nodejs that brings npm will do; `make` runs npm ci in web/)
+pkgs+=(libmicrohttpd-dev chromium curl)
+command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

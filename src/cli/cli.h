@@ -39,6 +39,8 @@ int cmd_check(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
 int cmd_image(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_open(int argc, char **argv);
 
 /* Parse `rewind run` options and the command into c (rw_run_config_init
  * first); *timeout_s gets --timeout (0: none). Returns 0, 1 after --help

@@ -33,6 +33,8 @@ static const struct cli_command commands[] = {
     {"diverge", cmd_diverge, "find where two runs that should be equal part"},
     {"doctor", cmd_doctor, "check that this machine can run rewind"},
     {"image", cmd_image, "make a root's image ahead of a run (cached) and print its id"},
+    {"serve", cmd_serve, "the timeline in a browser: a local web server with a token"},
+    {"open", cmd_open, "print the URL of a run at a step (starts rewind serve if needed)"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

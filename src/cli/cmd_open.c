@@ -1,0 +1,112 @@
+/*
+ * cmd_open: `rewind open RUN [STEP] [--compare RUN2]`: print the URL of the
+ * page showing RUN at STEP, from the running `rewind serve` of this home
+ * (its state file, checked alive) or from one started in the background.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/cli_read.h"
+#include "serve/serve.h"
+
+static void help(void)
+{
+    puts("usage: rewind open RUN [STEP] [--compare RUN2] [--read-only]\n\n"
+         "Print the URL of the page showing RUN at STEP (and its comparison with RUN2)\n"
+         "in the browser. Reuses the rewind serve of this home if one is running, else\n"
+         "starts one in the background (on 127.0.0.1, any free port; its log is\n"
+         "$REWIND_HOME/serve.log; stop it with kill on the pid in $REWIND_HOME/serve.json).");
+}
+
+/* Start `rewind serve` detached; its output goes to serve.log. */
+static int start_server(rw_home *h, int read_only)
+{
+    char log[4200];
+    snprintf(log, sizeof log, "%s/serve.log", rw_home_path(h));
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        setsid();
+        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (nul < 0 || out < 0)
+            _exit(125);
+        dup2(nul, 0);
+        dup2(out, 1);
+        dup2(out, 2);
+        char *argv[] = {"rewind", "serve", read_only ? "--read-only" : NULL, NULL};
+        execv("/proc/self/exe", argv);
+        _exit(125);
+    }
+    return 0;
+}
+
+int cmd_open(int argc, char **argv)
+{
+    static const struct option lo[] = {{"compare", required_argument, 0, 'c'},
+                                       {"read-only", no_argument, 0, 'r'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    const char *cmp = NULL;
+    int read_only = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        if (c == 'c')
+            cmp = optarg;
+        else if (c == 'r')
+            read_only = 1;
+        else if (c == 'h') {
+            help();
+            return 0;
+        } else
+            return cli_error(2, "see rewind open --help");
+    }
+    int nop = argc - optind;
+    if (nop < 1 || nop > 2)
+        return cli_error(2, "open needs RUN [STEP] (see rewind open --help)");
+    uint64_t step = 0;
+    if (nop == 2 && cli_read_step(argv[optind + 1], &step) < 0)
+        return cli_error(2, "not a step: %s", argv[optind + 1]);
+    rw_home *h = cli_read_home();
+    if (!h)
+        return 1;
+    struct rw_error err;
+    char id[RW_ID_MAX], cid[RW_ID_MAX] = "";
+    if (rw_resolve(h, argv[optind], id, &err) < 0)
+        return cli_fail(&err);
+    if (cmp && rw_resolve(h, cmp, cid, &err) < 0)
+        return cli_fail(&err);
+    char path[4200];
+    serve_state_path(h, path, sizeof path);
+    struct serve_state st;
+    int alive = serve_state_read(path, &st) == 0 && serve_state_alive(&st);
+    if (!alive) {
+        if (start_server(h, read_only) < 0)
+            return cli_error(125, "cannot start rewind serve");
+        /* wait for its state file to name a live server: 15 s at most */
+        for (int i = 0; i < 150 && !alive; i++) {
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            alive = serve_state_read(path, &st) == 0 && serve_state_alive(&st);
+        }
+        if (!alive)
+            return cli_error(1, "rewind serve did not start (see %s/serve.log)", rw_home_path(h));
+        fprintf(stderr, "rewind: started rewind serve, pid %ld\n", st.pid);
+    }
+    const char *host = strcmp(st.bind, "0.0.0.0") ? st.bind : "127.0.0.1";
+    printf(strchr(host, ':') ? "http://[%s]:%u/%s/#run=%s" : "http://%s:%u/%s/#run=%s", host,
+           st.port, st.token, id);
+    if (nop == 2)
+        printf("&step=%" PRIu64, step);
+    if (cmp)
+        printf("&cmp=%s", cid);
+    putchar('\n');
+    return 0;
+}

@@ -1,0 +1,506 @@
+/*
+ * action: what `rewind serve` runs a VM for (fork, cat, shell), each as a
+ * child process of this very binary running the CLI command of the same
+ * name (`rewind fork`, `rewind cat`, `rewind shell`): a VM that fails or
+ * runs long cannot take the server down, the server never runs two VMs in
+ * one process, and a page's shell is fed exactly as `rewind shell` is (its
+ * standard input is the rendezvous input).
+ *
+ * Invariants:
+ *  1. A child's argv is built only from resolved run ids, numbers, and a
+ *     guest path that is absolute, holds no ".." and no NUL; it is exec'd
+ *     directly (no shell), so nothing in a request is interpreted.
+ *  2. What is kept of a child's output is bounded: SERVE_CAT_MAX for cat,
+ *     SERVE_SHELL_MAX (the tail, with its offset) for a shell session.
+ *  3. At most SERVE_SESSIONS shell sessions live at once; a session's pid
+ *     is waited for exactly once (by its reader thread).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve/serve.h"
+
+extern char **environ;
+
+#define SERVE_CAT_MAX (1024 * 1024)
+#define SERVE_ERR_MAX (16 * 1024)
+#define SERVE_SHELL_MAX (512 * 1024)
+#define SERVE_SESSIONS 8
+
+/* This very binary (the kernel and rewind-init are found beside it). */
+static const char *self_exe(void)
+{
+    return "/proc/self/exe";
+}
+
+/* Spawn argv with stdin from in_fd (-1: /dev/null) and stdout+stderr to
+ * pipes (*out, *err; err may be NULL: merged into out). Returns the pid or
+ * -1. */
+static pid_t spawn(char *const argv[], int in_fd, int *out, int *err)
+{
+    int po[2], pe[2] = {-1, -1};
+    if (pipe2(po, O_CLOEXEC) < 0)
+        return -1;
+    if (err && pipe2(pe, O_CLOEXEC) < 0) {
+        close(po[0]);
+        close(po[1]);
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (in_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+    else
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err ? pe[1] : po[1], 2);
+    pid_t pid;
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&at, &none); /* the server blocks SIGINT/SIGTERM */
+    sigset_t def;
+    sigemptyset(&def);
+    sigaddset(&def, SIGPIPE);
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    int rc = posix_spawn(&pid, self_exe(), &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(po[1]);
+    if (err)
+        close(pe[1]);
+    if (rc != 0) {
+        close(po[0]);
+        if (err)
+            close(pe[0]);
+        errno = rc;
+        return -1;
+    }
+    *out = po[0];
+    if (err)
+        *err = pe[0];
+    return pid;
+}
+
+struct buf {
+    char *p;
+    size_t len, cap, total;
+};
+
+static void buf_add(struct buf *b, const char *p, size_t n)
+{
+    b->total += n;
+    if (b->len + n > b->cap)
+        n = b->cap - b->len; /* inv. 2: the head is kept, the rest counted */
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+/* Run argv to its end: stdout into out, stderr into err. Exit status
+ * (128+N for a signal) or -1 if it could not start. */
+static int run_capture(char *const argv[], struct buf *out, struct buf *err)
+{
+    int fo, fe;
+    pid_t pid = spawn(argv, -1, &fo, &fe);
+    if (pid < 0)
+        return -1;
+    struct pollfd pf[2] = {{.fd = fo, .events = POLLIN}, {.fd = fe, .events = POLLIN}};
+    int open_fds = 2;
+    char tmp[65536];
+    while (open_fds) {
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (pf[i].fd < 0 || !pf[i].revents)
+                continue;
+            ssize_t n = read(pf[i].fd, tmp, sizeof tmp);
+            if (n > 0) {
+                buf_add(i ? err : out, tmp, (size_t)n);
+            } else if (n == 0 || errno != EINTR) {
+                close(pf[i].fd);
+                pf[i].fd = -1;
+                open_fds--;
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (pf[i].fd >= 0)
+            close(pf[i].fd);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The last line of err, for an error reply. */
+static const char *last_line(struct buf *b)
+{
+    while (b->len && (b->p[b->len - 1] == '\n'))
+        b->len--;
+    b->p[b->len] = 0;
+    char *nl = strrchr(b->p, '\n');
+    return nl ? nl + 1 : b->p;
+}
+
+/* Resolve the ref in body[key] (lock taken). 0 or -1 with r set. */
+static int body_run(rw_home *h, json_t *body, const char *key, char id[RW_ID_MAX],
+                    struct serve_reply *r)
+{
+    const char *ref = json_string_value(json_object_get(body, key));
+    if (!ref || !serve_ref_ok(ref)) {
+        serve_reply_error(r, 400, "'%s' is not a run reference", key);
+        return -1;
+    }
+    struct rw_error err;
+    pthread_mutex_lock(&serve_lock);
+    int rc = rw_resolve(h, ref, id, &err);
+    pthread_mutex_unlock(&serve_lock);
+    if (rc < 0) {
+        serve_reply_error(r, 404, "%s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int body_u64(json_t *body, const char *key, int required, uint64_t *out,
+                    struct serve_reply *r)
+{
+    json_t *v = json_object_get(body, key);
+    if (!v && !required) {
+        *out = 0;
+        return 0;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 0) {
+        serve_reply_error(r, 400, "'%s' must be a number >= 0", key);
+        return -1;
+    }
+    *out = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
+static void act_cat(rw_home *h, json_t *body, struct serve_reply *r)
+{
+    char id[RW_ID_MAX], step[24], pid[24];
+    uint64_t s, p;
+    if (body_run(h, body, "run", id, r) < 0 || body_u64(body, "step", 1, &s, r) < 0 ||
+        body_u64(body, "pid", 0, &p, r) < 0)
+        return;
+    json_t *jp = json_object_get(body, "path");
+    const char *path = json_string_value(jp);
+    if (!path || path[0] != '/' || strstr(path, "..") || strlen(path) != json_string_length(jp) ||
+        strlen(path) > 1024) { /* inv. 1 */
+        serve_reply_error(r, 403, "the path must be absolute, without '..'");
+        return;
+    }
+    snprintf(step, sizeof step, "%" PRIu64, s);
+    snprintf(pid, sizeof pid, "%" PRIu64, p);
+    char *argv[] = {"rewind", "cat", id, step, (char *)path, p ? "--pid" : NULL, pid, NULL};
+    struct buf out = {.p = malloc(SERVE_CAT_MAX + 1), .cap = SERVE_CAT_MAX};
+    struct buf err = {.p = malloc(SERVE_ERR_MAX + 1), .cap = SERVE_ERR_MAX};
+    SERVE_ASSERT(out.p && err.p);
+    int st = run_capture(argv, &out, &err);
+    if (st == 0) {
+        json_t *content = json_stringn(out.p, out.len);
+        r->body =
+            json_pack("{s:s,s:I,s:s,s:o,s:b,s:b,s:I}", "run", id, "step", (json_int_t)s, "path",
+                      path, "content", content ? content : json_null(), "binary", content == NULL,
+                      "truncated", out.total > out.len, "size", (json_int_t)out.total);
+        r->status = 200;
+    } else if (st == 3) {
+        serve_reply_error(r, 404, "%s did not exist at step %" PRIu64, path, s);
+    } else {
+        serve_reply_error(r, 500, "cat failed (exit %d): %s", st, last_line(&err));
+    }
+    free(out.p);
+    free(err.p);
+}
+
+static void act_fork(rw_home *h, json_t *body, struct serve_reply *r)
+{
+    char id[RW_ID_MAX], step[24], sched[24];
+    uint64_t s, sc;
+    if (body_run(h, body, "run", id, r) < 0 || body_u64(body, "step", 1, &s, r) < 0 ||
+        body_u64(body, "schedule", 1, &sc, r) < 0)
+        return;
+    snprintf(step, sizeof step, "%" PRIu64, s);
+    snprintf(sched, sizeof sched, "%" PRIu64, sc);
+    char *argv[] = {"rewind", "fork", id, step, "--schedule", sched, NULL};
+    struct buf out = {.p = malloc(SERVE_ERR_MAX + 1), .cap = SERVE_ERR_MAX};
+    struct buf err = {.p = malloc(SERVE_ERR_MAX + 1), .cap = SERVE_ERR_MAX};
+    SERVE_ASSERT(out.p && err.p);
+    int st = run_capture(argv, &out, &err);
+    err.p[err.len] = 0;
+    /* its closing line: "rewind: run <id> <outcome>:<code> after ..." */
+    char newid[RW_ID_MAX] = "";
+    for (char *l = err.p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (!strncmp(l, "rewind: run ", 12))
+            sscanf(l + 12, "%63[0-9a-f~]", newid);
+    if (st >= 0 && newid[0]) {
+        const char *line = last_line(&err);
+        r->body = json_pack("{s:s,s:s,s:I,s:I,s:i,s:s}", "id", newid, "parent", id, "step",
+                            (json_int_t)s, "schedule", (json_int_t)sc, "exit", st, "line",
+                            line + (strncmp(line, "rewind: ", 8) ? 0 : 8));
+        r->status = 200;
+    } else {
+        serve_reply_error(r, 500, "fork failed (exit %d): %s", st, last_line(&err));
+    }
+    free(out.p);
+    free(err.p);
+}
+
+/* ---- shell sessions ---- */
+
+struct session {
+    int used;
+    char sid[33];
+    pid_t pid;
+    int in_fd, out_fd;
+    char *ring; /* the last SERVE_SHELL_MAX bytes of output */
+    uint64_t total;
+    int ended, status;
+    char run[RW_ID_MAX];
+    pthread_t reader;
+};
+
+static pthread_mutex_t sess_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sess_cond = PTHREAD_COND_INITIALIZER;
+static struct session sessions[SERVE_SESSIONS];
+
+static void *reader_main(void *arg)
+{
+    struct session *se = arg;
+    char tmp[8192];
+    for (;;) {
+        ssize_t n = read(se->out_fd, tmp, sizeof tmp);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        pthread_mutex_lock(&sess_lock);
+        for (ssize_t i = 0; i < n; i++)
+            se->ring[(se->total + (uint64_t)i) % SERVE_SHELL_MAX] = tmp[i];
+        se->total += (uint64_t)n;
+        pthread_cond_broadcast(&sess_cond);
+        pthread_mutex_unlock(&sess_lock);
+    }
+    int st;
+    while (waitpid(se->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    pthread_mutex_lock(&sess_lock);
+    se->ended = 1;
+    se->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    /* "rewind: session kept as run <id>" in the tail */
+    uint64_t from = se->total > 4096 ? se->total - 4096 : 0;
+    char tail[4097];
+    size_t k = 0;
+    for (uint64_t i = from; i < se->total; i++)
+        tail[k++] = se->ring[i % SERVE_SHELL_MAX];
+    tail[k] = 0;
+    const char *m = strstr(tail, "session kept as run ");
+    if (m)
+        sscanf(m + 20, "%63[0-9a-f~]", se->run);
+    close(se->out_fd);
+    if (se->in_fd >= 0)
+        close(se->in_fd);
+    se->in_fd = -1;
+    pthread_cond_broadcast(&sess_cond);
+    pthread_mutex_unlock(&sess_lock);
+    return NULL;
+}
+
+static struct session *session_find(const char *sid)
+{
+    for (int i = 0; i < SERVE_SESSIONS; i++)
+        if (sessions[i].used && !strcmp(sessions[i].sid, sid))
+            return &sessions[i];
+    return NULL;
+}
+
+static void act_shell_start(rw_home *h, json_t *body, struct serve_reply *r)
+{
+    char id[RW_ID_MAX], step[24];
+    uint64_t s;
+    if (body_run(h, body, "run", id, r) < 0 || body_u64(body, "step", 1, &s, r) < 0)
+        return;
+    snprintf(step, sizeof step, "%" PRIu64, s);
+    pthread_mutex_lock(&sess_lock);
+    struct session *se = NULL;
+    for (int i = 0; i < SERVE_SESSIONS && !se; i++)
+        if (!sessions[i].used)
+            se = &sessions[i];
+    if (!se)
+        for (int i = 0; i < SERVE_SESSIONS && !se; i++)
+            if (sessions[i].ended) { /* reuse the slot of an ended session */
+                pthread_join(sessions[i].reader, NULL);
+                free(sessions[i].ring);
+                se = &sessions[i];
+            }
+    if (!se) { /* inv. 3 */
+        pthread_mutex_unlock(&sess_lock);
+        serve_reply_error(r, 429, "%d shell sessions are open already", SERVE_SESSIONS);
+        return;
+    }
+    memset(se, 0, sizeof *se);
+    int pin[2];
+    if (pipe2(pin, O_CLOEXEC) < 0) {
+        pthread_mutex_unlock(&sess_lock);
+        serve_reply_error(r, 500, "pipe: %s", strerror(errno));
+        return;
+    }
+    char *argv[] = {"rewind", "shell", id, step, NULL};
+    int out;
+    pid_t pid = spawn(argv, pin[0], &out, NULL);
+    close(pin[0]);
+    if (pid < 0) {
+        close(pin[1]);
+        pthread_mutex_unlock(&sess_lock);
+        serve_reply_error(r, 500, "cannot start rewind shell: %s", strerror(errno));
+        return;
+    }
+    unsigned char raw[16];
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+        memset(raw, 0, sizeof raw);
+    for (int i = 0; i < 16; i++)
+        snprintf(se->sid + 2 * i, 3, "%02x", raw[i]);
+    se->used = 1;
+    se->pid = pid;
+    se->in_fd = pin[1];
+    se->out_fd = out;
+    se->ring = malloc(SERVE_SHELL_MAX);
+    SERVE_ASSERT(se->ring);
+    pthread_create(&se->reader, NULL, reader_main, se);
+    r->body = json_pack("{s:s,s:s,s:I}", "session", se->sid, "run", id, "step", (json_int_t)s);
+    r->status = 200;
+    pthread_mutex_unlock(&sess_lock);
+}
+
+static void act_shell_input(const char *sid, json_t *body, struct serve_reply *r)
+{
+    json_t *jd = json_object_get(body, "data");
+    const char *data = json_string_value(jd);
+    int close_in = json_is_true(json_object_get(body, "close"));
+    pthread_mutex_lock(&sess_lock);
+    struct session *se = session_find(sid);
+    if (!se) {
+        pthread_mutex_unlock(&sess_lock);
+        serve_reply_error(r, 404, "no such shell session");
+        return;
+    }
+    int fd = se->in_fd >= 0 ? dup(se->in_fd) : -1;
+    if (close_in && se->in_fd >= 0) {
+        close(se->in_fd);
+        se->in_fd = -1;
+    }
+    pthread_mutex_unlock(&sess_lock);
+    size_t n = data ? json_string_length(jd) : 0, off = 0;
+    while (fd >= 0 && off < n) {
+        ssize_t w = write(fd, data + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    if (fd >= 0)
+        close(fd);
+    r->body = json_pack("{s:I}", "written", (json_int_t)off);
+    r->status = 200;
+}
+
+void serve_shell_get(const char *sid, serve_arg_fn arg, void *ctx, struct serve_reply *r)
+{
+    const char *fs = arg(ctx, "from");
+    uint64_t from = fs ? strtoull(fs, NULL, 10) : 0;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2; /* long poll: wait up to 2 s for output */
+    pthread_mutex_lock(&sess_lock);
+    struct session *se = session_find(sid);
+    if (!se) {
+        pthread_mutex_unlock(&sess_lock);
+        serve_reply_error(r, 404, "no such shell session");
+        return;
+    }
+    while (se->total <= from && !se->ended)
+        if (pthread_cond_timedwait(&sess_cond, &sess_lock, &until) == ETIMEDOUT)
+            break;
+    uint64_t start = from;
+    if (start > se->total)
+        start = se->total;
+    if (se->total - start > SERVE_SHELL_MAX)
+        start = se->total - SERVE_SHELL_MAX; /* inv. 2: older output is gone */
+    size_t n = (size_t)(se->total - start);
+    char *b = malloc(n + 1);
+    SERVE_ASSERT(b);
+    for (size_t i = 0; i < n; i++)
+        b[i] = se->ring[(start + i) % SERVE_SHELL_MAX];
+    json_t *data = json_stringn(b, n);
+    if (!data) { /* not UTF-8 (or cut inside a character): bytes as Latin-1 */
+        char *u = malloc(2 * n + 1);
+        SERVE_ASSERT(u);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)b[i];
+            if (c < 0x80) {
+                u[k++] = (char)c;
+            } else {
+                u[k++] = (char)(0xc0 | (c >> 6));
+                u[k++] = (char)(0x80 | (c & 0x3f));
+            }
+        }
+        data = json_stringn(u, k);
+        free(u);
+    }
+    free(b);
+    r->body =
+        json_pack("{s:o,s:I,s:I,s:b,s:i,s:s}", "data", data, "from", (json_int_t)start, "next",
+                  (json_int_t)se->total, "ended", se->ended, "status", se->status, "run", se->run);
+    r->status = 200;
+    pthread_mutex_unlock(&sess_lock);
+}
+
+void serve_action_shutdown(void)
+{
+    pthread_mutex_lock(&sess_lock);
+    for (int i = 0; i < SERVE_SESSIONS; i++)
+        if (sessions[i].used && !sessions[i].ended)
+            kill(sessions[i].pid, SIGTERM);
+    pthread_mutex_unlock(&sess_lock);
+}
+
+void serve_action_post(rw_home *h, const char *path, json_t *body, struct serve_reply *r)
+{
+    r->status = 200;
+    r->body = NULL;
+    json_t *empty = NULL;
+    if (!body)
+        body = empty = json_object();
+    if (!strcmp(path, "cat"))
+        act_cat(h, body, r);
+    else if (!strcmp(path, "fork"))
+        act_fork(h, body, r);
+    else if (!strcmp(path, "shell"))
+        act_shell_start(h, body, r);
+    else if (!strncmp(path, "shell/", 6))
+        act_shell_input(path + 6, body, r);
+    else
+        serve_reply_error(r, 404, "no such route");
+    json_decref(empty);
+    SERVE_ASSERT(r->body);
+}

@@ -1,0 +1,92 @@
+/*
+ * serve: `rewind serve`, the timeline in a browser (docs/serve.md). A front
+ * end like src/cli: it includes only include/rewind.h from the engine.
+ *
+ *   http.c    libmicrohttpd, the token, routing, the embedded page
+ *   api.c     the JSON reading API (runs, lanes, events, at a step, diff)
+ *   action.c  fork, cat and shell as child processes of this binary
+ *   state.c   $REWIND_HOME/serve.json: the running server `rewind open` reuses
+ *   assets    build/gen/serve_assets.c, generated from web/ at build time
+ */
+#ifndef REWIND_SERVE_H
+#define REWIND_SERVE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rewind.h"
+
+#define SERVE_TOKEN_LEN 32 /* hex digits */
+
+/* The assertion of a numbered invariant (a front end does not include the
+ * engine's src/util): on in every build. */
+void serve_assert_failed(const char *file, int line, const char *cond) __attribute__((noreturn));
+#define SERVE_ASSERT(c) ((c) ? (void)0 : serve_assert_failed(__FILE__, __LINE__, #c))
+
+struct serve_opts {
+    const char *bind;  /* "127.0.0.1" */
+    unsigned port;     /* 0: any free port */
+    int read_only;     /* refuse every POST */
+    const char *state; /* write this state file while serving (NULL: none) */
+};
+
+/* Serve h until SIGINT/SIGTERM. Prints the URL on stdout. Exit code. */
+int serve_run(rw_home *h, const struct serve_opts *o);
+
+/* ---- api.c: every function holds the engine lock around its rw_ calls ---- */
+
+/* Held around every rw_ call of the server process (api.c inv. 1). */
+#include <pthread.h>
+extern pthread_mutex_t serve_lock;
+
+/* The result of one API call: HTTP status and a JSON body (owned). */
+struct serve_reply {
+    unsigned status;
+    json_t *body;
+};
+/* A GET under /api/: path after "api/", the query's getter. */
+typedef const char *(*serve_arg_fn)(void *ctx, const char *key);
+void serve_api_get(rw_home *h, const char *path, serve_arg_fn arg, void *ctx,
+                   struct serve_reply *r);
+/* The error body {"error": msg} with status. */
+void serve_reply_error(struct serve_reply *r, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* 1 if ref may name a run: [0-9A-Za-z@~_.-], 1..200 chars, no "..". */
+int serve_ref_ok(const char *ref);
+
+/* ---- action.c ---- */
+/* A POST under /api/ with a JSON body (may be NULL). */
+void serve_action_post(rw_home *h, const char *path, json_t *body, struct serve_reply *r);
+/* GET api/shell/ID?from=N (long poll); in action.c. */
+void serve_shell_get(const char *sid, serve_arg_fn arg, void *ctx, struct serve_reply *r);
+/* End every shell session (at exit). */
+void serve_action_shutdown(void);
+
+/* ---- state.c ---- */
+struct serve_state {
+    long pid;
+    unsigned port;
+    char bind[64];
+    char token[SERVE_TOKEN_LEN + 1];
+};
+/* Write st to path atomically. 0 or -1. */
+int serve_state_write(const char *path, const struct serve_state *st);
+/* Read path into st. 0 or -1 (missing, malformed). */
+int serve_state_read(const char *path, struct serve_state *st);
+/* 1 if the server st names answers its ping with its token. */
+int serve_state_alive(const struct serve_state *st);
+/* path of the state file of home into out. */
+void serve_state_path(rw_home *h, char *out, size_t n);
+
+/* ---- generated from web/ ---- */
+struct serve_asset {
+    const char *path; /* "index.html" */
+    const char *type; /* "text/html; charset=utf-8" */
+    const unsigned char *data;
+    size_t len;
+};
+extern const struct serve_asset serve_assets[];
+extern const size_t serve_nassets;
+
+#endif

@@ -1,0 +1,24 @@
+// browser.mjs: start Debian's chromium through playwright-core (no browser
+// download): headless, no sandbox (tests run as root), nothing fetched from
+// the network, a fresh profile directory each time.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { chromium } = require('../../web/node_modules/playwright-core');
+
+export async function launch() {
+  const dir = mkdtempSync(join(tmpdir(), 'rewind-chromium-'));
+  const ctx = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    bypassCSP: true, // playwright's waitForFunction evaluates strings; the page itself runs under the CSP
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const close = async () => { await ctx.close(); rmSync(dir, { recursive: true, force: true }); };
+  return { ctx, close };
+}

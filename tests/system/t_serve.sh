@@ -1,0 +1,108 @@
+# t_serve.sh: rewind serve and rewind open (docs/serve.md). The refusals are
+# checked with curl; the page is driven in Debian's chromium by playwright-core
+# (tests/browser/serve.mjs) on the pool's failing run from check. Screenshots
+# of each view go to build/artifacts/t_serve/ (the test's own dir is removed
+# after the suite).
+
+SHOTS=$TOP/build/artifacts/t_serve
+
+# The server listens on the loopback interface, which the nested test host
+# (tools/kvm-host) leaves down: bring it up there (a no-op where it is up).
+loopback_up() {
+    ip link show lo 2>/dev/null | grep -q 'UP' && return 0
+    ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null ||
+        skip "the loopback interface is down and cannot be brought up"
+}
+
+# serve_start OUT [ARGS...]: rewind serve ARGS in the background; sets URL,
+# BASE (without the token), TOKEN and SPID once it printed its URL.
+serve_start() {
+    local out=$1; shift
+    "$REWIND" serve "$@" >"$out.out" 2>"$out.err" &
+    SPID=$!
+    for _ in $(seq 100); do
+        URL=$(head -n 1 "$out.out" 2>/dev/null)
+        [ -n "$URL" ] && break
+        sleep 0.1
+    done
+    [ -n "$URL" ] || fail "serve printed no URL: $(cat "$out.err")" || return 1
+    TOKEN=$(echo "$URL" | cut -d/ -f4)
+    BASE=${URL%/"$TOKEN"/}
+}
+serve_stop() { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null || true; }
+http() { curl -s --path-as-is -o "$T/body" -w '%{http_code}' "$@"; }
+
+test_serve_refuses_without_token_dotdot_and_readonly_posts() {
+    command -v curl >/dev/null || skip "no curl"
+    loopback_up
+    serve_start s
+    trap serve_stop EXIT
+    echo "$URL" | grep -qE '^http://127\.0\.0\.1:[0-9]+/[0-9a-f]{32}/$' || fail "URL: $URL"
+    [ "$(http "$URL")" = 200 ] || fail "the page with the token: $(cat "$T/body")"
+    grep -q '<title>rewind</title>' "$T/body" || fail "not the page"
+    [ "$(http "${URL}api/runs")" = 200 ] || fail "api/runs with the token"
+    [ "$(http "$BASE/")" = 403 ] || fail "no token: not refused"
+    [ "$(http "$BASE/api/runs")" = 403 ] || fail "no token (api): not refused"
+    [ "$(http "$BASE/0123456789abcdef0123456789abcdef/api/runs")" = 403 ] || fail "a wrong token: not refused"
+    [ "$(http "$BASE/${TOKEN%?}/api/runs")" = 403 ] || fail "a token one digit short: not refused"
+    [ "$(http "${URL}../../etc/passwd")" = 403 ] || fail "'..': not refused"
+    [ "$(http "${URL}api/run/..%2f..%2fetc/summary")" = 403 ] || fail "'%2e%2e': not refused"
+    [ "$(http "${URL}/etc/passwd")" = 403 ] || fail "an absolute path: not refused"
+    ! grep -q root: "$T/body" || fail "served /etc/passwd"
+    # a POST needs the token in its header too
+    [ "$(http -X POST -d '{"run":"@","step":1,"schedule":1}' "${URL}api/fork")" = 403 ] ||
+        fail "a POST without X-Rewind-Token: not refused"
+    [ "$(http -X POST -H "X-Rewind-Token: $TOKEN" -d '{"run":"@","step":1,"path":"/a/../b"}' \
+        "${URL}api/cat")" != 200 ] || fail "cat of a path with '..' accepted"
+    # the state file names this server, and open reuses it
+    grep -q "\"token\":\"$TOKEN\"" "$REWIND_HOME/serve.json" || fail "serve.json: $(cat "$REWIND_HOME/serve.json")"
+    serve_stop
+    [ ! -e "$REWIND_HOME/serve.json" ] || fail "serve.json left after the server stopped"
+    # read-only: reading works, every POST is refused
+    serve_start r --read-only
+    [ "$(http "${URL}api/runs")" = 200 ] || fail "read-only: api/runs"
+    [ "$(http -X POST -H "X-Rewind-Token: $TOKEN" -d '{}' "${URL}api/fork")" = 403 ] ||
+        fail "read-only: a POST was not refused ($(cat "$T/body"))"
+    grep -q read-only "$T/body" || fail "read-only: the refusal does not say why: $(cat "$T/body")"
+    run_rw bad serve --port 70000
+    expect_rc 2
+}
+
+test_serve_pool_failing_run_in_the_browser() {
+    command -v node >/dev/null || skip "no node"
+    [ -x /usr/bin/chromium ] || skip "no /usr/bin/chromium"
+    [ -d "$TOP/web/node_modules/playwright-core" ] || skip "no web/node_modules (make runs npm ci in web/)"
+    loopback_up
+    run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/pool
+    [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err)"
+    python3 - c.out > ids <<'PY' || fail "report: $(cat c.out)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["passing_run"]["id"], r["failing_run"]["id"])
+PY
+    read -r pass failr < ids
+    run_rw e events "$failr" --kind signal --json
+    segv=$(python3 -c 'import json,sys; print([e["step"] for e in json.load(open(sys.argv[1])) if e["aux"] & 0xff == 11][0])' e.out) ||
+        fail "no SIGSEGV in the failing run: $(head -c 400 e.out)"
+    "$REWIND" log "$failr" "$segv" > log_at_segv
+    # open starts a server, a second open reuses it
+    run_rw o1 open "$failr" "$segv"
+    expect_rc 0
+    run_rw o2 open "$failr" "$segv" --compare "$pass"
+    expect_rc 0
+    local u1 u2; u1=$(cat o1.out); u2=$(cat o2.out)
+    [ "${u1%%#*}" = "${u2%%#*}" ] || fail "open started a second server: $u1 vs $u2"
+    grep -q 'started rewind serve' o1.err || fail "the first open did not start a server: $(cat o1.err)"
+    ! grep -q 'started' o2.err || fail "the second open started another server"
+    SPID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$REWIND_HOME/serve.json")
+    trap 'kill $SPID 2>/dev/null || true' EXIT
+    mkdir -p "$SHOTS"
+    rm -f "$SHOTS"/*.png
+    local t0; t0=$(date +%s)
+    FAIL=$failr PASS=$pass SEGV=$segv LOG_AT_SEGV=$T/log_at_segv SHOTS=$SHOTS \
+        node "$TOP/tests/browser/serve.mjs" "${u1%%#*}" > browser.out 2>&1 ||
+        fail "the browser: $(cat browser.out)"
+    sed 's/^/    /' browser.out >&2
+    echo "    browser part: $(( $(date +%s) - t0 ))s" >&2
+    kill "$SPID"
+}
