@@ -165,7 +165,8 @@ void rw_run_config_init(struct rw_run_config *c);
 
 /* Tests only: open the named determinism hole in c ("host-tsc",
  * "timer-at-host-exit", "host-rng", "kf-no-io-completion",
- * "restore-no-tlb-flush"). 0, or -1 if the name is unknown. */
+ * "restore-no-tlb-flush", and for hostile-guest tests "guest-hostile",
+ * "refuse-go-on"). 0, or -1 if the name is unknown. */
 int rw_test_hole(struct rw_run_config *c, const char *name);
 
 /* What a run did. */
@@ -191,6 +192,7 @@ struct rw_result {
     int inspected;            /* cat, shell: the inspector ran and ended */
     int inspect_status;       /* its exit status (cat: 3 when the file did not exist) */
     uint64_t perturbed;       /* perturbations applied */
+    uint64_t refused;         /* port writes refused as breaches of the guest ABI */
 };
 
 /* Options of the modes that start from a stored run (replay, fork, cat,

@@ -67,6 +67,7 @@ enum rewind_stop {
 /* Bits of shared->test_holes: each opens one determinism hole on purpose so
  * that a test can see its check fail. The monitor refuses them outside tests. */
 #define REWIND_HOLE_HOST_TSC (1ull << 0) /* user RDTSC returns the host TSC */
+#define REWIND_HOLE_HOSTILE (1ull << 1)  /* /dev/rewind takes REWIND_IOC_HOSTILE */
 
 #define REWIND_SHARED_MAGIC 0x31444e4957455200ull /* "\0REWIND1" */
 #define REWIND_SHARED_REQ_MAX 1024
@@ -174,6 +175,27 @@ struct rewind_init_msg {
 struct rewind_inspect_req {
     __u64 buf; /* user pointer */
     __u64 len; /* bytes at buf */
+};
+
+/*
+ * Test hole only (REWIND_HOLE_HOSTILE; refused with -EPERM without it): a
+ * root program breaks the platform on purpose, to test the monitor against
+ * what user space cannot do. op (enum rewind_hostile_op), arg in, ret out.
+ */
+#define REWIND_IOC_HOSTILE _IOWR(REWIND_IOC_MAGIC, 4, struct rewind_hostile)
+
+struct rewind_hostile {
+    __u64 op;
+    __u64 arg;
+    __u64 ret;
+};
+
+enum rewind_hostile_op {
+    REWIND_HOSTILE_PHYS = 1,      /* ret = guest-physical address of user address arg */
+    REWIND_HOSTILE_MMIO = 2,      /* write then read 32 bits at guest-physical arg; ret = read */
+    REWIND_HOSTILE_HLT = 3,       /* HLT with interrupts off: never returns */
+    REWIND_HOSTILE_TRIPLE = 4,    /* empty IDT, then INT3: a triple fault */
+    REWIND_HOSTILE_EXEC_MMIO = 5, /* call code at guest-physical arg, mapped as MMIO */
 };
 
 /*

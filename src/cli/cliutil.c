@@ -27,7 +27,8 @@ int cli_test_hole(const char *name, struct rw_run_config *c)
     if (rw_test_hole(c, name) < 0) {
         fprintf(stderr,
                 "rewind: unknown test hole '%s' (host-tsc, timer-at-host-exit, "
-                "host-rng, kf-no-io-completion, restore-no-tlb-flush)\n",
+                "host-rng, kf-no-io-completion, restore-no-tlb-flush, guest-hostile, "
+                "refuse-go-on)\n",
                 name);
         return -1;
     }

@@ -139,6 +139,8 @@ int rw_test_hole(struct rw_run_config *c, const char *name)
         {"host-tsc", REWIND_HOLE_HOST_TSC, 0},
         {"timer-at-host-exit", PLATFORM_HOLE_TIMER_AT_HOST_EXIT, 0},
         {"host-rng", PLATFORM_HOLE_HOST_RNG, 0},
+        {"guest-hostile", REWIND_HOLE_HOSTILE, 0},
+        {"refuse-go-on", PLATFORM_HOLE_REFUSE_GO_ON, 0},
         {"kf-no-io-completion", 0, SNAP_HOLE_NO_IO_COMPLETION},
         {"restore-no-tlb-flush", 0, SNAP_HOLE_NO_TLB_FLUSH},
     };

@@ -67,6 +67,7 @@ struct run_sink {
     struct platform *p;
     struct session *session; /* shell: input at idle steps */
     int inspected, inspect_status;
+    int inspecting; /* the inspection was requested: INSPECT_DONE counts from now on */
     uint64_t kf_every;
     int kf_due;                /* take a keyframe at the end of this step (the job starts) */
     struct run_limits lim;     /* the disk caps (src/run/limits.h) */
@@ -263,7 +264,9 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
     case REWIND_REC_INIT:
         if (r->aux == REWIND_INIT_JOB_START)
             s->kf_due = 1;
-        if (r->aux == REWIND_INIT_INSPECT_DONE && s->p) {
+        /* Only after the request: any root job can emit INIT records
+         * (REWIND_IOC_INIT_MSG); a forged INSPECT_DONE must not end a run. */
+        if (r->aux == REWIND_INIT_INSPECT_DONE && s->p && s->inspecting) {
             char num[16];
             snprintf(num, sizeof(num), "%.*s", (int)(len < 15 ? len : 15), payload);
             s->inspected = 1;
@@ -437,6 +440,8 @@ static char *manifest_json(const char *spec_json, const struct rw_result *r, uin
     json_object_set_new(m, "keyframe_bytes", json_integer((json_int_t)r->kf_bytes));
     json_object_set_new(m, "keyframe_every", json_integer((json_int_t)r->kf_every));
     json_object_set_new(m, "keyframe_capture_s", json_real(r->kf_capture_s));
+    if (r->refused) /* port writes refused as breaches of the guest ABI */
+        json_object_set_new(m, "refused", json_integer((json_int_t)r->refused));
     if (r->from_step || r->parent[0]) {
         json_object_set_new(m, "parent", json_string(r->parent));
         json_object_set_new(m, "from_step", json_integer((json_int_t)r->from_step));
@@ -832,6 +837,7 @@ int run_inspect_start(struct run_ctx *c)
     if (platform_inspect(p, req, (size_t)n + 1) < 0)
         return ctx_fail(c, "the guest cannot be inspected at step %llu (before its platform is up)",
                         (unsigned long long)p->step);
+    c->sink->inspecting = 1;
     return 0;
 }
 
@@ -883,6 +889,7 @@ int run_settle(struct run_ctx *c)
     hash_done(&s->trace, res->trace_hash);
     hash_done(&s->output, res->output_hash);
     res->perturbed = p->perturbed;
+    res->refused = p->refused;
     res->outcome = (enum rw_outcome)p->outcome;
     res->job_status = p->job_status;
     res->steps = p->step;
@@ -893,7 +900,10 @@ int run_settle(struct run_ctx *c)
     if (c->inspect && !s->inspected)
         return ctx_fail(c, "the inspection did not finish: the run ended %s at step %llu",
                         rw_outcome_word(res->outcome), (unsigned long long)p->step);
-    if (s->init_error[0] && p->outcome != PLATFORM_EXITED)
+    /* rewind-init's message explains its own failures, never the monitor's
+     * verdicts (a job can forge INIT ERROR records too). */
+    if (s->init_error[0] && p->outcome != PLATFORM_EXITED && p->outcome != PLATFORM_GUEST_ERROR &&
+        p->outcome != PLATFORM_TIMEOUT && p->outcome != PLATFORM_STALLED)
         snprintf(res->message, sizeof(res->message), "%s", s->init_error);
     else
         snprintf(res->message, sizeof(res->message), "%s", p->message);

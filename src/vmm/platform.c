@@ -10,6 +10,10 @@
  *     is retried at the next step, which is again a function of the steps.
  *  4. Every guest address is resolved through kvm_gpa(); a record is copied
  *     out of guest memory before it is parsed.
+ *  5. Every breach of the contract at a port goes through platform_refuse():
+ *     it is counted once in p->refused, nothing of it reaches the trace or
+ *     the monitor's state, and it ends the run unless the test hole
+ *     PLATFORM_HOLE_REFUSE_GO_ON is open.
  */
 
 #include "vmm/platform.h"
@@ -45,6 +49,17 @@ void platform_guest_error(struct platform *p, const char *fmt, ...)
     p->outcome = PLATFORM_GUEST_ERROR;
 }
 
+void platform_refuse(struct platform *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    util_vfail(p->message, sizeof(p->message), fmt, ap);
+    va_end(ap);
+    p->refused++;
+    if (!(p->test_holes & PLATFORM_HOLE_REFUSE_GO_ON))
+        p->outcome = PLATFORM_GUEST_ERROR;
+}
+
 static struct rewind_shared *shared(struct platform *p)
 {
     if (!p->shared_gpa)
@@ -55,28 +70,33 @@ static struct rewind_shared *shared(struct platform *p)
 static void do_record(struct platform *p, uint32_t gpa)
 {
     uint8_t *buf = p->rec_buf;
-    const uint8_t *h = kvm_gpa(p->vm, gpa, sizeof(struct rewind_record));
-    if (!h) {
-        platform_guest_error(p, "record at 0x%x is outside guest RAM", gpa);
+    /* The guest may put a record at any address: read the header by
+     * memcpy, never through a pointer that may be misaligned. */
+    struct rewind_record hdr;
+    const struct rewind_record *h = &hdr;
+    const void *hp = kvm_gpa(p->vm, gpa, sizeof(hdr));
+    if (!hp) {
+        platform_refuse(p, "record at 0x%x is outside guest RAM (%llu MiB)", gpa,
+                        (unsigned long long)(p->vm->ram_size >> 20));
         return;
     }
-    /* The guest picks gpa: the header may be misaligned, so its length is
-     * copied out, not read through a struct pointer (fuzz_platform found it). */
-    uint32_t len;
-    memcpy(&len, h + offsetof(struct rewind_record, len), sizeof(len));
-    if (len < sizeof(struct rewind_record) || len > REWIND_RECORD_MAX) {
-        platform_guest_error(p, "record at 0x%x has bad length %u", gpa, len);
+    memcpy(&hdr, hp, sizeof(hdr));
+    uint32_t len = h->len;
+    if (len < sizeof(*h) || len > REWIND_RECORD_MAX) {
+        platform_refuse(p, "record at 0x%x has bad length %u (not %zu..%u)", gpa, len, sizeof(*h),
+                        (unsigned)REWIND_RECORD_MAX);
         return;
     }
     const void *src = kvm_gpa(p->vm, gpa, len);
     if (!src) {
-        platform_guest_error(p, "record at 0x%x (+%u) runs past guest RAM", gpa, len);
+        platform_refuse(p, "record at 0x%x length %u runs past guest RAM (%llu MiB)", gpa, len,
+                        (unsigned long long)(p->vm->ram_size >> 20));
         return;
     }
     memcpy(buf, src, len);
     const struct rewind_record *r = (const struct rewind_record *)buf;
     if (r->len != len || r->kind < 1 || r->kind > REWIND_REC_KIND_MAX) {
-        platform_guest_error(p, "record at 0x%x has unknown kind %u", gpa, r->kind);
+        platform_refuse(p, "record at 0x%x length %u has unknown kind %u", gpa, len, r->kind);
         return;
     }
     if (p->on_record)
@@ -86,19 +106,21 @@ static void do_record(struct platform *p, uint32_t gpa)
 static void do_shared(struct platform *p, uint32_t gpa)
 {
     if (p->shared_gpa) {
-        platform_guest_error(p, "shared page registered twice");
+        platform_refuse(p, "shared page registered twice (at 0x%llx, again at 0x%x)",
+                        (unsigned long long)p->shared_gpa, gpa);
         return;
     }
-    if (gpa == 0 || (gpa & 4095) || !kvm_gpa(p->vm, gpa, sizeof(struct rewind_shared))) {
-        platform_guest_error(p, "shared page address 0x%x is invalid", gpa);
+    const struct rewind_shared *cand = kvm_gpa(p->vm, gpa, sizeof(struct rewind_shared));
+    if (gpa == 0 || (gpa & 4095) || !cand) {
+        platform_refuse(p, "shared page address 0x%x is invalid", gpa);
+        return;
+    }
+    if (cand->magic != REWIND_SHARED_MAGIC) {
+        platform_refuse(p, "shared page at 0x%x has no rewind magic (ABI mismatch?)", gpa);
         return;
     }
     p->shared_gpa = gpa;
     struct rewind_shared *sh = shared(p);
-    if (sh->magic != REWIND_SHARED_MAGIC) {
-        platform_guest_error(p, "shared page has no rewind magic (ABI mismatch?)");
-        return;
-    }
     sh->epoch_ns = p->epoch_ns;
     sh->seed = p->seed;
     sh->schedule = p->schedule;
@@ -110,7 +132,7 @@ static void do_timer(struct platform *p)
 {
     struct rewind_shared *sh = shared(p);
     if (!sh) {
-        platform_guest_error(p, "timer armed before the shared page was registered");
+        platform_refuse(p, "timer armed before the shared page was registered");
         return;
     }
     uint64_t t = sh->timer_ns;
@@ -170,7 +192,7 @@ static void do_stop(struct platform *p, uint32_t why)
                  why == REWIND_STOP_REBOOT ? "rebooted" : "halted");
         return;
     default:
-        platform_guest_error(p, "unknown stop code %u", why);
+        platform_refuse(p, "unknown stop code %u", why);
     }
 }
 
@@ -284,7 +306,7 @@ void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
         do_shared(p, value);
         break;
     default:
-        platform_guest_error(p, "access to unassigned platform port 0x%x", port);
+        platform_refuse(p, "access to unassigned platform port 0x%x", port);
         break;
     }
     if (p->outcome == PLATFORM_RUNNING && p->sched.n)

@@ -37,6 +37,7 @@ enum platform_outcome {
 /* Monitor-side test holes (bits above the guest's REWIND_HOLE_* bits). */
 #define PLATFORM_HOLE_TIMER_AT_HOST_EXIT (1ull << 32) /* fire the timer at host-caused exits */
 #define PLATFORM_HOLE_HOST_RNG (1ull << 33)           /* boot RNG seed from the host */
+#define PLATFORM_HOLE_REFUSE_GO_ON (1ull << 34) /* a refused port write does not end the run */
 #define PLATFORM_HOLE_GUEST_MASK 0xffffffffull
 
 /* Called for every well-formed record, in step order. payload has r->len -
@@ -58,6 +59,8 @@ struct platform {
     int irq_wanted;      /* the vector is owed to the guest (retry until taken) */
     enum platform_outcome outcome;
     uint64_t job_status;
+    /* Port accesses refused as breaches of the contract (platform_refuse). */
+    uint64_t refused;
     char message[512];                              /* why the run ended, for non-EXITED outcomes */
     struct sched sched;                             /* schedule perturbation (no segments: none) */
     uint64_t perturbed;                             /* perturbations applied by this process */
@@ -67,7 +70,7 @@ struct platform {
     int (*on_idle)(void *ctx, struct platform *p);
     platform_record_fn on_record;
     void *record_ctx;
-    uint8_t rec_buf[REWIND_RECORD_MAX]; /* a record copied out of the guest */
+    _Alignas(8) uint8_t rec_buf[REWIND_RECORD_MAX]; /* a record copied out of the guest */
 };
 
 /* Initialise p for a fresh boot. */
@@ -97,6 +100,14 @@ int platform_owns_port(uint16_t port);
 
 /* End the run as a guest error with a formatted message. */
 void platform_guest_error(struct platform *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Refuse a port access that breaks the contract (a bad record, port, stop
+ * code, registration, access size): count it in p->refused and end the run
+ * as a guest error with the message, or, only with the test hole
+ * PLATFORM_HOLE_REFUSE_GO_ON, keep the message as the last refusal and let
+ * the guest go on (hostile-guest tests send many bad writes in one run). */
+void platform_refuse(struct platform *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -9,14 +9,25 @@
  *  2. Every exit that is not a step is answered the same way on every host:
  *     reads of unknown ports and MMIO see all ones, writes are dropped, and
  *     the exits KVM cannot continue from end the run as a guest error.
+ *  3. A guest that halts (HLT) with nothing to wake it never hangs the
+ *     monitor: KVM keeps such a vCPU inside KVM_RUN (the LAPIC is in the
+ *     kernel), so a watchdog thread interrupts a KVM_RUN that has lasted
+ *     VCPU_WATCHDOG_MS, and a vCPU found in KVM_MP_STATE_HALTED ends the run
+ *     as a guest error. Nothing but a step can wake it (the monitor injects
+ *     only at steps), so the outcome and its step do not depend on when the
+ *     watchdog looked; a running vCPU is only resumed (not a step).
  */
 
 #include "vmm/vcpu.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #include "util/check.h"
 
@@ -27,7 +38,12 @@ static int handle_io(struct platform *p)
     uint8_t *data = (uint8_t *)run + run->io.data_offset;
     if (platform_owns_port(run->io.port)) {
         if (run->io.direction != KVM_EXIT_IO_OUT || run->io.size != 4 || run->io.count != 1) {
-            platform_guest_error(p, "platform port 0x%x needs a single 32-bit OUT", run->io.port);
+            if (run->io.direction == KVM_EXIT_IO_IN) /* if the run goes on (test hole) */
+                memset(data, 0xff, (size_t)run->io.size * run->io.count);
+            platform_refuse(
+                p, "platform port 0x%x needs a single 32-bit OUT (got %s of %u x %u bytes)",
+                run->io.port, run->io.direction == KVM_EXIT_IO_OUT ? "OUT" : "IN",
+                (unsigned)run->io.count, (unsigned)run->io.size);
             return 0;
         }
         uint32_t v;
@@ -62,8 +78,7 @@ static void fatal_exit(struct platform *p, const char *what)
     platform_guest_error(p, "%s at step %llu\n%s", what, (unsigned long long)p->step, regs);
 }
 
-/* Answer one exit; returns 1 if it was a step (invariant 1). */
-static int handle_exit(struct platform *p)
+int vcpu_handle_exit(struct platform *p)
 {
     struct kvm_run *run = p->vm->run;
     char what[128];
@@ -99,7 +114,96 @@ static int handle_exit(struct platform *p)
     return 0;
 }
 
-int vcpu_run(struct platform *p, const struct vcpu_limits *lim)
+/* The halt watchdog (invariant 3). */
+#define VCPU_WATCHDOG_MS 1000
+#define VCPU_WATCHDOG_SIG (SIGRTMAX - 3)
+
+struct watchdog {
+    pthread_t thread, target;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop, on;
+    atomic_int in_run; /* the vCPU thread is in (or entering) KVM_RUN */
+    atomic_ulong runs; /* KVM_RUN calls so far */
+};
+
+static void watchdog_signal(int sig)
+{
+    (void)sig;
+}
+
+static void *watchdog_main(void *arg)
+{
+    struct watchdog *w = arg;
+    unsigned long seen = (unsigned long)-1;
+    pthread_mutex_lock(&w->mu);
+    while (!w->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += VCPU_WATCHDOG_MS % 1000 * 1000000L;
+        ts.tv_sec += VCPU_WATCHDOG_MS / 1000 + ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == 0 || w->stop)
+            continue;
+        /* Still inside the KVM_RUN it was in a period ago: look. */
+        unsigned long runs = atomic_load(&w->runs);
+        if (atomic_load(&w->in_run) && runs == seen)
+            pthread_kill(w->target, VCPU_WATCHDOG_SIG);
+        seen = runs;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static void watchdog_start(struct watchdog *w)
+{
+    w->stop = w->on = 0;
+    atomic_init(&w->in_run, 0);
+    atomic_init(&w->runs, 0);
+    struct sigaction sa = {.sa_handler = watchdog_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(VCPU_WATCHDOG_SIG, &sa, NULL) != 0)
+        return;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, VCPU_WATCHDOG_SIG);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    w->target = pthread_self();
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    w->on = pthread_create(&w->thread, NULL, watchdog_main, w) == 0;
+    if (!w->on) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+    }
+}
+
+static void watchdog_stop(struct watchdog *w)
+{
+    if (!w->on)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    w->on = 0;
+}
+
+/* After a host-caused return of KVM_RUN: is the vCPU halted for good? */
+static int halted(struct platform *p)
+{
+    struct kvm_mp_state mp;
+    return ioctl(p->vm->vcpu_fd, KVM_GET_MP_STATE, &mp) == 0 && mp.mp_state == KVM_MP_STATE_HALTED;
+}
+
+static int run_loop(struct platform *p, const struct vcpu_limits *lim, struct watchdog *w)
 {
     struct kvm_run *run = p->vm->run;
     while (p->outcome == PLATFORM_RUNNING) {
@@ -117,20 +221,35 @@ int vcpu_run(struct platform *p, const struct vcpu_limits *lim)
         }
         if (lim->max_steps && p->step >= lim->max_steps)
             return 0;
-        if (ioctl(p->vm->vcpu_fd, KVM_RUN, 0) < 0) {
+        atomic_fetch_add(&w->runs, 1);
+        atomic_store(&w->in_run, 1);
+        int kr = ioctl(p->vm->vcpu_fd, KVM_RUN, 0);
+        atomic_store(&w->in_run, 0);
+        if (kr < 0) {
             if (errno == EINTR || errno == EAGAIN) {
                 uint64_t step = p->step;
                 run->immediate_exit = 0;
                 platform_host_exit(p);
-                RW_ASSERT(p->step == step); /* invariant 1: not a step */
+                RW_ASSERT(p->step == step);                      /* invariant 1: not a step */
+                if (p->outcome == PLATFORM_RUNNING && halted(p)) /* invariant 3 */
+                    fatal_exit(p, "the guest halted (HLT) with nothing to wake it");
                 continue;
             }
             snprintf(p->message, sizeof(p->message), "KVM_RUN: %s", strerror(errno));
             return -1;
         }
         uint64_t step = p->step;
-        int stepped = handle_exit(p);
+        int stepped = vcpu_handle_exit(p);
         RW_ASSERT(p->step == step + (uint64_t)stepped); /* invariant 1 */
     }
     return 0;
+}
+
+int vcpu_run(struct platform *p, const struct vcpu_limits *lim)
+{
+    struct watchdog w;
+    watchdog_start(&w);
+    int rc = run_loop(p, lim, &w);
+    watchdog_stop(&w);
+    return rc;
 }

@@ -13,6 +13,7 @@
 #include "unit.h"
 #include "vmm/kvm.h"
 #include "vmm/platform.h"
+#include "vmm/vcpu.h"
 
 #define RAM (1u << 20)
 #define QUANTUM 1000
@@ -76,6 +77,14 @@ static void on_record(void *ctx, uint64_t step, const struct rewind_record *r,
     s->aux = r->aux;
     s->len = len;
     memcpy(s->payload, payload, len);
+}
+
+/* Undefined behaviour the monitor shows on guest input (a misaligned
+ * record header) must fail this test, not scroll by. */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void)
+{
+    return "halt_on_error=1:print_stacktrace=1";
 }
 
 static struct fake F;
@@ -416,6 +425,210 @@ static void test_host_exit(void)
     CHECK(P.step == 2 && F.sent == 1 && P.now_ns == 12 * QUANTUM, "the hole fires the timer");
 }
 
+/* Every breach is counted once; without the hole the first one ends the
+ * run, with PLATFORM_HOLE_REFUSE_GO_ON the run goes on and the monitor's
+ * state is untouched by what it refused (platform.c invariant 5). */
+static void test_refuse_count(void)
+{
+    boot();
+    CHECK(register_shared(), "registered");
+    platform_port_out(&P, REWIND_PORT_RECORD, RAM + 4096);
+    expect_guest_error("outside guest RAM", 2, "a bad record ends the run");
+    CHECK(P.refused == 1, "and is counted once");
+
+    boot();
+    P.test_holes = PLATFORM_HOLE_REFUSE_GO_ON;
+    CHECK(register_shared(), "registered");
+    uint32_t fake_gpa = 0x20000; /* a page with the magic: the shared page "moved" */
+    struct rewind_shared *fake = (struct rewind_shared *)(F.vm.ram + fake_gpa);
+    fake->magic = REWIND_SHARED_MAGIC;
+    put_record(REC_GPA, 40, REWIND_REC_KIND_MAX + 7, NULL);
+    put_record(REC_GPA + 512, REWIND_RECORD_MAX + 3, REWIND_REC_MARK, NULL);
+    put_record(RAM - 100, 200, REWIND_REC_MARK, NULL);
+    /* misaligned on purpose: the header is read from any address */
+    put_record(REC_GPA + 1024 + 3, sizeof(struct rewind_record) + 2, REWIND_REC_MARK, "ok");
+    const struct {
+        uint16_t port;
+        uint32_t value;
+        const char *want;
+    } bad[] = {
+        {REWIND_PORT_RECORD, RAM, "outside guest RAM"},
+        {REWIND_PORT_RECORD, RAM - 3, "outside guest RAM"},
+        {REWIND_PORT_RECORD, REC_GPA, "unknown kind"},
+        {REWIND_PORT_RECORD, REC_GPA + 512, "bad length"},
+        {REWIND_PORT_RECORD, RAM - 100, "runs past guest RAM"},
+        {REWIND_PORT_BASE + 5, 0, "unassigned platform port"},
+        {REWIND_PORT_STOP, 77, "unknown stop code 77"},
+        {REWIND_PORT_SHARED, fake_gpa, "registered twice"},
+        {REWIND_PORT_SHARED, 0xdead0000u, "registered twice"},
+    };
+    uint64_t n = 0, step = P.step;
+    for (int round = 0; round < 100; round++)
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            platform_port_out(&P, bad[i].port, bad[i].value);
+            n++;
+            CHECK(P.outcome == PLATFORM_RUNNING, bad[i].want);
+            CHECK(strstr(P.message, bad[i].want) != NULL, bad[i].want);
+            CHECK(P.refused == n, "counted once each");
+            /* a good record between the bad ones still arrives */
+            platform_port_out(&P, REWIND_PORT_RECORD, REC_GPA + 1024 + 3);
+        }
+    CHECK(P.step == step + 2 * n && P.now_ns == P.step * QUANTUM, "each access one step");
+    CHECK(S.n == (int)n && S.len == 2 && memcmp(S.payload, "ok", 2) == 0,
+          "every good record handed up, no bad one");
+    CHECK(P.shared_gpa == SHARED_GPA, "the shared page did not move");
+    CHECK(fake->epoch_ns == 0 && fake->seed == 0 && fake->now_ns == 0,
+          "the monitor never wrote to the page it refused");
+    CHECK(sh()->now_ns == P.now_ns, "the real shared page still follows the clock");
+
+    /* The access-size breach vcpu.c refuses goes through the same count. */
+    platform_refuse(&P, "platform port 0x%x needs a single 32-bit OUT", REWIND_PORT_BASE);
+    CHECK(P.refused == n + 1 && P.outcome == PLATFORM_RUNNING, "vcpu's refusal counted");
+}
+
+/* Random port writes over random guest RAM, with the refusal hole open: the
+ * monitor never crashes (ASan/UBSan watch), every access is one step, and
+ * every record port write is either handed up or refused. */
+static void test_refuse_fuzz(void)
+{
+    boot();
+    P.test_holes = PLATFORM_HOLE_REFUSE_GO_ON;
+    CHECK(register_shared(), "registered");
+    uint64_t x = 0x1234567887654321ull, recs = 0;
+    for (uint32_t i = 0; i < RAM / 8; i++) { /* RAM full of noise, shared page aside */
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        if (i * 8 / 4096 != SHARED_GPA / 4096)
+            memcpy(F.vm.ram + i * 8, &x, 8);
+    }
+    uint64_t step0 = P.step, refused0 = P.refused;
+    const int n = 200000;
+    for (int i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint16_t port = (uint16_t)(REWIND_PORT_BASE + (x & 0x1f));
+        uint32_t v = (uint32_t)(x >> 32);
+        if ((x >> 8 & 3) == 0) /* a plausible record: a header in RAM */
+            v %= RAM;
+        if ((x >> 8 & 7) == 1) { /* a well-formed one */
+            v = (uint32_t)(x >> 20) % (RAM - REWIND_RECORD_MAX - 4096) & ~7u;
+            if (v / 4096 == SHARED_GPA / 4096)
+                v += 8192;
+            put_record(v, sizeof(struct rewind_record) + (uint32_t)(x >> 40) % 64,
+                       (uint16_t)(1 + (x >> 50) % REWIND_REC_KIND_MAX), NULL);
+        }
+        if (port == REWIND_PORT_IDLE || port == REWIND_PORT_TIMER)
+            port = REWIND_PORT_CLOCK; /* keep time and the timer out of it */
+        if (port == REWIND_PORT_STOP && v < 4)
+            v = 4; /* a real stop would end the run */
+        if (port == REWIND_PORT_RECORD)
+            recs++;
+        platform_port_out(&P, port, v);
+        if (P.outcome != PLATFORM_RUNNING)
+            break;
+    }
+    CHECK(P.outcome == PLATFORM_RUNNING, "still running after the flood");
+    CHECK(P.step == step0 + (uint64_t)n, "one step per access");
+    CHECK(P.refused > refused0 && (uint64_t)S.n > 0, "some refused, some records accepted");
+    CHECK(P.shared_gpa == SHARED_GPA && sh()->now_ns == P.now_ns, "shared page intact");
+    (void)recs;
+}
+
+/* The exits that are not steps, from a made-up struct kvm_run: the fake VM
+ * has no vCPU, so the register dump says so, and nothing hangs or crashes. */
+static void test_exits(void)
+{
+    static union {
+        struct kvm_run run;
+        uint8_t page[8192];
+    } r;
+    boot();
+    F.vm.run = &r.run;
+    F.vm.vcpu_fd = -1;
+    CHECK(register_shared(), "registered");
+    uint64_t step = P.step;
+    struct kvm_run *run = &r.run;
+
+    memset(&r, 0, sizeof(r));
+    run->exit_reason = KVM_EXIT_MMIO;
+    run->mmio.phys_addr = 0x300000000ull;
+    run->mmio.len = 4;
+    run->mmio.is_write = 0;
+    CHECK(vcpu_handle_exit(&P) == 0, "MMIO read is not a step");
+    CHECK(run->mmio.data[0] == 0xff && run->mmio.data[7] == 0xff, "MMIO reads all ones");
+    run->mmio.is_write = 1;
+    memset(run->mmio.data, 0x11, 8);
+    CHECK(vcpu_handle_exit(&P) == 0 && run->mmio.data[0] == 0x11, "MMIO write dropped");
+
+    memset(&r, 0, sizeof(r));
+    run->exit_reason = KVM_EXIT_IO;
+    run->io.direction = KVM_EXIT_IO_IN;
+    run->io.size = 4;
+    run->io.count = 3;
+    run->io.port = 0x80;
+    run->io.data_offset = 4096;
+    CHECK(vcpu_handle_exit(&P) == 0, "IN from no device is not a step");
+    CHECK(r.page[4096] == 0xff && r.page[4096 + 11] == 0xff && r.page[4096 + 12] == 0,
+          "IN reads all ones, exactly size * count bytes");
+    run->io.port = REWIND_PORT_CLOCK;
+    run->io.count = 1;
+    memset(r.page + 4096, 0, 16);
+    CHECK(vcpu_handle_exit(&P) == 0, "IN from a platform port is not a step");
+    expect_guest_error("needs a single 32-bit OUT (got IN of 1 x 4", step, "IN on a platform port");
+    CHECK(P.refused == 1 && r.page[4096] == 0xff, "refused, reads all ones");
+
+    boot();
+    F.vm.run = &r.run;
+    F.vm.vcpu_fd = -1;
+    memset(&r, 0, sizeof(r));
+    run->exit_reason = KVM_EXIT_IO;
+    run->io.direction = KVM_EXIT_IO_OUT;
+    run->io.size = 4;
+    run->io.count = 2;
+    run->io.port = REWIND_PORT_RECORD;
+    run->io.data_offset = 4096;
+    CHECK(vcpu_handle_exit(&P) == 0, "a string OUT is not a step");
+    expect_guest_error("got OUT of 2 x 4", 0, "string OUT on a platform port");
+    boot();
+    F.vm.run = &r.run;
+    run->io.count = 1;
+    run->io.size = 1;
+    CHECK(vcpu_handle_exit(&P) == 0, "a byte OUT is not a step");
+    expect_guest_error("got OUT of 1 x 1", 0, "byte OUT on a platform port");
+
+    const struct {
+        uint32_t reason;
+        const char *want;
+    } fatal[] = {
+        {KVM_EXIT_HLT, "executed HLT"},
+        {KVM_EXIT_SHUTDOWN, "triple-faulted"},
+        {KVM_EXIT_FAIL_ENTRY, "KVM entry failed (reason 0x"},
+        {KVM_EXIT_INTERNAL_ERROR, "KVM internal error (suberror 1)"},
+        {KVM_EXIT_DEBUG, "unexpected KVM exit 4"},
+        {KVM_EXIT_EXCEPTION, "unexpected KVM exit 1"},
+        {KVM_EXIT_SYSTEM_EVENT, "unexpected KVM exit 24"},
+        {12345, "unexpected KVM exit 12345"},
+    };
+    for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+        boot();
+        F.vm.run = &r.run;
+        F.vm.vcpu_fd = -1;
+        memset(&r, 0, sizeof(r));
+        run->exit_reason = fatal[i].reason;
+        run->internal.suberror = 1;
+        CHECK(vcpu_handle_exit(&P) == 0, fatal[i].want);
+        expect_guest_error(fatal[i].want, 0, fatal[i].want);
+        CHECK(strstr(P.message, "registers unavailable") != NULL, "register dump tried");
+        CHECK(P.refused == 0, "a fatal exit is not a refused write");
+    }
+
+    boot();
+    F.vm.run = &r.run;
+    memset(&r, 0, sizeof(r));
+    run->exit_reason = KVM_EXIT_INTR;
+    CHECK(vcpu_handle_exit(&P) == 0 && P.outcome == PLATFORM_RUNNING && P.step == 0,
+          "a host-caused exit is nothing");
+    F.vm.run = NULL;
+}
+
 int main(void)
 {
     fake_open(&F);
@@ -431,6 +644,9 @@ int main(void)
     test_stop();
     test_input_inspect();
     test_host_exit();
+    test_refuse_count();
+    test_refuse_fuzz();
+    test_exits();
     fake_close(&F);
     return unit_done();
 }
