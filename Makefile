@@ -90,6 +90,15 @@ $(B)/roots/test.erofs: $(B)/roots/test.stamp
 	mkfs.erofs --quiet -T0 --all-root -U 72657769-6e64-4572-6f66-730000000001 $@.tmp $(B)/roots/test
 	mv $@.tmp $@
 
+# The compatibility suite's Debian root (tests/compat/README.md): a Debian
+# base cached in ~/.cache/rewind/roots by its recipe's hash, plus the
+# workloads of tests/compat, as an erofs image. `make check` builds it.
+COMPAT_SRC := $(shell find tests/compat -type f)
+$(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC)
+	@mkdir -p $(B)/roots
+	tools/mkroot-debian.sh $@
+check: $(B)/roots/compat.erofs
+
 kernel:
 	@guest/linux/build.sh $(B)/kernel
 

@@ -9,6 +9,7 @@ pkgs=(gcc make libc6-dev libssl-dev libzstd-dev libjansson-dev erofs-utils busyb
 # (any nodejs that brings npm will do; `make` runs npm ci in web/)
 pkgs+=(libmicrohttpd-dev chromium curl)
 command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+pkgs+=(mmdebstrap)  # tools/mkroot-debian.sh: the compatibility suite's Debian root
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

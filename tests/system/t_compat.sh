@@ -1,0 +1,68 @@
+# The compatibility suite (tests/compat/README.md): real programs in Python,
+# Go, C, Node.js and shell, and CPython's own regression tests, on a Debian
+# root built by tools/mkroot-debian.sh. Each workload runs three times with
+# one id, no determinism violation, the same steps and the expected output,
+# then under `check --schedules 8` with no schedule ending differently.
+
+COMPAT=$TOP/build/roots/compat.erofs
+COMPAT_DIR=$TOP/tests/compat
+
+# compat_home: the compat image is hashed and cached once per suite run and
+# hard-linked into each compat test's home (as run.sh does for the test
+# root: images are named by content and never modified).
+compat_home() {
+    [ -f "$COMPAT" ] || skip "no $COMPAT (make build/roots/compat.erofs)"
+    local shared=$T/../compat-images
+    if [ ! -d "$shared" ]; then
+        local prime=$T/../compat-prime
+        rm -rf "$prime"
+        REWIND_HOME=$prime "$REWIND" run --root "$COMPAT" -- true >"$T/prime.log" 2>&1 ||
+            fail "priming the compat image: $(tail -n 2 "$T/prime.log" | tr '\n' '|')" || return 1
+        mv "$prime/images" "$shared"
+        rm -rf "$prime"
+    fi
+    cp -al "$shared/." "$REWIND_HOME/images/"
+}
+
+# compat_cmd NAME: the workload's command from tests/compat/workloads.txt
+compat_cmd() {
+    local c; c=$(grep -v '^#' "$COMPAT_DIR/workloads.txt" | grep "^$1|" | cut -d'|' -f2-)
+    [ -n "$c" ] || fail "no workload $1 in workloads.txt" || return 1
+    echo "$c"
+}
+
+# compat_three NAME: three runs, one id, one trace, the expected output.
+compat_three() {
+    local name=$1 cmd; cmd=$(compat_cmd "$name")
+    compat_home
+    local i
+    for i in 1 2 3; do
+        run_rw "r$i" run --root "$COMPAT" -- sh -c "$cmd"
+        expect_rc 0
+        expect_no_grep "r$i.err" 'DETERMINISM VIOLATION'
+    done
+    same_run r1.err r2.err
+    same_run r1.err r3.err
+    cmp -s r1.out r2.out && cmp -s r1.out r3.out || fail "output differs between runs"
+    [ "$(steps_of r1.err)" = "$(steps_of r2.err)" ] && [ "$(steps_of r1.err)" = "$(steps_of r3.err)" ] ||
+        fail "steps differ: $(steps_of r1.err) $(steps_of r2.err) $(steps_of r3.err)"
+    diff -u "$COMPAT_DIR/expected/$name.out" r1.out >&2 || fail "$name: output is not expected/$name.out"
+    run_rw s show "$(run_id r1.err)"
+    expect_grep s.out '^trace:    [0-9a-f]\{64\}$'
+    echo "$name: $(closing r1.err)" >>"$T/../compat-figures"
+}
+
+# compat_check NAME: eight schedules, none ends differently.
+compat_check() {
+    run_rw c check --schedules 8 --run "$(run_id r1.err)"
+    [ "$RC" -eq 0 ] || fail "check --schedules 8 of $1: rc $RC: $(tail -n 5 c.out c.err | tr '\n' '|')"
+}
+
+compat_workload() { compat_three "$1" && compat_check "$1"; }
+
+test_compat_python() { compat_workload python; }
+test_compat_go() { compat_workload go; }
+test_compat_c() { compat_workload c; }
+test_compat_node() { compat_workload node; }
+test_compat_shell() { compat_workload shell; }
+test_compat_cpython_tests() { compat_workload cpython-tests; }
