@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(gcc make libc6-dev libssl-dev libzstd-dev libjansson-dev erofs-utils busybox-static
       zstd linux-source-6.1 bc bison flex libelf-dev cpio xz-utils kmod qemu-system-x86 python3
-      clang-14 clang libclang-rt-14-dev)
+      clang-14 clang libclang-rt-14-dev golang-go)
 # rewind serve: libmicrohttpd; its browser test: chromium, and node with npm
 # (any nodejs that brings npm will do; `make` runs npm ci in web/)
 pkgs+=(libmicrohttpd-dev chromium curl)
