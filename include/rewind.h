@@ -137,6 +137,11 @@ struct rw_run_config {
     volatile sig_atomic_t *abort; /* set (e.g. by a signal handler) to stop the run */
     uint64_t test_holes;          /* tests only: rw_test_hole */
     unsigned snap_holes;          /* tests only: rw_test_hole */
+    /* Properties (part of the spec): --expect strings ("exit=N",
+     * "outcome=WORD", "output~ERE", "file:/path~ERE"), NULL-terminated or
+     * NULL, and a --property command run in the VM after the job (or NULL). */
+    char **expect;
+    const char *property;
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:
@@ -235,6 +240,22 @@ void rw_shell_winch(void);
  * sees the abort flag that the handler has just set. */
 void rw_interrupt(void);
 
+/* ---- Properties (src/explore/props.h; docs/tutorials/properties.md) ---- */
+
+#define RW_PROPS_MAX 32
+struct rw_prop_verdict {
+    char what[300];   /* "exit=0", "output~ERE", "file:/p~ERE", "property: CMD" */
+    int reached;      /* the run got far enough to judge it */
+    int passed;       /* 1: holds; 0: fails (see detail) */
+    char detail[300]; /* why, in words: "exit 3", "no match", ... */
+    uint64_t step;    /* the step where it was decided */
+};
+
+/* Judge the stored run ref by its spec's properties: up to max verdicts in
+ * v, their count in *n (0: it has none). 0 or -1 with err. */
+int rw_props_judge(rw_home *h, const char *ref, struct rw_prop_verdict *v, int max, int *n,
+                   struct rw_error *err);
+
 /* `rewind check`: schedule 0, then schedules 1..N until one ends
  * differently, narrowed to the deciding step. */
 struct rw_check_config {
@@ -246,6 +267,12 @@ struct rw_check_config {
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
     volatile sig_atomic_t *abort;
+    /* Properties (docs/tutorials/properties.md): */
+    uint64_t from_step;      /* with base_run: fork the schedules after this step
+                                (0: where the job starts) */
+    int keep_going;          /* run all N schedules, counting failures */
+    int vary_seed;           /* schedule k also gets seed base+k (a run from boot) */
+    double probe_timeout_s;  /* wall limit of each schedule and probe (0: default) */
 };
 void rw_check_config_init(struct rw_check_config *c);
 
@@ -255,6 +282,16 @@ struct rw_check_side {
     int exit_code;
     uint64_t steps;
     char output_hash[65];
+    int props_failed;  /* with properties: one of them fails in this run */
+    char why[300];     /* and the first that does, in words */
+};
+
+/* One property's tally over a check's schedules (schedule 0 included). */
+struct rw_check_prop {
+    char what[300];
+    uint64_t reached, passed, failed;
+    char first_fail[RW_ID_MAX]; /* the first failing run ("" if none) */
+    uint64_t first_fail_schedule, first_fail_step;
 };
 
 #define RW_TAIL_MAX 8
@@ -283,6 +320,15 @@ struct rw_check_report {
     int parted;                   /* pass_run and fail_run part at event part_event */
     uint64_t part_event, part_step_pass, part_step_fail;
     struct rw_check_tail pass_next, fail_next;
+    /* Properties: */
+    int judged;                   /* schedules were judged by properties (else: by
+                                     ending like schedule 0) */
+    int keep_going, vary_seed;
+    uint64_t failures;            /* schedules that failed (schedule 0 included) */
+    uint64_t timeouts;            /* schedules and probes ended by the wall limit */
+    double fail_lo, fail_hi;      /* 95% Wilson interval of failures / tried */
+    int nprops;
+    struct rw_check_prop props[RW_PROPS_MAX];
 };
 
 /* Run the check. 0 (see rep->found) or -1 with err. */

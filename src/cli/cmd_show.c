@@ -104,6 +104,10 @@ int cmd_show(int argc, char **argv)
         json_decref(m);
         return 1;
     }
+    struct rw_prop_verdict pv[RW_PROPS_MAX];
+    int npv = 0;
+    if (rw_props_judge(h, ref, pv, RW_PROPS_MAX, &npv, &err) < 0)
+        npv = 0;
     rw_home_close(h);
     printf("command:  %s\n", line);
     free(line);
@@ -111,6 +115,9 @@ int cmd_show(int argc, char **argv)
         printf("          (plus the perturbation above, made by fork or check: rewind replay "
                "%s re-runs it)\n",
                jstr(m, "id"));
+    for (int i = 0; i < npv; i++) /* docs/tutorials/properties.md */
+        printf("property %s: %s (%s)\n", pv[i].what, pv[i].passed ? "passed" : "FAILED",
+               pv[i].detail);
     json_decref(m);
     return 0;
 }

@@ -69,6 +69,8 @@ struct run_opts {
     uint64_t kf_every;   /* 0: rw_defaults.keyframe_every */
     uint64_t test_holes; /* REWIND_HOLE_* | PLATFORM_HOLE_*: tests only */
     unsigned snap_holes; /* SNAP_HOLE_*: tests only */
+    char **expect;        /* properties: --expect strings (NULL: none) */
+    const char *property; /* properties: --property command (NULL: none) */
 };
 
 /* An inspection (cat, shell): run to step `at`, freeze the guest's
