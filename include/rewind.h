@@ -329,11 +329,34 @@ struct rw_check_report {
     double fail_lo, fail_hi;      /* 95% Wilson interval of failures / tried */
     int nprops;
     struct rw_check_prop props[RW_PROPS_MAX];
+    char check_id[RW_ID_MAX];     /* the check's record (rw_checks_list), "" if unsaved */
 };
 
 /* Run the check. 0 (see rep->found) or -1 with err. */
 int rw_check(rw_home *h, const struct rw_check_config *c, struct rw_check_report *rep,
              struct rw_error *err);
+
+/* A stored check (src/explore/checkrec.h): `rewind checks`, `rewind show CHECK`. */
+struct rw_check_info {
+    char id[RW_ID_MAX];
+    char base[RW_ID_MAX];  /* schedule 0's run */
+    int64_t created;       /* seconds since 1970 */
+    uint64_t start;        /* the schedules fork after this step */
+    uint64_t schedules, tried, failures;
+    int found, narrowed, judged;
+    uint64_t schedule;     /* the first failing schedule (found) */
+    char failing[RW_ID_MAX], deciding[32];
+    const char *const *runs; /* the runs it made (valid during the callback) */
+    size_t nruns;
+};
+/* Every stored check, newest first, to fn (nonzero from fn stops: returned).
+ * Unreadable records are skipped. Count, or -1 with err. */
+int rw_checks_list(rw_home *h, int (*fn)(void *ctx, const struct rw_check_info *c), void *ctx,
+                   struct rw_error *err);
+/* The stored record of check ref (its id or a unique prefix of 4+ hex
+ * digits) as JSON text (malloc'd into *json). 0, or -1 with err
+ * (RW_EUSAGE: no such check). */
+int rw_check_record(rw_home *h, const char *ref, char **json, struct rw_error *err);
 
 /* The strategy of a schedule number: "none", "random" (odd) or "pct" (even). */
 const char *rw_schedule_strategy(uint64_t schedule);

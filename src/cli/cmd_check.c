@@ -133,10 +133,25 @@ static void props_report(const struct rw_check_report *r, int json)
                100.0 * r->fail_hi);
 }
 
+static void report_body(const struct rw_check_report *r, int json);
+
+/* The report, then the check's record id (rewind checks, rewind show). */
 static void report(const struct rw_check_report *r, int json)
 {
     if (json) {
-        printf("{\"schedules_tried\":%llu,\"found\":%s,", (unsigned long long)r->tried,
+        printf("{\"check\":\"%s\",", r->check_id);
+        report_body(r, 1);
+        return;
+    }
+    report_body(r, 0);
+    if (r->check_id[0])
+        printf("check %s kept: rewind show %s\n", r->check_id, r->check_id);
+}
+
+static void report_body(const struct rw_check_report *r, int json)
+{
+    if (json) {
+        printf("\"schedules_tried\":%llu,\"found\":%s,", (unsigned long long)r->tried,
                r->found ? "true" : "false");
         side_json("schedule0", &r->base);
         printf(",\"job_start_step\":%llu,\"explore_s\":%.3f", (unsigned long long)r->start,

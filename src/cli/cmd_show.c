@@ -26,8 +26,10 @@ int cmd_show(int argc, char **argv)
         if (!strcmp(argv[i], "--json"))
             json = 1;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            puts("usage: rewind show RUN [--json]\n\nThe run's spec (every input), its outcome, "
-                 "and the rewind run command line\nthat recreates it.");
+            puts("usage: rewind show RUN [--json]\n       rewind show CHECK [--json]\n\nThe run's "
+                 "spec (every input), its outcome, "
+                 "and the rewind run command line\nthat recreates it, and its properties' "
+                 "verdicts. For a check (rewind checks):\nwhat it tried and found.");
             return 0;
         } else if (!ref)
             ref = argv[i];
@@ -36,6 +38,9 @@ int cmd_show(int argc, char **argv)
     }
     if (!ref)
         return cli_error(2, "show needs a run (see rewind show --help)");
+    int crc = cli_show_check(ref, json); /* a check's id (cmd_checks.c) */
+    if (crc >= 0)
+        return crc;
     struct rw_run_info info;
     if (cli_read_run(ref, &info) < 0)
         return 1;

@@ -16,6 +16,7 @@
  *     the same function of its stored trace (props.h invariant 1).
  */
 #include "explore/explore.h"
+#include "explore/checkrec.h"
 #include "explore/props.h"
 
 #include <stdarg.h>
@@ -117,7 +118,22 @@ struct ctx {
     int props;                       /* the spec has properties: runs are judged by them */
     const struct rw_check_side *ref; /* what "ends like schedule 0" compares with */
     struct rw_check_side seed_base;  /* vary_seed: schedule 0 at the failing seed */
+    char (*runs)[RW_ID_MAX];         /* every run the check made (checkrec.h) */
+    size_t nruns, cap;
 };
+
+static void add_run(struct ctx *x, const char *id)
+{
+    if (x->nruns == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 64;
+        char(*nr)[RW_ID_MAX] = realloc(x->runs, cap * sizeof(*nr));
+        if (!nr)
+            return; /* the record then lists fewer runs; ls shows the rest */
+        x->runs = nr;
+        x->cap = cap;
+    }
+    snprintf(x->runs[x->nruns++], RW_ID_MAX, "%s", id);
+}
 
 /* Judge run s->id by its properties (invariant 4): s->props_failed and
  * s->why; tally into rep->props when tally. 0 or -1 with err. */
@@ -326,6 +342,7 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
         rep->tried++;
         struct rw_check_side side;
         side_of(&side, &msg.r);
+        add_run(x, side.id);
         rep->timeouts += msg.r.outcome == RW_TIMEOUT;
         if (x->props && judge(x, &side, s, 1, err, errlen) < 0) {
             failed = 1;
@@ -366,6 +383,7 @@ static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_s
                     (unsigned long long)from, (unsigned long long)until,
                     msg.e.msg[0] ? msg.e.msg : "its worker died");
     side_of(out, &msg.r);
+    add_run(x, out->id);
     x->rep->timeouts += msg.r.outcome == RW_TIMEOUT;
     if (x->props && judge(x, out, x->rep->schedule, 0, err, errlen) < 0)
         return -1;
@@ -606,6 +624,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
             goto out;
         }
         snprintf(seed_name, sizeof(seed_name), "%s", msg.r.id);
+        add_run(&x, seed_name);
         x.base_name = seed_name;
         x.base.seed += rep->schedule;
         x.last_step = explore_trace_last_step(c->home, seed_name);
@@ -622,6 +641,18 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
     if (rc == 0 && rep->narrowed)
         parting(c->home, rep);
 out:
+    if (rc == 0) {
+        struct checkrec_opts co = {.base = base_name,
+                                   .start = rep->start,
+                                   .schedules = c->schedules,
+                                   .keep_going = c->keep_going,
+                                   .vary_seed = c->vary_seed,
+                                   .from = c->from_step != 0};
+        char why[300];
+        if (checkrec_save(c->home, &co, rep, x.runs, x.nruns, rep->check_id, why, sizeof(why)) < 0)
+            progress(c, "warning: the check's record was not saved: %s", why);
+    }
+    free(x.runs);
     run_stored_free(&st);
     return rc;
 }

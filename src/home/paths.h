@@ -27,6 +27,7 @@ enum home_place {
     HOME_IMAGES, /* images/ (name: NULL) or images/<name>.erofs */
     HOME_STORE,  /* store/ (name: NULL) */
     HOME_LOCK,   /* gc.lock */
+    HOME_CHECKS, /* checks/ (name: NULL) or checks/<name>.json (src/explore/checkrec.h) */
 };
 
 /* Build the path of place/name/file under home into out: "runs" + name

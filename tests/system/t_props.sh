@@ -109,3 +109,38 @@ test_check_from_step_counts_failures() {
     expect_rc 2
     expect_grep d.err "is not inside run"
 }
+
+test_check_is_a_record_and_ls_groups_it() {
+    run_rw c check --schedules 3 -j 2 --root "$ROOT" -- /usr/bin/handoff
+    expect_rc 0
+    local cid; cid=$(sed -n 's/^check \([0-9a-f]*\) kept: .*/\1/p' c.out)
+    [ -n "$cid" ] || fail "check printed no record id: $(cat c.out)"
+    run_rw k checks
+    expect_rc 0
+    [ "$(grep -c "^$cid " k.out)" -eq 1 ] || fail "checks: $(cat k.out)"
+    expect_grep k.out "^$cid .* 3  *0  no difference"
+    run_rw kj checks --json
+    python3 -c 'import json,sys; l=json.load(open(sys.argv[1])); assert len(l)==1 and l[0]["tried"]==3 and l[0]["runs"]==3, l' \
+        kj.out || fail "checks --json: $(cat kj.out)"
+    run_rw s show "$cid"
+    expect_rc 0
+    expect_grep s.out "^check: *$cid"
+    expect_grep s.out '^schedules: 3 tried of 3'
+    # ls: the schedule-0 run and one line for the check, not its 3 runs
+    run_rw l ls
+    expect_rc 0
+    [ "$(grep -c 'handoff' l.out)" -eq 1 ] || fail "ls lists the check's runs: $(cat l.out)"
+    expect_grep l.out "^  check $cid: 3 schedules, 0 failing"
+    run_rw la ls --all
+    [ "$(grep -c 'handoff' la.out)" -eq 4 ] || fail "ls --all: $(cat la.out)"
+    run_rw lj ls --json
+    python3 -c 'import json,sys; l=json.load(open(sys.argv[1])); assert [x.get("kind") for x in l].count("check")==1 and len(l)==2, l' \
+        lj.out || fail "ls --json: $(cat lj.out)"
+    # the same check again keeps one record; a corrupt record is skipped
+    echo '{' > "$REWIND_HOME/checks/0123456789abcdef.json"
+    run_rw k2 checks
+    expect_rc 0
+    [ "$(grep -c '^[0-9a-f]\{16\} ' k2.out)" -eq 1 ] || fail "checks with a corrupt record: $(cat k2.out)"
+    run_rw s2 show 0123456789abcdef
+    [ "$RC" -ne 0 ] || fail "show of a corrupt check succeeded"
+}

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "explore/checkrec.h"
 #include "explore/props.h"
 #include "run/job.h"
 #include "run/spec.h"
@@ -193,6 +194,68 @@ static void test_unchanged_without_properties(void)
     free(j2);
 }
 
+struct seen {
+    int n;
+    const char *id;
+};
+
+static int count_check(void *ctx, const struct rw_check_info *c)
+{
+    struct seen *sn = ctx;
+    if (!strcmp(c->id, sn->id)) {
+        CHECK(!strcmp(c->base, "base1") && c->tried == 3 && c->failures == 1,
+              "the record's fields");
+        CHECK(c->nruns == 2 && !strcmp(c->runs[1], "run2"), "the record's runs");
+        CHECK(c->found && c->narrowed && !strcmp(c->deciding, "77"), "the verdict");
+    }
+    sn->n++;
+    return 0;
+}
+
+static void test_checkrec(void)
+{
+    struct rw_check_report rep;
+    memset(&rep, 0, sizeof(rep));
+    rep.tried = 3;
+    rep.failures = 1;
+    rep.found = 1;
+    rep.narrowed = 1;
+    rep.schedule = 2;
+    rep.deciding_step = 77;
+    snprintf(rep.failing.id, sizeof(rep.failing.id), "run2");
+    rep.nprops = 1;
+    snprintf(rep.props[0].what, sizeof(rep.props[0].what), "exit=0");
+    char runs[2][RW_ID_MAX] = {"run1", "run2"}, id[RW_ID_MAX], id2[RW_ID_MAX], err[300];
+    struct checkrec_opts o = {.base = "base1", .start = 10, .schedules = 3};
+    CHECK(checkrec_save(home, &o, &rep, runs, 2, id, err, sizeof(err)) == 0, "saved");
+    CHECK(checkrec_save(home, &o, &rep, runs, 2, id2, err, sizeof(err)) == 0 && !strcmp(id, id2),
+          "the same check has the same id (invariant 1)");
+    o.schedules = 4;
+    CHECK(checkrec_save(home, &o, &rep, runs, 1, id2, err, sizeof(err)) == 0 && strcmp(id, id2),
+          "another check has another id");
+    char p[600];
+    snprintf(p, sizeof(p), "%s/checks/0123456789abcdef.json", home);
+    FILE *f = fopen(p, "w");
+    if (f) {
+        fputs("{\"id\": 3", f);
+        fclose(f);
+    }
+    rw_home *h;
+    struct rw_error e;
+    CHECK(rw_home_open(home, &h, &e) == 0, "home");
+    struct seen sn = {0, id};
+    CHECK(rw_checks_list(h, count_check, &sn, &e) == 2 && sn.n == 2, "two readable checks listed");
+    char *json = NULL, pre[8];
+    snprintf(pre, sizeof(pre), "%.6s", id);
+    CHECK(rw_check_record(h, pre, &json, &e) == 0 && json && strstr(json, "\"run2\""),
+          "a record by its id's prefix");
+    free(json);
+    CHECK(rw_check_record(h, "0123456789abcdef", &json, &e) < 0 && e.code == RW_EUSAGE,
+          "a corrupt record is refused (invariant 3)");
+    CHECK(rw_check_record(h, "ffffffff", &json, &e) < 0 && strstr(e.msg, "no check"), "no check");
+    rw_home_close(h);
+}
+
 int main(void)
 {
     snprintf(home, sizeof(home), "/tmp/props_test.%d", (int)getpid());
@@ -204,6 +267,7 @@ int main(void)
     test_judge();
     test_wilson();
     test_unchanged_without_properties();
+    test_checkrec();
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", home);
     if (system(cmd) != 0)

@@ -5,7 +5,8 @@
 #  - a run id (16 hex digits) depends on the kernel, init and root builds:
 #    each distinct id becomes a stable stand-in (the n-th id seen in this
 #    transcript always gets the same one), the same in commands and output;
-#  - wall-clock times ("0.8s wall", "(12.3 s)") become "N.Ns".
+#  - wall-clock times ("0.8s wall", "(12.3 s)") become "N.Ns", and dates
+#    ("2026-11-30 21:17:00") "YYYY-MM-DD hh:mm:ss".
 # `rewind` is the binary under test ($REWIND). Run ids to reuse in later
 # commands: `id=$(rewind_last_id)` after a run.
 rewind() { "$REWIND" "$@"; }
@@ -24,6 +25,7 @@ for line in sys.stdin:
     line = re.sub(r"(?<![0-9a-f])([0-9a-f]{16})(?![0-9a-f])", sub, line)
     line = re.sub(r"[0-9]+\.[0-9]+s wall", "N.Ns wall", line)
     line = re.sub(r"\b[0-9]+\.[0-9]+ s\)", "N.N s)", line)
+    line = re.sub(r"\b20[0-9][0-9]-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-6][0-9]\b", "YYYY-MM-DD hh:mm:ss", line)
     sys.stdout.write(line)
 open(path, "w").write("\n".join(ids))
 '
