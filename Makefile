@@ -63,6 +63,13 @@ $(B)/guest/pool-fixed: examples/pool/pool.c
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O2 -static -pthread -DFIXED -o $@ $<
 
+# The Go SDK's test program (Debian's golang-go), static, into the test root
+# too; -trimpath keeps the build machine's paths out of its source locations.
+GUEST_PROGS += $(B)/guest/sdk_go
+$(B)/guest/sdk_go: tests/guest/sdk_go/main.go tests/guest/sdk_go/go.mod guest/sdk/go/go.mod guest/sdk/go/rewind/rewind.go
+	@mkdir -p $(B)/guest
+	cd tests/guest/sdk_go && CGO_ENABLED=0 GOFLAGS=-mod=mod GOPROXY=off go build -trimpath -o $(abspath $@) .
+
 $(B)/roots/test.stamp: tools/mkroot.sh $(GUEST_PROGS)
 	@mkdir -p $(B)/roots
 	tools/mkroot.sh $(B)/roots/test $(GUEST_PROGS)

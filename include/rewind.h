@@ -511,6 +511,39 @@ void rw_event_describe(const struct rw_event *ev, char *out, size_t n);
  * NUL-terminated; the same words on every host). */
 void rw_wait_status_text(uint64_t status, char *out, size_t n);
 
+/* SDK assertions (docs/sdk.md): what a program running under rewind asserted
+ * from inside with the guest SDK (guest/sdk), read from its run's trace. An
+ * assertion is identified by its kind and message; file and line are those
+ * of its first evaluation, else of its catalog entry. */
+enum rw_sdk_kind {
+    RW_SDK_ALWAYS,
+    RW_SDK_ALWAYS_OR_UNREACHABLE,
+    RW_SDK_SOMETIMES,
+    RW_SDK_REACHABLE,
+    RW_SDK_UNREACHABLE,
+};
+struct rw_sdk_assertion {
+    enum rw_sdk_kind kind;
+    const char *msg, *file; /* valid during the callback */
+    unsigned line;
+    int catalogued;               /* seen in the catalog */
+    uint64_t hits, passes, fails; /* evaluations in this run (pass = cond true) */
+    uint64_t first_fail_step;     /* UINT64_MAX when none */
+    int failed; /* this run violates it: always/always_or_unreachable with a false
+                   evaluation; unreachable hit; (sometimes / reachable are judged
+                   across a check, not per run) */
+};
+/* "always", "always_or_unreachable", "sometimes", "reachable", "unreachable"
+ * (the protocol's words); "?" for a value out of range. */
+const char *rw_sdk_kind_name(enum rw_sdk_kind k);
+/* Every assertion of run id (a resolved id; catalog merged with evaluations),
+ * in a stable order (file, line, kind, message), until fn returns non-zero.
+ * Returns the number of assertions reported, or -1 with err when the trace
+ * is missing or foreign. */
+int rw_sdk_assertions(rw_home *h, const char *id,
+                      int (*fn)(void *ctx, const struct rw_sdk_assertion *a), void *ctx,
+                      struct rw_error *err);
+
 /* A process alive at a step, as rw_ps reports it. */
 struct rw_proc {
     uint32_t pid, ppid;

@@ -3,7 +3,8 @@
 # Idempotent and quick when everything is present. Needs root to install.
 set -euo pipefail
 pkgs=(gcc make libc6-dev libssl-dev libzstd-dev libjansson-dev erofs-utils busybox-static
-      zstd linux-source-6.1 bc bison flex libelf-dev cpio xz-utils kmod qemu-system-x86 python3)
+      zstd linux-source-6.1 bc bison flex libelf-dev cpio xz-utils kmod qemu-system-x86 python3
+      golang-go)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

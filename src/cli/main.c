@@ -20,6 +20,7 @@ static const struct cli_command commands[] = {
     {"log", cmd_log, "a run's output up to a step"},
     {"ps", cmd_ps, "the processes alive at a step"},
     {"events", cmd_events, "a run's events with their steps"},
+    {"asserts", cmd_asserts, "a run's SDK assertions: catalog, hits, failures"},
     {"diff", cmd_diff, "the first event where two runs part"},
     {"remove", cmd_remove, "delete runs"},
     {"gc", cmd_gc, "free pages and images no run needs"},

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "rewind.h"
+#include "trace/sdk.h"
 #include "util/bytes.h"
 
 static const char *const names[] = {
@@ -115,6 +116,12 @@ void describe_entry(const struct trace_entry *e, char *out, size_t n)
         len--;
     escape(e->payload, len, text, sizeof(text), 160);
     const struct rewind_record *r = &e->rec;
+    struct sdk_line sdk;
+    if ((r->kind == REWIND_REC_MARK || r->kind == REWIND_REC_ASSERT) &&
+        sdk_parse(e->payload, e->payload_len, &sdk) == 0) {
+        sdk_describe(&sdk, r->pid, r->tid, out, n); /* docs/sdk.md */
+        return;
+    }
     switch (r->kind) {
     case REWIND_REC_OUTPUT:
         snprintf(out, n, "output fd %llu pid %u/%u: \"%s\"", (unsigned long long)r->aux, r->pid,

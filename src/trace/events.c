@@ -7,7 +7,9 @@
  *  1. Events reach the callback in trace order; reading stops at the first
  *     entry past the query's last step or position, so a torn tail after
  *     that point is never reported.
- *  2. The trace path is built by home_path from a checked run directory
+ *  2. A mark record whose payload is an SDK line (trace/sdk.h) is reported
+ *     as kind assert, for the filter too; its payload is unchanged.
+ *  3. The trace path is built by home_path from a checked run directory
  *     name (home/paths.h, invariant 2).
  */
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include "home/paths.h"
 #include "rewind.h"
 #include "trace/describe.h"
+#include "trace/sdk.h"
 #include "trace/trace.h"
 #include "util/check.h"
 
@@ -26,8 +29,7 @@ static void to_event(const struct trace_entry *e, uint64_t index, struct rw_even
     *ev = (struct rw_event){
         .index = index,
         .step = e->step,
-        .kind = e->rec.kind,
-        .kind_name = describe_kind(e->rec.kind),
+        .kind = sdk_record_kind(e->rec.kind, e->payload, e->payload_len),
         .pid = e->rec.pid,
         .tid = e->rec.tid,
         .aux = e->rec.aux,
@@ -35,6 +37,7 @@ static void to_event(const struct trace_entry *e, uint64_t index, struct rw_even
         .payload = e->payload,
         .payload_len = e->payload_len,
     };
+    ev->kind_name = describe_kind(ev->kind);
 }
 
 int rw_events(rw_home *h, const char *id, const struct rw_event_query *q,
@@ -63,10 +66,12 @@ int rw_events(rw_home *h, const char *id, const struct rw_event_query *q,
     for (uint64_t i = 0; trace_next(r, &e); i++) {
         if (e.step > q->to || i > q->last_index)
             break;
-        if (e.step < q->from || i < q->first_index || (q->kind && e.rec.kind != q->kind))
+        if (e.step < q->from || i < q->first_index)
             continue;
         struct rw_event ev;
-        to_event(&e, i, &ev);
+        to_event(&e, i, &ev); /* an SDK line in a mark record is kind assert */
+        if (q->kind && ev.kind != q->kind)
+            continue;
         if (fn(ctx, &ev))
             break;
     }

@@ -1,0 +1,3 @@
+module rewind.local/sdk
+
+go 1.19
