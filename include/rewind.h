@@ -286,9 +286,12 @@ struct rw_check_side {
     char why[300];     /* and the first that does, in words */
 };
 
-/* One property's tally over a check's schedules (schedule 0 included). */
+/* One property's or SDK assertion's tally over a check's runs (schedule 0
+ * included). */
 struct rw_check_prop {
     char what[300];
+    int sdk_kind; /* -1: a property from outside; else enum rw_sdk_kind (below) */
+    int unmet;    /* a sometimes never true, a reachable never reached: a failure */
     uint64_t reached, passed, failed;
     char first_fail[RW_ID_MAX]; /* the first failing run ("" if none) */
     uint64_t first_fail_schedule, first_fail_step;
@@ -328,7 +331,8 @@ struct rw_check_report {
     uint64_t timeouts;            /* schedules and probes ended by the wall limit */
     double fail_lo, fail_hi;      /* 95% Wilson interval of failures / tried */
     int nprops;
-    struct rw_check_prop props[RW_PROPS_MAX];
+    struct rw_check_prop props[RW_PROPS_MAX + RW_PROPS_MAX];
+    uint64_t unmet;               /* rows with unmet set: the check fails too */
     char check_id[RW_ID_MAX];     /* the check's record (rw_checks_list), "" if unsaved */
 };
 
@@ -344,6 +348,7 @@ struct rw_check_info {
     uint64_t start;        /* the schedules fork after this step */
     uint64_t schedules, tried, failures;
     int found, narrowed, judged;
+    uint64_t unmet;        /* assertions never met across the check (a failure) */
     uint64_t schedule;     /* the first failing schedule (found) */
     char failing[RW_ID_MAX], deciding[32];
     const char *const *runs; /* the runs it made (valid during the callback) */

@@ -43,7 +43,12 @@ static void help(void)
          "  --from RUN:STEP    fork the schedules from STEP of the kept run RUN\n"
          "  RUN-OPTIONS        as for rewind run (--root, -e, --cwd, --seed, --expect, ...)\n"
          "\n"
-         "Exit status: 1 a schedule fails, 0 none of N did, 2 bad usage.");
+         "SDK assertions (docs/sdk.md) judge every run too: a false always or a reached\n"
+         "unreachable fails it, and a sometimes never true or a reachable never reached\n"
+         "in any run fails the check.\n"
+         "\n"
+         "Exit status: 1 a schedule fails (or an assertion was never met), 0 none of N\n"
+         "did, 2 bad usage.");
 }
 
 static void print_tail(const char *label, const struct rw_check_tail *t, int json)
@@ -111,12 +116,16 @@ static void props_report(const struct rw_check_report *r, int json)
         return;
     }
     if (r->nprops) {
-        printf("properties (over schedule 0 and %llu schedules):\n", (unsigned long long)r->tried);
+        printf("properties and assertions (over schedule 0 and %llu schedules):\n",
+               (unsigned long long)r->tried);
         for (int i = 0; i < r->nprops; i++) {
             const struct rw_check_prop *p = &r->props[i];
-            printf("  %-6s %s: reached %llu, passed %llu, failed %llu", p->failed ? "FAILED" : "ok",
-                   p->what, (unsigned long long)p->reached, (unsigned long long)p->passed,
-                   (unsigned long long)p->failed);
+            printf("  %-6s %s: reached %llu, passed %llu, failed %llu%s",
+                   p->failed || p->unmet ? "FAILED" : "ok", p->what, (unsigned long long)p->reached,
+                   (unsigned long long)p->passed, (unsigned long long)p->failed,
+                   !p->unmet                         ? ""
+                   : p->sdk_kind == RW_SDK_SOMETIMES ? "; never true in any run"
+                                                     : "; never reached in any run");
             if (p->first_fail[0])
                 printf("; first failing run %s (schedule %llu, step %llu)", p->first_fail,
                        (unsigned long long)p->first_fail_schedule,
@@ -151,7 +160,8 @@ static void report(const struct rw_check_report *r, int json)
 static void report_body(const struct rw_check_report *r, int json)
 {
     if (json) {
-        printf("\"schedules_tried\":%llu,\"found\":%s,", (unsigned long long)r->tried,
+        printf("\"unmet\":%llu,\"schedules_tried\":%llu,\"found\":%s,",
+               (unsigned long long)r->unmet, (unsigned long long)r->tried,
                r->found ? "true" : "false");
         side_json("schedule0", &r->base);
         printf(",\"job_start_step\":%llu,\"explore_s\":%.3f", (unsigned long long)r->start,
@@ -196,6 +206,9 @@ static void report_body(const struct rw_check_report *r, int json)
             printf("no difference: %llu schedules ended like schedule 0 (%.1f s)\n",
                    (unsigned long long)r->tried, r->explore_s);
         props_report(r, 0);
+        if (r->unmet)
+            printf("check fails: %llu assertions were never met across the check\n",
+                   (unsigned long long)r->unmet);
         return;
     }
     if (r->schedule == 0) {
@@ -340,5 +353,5 @@ int cmd_check(int argc, char **argv)
                    ? cli_fail(&err)
                    : cli_error(err.code ? err.code : RW_EINTERNAL, "check: %s", err.msg);
     report(&r, json);
-    return r.found ? 1 : 0;
+    return r.found || r.unmet ? 1 : 0;
 }

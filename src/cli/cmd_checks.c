@@ -19,7 +19,9 @@ struct out {
 
 static void verdict(const struct rw_check_info *c, char *buf, size_t n)
 {
-    if (!c->found)
+    if (!c->found && c->unmet)
+        snprintf(buf, n, "%llu assertions never met", (unsigned long long)c->unmet);
+    else if (!c->found)
         snprintf(buf, n, "%s", c->judged ? "no failure" : "no difference");
     else if (!c->schedule)
         snprintf(buf, n, "schedule 0 fails");

@@ -59,7 +59,10 @@ static int ls_take_check(void *ctx, const struct rw_check_info *ci)
     c->tried = ci->tried;
     c->failures = ci->failures;
     c->nruns = ci->nruns;
-    if (!ci->found)
+    if (!ci->found && ci->unmet)
+        snprintf(c->verdict, sizeof(c->verdict), "%llu assertions never met",
+                 (unsigned long long)ci->unmet);
+    else if (!ci->found)
         snprintf(c->verdict, sizeof(c->verdict), "%s", ci->judged ? "no failure" : "no difference");
     else if (!ci->schedule)
         snprintf(c->verdict, sizeof(c->verdict), "schedule 0 fails");

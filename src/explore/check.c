@@ -118,6 +118,7 @@ struct ctx {
     int props;                       /* the spec has properties: runs are judged by them */
     const struct rw_check_side *ref; /* what "ends like schedule 0" compares with */
     struct rw_check_side seed_base;  /* vary_seed: schedule 0 at the failing seed */
+    rw_home *h;                      /* for rw_sdk_assertions (parent only) */
     char (*runs)[RW_ID_MAX];         /* every run the check made (checkrec.h) */
     size_t nruns, cap;
 };
@@ -135,8 +136,69 @@ static void add_run(struct ctx *x, const char *id)
     snprintf(x->runs[x->nruns++], RW_ID_MAX, "%s", id);
 }
 
-/* Judge run s->id by its properties (invariant 4): s->props_failed and
- * s->why; tally into rep->props when tally. 0 or -1 with err. */
+/* The report's row for what (added if new; NULL when the table is full). */
+static struct rw_check_prop *row(struct rw_check_report *rep, const char *what, int sdk_kind)
+{
+    for (int i = 0; i < rep->nprops; i++)
+        if (rep->props[i].sdk_kind == sdk_kind && !strcmp(rep->props[i].what, what))
+            return &rep->props[i];
+    if (rep->nprops >= (int)(sizeof(rep->props) / sizeof(rep->props[0])))
+        return NULL;
+    struct rw_check_prop *p = &rep->props[rep->nprops++];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->what, sizeof(p->what), "%.299s", what);
+    p->sdk_kind = sdk_kind;
+    return p;
+}
+
+static void tally_fail(struct rw_check_prop *p, const char *id, uint64_t schedule, uint64_t step)
+{
+    p->failed++;
+    if (!p->first_fail[0] || schedule < p->first_fail_schedule) {
+        snprintf(p->first_fail, sizeof(p->first_fail), "%s", id);
+        p->first_fail_schedule = schedule;
+        p->first_fail_step = step;
+    }
+}
+
+struct assert_ctx {
+    struct ctx *x;
+    struct rw_check_side *s;
+    uint64_t schedule;
+    int tally;
+};
+
+/* One SDK assertion of a run (docs/sdk.md): a run fails on a false
+ * always / always_or_unreachable or a hit unreachable; sometimes and
+ * reachable are judged across the check (rep->unmet). */
+static int on_assertion(void *ctx, const struct rw_sdk_assertion *a)
+{
+    struct assert_ctx *ac = ctx;
+    char what[300];
+    snprintf(what, sizeof(what), "%s \"%.200s\"", rw_sdk_kind_name(a->kind), a->msg);
+    if (a->failed && !ac->s->props_failed) {
+        ac->s->props_failed = 1;
+        snprintf(ac->s->why, sizeof(ac->s->why), "%.220s failed at step %llu", what,
+                 (unsigned long long)a->first_fail_step);
+    }
+    if (!ac->tally)
+        return 0;
+    struct rw_check_prop *p = row(ac->x->rep, what, (int)a->kind);
+    if (!p)
+        return 0;
+    p->reached += a->hits > 0;
+    if (a->failed)
+        tally_fail(p, ac->s->id, ac->schedule, a->first_fail_step);
+    else if (a->kind == RW_SDK_SOMETIMES)
+        p->passed += a->passes > 0;
+    else
+        p->passed += a->hits > 0;
+    return 0;
+}
+
+/* Judge run s->id by its properties and its SDK assertions (invariant 4):
+ * s->props_failed and s->why; tally into rep->props when tally. 0 or -1
+ * with err. */
 static int judge(struct ctx *x, struct rw_check_side *s, uint64_t schedule, int tally, char *err,
                  size_t errlen)
 {
@@ -146,31 +208,44 @@ static int judge(struct ctx *x, struct rw_check_side *s, uint64_t schedule, int 
     s->why[0] = 0;
     if (explore_props_judge(x->c->home, s->id, v, RW_PROPS_MAX, &n, err, errlen) < 0)
         return -1;
-    struct rw_check_report *rep = x->rep;
     for (int i = 0; i < n; i++) {
         if (!v[i].passed && !s->props_failed) {
             s->props_failed = 1;
             snprintf(s->why, sizeof(s->why), "%.140s: %.150s", v[i].what, v[i].detail);
         }
-        if (!tally)
+        struct rw_check_prop *p = tally ? row(x->rep, v[i].what, -1) : NULL;
+        if (!p)
             continue;
-        if (rep->nprops <= i) {
-            rep->nprops = i + 1;
-            memcpy(rep->props[i].what, v[i].what, sizeof(rep->props[i].what));
-        }
-        struct rw_check_prop *p = &rep->props[i];
         p->reached += v[i].reached;
         p->passed += v[i].reached && v[i].passed;
-        if (!v[i].passed) {
-            p->failed++;
-            if (!p->first_fail[0] || schedule < p->first_fail_schedule) {
-                snprintf(p->first_fail, sizeof(p->first_fail), "%s", s->id);
-                p->first_fail_schedule = schedule;
-                p->first_fail_step = v[i].step;
-            }
-        }
+        if (!v[i].passed)
+            tally_fail(p, s->id, schedule, v[i].step);
     }
+    struct assert_ctx ac = {.x = x, .s = s, .schedule = schedule, .tally = tally};
+    struct rw_error e;
+    if (x->h && rw_sdk_assertions(x->h, s->id, on_assertion, &ac, &e) < 0)
+        return fail(err, errlen, "the assertions of run %s: %s", s->id, e.msg);
     return 0;
+}
+
+/* After the schedules: a sometimes never true or a reachable never reached
+ * across the check is a failure of its own. */
+static void judge_unmet(struct rw_check_report *rep)
+{
+    for (int i = 0; i < rep->nprops; i++) {
+        struct rw_check_prop *p = &rep->props[i];
+        p->unmet = (p->sdk_kind == RW_SDK_SOMETIMES && p->passed == 0) ||
+                   (p->sdk_kind == RW_SDK_REACHABLE && p->reached == 0);
+        rep->unmet += p->unmet;
+    }
+}
+
+/* Does the base run use the SDK (then every run is judged). */
+static int count_assertion(void *ctx, const struct rw_sdk_assertion *a)
+{
+    (void)a;
+    (*(int *)ctx)++;
+    return 1;
 }
 
 /* Does side s fail: by the properties, or by ending unlike schedule 0. */
@@ -580,6 +655,17 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
     x.base_name = base_name;
     x.last_step = explore_trace_last_step(c->home, base_name); /* invariant 3 */
     x.props = x.base.expect || x.base.property;
+    struct rw_error he;
+    if (rw_home_open(c->home, &x.h, &he) < 0) {
+        fail(err, errlen, "%s", he.msg);
+        goto out;
+    }
+    int nassert = 0;
+    if (rw_sdk_assertions(x.h, base_name, count_assertion, &nassert, &he) < 0) {
+        fail(err, errlen, "the assertions of run %s: %s", base_name, he.msg);
+        goto out;
+    }
+    x.props |= nassert > 0;
     rep->judged = x.props;
     rep->start = run_job_step(c->home, base_name, 0);
     if (!rep->start) {
@@ -608,6 +694,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
         goto out;
     rep->explore_s = now_s() - t0;
     explore_wilson(rep->failures, rep->tried, &rep->fail_lo, &rep->fail_hi);
+    judge_unmet(rep);
     rc = 0;
     if (!rep->found || *c->abort || rep->schedule == 0)
         goto out;
@@ -653,6 +740,7 @@ out:
             progress(c, "warning: the check's record was not saved: %s", why);
     }
     free(x.runs);
+    rw_home_close(x.h);
     run_stored_free(&st);
     return rc;
 }

@@ -59,6 +59,7 @@ int checkrec_save(const char *home, const struct checkrec_opts *o,
     json_object_set_new(r, "failure_interval95", json_pack("[f,f]", rep->fail_lo, rep->fail_hi));
     json_object_set_new(r, "schedule0", side(&rep->base));
     json_object_set_new(r, "found", json_boolean(rep->found));
+    json_object_set_new(r, "unmet", json_integer((json_int_t)rep->unmet));
     if (rep->found) {
         json_object_set_new(r, "schedule", json_integer((json_int_t)rep->schedule));
         json_object_set_new(r, "failing", side(&rep->failing));
@@ -76,6 +77,13 @@ int checkrec_save(const char *home, const struct checkrec_opts *o,
         json_t *e =
             json_pack("{s:s,s:I,s:I,s:I}", "property", p->what, "reached", (json_int_t)p->reached,
                       "passed", (json_int_t)p->passed, "failed", (json_int_t)p->failed);
+        if (e) {
+            json_object_set_new(e, "kind",
+                                json_string(p->sdk_kind < 0
+                                                ? "property"
+                                                : rw_sdk_kind_name((enum rw_sdk_kind)p->sdk_kind)));
+            json_object_set_new(e, "unmet", json_boolean(p->unmet));
+        }
         if (e && p->first_fail[0]) {
             json_object_set_new(e, "first_failing_run", json_string(p->first_fail));
             json_object_set_new(e, "first_failing_schedule",
@@ -220,6 +228,7 @@ int rw_checks_list(rw_home *h, int (*fn)(void *ctx, const struct rw_check_info *
         c.tried = u(r, "tried");
         c.failures = u(r, "failures");
         c.found = json_is_true(json_object_get(r, "found"));
+        c.unmet = u(r, "unmet");
         c.narrowed = json_is_true(json_object_get(r, "narrowed"));
         c.judged = json_is_true(json_object_get(r, "judged_by_properties"));
         c.schedule = u(r, "schedule");

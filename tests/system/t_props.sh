@@ -144,3 +144,41 @@ test_check_is_a_record_and_ls_groups_it() {
     run_rw s2 show 0123456789abcdef
     [ "$RC" -ne 0 ] || fail "show of a corrupt check succeeded"
 }
+
+# An `always` asserted from inside (guest/sdk/rewind.h) fails in some
+# schedules of 32: check finds it, narrows it, and the failing run replays
+# to the same failure. The output is "done" either way.
+test_check_finds_a_failing_always() {
+    run_rw c check --schedules 32 -j 2 --json --root "$ROOT" -- /usr/bin/props_always
+    [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err) $(cat c.out)"
+    python3 - c.out > ids <<'PY' || fail "report: $(cat c.out)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["found"] and r["schedule"] > 0 and r["judged_by_properties"], r
+assert r["failing_run"]["fails"].startswith('always "no update is lost" failed at step'), r
+assert r["narrowed"], r
+ps = {p["property"]: p for p in r["properties"]}
+a = ps['always "no update is lost"']
+assert a["kind"] == "always" and a["failed"] >= 1 and a["first_failing_run"], a
+assert r["passing_run"]["outcome"] == "exited" and r["passing_run"]["exit_code"] == 0
+print(r["failing_run"]["id"], r["passing_run"]["id"])
+PY
+    read -r failr pass < ids
+    run_rw q replay "$failr"
+    [ "$RC" -eq 0 ] || fail "the failing run does not replay: $(cat q.out q.err)"
+    run_rw a asserts "$failr"
+    expect_grep a.out 'no update is lost'
+    run_rw s check --run "$failr" --schedules 1
+    [ "$RC" -eq 2 ] || [ "$RC" -eq 125 ] || fail "check --run of a perturbed run: exit $RC"
+}
+
+# The fixed program: the always holds in every schedule, and the sometimes
+# ("an update is lost") is never true: a failure of its own, exit 1.
+test_unmet_sometimes_fails_the_check() {
+    run_rw c check --schedules 4 -j 2 --root "$ROOT" -- /usr/bin/props_always fixed
+    expect_rc 1
+    expect_grep c.out '^no failure: schedule 0 and 4 schedules pass every property'
+    expect_grep c.out 'FAILED sometimes "an update is lost": reached 5, passed 0, failed 0; never true in any run'
+    expect_grep c.out 'ok  *always "no update is lost": reached 5, passed 5, failed 0'
+    expect_grep c.out '^check fails: 1 assertions were never met'
+}
