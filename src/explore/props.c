@@ -238,7 +238,7 @@ int explore_props_judge(const char *home, const char *name, struct rw_prop_verdi
             snprintf(pv->detail, sizeof(pv->detail), "%s", outcome ? outcome : "no outcome");
         } else if (!strncmp(s, "output~", 7)) {
             pv->passed = matches(s + 7, &out);
-            snprintf(pv->detail, sizeof(pv->detail), "%s (%zu bytes of output)",
+            snprintf(pv->detail, sizeof(pv->detail), "%s in %zu bytes of output",
                      pv->passed ? "matches" : "no match", out.n);
         } else {
             struct text *t = &files[fi];
@@ -253,7 +253,7 @@ int explore_props_judge(const char *home, const char *name, struct rw_prop_verdi
             else
                 pv->passed = matches(ere, t);
             if (t->found && !missing[fi][0])
-                snprintf(pv->detail, sizeof(pv->detail), "%s (%zu bytes)",
+                snprintf(pv->detail, sizeof(pv->detail), "%s in %zu bytes",
                          pv->passed ? "matches" : "no match", t->n);
             fi++;
         }

@@ -38,7 +38,7 @@ test_property_command_and_file_catch_a_silent_bug() {
     expect_rc 0
     expect_grep g.err "property property: $P: passed (exit 0)"
     expect_grep g.err 'property file:/tmp/count~^2$: passed'
-    run_rw b run --root "$ROOT" --property "$P; echo checked" --expect 'file:/tmp/count~^2$' \
+    run_rw b run --root "$ROOT" --property "echo checked; $P" --expect 'file:/tmp/count~^2$' \
         -- sh -c 'echo saved; echo 1 > /tmp/count'
     expect_rc 1
     expect_grep b.err "property property: .*: FAILED (exit 1, output: checked"
