@@ -6,7 +6,7 @@ WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 # The engine and its front ends include from src/ and the public include/.
 # Guest programs do not: their rewind.h is the guest SDK (guest/sdk).
 INC     := -Isrc -Iinclude
-LIBS    := -lcrypto -ljansson -lzstd -lelf -pthread
+LIBS    := -lcrypto -ljansson -lzstd -lelf -pthread -lm
 LIBS    += -lmicrohttpd
 B       := build
 

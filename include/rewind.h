@@ -151,6 +151,11 @@ struct rw_run_config {
     uint64_t max_trace_mb, max_disk_mb; /* disk limits in MiB (0: rw_defaults) */
     double spin_limit_s;          /* no step for this many seconds of wall time: outcome
                                      RW_SPIN (not an input: the id does not change); 0: off */
+    /* Properties (part of the spec): --expect strings ("exit=N",
+     * "outcome=WORD", "output~ERE", "file:/path~ERE"), NULL-terminated or
+     * NULL, and a --property command run in the VM after the job (or NULL). */
+    char **expect;
+    const char *property;
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:
@@ -256,6 +261,22 @@ void rw_shell_end_input(void);
  * sees the abort flag that the handler has just set. */
 void rw_interrupt(void);
 
+/* ---- Properties (src/explore/props.h; docs/tutorials/properties.md) ---- */
+
+#define RW_PROPS_MAX 32
+struct rw_prop_verdict {
+    char what[300];   /* "exit=0", "output~ERE", "file:/p~ERE", "property: CMD" */
+    int reached;      /* the run got far enough to judge it */
+    int passed;       /* 1: holds; 0: fails (see detail) */
+    char detail[300]; /* why, in words: "exit 3", "no match", ... */
+    uint64_t step;    /* the step where it was decided */
+};
+
+/* Judge the stored run ref by its spec's properties: up to max verdicts in
+ * v, their count in *n (0: it has none). 0 or -1 with err. */
+int rw_props_judge(rw_home *h, const char *ref, struct rw_prop_verdict *v, int max, int *n,
+                   struct rw_error *err);
+
 /* `rewind check`: schedule 0, then schedules 1..N until one ends
  * differently, narrowed to the deciding step. */
 struct rw_check_config {
@@ -267,6 +288,12 @@ struct rw_check_config {
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
     volatile sig_atomic_t *abort;
+    /* Properties (docs/tutorials/properties.md): */
+    uint64_t from_step;      /* with base_run: fork the schedules after this step
+                                (0: where the job starts) */
+    int keep_going;          /* run all N schedules, counting failures */
+    int vary_seed;           /* schedule k also gets seed base+k (a run from boot) */
+    double probe_timeout_s;  /* wall limit of each schedule and probe (0: default) */
 };
 void rw_check_config_init(struct rw_check_config *c);
 
@@ -276,6 +303,19 @@ struct rw_check_side {
     int exit_code;
     uint64_t steps;
     char output_hash[65];
+    int props_failed;  /* with properties: one of them fails in this run */
+    char why[300];     /* and the first that does, in words */
+};
+
+/* One property's or SDK assertion's tally over a check's runs (schedule 0
+ * included). */
+struct rw_check_prop {
+    char what[300];
+    int sdk_kind; /* -1: a property from outside; else enum rw_sdk_kind (below) */
+    int unmet;    /* a sometimes never true, a reachable never reached: a failure */
+    uint64_t reached, passed, failed;
+    char first_fail[RW_ID_MAX]; /* the first failing run ("" if none) */
+    uint64_t first_fail_schedule, first_fail_step;
 };
 
 #define RW_TAIL_MAX 8
@@ -304,11 +344,45 @@ struct rw_check_report {
     int parted;                   /* pass_run and fail_run part at event part_event */
     uint64_t part_event, part_step_pass, part_step_fail;
     struct rw_check_tail pass_next, fail_next;
+    /* Properties: */
+    int judged;                   /* schedules were judged by properties (else: by
+                                     ending like schedule 0) */
+    int keep_going, vary_seed;
+    uint64_t failures;            /* schedules that failed (schedule 0 included) */
+    uint64_t timeouts;            /* schedules and probes ended by the wall limit */
+    double fail_lo, fail_hi;      /* 95% Wilson interval of failures / tried */
+    int nprops;
+    struct rw_check_prop props[RW_PROPS_MAX + RW_PROPS_MAX];
+    uint64_t unmet;               /* rows with unmet set: the check fails too */
+    char check_id[RW_ID_MAX];     /* the check's record (rw_checks_list), "" if unsaved */
 };
 
 /* Run the check. 0 (see rep->found) or -1 with err. */
 int rw_check(rw_home *h, const struct rw_check_config *c, struct rw_check_report *rep,
              struct rw_error *err);
+
+/* A stored check (src/explore/checkrec.h): `rewind checks`, `rewind show CHECK`. */
+struct rw_check_info {
+    char id[RW_ID_MAX];
+    char base[RW_ID_MAX];  /* schedule 0's run */
+    int64_t created;       /* seconds since 1970 */
+    uint64_t start;        /* the schedules fork after this step */
+    uint64_t schedules, tried, failures;
+    int found, narrowed, judged;
+    uint64_t unmet;        /* assertions never met across the check (a failure) */
+    uint64_t schedule;     /* the first failing schedule (found) */
+    char failing[RW_ID_MAX], deciding[32];
+    const char *const *runs; /* the runs it made (valid during the callback) */
+    size_t nruns;
+};
+/* Every stored check, newest first, to fn (nonzero from fn stops: returned).
+ * Unreadable records are skipped. Count, or -1 with err. */
+int rw_checks_list(rw_home *h, int (*fn)(void *ctx, const struct rw_check_info *c), void *ctx,
+                   struct rw_error *err);
+/* The stored record of check ref (its id or a unique prefix of 4+ hex
+ * digits) as JSON text (malloc'd into *json). 0, or -1 with err
+ * (RW_EUSAGE: no such check). */
+int rw_check_record(rw_home *h, const char *ref, char **json, struct rw_error *err);
 
 /* The strategy of a schedule number: "none", "random" (odd) or "pct" (even). */
 const char *rw_schedule_strategy(uint64_t schedule);

@@ -20,7 +20,12 @@
  *
  * /job format (written by src/run/job.c): "REWINDJOB1\0", then argc as
  * decimal and NUL, argc strings each NUL-terminated, envc and NUL, envc
- * strings, then cwd NUL.
+ * strings, then cwd NUL; then, only for a run with properties (src/run/job.h),
+ * "REWINDPROPS1\0", the --property command (or "") NUL, and the file
+ * properties' paths as a counted list. After the job (and its leftovers)
+ * ended, init runs the command and reads the files in the job's root, cwd
+ * and env, and reports them as tagged marks (src/explore/props.h), before
+ * REWIND_INIT_JOB_EXIT. Without properties nothing of this happens.
  *
  * Inspect (see rewind_abi.h): the kernel freezes the job and sends SIGUSR2.
  * The handler only sets a flag, except while init is parked in its wait
@@ -74,6 +79,8 @@ struct job {
     char *argv[ARGS_MAX + 1];
     char *envp[ARGS_MAX + 1];
     const char *cwd;
+    const char *property;        /* NULL: none */
+    char *files[ARGS_MAX + 1];   /* file properties' paths, NULL-terminated */
 };
 
 static int ctl_fd = -1;
@@ -171,6 +178,14 @@ static void parse_job(struct job *j)
     if (take_list(&p, end, j->argv) < 1 || take_list(&p, end, j->envp) < 0 ||
         !(j->cwd = next(&p, end)))
         die("/job is malformed");
+    if (p == end)
+        return;
+    char *tag = next(&p, end);
+    if (!tag || strcmp(tag, "REWINDPROPS1") || !(j->property = next(&p, end)) ||
+        take_list(&p, end, j->files) < 0)
+        die("/job has malformed properties");
+    if (!*j->property)
+        j->property = NULL;
 }
 
 static void mkdirs(const char *path)
@@ -878,6 +893,112 @@ static uint64_t run_job(const struct job *j)
     return (uint64_t)st;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Properties (src/explore/props.h): after the job, run the --property
+ * command and read the file properties' files, in the job's root, cwd and
+ * env; report both as marks of PID 1 with a tag line. */
+
+#define PROP_OUT_MAX (1 << 20)
+
+/* One or more marks: the tag, then up to 3000 bytes of buf each. */
+static void prop_mark(const char *tag, const char *buf, size_t n)
+{
+    static char rec[3400];
+    size_t tl = strlen(tag);
+    do {
+        size_t k = n < 3000 ? n : 3000;
+        memcpy(rec, tag, tl);
+        memcpy(rec + tl, buf, k);
+        if (write(ctl_fd, rec, tl + k) < 0)
+            return;
+        buf += k;
+        n -= k;
+    } while (n);
+}
+
+/* Fork a child in the job's root and cwd with fd 1 and 2 on a pipe: for
+ * file == NULL it runs /bin/sh -c property, else it copies the file to the
+ * pipe (exit status: 0, or the errno). Reads the pipe (up to PROP_OUT_MAX
+ * kept) into *out, and returns the child's exit code (128+N if killed). */
+static int prop_child(const struct job *j, const char *file, char **out, size_t *outlen)
+{
+    int pfd[2];
+    *out = malloc(PROP_OUT_MAX);
+    *outlen = 0;
+    if (!*out || pipe2(pfd, O_CLOEXEC) < 0)
+        return 125;
+    pid_t pid = fork();
+    if (pid < 0)
+        return 125;
+    if (pid == 0) {
+        setsid();
+        if (chroot("/newroot") < 0 || chdir("/") < 0 || chdir(j->cwd) < 0)
+            _exit(file ? errno : 125);
+        int in = open("/dev/null", O_RDONLY);
+        if (in < 0 || dup2(in, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(pfd[1], 2) < 0)
+            _exit(file ? EIO : 125);
+        if (!file) {
+            char *argv[] = {"sh", "-c", (char *)j->property, NULL};
+            execve("/bin/sh", argv, (char **)j->envp);
+            _exit(127);
+        }
+        int fd = open(file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            _exit(errno);
+        char buf[4096];
+        ssize_t n;
+        while ((n = read(fd, buf, sizeof(buf))) > 0)
+            write_all(1, buf, (size_t)n);
+        _exit(n < 0 ? errno : 0);
+    }
+    close(pfd[1]);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(pfd[0], buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        size_t k = (size_t)n;
+        if (*outlen + k > PROP_OUT_MAX)
+            k = PROP_OUT_MAX - *outlen;
+        memcpy(*out + *outlen, buf, k);
+        *outlen += k;
+    }
+    close(pfd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void serve_properties(const struct job *j)
+{
+    char *out;
+    size_t len;
+    char tag[64], num[16];
+    if (j->property) {
+        int code = prop_child(j, NULL, &out, &len);
+        if (len)
+            prop_mark("rewind-init:property-output\n", out, len);
+        free(out);
+        snprintf(num, sizeof(num), "%d", code);
+        prop_mark("rewind-init:property-exit\n", num, strlen(num));
+    }
+    for (int i = 0; j->files[i]; i++) {
+        int e = prop_child(j, j->files[i], &out, &len);
+        if (e) {
+            const char *why = strerror(e);
+            snprintf(tag, sizeof(tag), "rewind-init:file-missing:%d\n", i);
+            prop_mark(tag, why, strlen(why));
+        } else {
+            snprintf(tag, sizeof(tag), "rewind-init:file:%d\n", i);
+            prop_mark(tag, out, len);
+        }
+        free(out);
+    }
+}
+
 /* A running inspection (the job may have exited while it was frozen) ends
  * first; a pending request is served after the kill, in what is left. */
 static void kill_leftovers(void)
@@ -906,6 +1027,10 @@ int main(void)
     parse_job(&j);
     uint64_t status = run_job(&j);
     kill_leftovers();
+    if (j.property || j.files[0]) {
+        serve_properties(&j);
+        kill_leftovers();
+    }
     emit(REWIND_INIT_JOB_EXIT, "");
     while (wait_child(NULL, 0) > 0) /* a request at the JOB_EXIT step */
         ;

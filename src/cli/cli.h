@@ -41,6 +41,10 @@ int cmd_shell(int argc, char **argv);
 int cmd_image(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_open(int argc, char **argv);
+int cmd_checks(int argc, char **argv);
+/* `rewind show CHECK` (cmd_checks.c): -1 if ref names no check (nothing
+ * printed), else the exit status after printing it. */
+int cli_show_check(const char *ref, int json);
 
 /* Parse `rewind run` options and the command into c (rw_run_config_init
  * first); *timeout_s gets --timeout (0: none). Returns 0, 1 after --help

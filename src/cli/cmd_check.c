@@ -1,10 +1,12 @@
 /*
- * cmd_check: `rewind check [--schedules N] [-j JOBS] [--json] [--run RUN |
+ * cmd_check: `rewind check [--schedules N] [-j JOBS] [--json] [--keep-going]
+ * [--vary seed] [--probe-timeout S] [--run RUN | --from RUN:STEP |
  * RUN-OPTIONS -- CMD]`: run CMD (schedule 0), then schedules 1..N from the
- * keyframe where the job starts, until one ends differently; narrow it to
+ * keyframe where the job starts (or STEP), until one fails (a property
+ * fails, or with none, it ends differently from schedule 0); narrow it to
  * the step whose perturbation decides the outcome; say where the passing
- * and the failing run part, per thread, in words. Exit 1 when a difference
- * is found, 0 when none is, 2 on bad usage.
+ * and the failing run part, per thread, in words; end with the property
+ * report. Exit 1 when a failure is found, 0 when none is, 2 on bad usage.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,21 +18,37 @@
 
 static void help(void)
 {
-    puts("usage: rewind check [--schedules N] [-j JOBS] [--json] [--run RUN | RUN-OPTIONS -- CMD]\n"
+    puts("usage: rewind check [--schedules N] [-j JOBS] [--json] [--keep-going] [--vary seed]\n"
+         "                    [--probe-timeout S] [--run RUN | --from RUN:STEP | RUN-OPTIONS -- "
+         "CMD]\n"
          "\n"
          "Run CMD once unperturbed (schedule 0; or take the kept run RUN), then schedules\n"
          "1..N in parallel, each a fork from the keyframe where the job starts, until one\n"
-         "ends differently (outcome, exit status or output). Then narrow its perturbed\n"
-         "window by search to the single step whose perturbation decides the outcome,\n"
-         "and show where the passing and the failing run first part, per thread.\n"
+         "fails: with properties (--expect, --property: see rewind run --help), a run fails\n"
+         "when one of them does; without, when it ends differently from schedule 0\n"
+         "(outcome, exit status or output). Then narrow its perturbed window by search to\n"
+         "the single step whose perturbation decides the failure, and show where the\n"
+         "passing and the failing run first part, per thread. With properties, end with\n"
+         "a report: for each, the runs that reached it, passed and failed, and the first\n"
+         "failing run.\n"
          "\n"
-         "  --schedules N   how many schedules to try (default 64)\n"
-         "  -j JOBS         schedules run at once (default 2)\n"
-         "  --json          one JSON object on stdout instead of words\n"
-         "  --run RUN       use a kept run as schedule 0\n"
-         "  RUN-OPTIONS     as for rewind run (--root, -e, --cwd, --seed, ...)\n"
+         "  --schedules N      how many schedules to try (default 64)\n"
+         "  -j JOBS            schedules run at once (default 2)\n"
+         "  --json             one JSON object on stdout instead of words\n"
+         "  --keep-going       run all N schedules; count the failures (fraction, 95% interval)\n"
+         "  --vary seed        schedule k also gets seed base+k (each a run from boot)\n"
+         "  --probe-timeout S  wall limit of each schedule and probe (default 600): one\n"
+         "                     that hangs ends as timeout\n"
+         "  --run RUN          use a kept run as schedule 0 (its properties judge)\n"
+         "  --from RUN:STEP    fork the schedules from STEP of the kept run RUN\n"
+         "  RUN-OPTIONS        as for rewind run (--root, -e, --cwd, --seed, --expect, ...)\n"
          "\n"
-         "Exit status: 1 a schedule ends differently, 0 none of N did, 2 bad usage.");
+         "SDK assertions (docs/sdk.md) judge every run too: a false always or a reached\n"
+         "unreachable fails it, and a sometimes never true or a reachable never reached\n"
+         "in any run fails the check.\n"
+         "\n"
+         "Exit status: 1 a schedule fails (or an assertion was never met), 0 none of N\n"
+         "did, 2 bad usage.");
 }
 
 static void print_tail(const char *label, const struct rw_check_tail *t, int json)
@@ -63,18 +81,92 @@ static void print_tail(const char *label, const struct rw_check_tail *t, int jso
 
 static void side_json(const char *k, const struct rw_check_side *s)
 {
-    printf("\"%s\":{\"id\":\"%s\",\"outcome\":\"%s\",\"exit_code\":%d,\"steps\":%llu}", k, s->id,
+    printf("\"%s\":{\"id\":\"%s\",\"outcome\":\"%s\",\"exit_code\":%d,\"steps\":%llu", k, s->id,
            s->outcome, s->exit_code, (unsigned long long)s->steps);
+    if (s->props_failed) {
+        printf(",\"fails\":");
+        cli_read_json_str(s->why, strlen(s->why));
+    }
+    putchar('}');
 }
 
+/* The property report and the failure count (docs/tutorials/properties.md). */
+static void props_report(const struct rw_check_report *r, int json)
+{
+    if (json) {
+        printf(",\"judged_by_properties\":%s,\"failures\":%llu,\"timeouts\":%llu,"
+               "\"failure_interval95\":[%.4f,%.4f],\"properties\":[",
+               r->judged ? "true" : "false", (unsigned long long)r->failures,
+               (unsigned long long)r->timeouts, r->fail_lo, r->fail_hi);
+        for (int i = 0; i < r->nprops; i++) {
+            const struct rw_check_prop *p = &r->props[i];
+            printf("%s{\"property\":", i ? "," : "");
+            cli_read_json_str(p->what, strlen(p->what));
+            printf(",\"reached\":%llu,\"passed\":%llu,\"failed\":%llu",
+                   (unsigned long long)p->reached, (unsigned long long)p->passed,
+                   (unsigned long long)p->failed);
+            if (p->first_fail[0])
+                printf(",\"first_failing_run\":\"%s\",\"first_failing_schedule\":%llu,"
+                       "\"first_failing_step\":%llu",
+                       p->first_fail, (unsigned long long)p->first_fail_schedule,
+                       (unsigned long long)p->first_fail_step);
+            putchar('}');
+        }
+        putchar(']');
+        return;
+    }
+    if (r->nprops) {
+        printf("properties and assertions (over schedule 0 and %llu schedules):\n",
+               (unsigned long long)r->tried);
+        for (int i = 0; i < r->nprops; i++) {
+            const struct rw_check_prop *p = &r->props[i];
+            printf("  %-6s %s: reached %llu, passed %llu, failed %llu%s",
+                   p->failed || p->unmet ? "FAILED" : "ok", p->what, (unsigned long long)p->reached,
+                   (unsigned long long)p->passed, (unsigned long long)p->failed,
+                   !p->unmet                         ? ""
+                   : p->sdk_kind == RW_SDK_SOMETIMES ? "; never true in any run"
+                                                     : "; never reached in any run");
+            if (p->first_fail[0])
+                printf("; first failing run %s (schedule %llu, step %llu)", p->first_fail,
+                       (unsigned long long)p->first_fail_schedule,
+                       (unsigned long long)p->first_fail_step);
+            putchar('\n');
+        }
+    }
+    if (r->timeouts)
+        printf("%llu runs ended by the wall limit (timeout)\n", (unsigned long long)r->timeouts);
+    if (r->keep_going && r->tried)
+        printf("failures: %llu of %llu schedules (%.1f%%), 95%% interval %.1f%%..%.1f%%\n",
+               (unsigned long long)r->failures, (unsigned long long)r->tried,
+               100.0 * (double)r->failures / (double)r->tried, 100.0 * r->fail_lo,
+               100.0 * r->fail_hi);
+}
+
+static void report_body(const struct rw_check_report *r, int json);
+
+/* The report, then the check's record id (rewind checks, rewind show). */
 static void report(const struct rw_check_report *r, int json)
 {
     if (json) {
-        printf("{\"schedules_tried\":%llu,\"found\":%s,", (unsigned long long)r->tried,
+        printf("{\"check\":\"%s\",", r->check_id);
+        report_body(r, 1);
+        return;
+    }
+    report_body(r, 0);
+    if (r->check_id[0])
+        printf("check %s kept: rewind show %s\n", r->check_id, r->check_id);
+}
+
+static void report_body(const struct rw_check_report *r, int json)
+{
+    if (json) {
+        printf("\"unmet\":%llu,\"schedules_tried\":%llu,\"found\":%s,",
+               (unsigned long long)r->unmet, (unsigned long long)r->tried,
                r->found ? "true" : "false");
         side_json("schedule0", &r->base);
         printf(",\"job_start_step\":%llu,\"explore_s\":%.3f", (unsigned long long)r->start,
                r->explore_s);
+        props_report(r, 1);
         if (r->found) {
             printf(",\"schedule\":%llu,\"strategy\":\"%s\",", (unsigned long long)r->schedule,
                    r->strategy);
@@ -107,15 +199,36 @@ static void report(const struct rw_check_report *r, int json)
            r->base.outcome, r->base.exit_code, (unsigned long long)r->base.steps,
            (unsigned long long)r->start);
     if (!r->found) {
-        printf("no difference: %llu schedules ended like schedule 0 (%.1f s)\n",
-               (unsigned long long)r->tried, r->explore_s);
+        if (r->judged)
+            printf("no failure: schedule 0 and %llu schedules pass every property (%.1f s)\n",
+                   (unsigned long long)r->tried, r->explore_s);
+        else
+            printf("no difference: %llu schedules ended like schedule 0 (%.1f s)\n",
+                   (unsigned long long)r->tried, r->explore_s);
+        props_report(r, 0);
+        if (r->unmet)
+            printf("check fails: %llu assertions were never met across the check\n",
+                   (unsigned long long)r->unmet);
         return;
     }
-    printf("schedule %llu (%s) ends differently: run %s %s %d after %llu steps (%llu schedules "
-           "tried, %.1f s)\n",
-           (unsigned long long)r->schedule, r->strategy, r->failing.id, r->failing.outcome,
-           r->failing.exit_code, (unsigned long long)r->failing.steps, (unsigned long long)r->tried,
-           r->explore_s);
+    if (r->schedule == 0) {
+        printf("schedule 0 itself fails: %s\n", r->base.why);
+        props_report(r, 0);
+        return;
+    }
+    if (r->judged)
+        printf("schedule %llu (%s) fails: run %s %s %d after %llu steps: %s (%llu schedules "
+               "tried, %.1f s)\n",
+               (unsigned long long)r->schedule, r->strategy, r->failing.id, r->failing.outcome,
+               r->failing.exit_code, (unsigned long long)r->failing.steps, r->failing.why,
+               (unsigned long long)r->tried, r->explore_s);
+    else
+        printf("schedule %llu (%s) ends differently: run %s %s %d after %llu steps (%llu schedules "
+               "tried, %.1f s)\n",
+               (unsigned long long)r->schedule, r->strategy, r->failing.id, r->failing.outcome,
+               r->failing.exit_code, (unsigned long long)r->failing.steps,
+               (unsigned long long)r->tried, r->explore_s);
+    props_report(r, 0);
     if (!r->narrowed) {
         printf("narrowing did not isolate one step (%llu probes; the outcome depends on several "
                "perturbations together)\n",
@@ -167,14 +280,41 @@ int cmd_check(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--json")) {
             json = 1;
-        } else if (!strcmp(a, "--schedules") || !strcmp(a, "-j") || !strcmp(a, "--run")) {
+        } else if (!strcmp(a, "--keep-going")) {
+            c.keep_going = 1;
+        } else if (!strcmp(a, "--schedules") || !strcmp(a, "-j") || !strcmp(a, "--run") ||
+                   !strcmp(a, "--from") || !strcmp(a, "--vary") || !strcmp(a, "--probe-timeout")) {
             if (i + 1 >= argc)
                 return cli_error(2, "%s needs a value (see rewind check --help)", a);
             const char *v = argv[++i];
             uint64_t n;
-            if (!strcmp(a, "--run"))
+            char *end;
+            if (!strcmp(a, "--run") && c.base_run)
+                return cli_error(2, "give one of --run and --from");
+            if (!strcmp(a, "--run")) {
                 c.base_run = v;
-            else if (cli_read_step(v, &n) < 0 || n == 0 || n > 100000)
+            } else if (!strcmp(a, "--vary")) {
+                if (strcmp(v, "seed"))
+                    return cli_error(2, "--vary takes 'seed': %s", v);
+                c.vary_seed = 1;
+            } else if (!strcmp(a, "--probe-timeout")) {
+                c.probe_timeout_s = strtod(v, &end);
+                if (*end || !(c.probe_timeout_s > 0) || c.probe_timeout_s > 1e7)
+                    return cli_error(2, "--probe-timeout needs a positive number of seconds: %s",
+                                     v);
+            } else if (!strcmp(a, "--from")) {
+                const char *colon = strrchr(v, ':');
+                static char ref[512];
+                if (c.base_run)
+                    return cli_error(2, "give one of --run and --from");
+                if (!colon || colon == v || (size_t)(colon - v) >= sizeof(ref) ||
+                    cli_read_step(colon + 1, &n) < 0 || n == 0)
+                    return cli_error(2, "--from needs RUN:STEP (a step above 0): %s", v);
+                memcpy(ref, v, (size_t)(colon - v));
+                ref[colon - v] = 0;
+                c.base_run = ref;
+                c.from_step = n;
+            } else if (cli_read_step(v, &n) < 0 || n == 0 || n > 100000)
                 return cli_error(2, "%s needs a positive number: %s", a, v);
             else if (!strcmp(a, "-j"))
                 c.jobs = (unsigned)(n > 64 ? 64 : n);
@@ -188,7 +328,7 @@ int cmd_check(int argc, char **argv)
         rest[nrest++] = argv[i];
     if (c.base_run) {
         if (nrest > 1)
-            return cli_error(2, "--run takes no command or run options");
+            return cli_error(2, "--run and --from take no command or run options");
     } else {
         int pr = cli_run_args(nrest, rest, &c.run, &timeout);
         if (pr != 0)
@@ -213,5 +353,5 @@ int cmd_check(int argc, char **argv)
                    ? cli_fail(&err)
                    : cli_error(err.code ? err.code : RW_EINTERNAL, "check: %s", err.msg);
     report(&r, json);
-    return r.found ? 1 : 0;
+    return r.found || r.unmet ? 1 : 0;
 }

@@ -14,11 +14,89 @@
 #include "cli/cli_read.h"
 #include "rewind.h"
 
+/* Checks (rewind checks): each shown as one line after its schedule-0
+ * run; the runs a check made are left out unless --all. */
+struct ls_check {
+    char id[RW_ID_MAX], base[RW_ID_MAX], verdict[120];
+    uint64_t tried, failures;
+    size_t nruns;
+};
+
+struct ls_checks {
+    struct ls_check *c;
+    size_t n;
+    char (*members)[RW_ID_MAX]; /* sorted */
+    size_t nmembers;
+};
+
 struct out {
     int json, n;
     int started;      /* the head is printed */
     const char *root; /* --forks-of: the tree's root */
+    int all;          /* --all: a check's runs too */
+    struct ls_checks *checks;
 };
+
+static int ls_cmp_id(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+static int ls_take_check(void *ctx, const struct rw_check_info *ci)
+{
+    struct ls_checks *k = ctx;
+    struct ls_check *nc = realloc(k->c, (k->n + 1) * sizeof(*nc));
+    char(*nm)[RW_ID_MAX] = realloc(k->members, (k->nmembers + ci->nruns + 1) * sizeof(*nm));
+    if (nc)
+        k->c = nc;
+    if (nm)
+        k->members = nm;
+    if (!nc || !nm)
+        return 0;
+    struct ls_check *c = &k->c[k->n++];
+    snprintf(c->id, sizeof(c->id), "%s", ci->id);
+    snprintf(c->base, sizeof(c->base), "%s", ci->base);
+    c->tried = ci->tried;
+    c->failures = ci->failures;
+    c->nruns = ci->nruns;
+    if (!ci->found && ci->unmet)
+        snprintf(c->verdict, sizeof(c->verdict), "%llu assertions never met",
+                 (unsigned long long)ci->unmet);
+    else if (!ci->found)
+        snprintf(c->verdict, sizeof(c->verdict), "%s", ci->judged ? "no failure" : "no difference");
+    else if (!ci->schedule)
+        snprintf(c->verdict, sizeof(c->verdict), "schedule 0 fails");
+    else
+        snprintf(c->verdict, sizeof(c->verdict), "schedule %llu fails%s%s",
+                 (unsigned long long)ci->schedule, ci->narrowed ? ", deciding step " : "",
+                 ci->narrowed ? ci->deciding : "");
+    for (size_t i = 0; i < ci->nruns; i++)
+        snprintf(k->members[k->nmembers++], RW_ID_MAX, "%s", ci->runs[i]);
+    return 0;
+}
+
+static int ls_is_member(const struct ls_checks *k, const char *id)
+{
+    return k && k->nmembers && bsearch(id, k->members, k->nmembers, RW_ID_MAX, ls_cmp_id);
+}
+
+static void ls_print_checks_of(struct out *o, const char *base)
+{
+    for (size_t i = 0; o->checks && i < o->checks->n; i++) {
+        const struct ls_check *c = &o->checks->c[i];
+        if (strcmp(c->base, base))
+            continue;
+        if (o->json)
+            printf(",\n{\"kind\":\"check\",\"id\":\"%s\",\"base\":\"%s\",\"tried\":%llu,"
+                   "\"failures\":%llu,\"runs\":%zu}",
+                   c->id, c->base, (unsigned long long)c->tried,
+                   (unsigned long long)c->failures, c->nruns);
+        else
+            printf("  check %s: %llu schedules, %llu failing: %s (%zu runs: rewind show %s)\n",
+                   c->id, (unsigned long long)c->tried, (unsigned long long)c->failures,
+                   c->verdict, c->nruns, c->id);
+    }
+}
 
 /* The head ('[', the column titles or the tree's root) comes with the
  * first row, or after a listing without rows: a listing that fails prints
@@ -68,6 +146,8 @@ static json_t *str_or_null(int has, const char *s)
 static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_error *why)
 {
     struct out *o = ctx;
+    if (r && !o->all && ls_is_member(o->checks, r->id))
+        return 0; /* a check's run: its check's line stands for it */
     begin(o); /* before an unreadable run's line too, as a terminal shows it */
     if (!r)
         return cli_read_fail(0, why);
@@ -104,6 +184,7 @@ static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_err
         printf("%-18s %-19s %-14s %10lld  %s%s%s%s\n", r->id, when, outcome, (long long)r->steps,
                r->has_name ? "[" : "", r->name, r->has_name ? "] " : "", r->command);
     }
+    ls_print_checks_of(o, r->id);
     return 0;
 }
 
@@ -152,11 +233,12 @@ int cmd_ls(int argc, char **argv)
                                        {"since", required_argument, 0, 'S'},
                                        {"json", no_argument, 0, 'j'},
                                        {"forks-of", required_argument, 0, 'f'},
+                                       {"all", no_argument, 0, 'a'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     struct rw_run_filter f = {0};
     const char *forks = NULL;
-    int json = 0, c;
+    int json = 0, c, all = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
@@ -176,12 +258,17 @@ int cmd_ls(int argc, char **argv)
         case 'f':
             forks = optarg;
             break;
+        case 'a':
+            all = 1;
+            break;
         case 'h':
-            puts("usage: rewind ls [--name N] [--status S] [--since T] [--json]\n"
+            puts("usage: rewind ls [--name N] [--status S] [--since T] [--all] [--json]\n"
                  "       rewind ls --forks-of RUN [--json]\n\nRuns, newest "
                  "first. S is an outcome: exited, panic, guest-error, timeout,\nstalled, "
                  "not-found, ... T is seconds since 1970 or YYYY-MM-DD[THH:MM:SS] (UTC).\n"
-                 "--forks-of shows the family tree of RUN: its forks, theirs, and so on.");
+                 "--forks-of shows the family tree of RUN: its forks, theirs, and so on.\n"
+                 "A check (rewind checks) is one line under its schedule-0 run; the runs it\n"
+                 "made are listed only with --all (or --forks-of).");
             return 0;
         default:
             return cli_error(2, "see rewind ls --help");
@@ -194,9 +281,17 @@ int cmd_ls(int argc, char **argv)
         return 1;
     if (forks)
         return forks_of(h, forks, json);
-    struct out o = {.json = json};
+    struct ls_checks ks = {0};
+    struct out o = {.json = json, .all = all, .checks = &ks};
     struct rw_error err;
-    if (rw_runs_list(h, &f, print_run, &o, &err) < 0)
+    if (rw_checks_list(h, ls_take_check, &ks, &err) < 0)
+        ks.n = ks.nmembers = 0; /* unreadable checks: list every run */
+    if (ks.nmembers)
+        qsort(ks.members, ks.nmembers, RW_ID_MAX, ls_cmp_id);
+    int lrc = rw_runs_list(h, &f, print_run, &o, &err);
+    free(ks.c);
+    free(ks.members);
+    if (lrc < 0)
         return cli_read_fail(1, &err);
     begin(&o);
     if (json)

@@ -56,7 +56,16 @@ static void help(FILE *f)
           "  --no-keyframes   keep no keyframes (no seek, cat, shell or fork for this run)\n"
           "  --keyframe-every N  a keyframe every N steps (default 4096) and where the\n"
           "                   job starts\n"
+          "  --expect P       a property of the run (repeatable; part of the spec):\n"
+          "                   exit=N, outcome=WORD, 'output~ERE' (the job's output\n"
+          "                   matches the POSIX extended regex), 'file:/PATH~ERE' (the\n"
+          "                   file in the VM after the job matches)\n"
+          "  --property CMD   run `sh -c CMD` in the VM after the job ends (same root,\n"
+          "                   cwd, env); exit status 0 passes (its output kept apart)\n"
           "  -h, --help       this text\n"
+          "\n"
+          "With properties, each one's verdict is printed after the run, and a failing\n"
+          "one makes the exit status 1 when CMD's own would be 0.\n"
           "\n"
           "Exit status: CMD's own status (128+N if killed by signal N), or 2 bad usage,\n"
           "119 guest error/stall, 120 no usable /dev/kvm, 121 bad root, 122 kernel missing,\n"
@@ -111,10 +120,13 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
         {"max-trace", required_argument, 0, 'T'},
         {"max-disk", required_argument, 0, 'D'},
         {"spin-limit", required_argument, 0, 'L'},
+        {"expect", required_argument, 0, 'X'},
+        {"property", required_argument, 0, 'Y'},
         {0, 0, 0, 0},
     };
     static char *env[ENV_MAX + 1];
-    int nenv = 0;
+    static char *expect[RW_PROPS_MAX + 1];
+    int nenv = 0, nexpect = 0;
     struct rw_run_config c;
     rw_run_config_init(&c);
     for (char **e = c.env; *e; e++)
@@ -203,6 +215,18 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
             if (cli_read_step(optarg, &c.keyframe_every) < 0 || c.keyframe_every == 0)
                 return ARGERR("--keyframe-every needs a positive number of steps: %s", optarg);
             break;
+        case 'X':
+            if (nexpect >= RW_PROPS_MAX - 1)
+                return ARGERR("at most %d --expect", RW_PROPS_MAX - 1);
+            expect[nexpect++] = optarg;
+            expect[nexpect] = NULL;
+            c.expect = expect;
+            break;
+        case 'Y':
+            if (!*optarg)
+                return ARGERR("--property needs a command");
+            c.property = optarg;
+            break;
         case 'H':
             if (cli_test_hole(optarg, &c) < 0)
                 return -1;
@@ -249,9 +273,21 @@ int cmd_run(int argc, char **argv)
     struct rw_result r;
     struct rw_error err;
     int rc = rw_record(h, &c, &r, &err);
+    struct rw_prop_verdict pv[RW_PROPS_MAX];
+    int npv = 0, pfail = 0;
+    if (rc == 0 && (c.expect || c.property) &&
+        rw_props_judge(h, r.id, pv, RW_PROPS_MAX, &npv, &err) < 0) {
+        rw_home_close(h);
+        return cli_fail(&err);
+    }
     rw_home_close(h);
     if (rc < 0)
         return cli_fail(&err);
+    for (int i = 0; i < npv; i++) {
+        fprintf(stderr, "rewind: property %s: %s (%s)\n", pv[i].what,
+                pv[i].passed ? "passed" : "FAILED", pv[i].detail);
+        pfail |= !pv[i].passed;
+    }
     if (r.diverged)
         fprintf(stderr, "rewind: DETERMINISM VIOLATION: %s\n", r.divergence);
     if (r.outcome == RW_EXITED)
@@ -261,5 +297,5 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "rewind: run %s %s after %llu steps, %.3fs virtual, %.3fs wall: %s\n", r.id,
                 rw_outcome_word(r.outcome), (unsigned long long)r.steps, r.virt_ns / 1e9, r.wall_s,
                 r.message);
-    return r.exit_code;
+    return pfail && r.exit_code == 0 ? 1 : r.exit_code;
 }

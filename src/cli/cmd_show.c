@@ -26,8 +26,10 @@ int cmd_show(int argc, char **argv)
         if (!strcmp(argv[i], "--json"))
             json = 1;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            puts("usage: rewind show RUN [--json]\n\nThe run's spec (every input), its outcome, "
-                 "and the rewind run command line\nthat recreates it.");
+            puts("usage: rewind show RUN [--json]\n       rewind show CHECK [--json]\n\nThe run's "
+                 "spec (every input), its outcome, "
+                 "and the rewind run command line\nthat recreates it, and its properties' "
+                 "verdicts. For a check (rewind checks):\nwhat it tried and found.");
             return 0;
         } else if (!ref)
             ref = argv[i];
@@ -36,6 +38,9 @@ int cmd_show(int argc, char **argv)
     }
     if (!ref)
         return cli_error(2, "show needs a run (see rewind show --help)");
+    int crc = cli_show_check(ref, json); /* a check's id (cmd_checks.c) */
+    if (crc >= 0)
+        return crc;
     struct rw_run_info info;
     if (cli_read_run(ref, &info) < 0)
         return 1;
@@ -116,6 +121,10 @@ int cmd_show(int argc, char **argv)
         json_decref(m);
         return 1;
     }
+    struct rw_prop_verdict pv[RW_PROPS_MAX];
+    int npv = 0;
+    if (rw_props_judge(h, ref, pv, RW_PROPS_MAX, &npv, &err) < 0)
+        npv = 0;
     rw_home_close(h);
     printf("command:  %s\n", line);
     free(line);
@@ -123,6 +132,9 @@ int cmd_show(int argc, char **argv)
         printf("          (plus the perturbation above, made by fork or check: rewind replay "
                "%s re-runs it)\n",
                jstr(m, "id"));
+    for (int i = 0; i < npv; i++) /* docs/tutorials/properties.md */
+        printf("property %s: %s (%s)\n", pv[i].what, pv[i].passed ? "passed" : "FAILED",
+               pv[i].detail);
     json_decref(m);
     return 0;
 }

@@ -30,6 +30,7 @@ static const struct cli_command commands[] = {
     {"shell", cmd_shell, "an interactive shell inside a run at a step (kept as a run)"},
     {"fork", cmd_fork, "a new run identical to RUN through STEP, perturbed by a schedule after"},
     {"check", cmd_check, "try N schedules of a command; narrow a difference to the deciding step"},
+    {"checks", cmd_checks, "list stored checks, newest first (rewind show CHECK)"},
     {"diverge", cmd_diverge, "find where two runs that should be equal part"},
     {"doctor", cmd_doctor, "check that this machine can run rewind"},
     {"image", cmd_image, "make a root's image ahead of a run (cached) and print its id"},

@@ -1,12 +1,23 @@
 /*
  * check: see explore.h.
  *
- * Workers: each schedule runs in a child process made by fork() (a VM per
- * process; the parent holds no KVM or store handle across fork), which
- * writes its struct rw_result into a pipe and exits. Probes during
- * narrowing run one at a time in this process.
+ * Workers: each schedule and each probe runs in a child process made by
+ * fork() (a VM per process; the parent holds no KVM or store handle across
+ * fork), which writes its struct rw_result into a pipe and exits. Probes
+ * during narrowing run one at a time.
+ *
+ * Invariants (besides explore.h's):
+ *  1. A worker ends by its wall limit (probe_timeout_s) as outcome
+ *     "timeout": a hung schedule is reported and counted, never waited for.
+ *  2. A timed-out run is never the passing side of a narrowed pair.
+ *  3. Loops over a base run's steps are bounded by its trace as present on
+ *     disk, never by its manifest's "steps" alone (an archive can say 9e18).
+ *  4. With properties, every run (schedule 0, schedules, probes) is judged by
+ *     the same function of its stored trace (props.h invariant 1).
  */
 #include "explore/explore.h"
+#include "explore/checkrec.h"
+#include "explore/props.h"
 
 #include <stdarg.h>
 
@@ -15,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +42,7 @@
 
 #define fail util_fail
 #define MAX_JOBS 64
+#define DEFAULT_PROBE_TIMEOUT_S 600.0
 
 /* One progress line to the caller's callback (printf format, no newline). */
 static void progress(const struct check_opts *c, const char *fmt, ...)
@@ -101,9 +114,198 @@ struct ctx {
     struct run_opts base; /* options of the schedule-0 run */
     const char *base_name;
     uint64_t horizon;
+    uint64_t last_step;              /* invariant 3: the last step of the base run's trace */
+    int props;                       /* the spec has properties: runs are judged by them */
+    const struct rw_check_side *ref; /* what "ends like schedule 0" compares with */
+    struct rw_check_side seed_base;  /* vary_seed: schedule 0 at the failing seed */
+    rw_home *h;                      /* for rw_sdk_assertions (parent only) */
+    char (*runs)[RW_ID_MAX];         /* every run the check made (checkrec.h) */
+    size_t nruns, cap;
 };
 
-static int spawn(struct ctx *x, struct worker *w, uint64_t s, char *err, size_t errlen)
+static void add_run(struct ctx *x, const char *id)
+{
+    if (x->nruns == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 64;
+        char(*nr)[RW_ID_MAX] = realloc(x->runs, cap * sizeof(*nr));
+        if (!nr)
+            return; /* the record then lists fewer runs; ls shows the rest */
+        x->runs = nr;
+        x->cap = cap;
+    }
+    snprintf(x->runs[x->nruns++], RW_ID_MAX, "%s", id);
+}
+
+/* The report's row for what (added if new; NULL when the table is full). */
+static struct rw_check_prop *row(struct rw_check_report *rep, const char *what, int sdk_kind)
+{
+    for (int i = 0; i < rep->nprops; i++)
+        if (rep->props[i].sdk_kind == sdk_kind && !strcmp(rep->props[i].what, what))
+            return &rep->props[i];
+    if (rep->nprops >= (int)(sizeof(rep->props) / sizeof(rep->props[0])))
+        return NULL;
+    struct rw_check_prop *p = &rep->props[rep->nprops++];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->what, sizeof(p->what), "%.299s", what);
+    p->sdk_kind = sdk_kind;
+    return p;
+}
+
+static void tally_fail(struct rw_check_prop *p, const char *id, uint64_t schedule, uint64_t step)
+{
+    p->failed++;
+    if (!p->first_fail[0] || schedule < p->first_fail_schedule) {
+        snprintf(p->first_fail, sizeof(p->first_fail), "%s", id);
+        p->first_fail_schedule = schedule;
+        p->first_fail_step = step;
+    }
+}
+
+struct assert_ctx {
+    struct ctx *x;
+    struct rw_check_side *s;
+    uint64_t schedule;
+    int tally;
+};
+
+/* One SDK assertion of a run (docs/sdk.md): a run fails on a false
+ * always / always_or_unreachable or a hit unreachable; sometimes and
+ * reachable are judged across the check (rep->unmet). */
+static int on_assertion(void *ctx, const struct rw_sdk_assertion *a)
+{
+    struct assert_ctx *ac = ctx;
+    char what[300];
+    snprintf(what, sizeof(what), "%s \"%.200s\"", rw_sdk_kind_name(a->kind), a->msg);
+    if (a->failed && !ac->s->props_failed) {
+        ac->s->props_failed = 1;
+        snprintf(ac->s->why, sizeof(ac->s->why), "%.220s failed at step %llu", what,
+                 (unsigned long long)a->first_fail_step);
+    }
+    if (!ac->tally)
+        return 0;
+    struct rw_check_prop *p = row(ac->x->rep, what, (int)a->kind);
+    if (!p)
+        return 0;
+    p->reached += a->hits > 0;
+    if (a->failed)
+        tally_fail(p, ac->s->id, ac->schedule, a->first_fail_step);
+    else if (a->kind == RW_SDK_SOMETIMES)
+        p->passed += a->passes > 0;
+    else
+        p->passed += a->hits > 0;
+    return 0;
+}
+
+/* Judge run s->id by its properties and its SDK assertions (invariant 4):
+ * s->props_failed and s->why; tally into rep->props when tally. 0 or -1
+ * with err. */
+static int judge(struct ctx *x, struct rw_check_side *s, uint64_t schedule, int tally, char *err,
+                 size_t errlen)
+{
+    struct rw_prop_verdict v[RW_PROPS_MAX];
+    int n = 0;
+    s->props_failed = 0;
+    s->why[0] = 0;
+    if (explore_props_judge(x->c->home, s->id, v, RW_PROPS_MAX, &n, err, errlen) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (!v[i].passed && !s->props_failed) {
+            s->props_failed = 1;
+            snprintf(s->why, sizeof(s->why), "%.140s: %.150s", v[i].what, v[i].detail);
+        }
+        struct rw_check_prop *p = tally ? row(x->rep, v[i].what, -1) : NULL;
+        if (!p)
+            continue;
+        p->reached += v[i].reached;
+        p->passed += v[i].reached && v[i].passed;
+        if (!v[i].passed)
+            tally_fail(p, s->id, schedule, v[i].step);
+    }
+    struct assert_ctx ac = {.x = x, .s = s, .schedule = schedule, .tally = tally};
+    struct rw_error e;
+    if (x->h && rw_sdk_assertions(x->h, s->id, on_assertion, &ac, &e) < 0)
+        return fail(err, errlen, "the assertions of run %s: %s", s->id, e.msg);
+    return 0;
+}
+
+/* After the schedules: a sometimes never true or a reachable never reached
+ * across the check is a failure of its own. */
+static void judge_unmet(struct rw_check_report *rep)
+{
+    for (int i = 0; i < rep->nprops; i++) {
+        struct rw_check_prop *p = &rep->props[i];
+        p->unmet = (p->sdk_kind == RW_SDK_SOMETIMES && p->passed == 0) ||
+                   (p->sdk_kind == RW_SDK_REACHABLE && p->reached == 0);
+        rep->unmet += p->unmet;
+    }
+}
+
+/* Does the base run use the SDK (then every run is judged). */
+static int count_assertion(void *ctx, const struct rw_sdk_assertion *a)
+{
+    (void)a;
+    (*(int *)ctx)++;
+    return 1;
+}
+
+/* Does side s fail: by the properties, or by ending unlike schedule 0. */
+static int bad(const struct ctx *x, const struct rw_check_side *s)
+{
+    return x->props ? s->props_failed : differs(s, x->ref);
+}
+
+/* What one worker runs: schedule s from step from to until, forked from
+ * the base run, or (vary_seed) recorded from boot with seed base+s. */
+struct work {
+    uint64_t schedule, from, until;
+    int record; /* from boot, seed base + seed_add */
+    uint64_t seed_add;
+};
+
+static volatile sig_atomic_t child_abort;
+
+static void on_child_signal(int sig)
+{
+    (void)sig;
+    child_abort = 1;
+    rw_interrupt();
+}
+
+/* In the worker: its own abort flag, set by the parent's SIGTERM, by
+ * SIGINT, and by its wall limit (invariant 1). */
+static void worker_limits(const struct check_opts *c)
+{
+    struct sigaction sa = {.sa_handler = on_child_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    double t = c->probe_timeout_s > 0 ? c->probe_timeout_s : DEFAULT_PROBE_TIMEOUT_S;
+    struct itimerval it = {
+        .it_value = {.tv_sec = (time_t)t, .tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6)}};
+    if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+        it.it_value.tv_usec = 1000;
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static int do_work(struct ctx *x, const struct work *w, struct rw_result *r, struct rw_error *e)
+{
+    struct run_opts o = x->base;
+    o.abort = &child_abort;
+    if (!w->record)
+        return run_fork(&o, x->base_name, w->schedule, w->from, w->until, x->rep->start + 1,
+                        x->horizon, r, e);
+    o.seed = x->base.seed + w->seed_add;
+    o.quiet = 1;
+    o.name = NULL;
+    o.sched.n = 0;
+    if (w->schedule &&
+        sched_push(&o.sched, w->schedule, w->from, w->until, x->rep->start + 1, x->horizon) < 0)
+        return run_usage(e, "bad schedule window");
+    return run_record(&o, r, e);
+}
+
+static int spawn(struct ctx *x, struct worker *w, const struct work *wk, char *err, size_t errlen)
 {
     int pfd[2];
     if (pipe(pfd) < 0)
@@ -118,17 +320,16 @@ static int spawn(struct ctx *x, struct worker *w, uint64_t s, char *err, size_t 
     }
     if (pid == 0) {
         close(pfd[0]);
-        struct run_opts o = x->base;
+        worker_limits(x->c);
         struct worker_msg msg;
         memset(&msg, 0, sizeof(msg));
-        msg.ok = run_fork(&o, x->base_name, s, x->rep->start + 1, UINT64_MAX, x->rep->start + 1,
-                          x->horizon, &msg.r, &msg.e) == 0;
+        msg.ok = do_work(x, wk, &msg.r, &msg.e) == 0;
         _exit(io_write_all(pfd[1], &msg, sizeof(msg)) == 0 ? 0 : 3);
     }
     close(pfd[1]);
     w->pid = pid;
     w->fd = pfd[0];
-    w->schedule = s;
+    w->schedule = wk->schedule;
     return 0;
 }
 
@@ -175,12 +376,18 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
         jobs = MAX_JOBS;
     uint64_t next = 1;
     int failed = 0;
-    while (running || (!rep->found && !failed && next <= c->schedules && !*c->abort)) {
-        while (!rep->found && !failed && running < jobs && next <= c->schedules && !*c->abort) {
+    int go = 1;
+    while (running || (go && !failed && next <= c->schedules && !*c->abort)) {
+        while (go && !failed && running < jobs && next <= c->schedules && !*c->abort) {
             unsigned slot = 0;
             while (ws[slot].pid)
                 slot++;
-            if (spawn(x, &ws[slot], next, err, errlen) < 0) {
+            struct work wk = {.schedule = next,
+                              .from = rep->start + 1,
+                              .until = UINT64_MAX,
+                              .record = c->vary_seed,
+                              .seed_add = next};
+            if (spawn(x, &ws[slot], &wk, err, errlen) < 0) {
                 failed = 1;
                 break;
             }
@@ -210,15 +417,27 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
         rep->tried++;
         struct rw_check_side side;
         side_of(&side, &msg.r);
-        int d = differs(&side, &rep->base);
-        progress(c, "check: schedule %llu (%s): %s %d, %llu steps%s", (unsigned long long)s,
-                 sched_strategy(s), side.outcome, side.exit_code, (unsigned long long)side.steps,
-                 d ? "  <- ends differently" : "");
+        add_run(x, side.id);
+        rep->timeouts += msg.r.outcome == RW_TIMEOUT;
+        if (x->props && judge(x, &side, s, 1, err, errlen) < 0) {
+            failed = 1;
+            continue;
+        }
+        int d = bad(x, &side);
+        rep->failures += d;
+        char what[400];
+        snprintf(what, sizeof(what), "  <- %s%s", x->props ? "fails: " : "ends differently",
+                 x->props ? side.why : "");
+        progress(c, "check: schedule %llu (%s%s%llu): run %s %s %d, %llu steps%s",
+                 (unsigned long long)s, sched_strategy(s), c->vary_seed ? ", seed " : "",
+                 (unsigned long long)(c->vary_seed ? x->base.seed + s : 0), side.id, side.outcome,
+                 side.exit_code, (unsigned long long)side.steps, d ? what : "");
         if (d && (!rep->found || s < rep->schedule)) {
             rep->found = 1;
             rep->schedule = s;
             rep->failing = side;
         }
+        go = !rep->found || c->keep_going;
     }
     return failed ? -1 : 0;
 }
@@ -227,17 +446,27 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
 static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_side *out,
                  int *fails, char *err, size_t errlen)
 {
-    struct run_opts o = x->base;
-    struct rw_result r;
-    struct rw_error e;
+    struct worker w = {0};
+    struct worker_msg msg;
+    int idx;
+    struct work wk = {.schedule = x->rep->schedule, .from = from, .until = until};
     x->rep->probes++;
-    if (run_fork(&o, x->base_name, x->rep->schedule, from, until, x->rep->start + 1, x->horizon, &r,
-                 &e) < 0)
-        return fail(err, errlen, "%s", e.msg);
-    side_of(out, &r);
-    *fails = differs(out, &x->rep->base);
-    progress(x->c, "narrow: window [%llu, %llu): %s %d%s", (unsigned long long)from,
-             (unsigned long long)until, out->outcome, out->exit_code, *fails ? "  <- differs" : "");
+    if (spawn(x, &w, &wk, err, errlen) < 0)
+        return -1;
+    if (reap(&w, 1, &msg, &idx) < 0 || idx < 0)
+        return fail(err, errlen, "a probe of window [%llu, %llu) could not run: %s",
+                    (unsigned long long)from, (unsigned long long)until,
+                    msg.e.msg[0] ? msg.e.msg : "its worker died");
+    side_of(out, &msg.r);
+    add_run(x, out->id);
+    x->rep->timeouts += msg.r.outcome == RW_TIMEOUT;
+    if (x->props && judge(x, out, x->rep->schedule, 0, err, errlen) < 0)
+        return -1;
+    *fails = bad(x, out);
+    progress(x->c, "narrow: window [%llu, %llu): run %s %s %d%s%s", (unsigned long long)from,
+             (unsigned long long)until, out->id, out->outcome, out->exit_code,
+             *fails ? (x->props ? "  <- fails: " : "  <- differs") : "",
+             *fails && x->props ? out->why : "");
     return 0;
 }
 
@@ -250,6 +479,11 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     if (!ps)
         return fail(err, errlen, "out of memory");
     uint64_t end = rep->failing.steps > rep->base.steps ? rep->failing.steps : rep->base.steps;
+    uint64_t have = explore_trace_last_step(x->c->home, rep->failing.id);
+    if (have < x->last_step)
+        have = x->last_step;
+    if (end > have + 1) /* invariant 3 */
+        end = have + 1;
     for (uint64_t st = rep->start + 1; st < end; st++) {
         if (sched_decide(&one, st).action == SCHED_NONE)
             continue;
@@ -311,7 +545,7 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     }
     rep->fail_run = failrun;
     if (j == k - 1) {
-        rep->pass_run = rep->base; /* the window without d is empty: schedule 0 */
+        rep->pass_run = *x->ref; /* the window without d is empty: schedule 0 */
     } else if (probe(x, ps[j], d, &rep->pass_run, &f, err, errlen) < 0) {
         goto out;
     }
@@ -321,7 +555,8 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     rep->deciding_step = d;
     struct sched_decision dd = sched_decide(&one, d);
     sched_describe(&dd, rep->deciding_what, sizeof(rep->deciding_what));
-    rep->narrowed = differs(&rep->fail_run, &rep->base) && !differs(&rep->pass_run, &rep->base);
+    rep->narrowed = bad(x, &rep->fail_run) && !bad(x, &rep->pass_run) &&
+                    strcmp(rep->pass_run.outcome, "timeout") != 0;             /* invariant 2 */
     RW_ASSERT(!rep->narrowed || (rep->pass_run.id[0] && rep->fail_run.id[0])); /* invariant 2 */
     rc = 0;
 out:
@@ -372,8 +607,10 @@ static void parting(const char *home, struct rw_check_report *rep)
 int explore_check(const struct check_opts *c, struct rw_check_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof(*rep));
-    struct ctx x = {.c = c, .rep = rep};
-    char base_name[RW_ID_MAX];
+    struct ctx x = {.c = c, .rep = rep, .ref = &rep->base};
+    char base_name[RW_ID_MAX], seed_name[RW_ID_MAX];
+    rep->keep_going = c->keep_going;
+    rep->vary_seed = c->vary_seed;
     double t0 = now_s();
     if (c->base_run) {
         snprintf(base_name, sizeof(base_name), "%s", c->base_run);
@@ -423,18 +660,73 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
     x.base.spin_limit_s = c->run.spin_limit_s;
     x.base.obs = c->run.obs; /* notices of the forks (the job's output: quiet) */
     x.base_name = base_name;
+    x.last_step = explore_trace_last_step(c->home, base_name); /* invariant 3 */
+    x.props = x.base.expect || x.base.property;
+    struct rw_error he;
+    if (rw_home_open(c->home, &x.h, &he) < 0) {
+        fail(err, errlen, "%s", he.msg);
+        goto out;
+    }
+    int nassert = 0;
+    if (rw_sdk_assertions(x.h, base_name, count_assertion, &nassert, &he) < 0) {
+        fail(err, errlen, "the assertions of run %s: %s", base_name, he.msg);
+        goto out;
+    }
+    x.props |= nassert > 0;
+    rep->judged = x.props;
     rep->start = run_job_step(c->home, base_name, 0);
     if (!rep->start) {
         fail(err, errlen, "run %s never started its job (no job-start event)", base_name);
         goto out;
     }
+    if (c->from_step) {
+        uint64_t end = rep->base.steps < x.last_step + 1 ? rep->base.steps : x.last_step + 1;
+        if (c->from_step >= end) {
+            fail(err, errlen, "step %llu is not inside run %s (its trace ends at step %llu)",
+                 (unsigned long long)c->from_step, base_name, (unsigned long long)x.last_step);
+            goto out;
+        }
+        rep->start = c->from_step;
+    }
     x.horizon = rep->base.steps > rep->start ? rep->base.steps - rep->start : 1;
-    if (explore_schedules(&x, err, errlen) < 0)
+    if (x.props && judge(&x, &rep->base, 0, 1, err, errlen) < 0)
+        goto out;
+    if (x.props && rep->base.props_failed) {
+        progress(c, "check: schedule 0: run %s fails: %s", base_name, rep->base.why);
+        rep->found = 1; /* schedule 0 itself: there is nothing to narrow */
+        rep->schedule = 0;
+        rep->failing = rep->base;
+    }
+    if ((!rep->found || c->keep_going) && explore_schedules(&x, err, errlen) < 0)
         goto out;
     rep->explore_s = now_s() - t0;
+    explore_wilson(rep->failures, rep->tried, &rep->fail_lo, &rep->fail_hi);
+    judge_unmet(rep);
     rc = 0;
-    if (!rep->found || *c->abort)
+    if (!rep->found || *c->abort || rep->schedule == 0)
         goto out;
+    if (c->vary_seed) {
+        /* Narrow against schedule 0 at the failing schedule's seed. */
+        struct worker w = {0};
+        struct worker_msg msg;
+        int idx;
+        struct work wk = {.record = 1, .seed_add = rep->schedule};
+        if (spawn(&x, &w, &wk, err, errlen) < 0 || reap(&w, 1, &msg, &idx) < 0 || idx < 0) {
+            rc = fail(err, errlen, "schedule 0 at seed %llu could not run: %s",
+                      (unsigned long long)(x.base.seed + rep->schedule),
+                      msg.e.msg[0] ? msg.e.msg : "its worker died");
+            goto out;
+        }
+        snprintf(seed_name, sizeof(seed_name), "%s", msg.r.id);
+        add_run(&x, seed_name);
+        x.base_name = seed_name;
+        x.base.seed += rep->schedule;
+        x.last_step = explore_trace_last_step(c->home, seed_name);
+        side_of(&x.seed_base, &msg.r);
+        x.ref = &x.seed_base;
+        progress(c, "check: schedule 0 at seed %llu: run %s %s %d", (unsigned long long)x.base.seed,
+                 seed_name, x.seed_base.outcome, x.seed_base.exit_code);
+    }
     RW_ASSERT(rep->failing.id[0] && rep->base.id[0]); /* invariant 2: stored runs */
     rep->strategy = sched_strategy(rep->schedule);
     double t1 = now_s();
@@ -443,6 +735,19 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
     if (rc == 0 && rep->narrowed)
         parting(c->home, rep);
 out:
+    if (rc == 0) {
+        struct checkrec_opts co = {.base = base_name,
+                                   .start = rep->start,
+                                   .schedules = c->schedules,
+                                   .keep_going = c->keep_going,
+                                   .vary_seed = c->vary_seed,
+                                   .from = c->from_step != 0};
+        char why[300];
+        if (checkrec_save(c->home, &co, rep, x.runs, x.nruns, rep->check_id, why, sizeof(why)) < 0)
+            progress(c, "warning: the check's record was not saved: %s", why);
+    }
+    free(x.runs);
+    rw_home_close(x.h);
     run_stored_free(&st);
     return rc;
 }
@@ -467,13 +772,22 @@ int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_repo
         .progress = cfg->progress,
         .progress_ctx = cfg->progress_ctx,
         .abort = cfg->abort ? cfg->abort : &never,
+        .from_step = cfg->from_step,
+        .keep_going = cfg->keep_going,
+        .vary_seed = cfg->vary_seed,
+        .probe_timeout_s = cfg->probe_timeout_s,
     };
     char name[RW_ID_MAX];
+    if (cfg->from_step && !cfg->base_run)
+        return run_usage(err, "a step to start from needs a stored run (--from RUN:STEP)");
     memset(rep, 0, sizeof(*rep));
     if (cfg->base_run) {
         if (rw_resolve(h, cfg->base_run, name, err) < 0)
             return -1;
         c.base_run = name;
+        if (cfg->from_step && cfg->from_step > explore_trace_last_step(c.home, name))
+            return run_usage(err, "step %llu is not inside run %s (its trace ends before)",
+                             (unsigned long long)cfg->from_step, name);
         c.run.kernel = cfg->run.kernel; /* NULL: the defaults */
         c.run.init = cfg->run.init;
         c.run.obs = &cfg->run.observer;

@@ -14,7 +14,8 @@
  *  2. Every run check starts is a stored run with an id: the runs it names
  *     can be replayed and inspected like any other.
  *  3. "Ends differently" is a different outcome, exit status or output
- *     (the hash of the job's output records).
+ *     (the hash of the job's output records). When the spec has
+ *     properties (props.h), a run fails when one of them does instead.
  */
 #ifndef REWIND_EXPLORE_EXPLORE_H
 #define REWIND_EXPLORE_EXPLORE_H
@@ -35,6 +36,10 @@ struct check_opts {
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
     volatile sig_atomic_t *abort; /* never NULL */
+    uint64_t from_step;           /* with base_run: fork after this step (0: job start) */
+    int keep_going;               /* all N schedules, counting failures */
+    int vary_seed;                /* schedule k: a run from boot with seed base+k */
+    double probe_timeout_s;       /* each worker's wall limit (0: the default) */
 };
 
 /* Run the check. Returns 0 (see rep->found) or -1 with one line in err. */

@@ -18,11 +18,11 @@ int home_path(char *out, size_t outlen, const char *home, enum home_place place,
               const char *file)
 {
     static const char *const folder[] = {
-        [HOME_ROOT] = NULL,     [HOME_RUNS] = "runs",    [HOME_IMAGES] = "images",
-        [HOME_STORE] = "store", [HOME_LOCK] = "gc.lock",
-        [HOME_IMGINDEX] = "images/index",
+        [HOME_ROOT] = NULL,       [HOME_RUNS] = "runs",    [HOME_IMAGES] = "images",
+        [HOME_STORE] = "store",   [HOME_LOCK] = "gc.lock", [HOME_IMGINDEX] = "images/index",
+        [HOME_CHECKS] = "checks",
     };
-    RW_ASSERT(home && out && (unsigned)place <= HOME_IMGINDEX);
+    RW_ASSERT(home && out && (unsigned)place <= HOME_CHECKS);
     if ((name && !home_safe_name(name)) || (file && !home_safe_name(file)) ||
         (file && !name && place != HOME_STORE && place != HOME_ROOT)) {
         errno = EINVAL;
@@ -32,6 +32,8 @@ int home_path(char *out, size_t outlen, const char *home, enum home_place place,
     const char *f = folder[place];
     if (place == HOME_IMAGES && name)
         n = snprintf(out, outlen, "%s/images/%s.erofs", home, name);
+    else if (place == HOME_CHECKS && name)
+        n = snprintf(out, outlen, "%s/checks/%s.json", home, name);
     else if (!f)
         n = snprintf(out, outlen, "%s%s%s", home, file ? "/" : "", file ? file : "");
     else if (place == HOME_STORE)

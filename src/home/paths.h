@@ -23,12 +23,13 @@
 #include <stddef.h>
 
 enum home_place {
-    HOME_ROOT,   /* the home itself (name, file: NULL) */
-    HOME_RUNS,   /* runs/ (name: NULL) or runs/<name> */
-    HOME_IMAGES, /* images/ (name: NULL) or images/<name>.erofs */
-    HOME_STORE,  /* store/ (name: NULL) */
-    HOME_LOCK,   /* gc.lock */
+    HOME_ROOT,     /* the home itself (name, file: NULL) */
+    HOME_RUNS,     /* runs/ (name: NULL) or runs/<name> */
+    HOME_IMAGES,   /* images/ (name: NULL) or images/<name>.erofs */
+    HOME_STORE,    /* store/ (name: NULL) */
+    HOME_LOCK,     /* gc.lock */
     HOME_IMGINDEX, /* images/index/ (name: NULL) or images/index/<name>: a root's file index */
+    HOME_CHECKS,   /* checks/ (name: NULL) or checks/<name>.json (src/explore/checkrec.h) */
 };
 
 /* Build the path of place/name/file under home into out: "runs" + name

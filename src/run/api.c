@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "explore/props.h"
 #include "home/paths.h"
 #include "home/runnames.h"
 #include "run/modes.h"
@@ -246,6 +247,15 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     o->max_trace_mb = c->max_trace_mb;
     o->max_disk_mb = c->max_disk_mb;
     o->spin_limit_s = c->spin_limit_s;
+    o->expect = c->expect && c->expect[0] ? c->expect : NULL;
+    o->property = c->property;
+    for (size_t i = 0; o->expect && o->expect[i]; i++) {
+        char why[300];
+        if (explore_prop_valid(o->expect[i], why, sizeof(why)) < 0)
+            return run_usage(err, "--expect %s: %s", o->expect[i], why);
+    }
+    if (o->property && !o->property[0])
+        return run_usage(err, "--property needs a command");
     return 0;
 }
 
@@ -311,7 +321,15 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
     o->seed = (uint64_t)json_integer_value(json_object_get(spec, "seed"));
     o->epoch_s = (int64_t)json_integer_value(json_object_get(spec, "epoch"));
     o->quantum_ns = (uint64_t)json_integer_value(json_object_get(spec, "quantum_ns"));
+    json_t *ex = json_object_get(spec, "expect");
+    json_t *pr = json_object_get(spec, "property");
+    if ((ex && !json_is_array(ex)) || (pr && !json_is_string(pr)))
+        return fail(err, errlen, "the run's spec has malformed properties");
+    o->expect = ex && json_array_size(ex) ? strv_from_json(ex) : NULL;
+    o->property = pr ? strdup(json_string_value(pr)) : NULL;
     o->home = home;
+    if ((ex && json_array_size(ex) && !o->expect) || (pr && !o->property))
+        return fail(err, errlen, "out of memory");
     if (!o->root || !o->cwd || !o->argv || !o->env || !o->mem_mib || !o->quantum_ns)
         return fail(err, errlen, "the run's spec is incomplete or corrupt");
     return 0;
@@ -399,6 +417,10 @@ void run_stored_free(struct run_stored *st)
     strv_free(st->o.env);
     st->o.root = st->o.cwd = NULL;
     st->o.argv = st->o.env = NULL;
+    strv_free(st->o.expect);
+    free((char *)st->o.property);
+    st->o.expect = NULL;
+    st->o.property = NULL;
 }
 
 uint64_t run_job_step(const char *home, const char *name, int exec)
@@ -544,6 +566,15 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
                 (unsigned long long)sc.seg[0].from);
         if (sc.seg[0].until != UINT64_MAX)
             fprintf(f, " --schedule-until %llu", (unsigned long long)sc.seg[0].until);
+    }
+    json_array_foreach(json_object_get(spec, "expect"), i, v)
+    {
+        fputs(" --expect ", f);
+        shq(f, json_string_value(v) ? json_string_value(v) : "");
+    }
+    if (json_is_string(json_object_get(spec, "property"))) {
+        fputs(" --property ", f);
+        shq(f, json_string_value(json_object_get(spec, "property")));
     }
     fputs(" --", f);
     json_array_foreach(json_object_get(spec, "argv"), i, v)

@@ -560,7 +560,7 @@ int run_keep_image(const char *home, const struct image *img, char *err, size_t 
 static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, size_t errlen)
 {
     size_t jlen = 0;
-    char *job = job_encode(o->argv, o->env, o->cwd, &jlen);
+    char *job = job_encode_props(o->argv, o->env, o->cwd, o->property, o->expect, &jlen);
     int rc = -1;
     if (!job)
         return fail(err, errlen, "out of memory");
@@ -625,6 +625,8 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
         .inspect_pid = ins ? ins->pid : 0,
         .inspect_at = ins ? ins->at : 0,
         .inputs_hash = "",
+        .expect = o->expect,
+        .property = o->property,
     };
     timing("start");
     c->phase = PH_LOCK; /* invariant 1 */

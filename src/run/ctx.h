@@ -71,6 +71,8 @@ struct run_opts {
     unsigned snap_holes; /* SNAP_HOLE_*: tests only */
     uint64_t max_trace_mb, max_disk_mb; /* disk limits (src/run/limits.h; 0: defaults) */
     double spin_limit_s; /* no step for this long (wall time): outcome spin; 0: off */
+    char **expect;        /* properties: --expect strings (NULL: none) */
+    const char *property; /* properties: --property command (NULL: none) */
 };
 
 /* An inspection (cat, shell): run to step `at`, freeze the guest's

@@ -45,3 +45,41 @@ char *job_encode(char **argv, char **env, const char *cwd, size_t *len)
     *len = (size_t)(p - buf);
     return buf;
 }
+
+char *job_encode_props(char **argv, char **env, const char *cwd, const char *property,
+                       char **expect, size_t *len)
+{
+    size_t nf = 0, extra = 13 + 24 + (property ? strlen(property) : 0) + 1;
+    for (size_t i = 0; expect && expect[i]; i++)
+        if (!strncmp(expect[i], "file:", 5)) {
+            nf++;
+            extra += strlen(expect[i]) + 1;
+        }
+    size_t base = 0;
+    char *job = job_encode(argv, env, cwd, &base);
+    if (!job || (!property && !nf)) {
+        *len = base;
+        return job;
+    }
+    char *buf = realloc(job, base + extra), *p;
+    if (!buf) {
+        free(job);
+        return NULL;
+    }
+    p = buf + base;
+    char num[24];
+    put(&p, "REWINDPROPS1");
+    put(&p, property ? property : "");
+    snprintf(num, sizeof(num), "%zu", nf);
+    put(&p, num);
+    for (size_t i = 0; expect && expect[i]; i++)
+        if (!strncmp(expect[i], "file:", 5)) {
+            const char *path = expect[i] + 5, *t = strchr(path, '~');
+            size_t l = t ? (size_t)(t - path) : strlen(path);
+            memcpy(p, path, l);
+            p[l] = 0;
+            p += l + 1;
+        }
+    *len = (size_t)(p - buf);
+    return buf;
+}

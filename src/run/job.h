@@ -11,4 +11,12 @@
 /* Encode; returns a malloc'd buffer and its length in *len, or NULL. */
 char *job_encode(char **argv, char **env, const char *cwd, size_t *len);
 
+/* The same, then, only when there are properties for init to serve (a
+ * property command or a file expectation; otherwise the bytes are those of
+ * job_encode): "REWINDPROPS1\0", the property command (or "") "\0", the
+ * count of files "\0", and each file's path "\0" (the PATH of every
+ * "file:PATH~ERE" in expect, in order). */
+char *job_encode_props(char **argv, char **env, const char *cwd, const char *property,
+                       char **expect, size_t *len);
+
 #endif

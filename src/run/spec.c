@@ -61,6 +61,10 @@ char *spec_to_json(const struct run_spec *s)
         json_object_set_new(i, "inputs", json_string(s->inputs_hash ? s->inputs_hash : ""));
         json_object_set_new(o, "inspect", i);
     }
+    if (s->expect && s->expect[0]) /* absent when none: old ids unchanged */
+        json_object_set_new(o, "expect", strv(s->expect));
+    if (s->property)
+        json_object_set_new(o, "property", json_string(s->property));
     if (s->test_holes) /* absent when 0, so ordinary ids never depend on it */
         json_object_set_new(o, "test_holes", json_integer((json_int_t)s->test_holes));
     char *out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);

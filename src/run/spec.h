@@ -32,6 +32,11 @@ struct run_spec {
     const char *inspect_kind; /* NULL: none */
     uint64_t inspect_pid, inspect_at;
     const char *inputs_hash;
+    /* Properties (docs/tutorials/properties.md): --expect strings and the
+     * --property command; absent from the JSON when none, so ids of runs
+     * without properties are unchanged. */
+    char **expect;        /* NULL-terminated, or NULL */
+    const char *property; /* NULL: none */
 };
 
 /* Parse a spec's "perturb" array into s (seed not set). 0, or -1 if malformed. */

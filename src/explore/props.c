@@ -1,0 +1,334 @@
+/* props: see props.h. */
+#include "explore/props.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "home/paths.h"
+#include "trace/trace.h"
+#include "util/check.h"
+#include "util/fail.h"
+
+#define fail util_fail
+
+#define TAG_OUT "rewind-init:property-output\n"
+#define TAG_EXIT "rewind-init:property-exit\n"
+#define TAG_FILE "rewind-init:file:"
+#define TAG_MISSING "rewind-init:file-missing:"
+
+static const char *const outcome_words[] = {"exited",      "not-found", "not-executable",
+                                            "init-failed", "panic",     "guest-error",
+                                            "stalled",     "timeout",   "stopped"};
+
+static int compile(regex_t *re, const char *ere, char *why, size_t whylen)
+{
+    int rc = regcomp(re, ere, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
+    if (rc != 0) {
+        char m[200];
+        regerror(rc, re, m, sizeof(m));
+        return fail(why, whylen, "bad regular expression: %s", m);
+    }
+    return 0;
+}
+
+int explore_prop_valid(const char *s, char *why, size_t whylen)
+{
+    regex_t re;
+    if (!strncmp(s, "exit=", 5)) {
+        char *end;
+        long v = strtol(s + 5, &end, 10);
+        if (!s[5] || *end || v < 0 || v > 255)
+            return fail(why, whylen, "exit= needs a status from 0 to 255");
+        return 0;
+    }
+    if (!strncmp(s, "outcome=", 8)) {
+        for (size_t i = 0; i < sizeof(outcome_words) / sizeof(*outcome_words); i++)
+            if (!strcmp(s + 8, outcome_words[i]))
+                return 0;
+        return fail(why, whylen,
+                    "outcome= needs one of exited, timeout, panic, guest-error, "
+                    "stalled, not-found, not-executable, init-failed");
+    }
+    const char *ere = NULL;
+    if (!strncmp(s, "output~", 7)) {
+        ere = s + 7;
+    } else if (!strncmp(s, "file:", 5)) {
+        const char *t = strchr(s + 5, '~');
+        if (s[5] != '/' || !t || t == s + 6)
+            return fail(why, whylen, "file: needs an absolute path, '~' and a regex");
+        ere = t + 1;
+    } else {
+        return fail(why, whylen,
+                    "expected exit=N, outcome=WORD, 'output~ERE' or "
+                    "'file:/PATH~ERE'");
+    }
+    if (compile(&re, ere, why, whylen) < 0)
+        return -1;
+    regfree(&re);
+    return 0;
+}
+
+/* A growing byte buffer, capped at PROPS_OUTPUT_MAX (invariant 3). */
+struct text {
+    char *b;
+    size_t n, cap;
+    int found; /* a record for it was seen */
+};
+
+static void text_add(struct text *t, const uint8_t *p, size_t n)
+{
+    t->found = 1;
+    if (t->n + n > PROPS_OUTPUT_MAX)
+        n = PROPS_OUTPUT_MAX - t->n;
+    if (t->n + n + 1 > t->cap) {
+        size_t cap = (t->n + n + 1) * 2;
+        char *nb = realloc(t->b, cap);
+        if (!nb)
+            return;
+        t->b = nb;
+        t->cap = cap;
+    }
+    memcpy(t->b + t->n, p, n);
+    t->n += n;
+}
+
+/* NUL-terminated for regexec; a NUL inside becomes '\n'. */
+static const char *text_str(struct text *t)
+{
+    text_add(t, (const uint8_t *)"", 0);
+    if (!t->b)
+        return "";
+    for (size_t i = 0; i < t->n; i++)
+        if (!t->b[i])
+            t->b[i] = '\n';
+    t->b[t->n] = 0;
+    return t->b;
+}
+
+static int matches(const char *ere, struct text *t)
+{
+    regex_t re;
+    char why[8];
+    if (compile(&re, ere, why, sizeof(why)) < 0)
+        return 0;
+    int m = regexec(&re, text_str(t), 0, NULL, 0) == 0;
+    regfree(&re);
+    return m;
+}
+
+static int has_tag(const struct trace_entry *e, const char *tag)
+{
+    size_t l = strlen(tag);
+    return e->payload_len >= l && !memcmp(e->payload, tag, l);
+}
+
+/* "rewind-init:file:I\n": I, or -1 (bad or out of [0, nfiles)). */
+static long file_index(const struct trace_entry *e, const char *tag, size_t nfiles, size_t *skip)
+{
+    size_t l = strlen(tag), i = l;
+    long v = 0;
+    while (i < e->payload_len && i < l + 6 && e->payload[i] >= '0' && e->payload[i] <= '9')
+        v = v * 10 + (e->payload[i++] - '0');
+    if (i == l || i >= e->payload_len || e->payload[i] != '\n' || (size_t)v >= nfiles)
+        return -1;
+    *skip = i + 1;
+    return v;
+}
+
+int explore_props_judge(const char *home, const char *name, struct rw_prop_verdict *v, int max,
+                        int *n, char *err, size_t errlen)
+{
+    char path[4200];
+    json_error_t je;
+    *n = 0;
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "manifest.json") < 0)
+        return fail(err, errlen, "bad run name %s", name);
+    json_t *m = json_load_file(path, 0, &je);
+    if (!m)
+        return fail(err, errlen, "run %s has no readable manifest", name);
+    json_t *spec = json_object_get(m, "spec");
+    json_t *ex = json_object_get(spec, "expect");
+    json_t *pr = json_object_get(spec, "property");
+    const char *outcome = json_string_value(json_object_get(m, "outcome"));
+    json_int_t code = json_integer_value(json_object_get(m, "exit_code"));
+    uint64_t steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
+    size_t nex = json_is_array(ex) ? json_array_size(ex) : 0, nfiles = 0;
+    int want_output = 0;
+    for (size_t i = 0; i < nex; i++) {
+        const char *s = json_string_value(json_array_get(ex, i));
+        if (!s || explore_prop_valid(s, path, sizeof(path)) < 0) {
+            json_decref(m);
+            return fail(err, errlen, "run %s: its spec has a bad property", name);
+        }
+        nfiles += !strncmp(s, "file:", 5);
+        want_output |= !strncmp(s, "output~", 7);
+    }
+    if (!nex && !json_is_string(pr)) {
+        json_decref(m);
+        return 0;
+    }
+    /* Read the trace once: the output, and rewind-init's marks. */
+    struct text out = {0}, pout = {0}, *files = calloc(nfiles + 1, sizeof(struct text));
+    char(*missing)[200] = calloc(nfiles + 1, sizeof(*missing));
+    uint64_t exit_step = 0, last = 0, *file_step = calloc(nfiles + 1, sizeof(uint64_t));
+    long pexit = -1;
+    struct trace_reader r;
+    int rc = -1;
+    if (!files || !missing || !file_step) {
+        fail(err, errlen, "out of memory");
+        goto out;
+    }
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
+        trace_open_read(&r, path) != 0) {
+        fail(err, errlen, "run %s has no readable trace", name);
+        goto out;
+    }
+    struct trace_entry e;
+    while (trace_next(&r, &e) == 1) {
+        last = e.step;
+        if (e.rec.kind == REWIND_REC_OUTPUT && want_output) {
+            text_add(&out, e.payload, e.payload_len);
+        } else if (e.rec.kind == REWIND_REC_MARK && e.rec.pid == 1) { /* invariant 2 */
+            size_t skip = 0;
+            long fi;
+            if (has_tag(&e, TAG_OUT)) {
+                text_add(&pout, e.payload + strlen(TAG_OUT), e.payload_len - strlen(TAG_OUT));
+            } else if (has_tag(&e, TAG_EXIT)) {
+                char num[16];
+                size_t l = e.payload_len - strlen(TAG_EXIT);
+                snprintf(num, sizeof(num), "%.*s", (int)(l < 15 ? l : 15),
+                         (const char *)e.payload + strlen(TAG_EXIT));
+                pexit = strtol(num, NULL, 10);
+                exit_step = e.step;
+            } else if ((fi = file_index(&e, TAG_FILE, nfiles, &skip)) >= 0) {
+                text_add(&files[fi], e.payload + skip, e.payload_len - skip);
+                file_step[fi] = e.step;
+            } else if ((fi = file_index(&e, TAG_MISSING, nfiles, &skip)) >= 0) {
+                snprintf(missing[fi], sizeof(missing[fi]), "%.*s", (int)(e.payload_len - skip),
+                         (const char *)e.payload + skip);
+                file_step[fi] = e.step;
+                files[fi].found = 1;
+            }
+        }
+    }
+    trace_close_read(&r);
+    if (steps > last + 1 || !steps)
+        steps = last; /* the manifest's steps is untrusted */
+    int exited = outcome && !strcmp(outcome, "exited");
+    size_t fi = 0;
+    for (size_t i = 0; i < nex && *n < max; i++) {
+        const char *s = json_string_value(json_array_get(ex, i));
+        struct rw_prop_verdict *pv = &v[(*n)++];
+        memset(pv, 0, sizeof(*pv));
+        snprintf(pv->what, sizeof(pv->what), "%s", s);
+        pv->step = steps;
+        pv->reached = 1;
+        if (!strncmp(s, "exit=", 5)) {
+            pv->passed = exited && code == strtol(s + 5, NULL, 10);
+            if (exited)
+                snprintf(pv->detail, sizeof(pv->detail), "exit %d", (int)code);
+            else
+                snprintf(pv->detail, sizeof(pv->detail), "%s", outcome ? outcome : "no outcome");
+        } else if (!strncmp(s, "outcome=", 8)) {
+            pv->passed = outcome && !strcmp(outcome, s + 8);
+            snprintf(pv->detail, sizeof(pv->detail), "%s", outcome ? outcome : "no outcome");
+        } else if (!strncmp(s, "output~", 7)) {
+            pv->passed = matches(s + 7, &out);
+            snprintf(pv->detail, sizeof(pv->detail), "%s in %zu bytes of output",
+                     pv->passed ? "matches" : "no match", out.n);
+        } else {
+            struct text *t = &files[fi];
+            const char *ere = strchr(s + 5, '~') + 1;
+            pv->reached = t->found;
+            if (t->found)
+                pv->step = file_step[fi];
+            if (!t->found)
+                snprintf(pv->detail, sizeof(pv->detail), "not read (the run ended before)");
+            else if (missing[fi][0])
+                snprintf(pv->detail, sizeof(pv->detail), "cannot read it: %s", missing[fi]);
+            else
+                pv->passed = matches(ere, t);
+            if (t->found && !missing[fi][0])
+                snprintf(pv->detail, sizeof(pv->detail), "%s in %zu bytes",
+                         pv->passed ? "matches" : "no match", t->n);
+            fi++;
+        }
+    }
+    if (json_is_string(pr) && *n < max) {
+        struct rw_prop_verdict *pv = &v[(*n)++];
+        memset(pv, 0, sizeof(*pv));
+        snprintf(pv->what, sizeof(pv->what), "property: %s", json_string_value(pr));
+        pv->reached = pexit >= 0;
+        pv->passed = pexit == 0;
+        pv->step = pexit >= 0 ? exit_step : steps;
+        if (pexit < 0)
+            snprintf(pv->detail, sizeof(pv->detail), "did not run (the run ended before)");
+        else
+            snprintf(pv->detail, sizeof(pv->detail), "exit %ld%s%.*s", pexit,
+                     pout.n ? ", output: " : "", (int)(pout.n < 120 ? pout.n : 120),
+                     text_str(&pout));
+        for (char *c = pv->detail; *c; c++)
+            if (*c == '\n')
+                *c = ' ';
+    }
+    rc = 0;
+out:
+    for (size_t i = 0; files && i < nfiles; i++)
+        free(files[i].b);
+    free(files);
+    free(missing);
+    free(file_step);
+    free(out.b);
+    free(pout.b);
+    json_decref(m);
+    return rc;
+}
+
+uint64_t explore_trace_last_step(const char *home, const char *name)
+{
+    char path[4200];
+    struct trace_reader r;
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
+        trace_open_read(&r, path) != 0)
+        return 0;
+    struct trace_entry e;
+    uint64_t last = 0;
+    while (trace_next(&r, &e) == 1)
+        if (e.step > last)
+            last = e.step;
+    trace_close_read(&r);
+    return last;
+}
+
+void explore_wilson(uint64_t k, uint64_t n, double *lo, double *hi)
+{
+    RW_ASSERT(k <= n);
+    if (!n) {
+        *lo = 0;
+        *hi = 1;
+        return;
+    }
+    const double z = 1.959963984540054, z2 = z * z;
+    double dn = (double)n, p = (double)k / dn;
+    double den = 1 + z2 / dn, mid = (p + z2 / (2 * dn)) / den;
+    double half = z * sqrt(p * (1 - p) / dn + z2 / (4 * dn * dn)) / den;
+    *lo = mid - half < 0 ? 0 : mid - half;
+    *hi = mid + half > 1 ? 1 : mid + half;
+}
+
+int rw_props_judge(rw_home *h, const char *ref, struct rw_prop_verdict *v, int max, int *n,
+                   struct rw_error *err)
+{
+    char name[RW_ID_MAX];
+    if (rw_resolve(h, ref, name, err) < 0)
+        return -1;
+    if (explore_props_judge(rw_home_path(h), name, v, max, n, err->msg, sizeof(err->msg)) < 0) {
+        err->code = RW_EINTERNAL;
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,184 @@
+# Properties (docs/tutorials/properties.md): --expect and --property judge a
+# run from outside; check judges every schedule by them, keeps going,
+# counts failures from a step, and reports per property.
+
+mf() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+    "$REWIND_HOME/runs/$1/manifest.json" "$2"; }
+
+# A bug that leaves the output unchanged: the job prints "saved" either way,
+# but the buggy one stores the wrong count and exits 3.
+GOOD='echo saved; echo 2 > /tmp/count'
+BUG='echo saved; echo 1 > /tmp/count; exit 3'
+
+test_expect_exit_catches_a_silent_bug() {
+    run_rw g run --root "$ROOT" --expect exit=0 --expect 'output~^saved$' -- sh -c "$GOOD"
+    expect_rc 0
+    expect_grep g.err 'property exit=0: passed (exit 0)'
+    expect_grep g.err 'property output~^saved$: passed'
+    run_rw b run --root "$ROOT" --expect exit=0 --expect 'output~^saved$' -- sh -c "$BUG"
+    expect_rc 3
+    expect_grep b.err 'property exit=0: FAILED (exit 3)'
+    expect_grep b.err 'property output~^saved$: passed'
+    cmp -s g.out b.out || fail "the two jobs' output differs: the bug is not silent"
+    # properties are part of the spec: another id than the same job without
+    run_rw n run --root "$ROOT" -- sh -c "$BUG"
+    [ "$(run_id n.err)" != "$(run_id b.err)" ] || fail "--expect did not change the spec"
+    python3 -c 'import json,sys; assert "expect" not in json.load(open(sys.argv[1]))["spec"]' \
+        "$REWIND_HOME/runs/$(run_id n.err)/manifest.json" || fail "a spec without properties has expect"
+    # show prints them and their verdicts; its command line recreates the run
+    run_rw s show "$(run_id b.err)"
+    expect_rc 0
+    expect_grep s.out "--expect exit=0"
+    expect_grep s.out 'property exit=0: FAILED (exit 3)'
+}
+
+test_property_command_and_file_catch_a_silent_bug() {
+    local P='test "$(cat /tmp/count)" = 2'
+    run_rw g run --root "$ROOT" --property "$P" --expect 'file:/tmp/count~^2$' -- sh -c "$GOOD"
+    expect_rc 0
+    expect_grep g.err "property property: $P: passed (exit 0)"
+    expect_grep g.err 'property file:/tmp/count~^2$: passed'
+    run_rw b run --root "$ROOT" --property "echo checked; $P" --expect 'file:/tmp/count~^2$' \
+        -- sh -c 'echo saved; echo 1 > /tmp/count'
+    expect_rc 1
+    expect_grep b.err "property property: .*: FAILED (exit 1, output: checked"
+    expect_grep b.err 'property file:/tmp/count~^2$: FAILED (no match'
+    cmp -s g.out b.out || fail "the jobs' output differs ($(cat b.out))"
+    expect_no_grep b.out checked # the property's output is kept apart
+    # a file that does not exist, and a property whose run is replayed
+    run_rw m run --root "$ROOT" --expect 'file:/nonexistent~x' -- true
+    expect_rc 1
+    expect_grep m.err 'property file:/nonexistent~x: FAILED (cannot read it: No such file'
+    run_rw r replay "$(run_id b.err)"
+    expect_rc 0
+    # bad properties: one clear line, exit 2
+    run_rw u run --root "$ROOT" --expect 'exit=x' -- true
+    expect_rc 2
+    run_rw u run --root "$ROOT" --expect 'output~(' -- true
+    expect_rc 2
+    expect_grep u.err 'bad regular expression'
+}
+
+test_check_judges_schedules_by_properties() {
+    run_rw c check --schedules 64 -j 2 --json --root "$ROOT" --expect exit=0 \
+        --expect 'output~^sum ' -- /usr/bin/pool
+    [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err) $(cat c.out)"
+    python3 - c.out > ids <<'PY' || fail "report: $(cat c.out)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["found"] and r["narrowed"] and r["judged_by_properties"], r
+assert r["failing_run"]["fails"].startswith("exit=0"), r
+ps = {p["property"]: p for p in r["properties"]}
+e = ps["exit=0"]
+assert e["failed"] >= 1 and e["first_failing_run"] and e["reached"] == e["passed"] + e["failed"], e
+print(r["passing_run"]["id"], r["failing_run"]["id"], e["first_failing_run"])
+PY
+    read -r pass failr first < ids
+    run_rw q replay "$failr"
+    [ "$RC" -eq 0 ] || fail "the failing run does not replay: $(cat q.out)"
+    run_rw s show "$failr"
+    expect_grep s.out 'property exit=0: FAILED'
+    run_rw s show "$pass"
+    expect_grep s.out 'property exit=0: passed'
+}
+
+test_check_schedule0_fails_its_property() {
+    run_rw c check --schedules 4 --root "$ROOT" --property 'test -e /tmp/done' -- true
+    expect_rc 1
+    expect_grep c.out '^schedule 0 itself fails: property: test -e /tmp/done: exit 1'
+    run_rw k check --schedules 4 --root "$ROOT" --property 'test -e /tmp/done' -- touch /tmp/done
+    expect_rc 0
+    expect_grep k.out '^no failure: schedule 0 and 4 schedules pass every property'
+    expect_grep k.out 'ok  *property: test -e /tmp/done: reached 5, passed 5, failed 0'
+}
+
+test_check_from_step_counts_failures() {
+    run_rw a run --root "$ROOT" --expect exit=0 -- /usr/bin/pool
+    expect_rc 0
+    local id steps; id=$(run_id a.err); steps=$(steps_of a.err)
+    local js; js=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"])' \
+        "$REWIND_HOME/runs/$id/manifest.json")
+    run_rw c check --from "$id:$((steps / 4))" --keep-going --schedules 16 --root x
+    expect_rc 2 # --from takes no run options
+    run_rw c check --from "$id:$((steps / 4))" --keep-going --schedules 16 -j 2
+    [ "$RC" -le 1 ] || fail "check --from: exit $RC: $(tail -n 3 c.err)"
+    expect_grep c.out '^failures: [0-9]* of 16 schedules ([0-9.]*%), 95% interval [0-9.]*%\.\.[0-9.]*%$'
+    [ "$(grep -c '^rewind: check: schedule [0-9]* ' c.err)" -eq 16 ] ||
+        fail "not 16 schedules: $(grep -c 'check: schedule' c.err)"
+    run_rw d check --from "$id:$((js + 10))" --schedules 2
+    expect_rc 2
+    expect_grep d.err "is not inside run"
+}
+
+test_check_is_a_record_and_ls_groups_it() {
+    run_rw c check --schedules 3 -j 2 --root "$ROOT" -- /usr/bin/handoff
+    expect_rc 0
+    local cid; cid=$(sed -n 's/^check \([0-9a-f]*\) kept: .*/\1/p' c.out)
+    [ -n "$cid" ] || fail "check printed no record id: $(cat c.out)"
+    run_rw k checks
+    expect_rc 0
+    [ "$(grep -c "^$cid " k.out)" -eq 1 ] || fail "checks: $(cat k.out)"
+    expect_grep k.out "^$cid .* 3  *0  no difference"
+    run_rw kj checks --json
+    python3 -c 'import json,sys; l=json.load(open(sys.argv[1])); assert len(l)==1 and l[0]["tried"]==3 and l[0]["runs"]==3, l' \
+        kj.out || fail "checks --json: $(cat kj.out)"
+    run_rw s show "$cid"
+    expect_rc 0
+    expect_grep s.out "^check: *$cid"
+    expect_grep s.out '^schedules: 3 tried of 3'
+    # ls: the schedule-0 run and one line for the check, not its 3 runs
+    run_rw l ls
+    expect_rc 0
+    [ "$(grep -c 'handoff' l.out)" -eq 1 ] || fail "ls lists the check's runs: $(cat l.out)"
+    expect_grep l.out "^  check $cid: 3 schedules, 0 failing"
+    run_rw la ls --all
+    [ "$(grep -c 'handoff' la.out)" -eq 4 ] || fail "ls --all: $(cat la.out)"
+    run_rw lj ls --json
+    python3 -c 'import json,sys; l=json.load(open(sys.argv[1])); assert [x.get("kind") for x in l].count("check")==1 and len(l)==2, l' \
+        lj.out || fail "ls --json: $(cat lj.out)"
+    # the same check again keeps one record; a corrupt record is skipped
+    echo '{' > "$REWIND_HOME/checks/0123456789abcdef.json"
+    run_rw k2 checks
+    expect_rc 0
+    [ "$(grep -c '^[0-9a-f]\{16\} ' k2.out)" -eq 1 ] || fail "checks with a corrupt record: $(cat k2.out)"
+    run_rw s2 show 0123456789abcdef
+    [ "$RC" -ne 0 ] || fail "show of a corrupt check succeeded"
+}
+
+# An `always` asserted from inside (guest/sdk/rewind.h) fails in some
+# schedules of 32: check finds it, narrows it, and the failing run replays
+# to the same failure. The output is "done" either way.
+test_check_finds_a_failing_always() {
+    run_rw c check --schedules 32 -j 2 --json --root "$ROOT" -- /usr/bin/props_always
+    [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err) $(cat c.out)"
+    python3 - c.out > ids <<'PY' || fail "report: $(cat c.out)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["found"] and r["schedule"] > 0 and r["judged_by_properties"], r
+assert r["failing_run"]["fails"].startswith('always "no update is lost" failed at step'), r
+assert r["narrowed"], r
+ps = {p["property"]: p for p in r["properties"]}
+a = ps['always "no update is lost"']
+assert a["kind"] == "always" and a["failed"] >= 1 and a["first_failing_run"], a
+assert r["passing_run"]["outcome"] == "exited" and r["passing_run"]["exit_code"] == 0
+print(r["failing_run"]["id"], r["passing_run"]["id"])
+PY
+    read -r failr pass < ids
+    run_rw q replay "$failr"
+    [ "$RC" -eq 0 ] || fail "the failing run does not replay: $(cat q.out q.err)"
+    run_rw a asserts "$failr"
+    expect_grep a.out 'no update is lost'
+    run_rw s check --run "$failr" --schedules 1
+    [ "$RC" -eq 2 ] || [ "$RC" -eq 125 ] || fail "check --run of a perturbed run: exit $RC"
+}
+
+# The fixed program: the always holds in every schedule, and the sometimes
+# ("an update is lost") is never true: a failure of its own, exit 1.
+test_unmet_sometimes_fails_the_check() {
+    run_rw c check --schedules 4 -j 2 --root "$ROOT" -- /usr/bin/props_always fixed
+    expect_rc 1
+    expect_grep c.out '^no failure: schedule 0 and 4 schedules pass every property'
+    expect_grep c.out 'FAILED sometimes "an update is lost": reached 5, passed 0, failed 0; never true in any run'
+    expect_grep c.out 'ok  *always "no update is lost": reached 5, passed 5, failed 0'
+    expect_grep c.out '^check fails: 1 assertions were never met'
+}

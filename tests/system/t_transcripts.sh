@@ -1,0 +1,29 @@
+# Transcripts: every transcript in docs/tutorials is what its script prints
+# now (tools/transcripts.sh --check), so a stale tutorial fails the suite.
+
+test_tutorial_transcripts_are_current() {
+    "$TOP/tools/transcripts.sh" --check >tx.out 2>tx.err
+    local rc=$?
+    [ $rc -eq 0 ] || fail "transcripts.sh --check: exit $rc: $(head -c 1500 tx.out) $(tail -n 3 tx.err)"
+}
+
+# Negative twin: a transcript edited by hand is found stale, and its diff
+# names it; a rewrite brings it back.
+test_a_stale_transcript_fails_the_check() {
+    mkdir -p docs/tutorials/transcripts
+    printf '<!-- transcript: stale -->\n```\n$ echo hi\nhello\n```\n' > t.md
+    cp "$TOP/docs/tutorials/transcripts/lib.sh" docs/tutorials/transcripts/
+    # the script lives in the tree the tool reads: a private copy of it
+    mkdir -p tools && cp "$TOP/tools/transcripts.sh" tools/
+    printf 'source "$TX_LIB"\ntx echo hi\n' > docs/tutorials/transcripts/stale.sh
+    set +e
+    tools/transcripts.sh --check t.md > c.out 2> c.err
+    local rc=$?
+    set -e
+    [ $rc -eq 1 ] || fail "a stale transcript: exit $rc, expected 1: $(cat c.out c.err)"
+    expect_grep c.out '^-hello$'
+    expect_grep c.out '^+hi$'
+    tools/transcripts.sh t.md > w.out 2> w.err || fail "rewrite: $(cat w.err)"
+    tools/transcripts.sh --check t.md > c2.out 2> c2.err || fail "still stale after a rewrite: $(cat c2.out)"
+    expect_file t.md "$(printf '<!-- transcript: stale -->\n```\n$ echo hi\nhi\n```')"
+}

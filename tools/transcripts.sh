@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# transcripts.sh [--check] [FILE...]: keep the transcripts in markdown files
+# real (docs/tutorials/README.md says how to write one).
+#
+# In a markdown file (default: docs/tutorials/*.md) a transcript is a line
+# `<!-- transcript: ID -->` followed by a fenced code block. The script
+# docs/tutorials/transcripts/ID.sh prints exactly that block's content: its
+# `$ cmd` lines and their real output, made host- and time-independent by
+# docs/tutorials/transcripts/lib.sh (run ids, wall times). Without --check
+# each block is rewritten with what its script prints now; with --check
+# nothing is written, and any difference is printed as a diff and makes the
+# exit status 1. Exit status 2: bad usage, a missing script, a transcript
+# line not followed by a fenced block, or a script that failed.
+#
+# Each script runs in a fresh directory with a fresh REWIND_HOME, with
+# REWIND (the rewind binary: $REWIND_UNDER_TEST, else build/rewind) and
+# ROOT (build/roots/test.erofs) in its environment. Needs KVM: run it the
+# way the system tests run (tests/system/t_transcripts.sh).
+#
+# Invariants:
+#  1. A file is rewritten only when a block differs, and atomically (a
+#     temporary file renamed over it): an interrupted run leaves it whole.
+#  2. Only the content between the fences changes; every other byte of the
+#     file is kept.
+set -uo pipefail
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+check=0
+files=()
+for a in "$@"; do
+    case "$a" in
+    --check) check=1 ;;
+    -h | --help)
+        sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    -*) echo "transcripts.sh: unknown option $a (see --help)" >&2; exit 2 ;;
+    *) files+=("$a") ;;
+    esac
+done
+if [ ${#files[@]} -eq 0 ]; then
+    shopt -s nullglob
+    files=("$TOP"/docs/tutorials/*.md)
+fi
+export REWIND=${REWIND_UNDER_TEST:-$TOP/build/rewind}
+export ROOT=${TRANSCRIPT_ROOT:-$TOP/build/roots/test.erofs}
+export TX_LIB=$TOP/docs/tutorials/transcripts/lib.sh
+work=$(mktemp -d "${TMPDIR:-/tmp}/transcripts.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# run_script ID OUT: run ID.sh in a fresh directory and home; output to OUT.
+run_script() {
+    local id=$1 out=$2 s="$TOP/docs/tutorials/transcripts/$1.sh"
+    [ -f "$s" ] || { echo "transcripts.sh: no script $s" >&2; return 2; }
+    local d="$work/$id"
+    rm -rf "$d"; mkdir -p "$d/home"
+    if ! (cd "$d" && REWIND_HOME="$d/home" TX_IDS="$d/ids" bash "$s") >"$out" 2>"$d/stderr"; then
+        echo "transcripts.sh: $s failed: $(tail -n 3 "$d/stderr" | tr '\n' '|')" >&2
+        return 2
+    fi
+}
+
+status=0
+for f in "${files[@]}"; do
+    [ -f "$f" ] || { echo "transcripts.sh: no such file $f" >&2; exit 2; }
+    ids=$(python3 - "$f" <<'PY'
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+for i, l in enumerate(lines):
+    m = re.fullmatch(r"<!-- transcript: ([A-Za-z0-9_-]+) -->", l.strip())
+    if m:
+        if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
+            sys.exit("%s:%d: a transcript line must be followed by a fenced block" % (sys.argv[1], i + 1))
+        print(m.group(1))
+PY
+    ) || exit 2
+    [ -n "$ids" ] || continue
+    for id in $ids; do
+        run_script "$id" "$work/$id.out" || exit 2
+    done
+    python3 - "$f" "$work" "$check" <<'PY'
+import os, re, sys, difflib
+path, work, check = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+text = open(path, encoding="utf-8").read()
+lines = text.split("\n")
+out, i, differ = [], 0, False
+while i < len(lines):
+    l = lines[i]
+    out.append(l)
+    m = re.fullmatch(r"<!-- transcript: ([A-Za-z0-9_-]+) -->", l.strip())
+    i += 1
+    if not m:
+        continue
+    fence = lines[i]
+    out.append(fence)
+    j = i + 1
+    while j < len(lines) and lines[j].strip() != "```":
+        j += 1
+    if j >= len(lines):
+        sys.exit("%s: transcript %s: its block never ends" % (path, m.group(1)))
+    old = lines[i + 1:j]
+    new = open(os.path.join(work, m.group(1) + ".out"), encoding="utf-8").read().rstrip("\n").split("\n")
+    if old != new:
+        differ = True
+        sys.stdout.writelines(difflib.unified_diff(
+            [x + "\n" for x in old], [x + "\n" for x in new],
+            "%s (%s, written)" % (path, m.group(1)), "%s (%s, now)" % (path, m.group(1))))
+    out.extend(new)
+    out.append(lines[j])
+    i = j + 1
+if differ and not check:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(out))
+    os.replace(tmp, path)  # invariant 1
+    print("%s: rewritten" % path)
+sys.exit(1 if differ and check else 0)
+PY
+    rc=$?
+    [ $rc -eq 0 ] || status=$rc
+done
+exit $status
