@@ -11,7 +11,7 @@ const state = { run: null, step: 0, cmp: null, summary: null, runs: [] };
 const tl = new Timeline($('timeline'));
 const cmpTl = new Timeline($('cmp-timeline'));
 const timings = { start: performance.now(), firstPaint: null, moves: [] };
-let atSeq = 0, laneSeq = 0, newRun = null;
+let laneSeq = 0, newRun = null;
 
 function status(msg) { $('status').textContent = msg; }
 function esc(s) { return String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c])); }
@@ -156,7 +156,6 @@ document.addEventListener('keydown', (e) => {
 $('step').addEventListener('change', () => moveTo(Number($('step').value), true));
 
 // ---- the playhead and what it shows ----
-let atTimer = null;
 function moveTo(step, follow) {
   if (!state.summary) return Promise.resolve();
   step = Math.max(0, Math.min(tl.steps, Math.round(step)));
@@ -170,11 +169,30 @@ function moveTo(step, follow) {
   $('step').value = step;
   $('at-step').textContent = step;
   writeHash();
-  const t0 = performance.now();
-  clearTimeout(atTimer);
-  return new Promise((resolve) => {
-    atTimer = setTimeout(() => showAt(step, t0).then(resolve, resolve), dragging ? 40 : 0);
-  });
+  return requestAt(step, performance.now());
+}
+
+// One request for the panes in flight at a time: moves made meanwhile (a
+// drag) collapse into the newest, so the server never works for a step the
+// playhead has already left.
+let atWant = null, atBusy = false, atWaiters = [];
+function requestAt(step, t0) {
+  atWant = { step, t0 };
+  const p = new Promise((resolve) => atWaiters.push(resolve));
+  if (!atBusy) pumpAt();
+  return p;
+}
+async function pumpAt() {
+  atBusy = true;
+  while (atWant) {
+    const w = atWant;
+    atWant = null;
+    try { await showAt(w.step, w.t0); } catch (err) { status(err.message); }
+  }
+  atBusy = false;
+  const ws = atWaiters;
+  atWaiters = [];
+  ws.forEach((r) => r());
 }
 
 function describeHere(at) {
@@ -188,12 +206,11 @@ function describeHere(at) {
 }
 
 async function showAt(step, t0) {
-  const seq = ++atSeq;
   const at = await get(`run/${state.run}/at`, { step });
-  if (seq !== atSeq) return;
   $('event').innerHTML = describeHere(at);
   const log = $('log');
   log.textContent = at.log;
+  $('log-note').textContent = at.log_total > at.log.length ? `the last 64 KiB of ${at.log_total} bytes` : '';
   log.scrollTop = log.scrollHeight;
   $('ps').innerHTML = at.ps.map((p) => `<div>${'  '.repeat(p.depth)}${p.pid} ${esc(p.argv || '?')}${p.threads > 1 ? ` (${p.threads} threads)` : ''}</div>`).join('');
   const files = Object.entries(at.files);
@@ -268,7 +285,10 @@ $('cmp-select').addEventListener('change', (e) => setCompare(e.target.value));
 // ---- opening a run ----
 async function openRun(id, step, from = null, to = null) {
   status('loading ' + id);
-  const s = await get(`run/${id}/summary`);
+  // the summary brings the whole run's buckets from the same pass: one
+  // request for the first paint
+  const n = Math.max(50, Math.min(4096, Math.floor(tl.plotW)));
+  const s = await get(`run/${id}/summary`, { n });
   state.run = s.run.id;
   state.summary = s;
   tl.lanes = s.lanes; tl.marks = s.marks; tl.steps = Math.max(1, s.steps);
@@ -278,7 +298,12 @@ async function openRun(id, step, from = null, to = null) {
   $('title').textContent = `${s.run.id} · ${s.run.command} · ${s.run.outcome}:${s.run.exit_code} · ${s.steps} steps, ${s.events} events`;
   $('legend').textContent = 'green exec · blue output · purple fork · orange exit · red signal/failed exit · grey open · yellow playhead · dashed red: where the compared run parts';
   document.querySelectorAll('#runs [data-id]').forEach((d) => d.classList.toggle('open', d.dataset.id === state.run));
-  await fetchLanes();
+  if (s.view && tl.from === 0 && tl.to === s.view.to) {
+    tl.data = s.view;
+    tl.draw();
+    $('range').textContent = `steps 0–${tl.to} of ${tl.steps}` + (s.view.exact ? '' : ` (${s.view.count} events in ${s.view.n} buckets)`);
+    if (timings.firstPaint === null) timings.firstPaint = performance.now();
+  } else await fetchLanes();
   await moveTo(step, true);
   if (state.cmp) await setCompare(state.cmp);
   status('');

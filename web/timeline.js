@@ -10,6 +10,7 @@ const KIND_COLOR = {
 const PRIORITY = [6, 11, 5, 3, 10, 4, 8, 9, 7, 2, 12, 1];
 export const KIND_NAMES = { 2: 'output', 3: 'exec', 4: 'fork', 5: 'exit', 6: 'signal', 7: 'open', 10: 'mark', 11: 'assert' };
 export function kindColor(k) { return KIND_COLOR[k] || '#999'; }
+const FATAL = /\((SIGSEGV|SIGBUS|SIGFPE|SIGILL|SIGABRT|SIGKILL|SIGTERM|SIGINT|SIGQUIT|SIGSYS|SIGTRAP)\)$/;
 const HEAD = '#ffcc33', PART = '#ff7b72', LABEL_W = 120, ROW_MIN = 14, AXIS_H = 18;
 
 export class Timeline {
@@ -99,7 +100,10 @@ export class Timeline {
     // notable events on top: signals and failed exits as triangles
     for (const m of this.marks) {
       if (m.step < this.from || m.step > this.to) continue;
-      if (m.kind !== 'signal' && !(m.kind === 'exit' && /killed|exited [1-9]/.test(m.text))) continue;
+      // what went wrong: a fatal signal, a process killed or exiting non-zero
+      // (not SIGCHLD and the like, which every shell gets)
+      if (!(m.kind === 'signal' && FATAL.test(m.text)) &&
+          !(m.kind === 'exit' && /killed|exited [1-9]/.test(m.text))) continue;
       const i = laneIndex.get(m.pid + '/' + m.tid);
       const y = AXIS_H + (i === undefined ? 0 : i * rh);
       const x = this.x(m.step);

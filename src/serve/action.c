@@ -249,8 +249,14 @@ static void act_fork(rw_home *h, json_t *body, struct serve_reply *r)
     /* its closing line: "rewind: run <id> <outcome>:<code> after ..." */
     char newid[RW_ID_MAX] = "";
     for (char *l = err.p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-        if (!strncmp(l, "rewind: run ", 12))
-            sscanf(l + 12, "%63[0-9a-f~]", newid);
+        if (!strncmp(l, "rewind: run ", 12)) {
+            char id2[RW_ID_MAX], word[32];
+            int code, used = 0;
+            if (sscanf(l + 12, "%63[0-9a-f~] %31[a-z-]:%d after %n", id2, word, &code, &used) ==
+                    3 &&
+                used > 0)
+                memcpy(newid, id2, sizeof newid);
+        }
     if (st >= 0 && newid[0]) {
         const char *line = last_line(&err);
         r->body = json_pack("{s:s,s:s,s:I,s:I,s:i,s:s}", "id", newid, "parent", id, "step",
@@ -450,6 +456,20 @@ void serve_shell_get(const char *sid, serve_arg_fn arg, void *ctx, struct serve_
     SERVE_ASSERT(b);
     for (size_t i = 0; i < n; i++)
         b[i] = se->ring[(start + i) % SERVE_SHELL_MAX];
+    /* a UTF-8 character cut by the read waits for its other bytes */
+    if (!se->ended) {
+        size_t k = n, back = 0;
+        while (k > 0 && back < 3 && ((unsigned char)b[k - 1] & 0xc0) == 0x80) {
+            k--;
+            back++;
+        }
+        if (k > 0) {
+            unsigned char lead = (unsigned char)b[k - 1];
+            size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+            if (need > back + 1)
+                n = k - 1;
+        }
+    }
     json_t *data = json_stringn(b, n);
     if (!data) { /* not UTF-8 (or cut inside a character): bytes as Latin-1 */
         char *u = malloc(2 * n + 1);
@@ -468,9 +488,9 @@ void serve_shell_get(const char *sid, serve_arg_fn arg, void *ctx, struct serve_
         free(u);
     }
     free(b);
-    r->body =
-        json_pack("{s:o,s:I,s:I,s:b,s:i,s:s}", "data", data, "from", (json_int_t)start, "next",
-                  (json_int_t)se->total, "ended", se->ended, "status", se->status, "run", se->run);
+    r->body = json_pack("{s:o,s:I,s:I,s:b,s:i,s:s}", "data", data, "from", (json_int_t)start,
+                        "next", (json_int_t)(start + n), "ended", se->ended, "status", se->status,
+                        "run", se->run);
     r->status = 200;
     pthread_mutex_unlock(&sess_lock);
 }

@@ -27,7 +27,7 @@
 
 #define SERVE_EXACT_MAX 3000
 #define SERVE_BUCKETS_MAX 4096
-#define SERVE_LOG_MAX (256 * 1024)
+#define SERVE_LOG_MAX (64 * 1024)
 #define SERVE_LIST_MAX 2000
 #define SERVE_LANES_MAX 512
 #define SERVE_FILES_MAX 512
@@ -221,10 +221,14 @@ struct lane {
     char end[64];
 };
 
+struct lanes_ctx;
+static int lanes_cb(void *ctx, const struct rw_event *ev);
+
 struct summary {
     struct lane lanes[SERVE_LANES_MAX];
     int n;
-    json_t *marks; /* exec, exit, signal, assert, mark: at most SERVE_LIST_MAX */
+    json_t *marks;          /* exec, exit, signal, assert, mark: at most SERVE_LIST_MAX */
+    struct lanes_ctx *view; /* the whole run's buckets, or NULL */
     uint64_t count, last_step;
 };
 
@@ -284,6 +288,8 @@ static int summary_cb(void *ctx, const struct rw_event *ev)
     struct summary *s = ctx;
     s->count++;
     s->last_step = ev->step;
+    if (s->view)
+        lanes_cb(s->view, ev);
     if (!ev->pid && !ev->tid)
         return 0; /* kernel console and init messages: no lane */
     struct lane *l = lane_of(s, ev->pid, ev->tid);
@@ -310,37 +316,6 @@ static int summary_cb(void *ctx, const struct rw_event *ev)
     return 0;
 }
 
-static void api_summary(rw_home *h, const char *id, struct serve_reply *r)
-{
-    struct summary *s = calloc(1, sizeof *s);
-    SERVE_ASSERT(s);
-    s->marks = json_array();
-    struct rw_error err;
-    struct rw_event_query q = RW_EVENTS_ALL;
-    struct rw_trace_status st;
-    struct rw_run_info in;
-    if (rw_run_info(h, id, &in, &err) < 0 || rw_events(h, id, &q, summary_cb, s, &st, &err) < 0) {
-        serve_reply_error(r, 404, "%s", err.msg);
-        json_decref(s->marks);
-        free(s);
-        return;
-    }
-    json_t *lanes = json_array();
-    for (int i = 0; i < s->n; i++) {
-        struct lane *l = &s->lanes[i];
-        json_array_append_new(lanes,
-                              json_pack("{s:i,s:i,s:I,s:I,s:I,s:s,s:s}", "pid", (int)l->pid, "tid",
-                                        (int)l->tid, "first", (json_int_t)l->first, "last",
-                                        (json_int_t)l->last, "count", (json_int_t)l->count, "name",
-                                        l->name, "end", l->end));
-    }
-    r->body = json_pack("{s:o,s:I,s:I,s:o,s:o,s:b}", "run", api_run_json(&in), "steps",
-                        (json_int_t)(in.steps > s->last_step ? in.steps : s->last_step), "events",
-                        (json_int_t)s->count, "lanes", lanes, "marks", s->marks, "torn", st.torn);
-    rw_run_info_free(&in);
-    free(s);
-}
-
 /* ---- lanes: the events of [from, to] as single events or per-bucket counts ---- */
 
 struct lanes_ctx {
@@ -353,6 +328,8 @@ struct lanes_ctx {
 static int lanes_cb(void *ctx, const struct rw_event *ev)
 {
     struct lanes_ctx *c = ctx;
+    if (ev->step < c->from || ev->step > c->to)
+        return 0; /* a trace longer than its manifest says */
     c->count++;
     if (c->exact) {
         if (json_array_size(c->exact) < SERVE_EXACT_MAX) {
@@ -413,6 +390,67 @@ static void api_lanes(rw_home *h, const char *id, serve_arg_fn arg, void *ctx,
     r->body = json_pack("{s:I,s:I,s:I,s:I,s:o,s:o}", "from", (json_int_t)c.from, "to",
                         (json_int_t)c.to, "n", (json_int_t)c.nb, "count", (json_int_t)c.count,
                         "buckets", c.buckets, "exact", c.exact ? c.exact : json_null());
+}
+
+/* The summary, and with n the whole run's lanes in n buckets from the same
+ * pass over the trace (the page's first paint needs both). */
+static void api_summary(rw_home *h, const char *id, serve_arg_fn arg, void *ctx,
+                        struct serve_reply *r)
+{
+    uint64_t nb;
+    if (arg_u64(arg, ctx, "n", 0, &nb) < 0 || nb > SERVE_BUCKETS_MAX) {
+        serve_reply_error(r, 400, "summary: n (0..%d) is a number", SERVE_BUCKETS_MAX);
+        return;
+    }
+    struct summary *s = calloc(1, sizeof *s);
+    SERVE_ASSERT(s);
+    struct rw_error err;
+    struct rw_event_query q = RW_EVENTS_ALL;
+    struct rw_trace_status st;
+    struct rw_run_info in;
+    if (rw_run_info(h, id, &in, &err) < 0) {
+        serve_reply_error(r, 404, "%s", err.msg);
+        free(s);
+        return;
+    }
+    struct lanes_ctx view = {.from = 0, .to = in.steps ? in.steps : 1, .nb = nb};
+    if (nb) {
+        if (view.to - view.from + 1 < view.nb)
+            view.nb = view.to - view.from + 1;
+        view.exact = json_array();
+        view.buckets = json_object();
+        s->view = &view;
+    }
+    s->marks = json_array();
+    if (rw_events(h, id, &q, summary_cb, s, &st, &err) < 0) {
+        serve_reply_error(r, 404, "%s", err.msg);
+        json_decref(s->marks);
+        json_decref(view.exact);
+        json_decref(view.buckets);
+        rw_run_info_free(&in);
+        free(s);
+        return;
+    }
+    json_t *lanes = json_array();
+    for (int i = 0; i < s->n; i++) {
+        struct lane *l = &s->lanes[i];
+        json_array_append_new(lanes,
+                              json_pack("{s:i,s:i,s:I,s:I,s:I,s:s,s:s}", "pid", (int)l->pid, "tid",
+                                        (int)l->tid, "first", (json_int_t)l->first, "last",
+                                        (json_int_t)l->last, "count", (json_int_t)l->count, "name",
+                                        l->name, "end", l->end));
+    }
+    r->body = json_pack("{s:o,s:I,s:I,s:o,s:o,s:b}", "run", api_run_json(&in), "steps",
+                        (json_int_t)(in.steps > s->last_step ? in.steps : s->last_step), "events",
+                        (json_int_t)s->count, "lanes", lanes, "marks", s->marks, "torn", st.torn);
+    if (nb)
+        json_object_set_new(r->body, "view",
+                            json_pack("{s:I,s:I,s:I,s:I,s:o,s:o}", "from", (json_int_t)view.from,
+                                      "to", (json_int_t)view.to, "n", (json_int_t)view.nb, "count",
+                                      (json_int_t)view.count, "buckets", view.buckets, "exact",
+                                      view.exact ? view.exact : json_null()));
+    rw_run_info_free(&in);
+    free(s);
 }
 
 /* ---- events: described, in a step range ---- */
@@ -518,30 +556,53 @@ static void api_nav(rw_home *h, const char *id, serve_arg_fn arg, void *ctx, str
 
 struct at_ctx {
     uint64_t step;
-    json_t *here;   /* events at step */
-    json_t *before; /* the last event before it */
-    json_t *files;  /* path -> {state, step} */
+    json_t *here;               /* events at step */
+    struct rw_event last;       /* the last event before it (has_last), its payload */
+    uint8_t last_payload[4096]; /* copied (cut): described once, at the end */
+    int has_last;
+    json_t *files; /* path -> {state, step} */
     char *log;
     size_t log_len; /* bytes kept (a ring of the last SERVE_LOG_MAX) */
     uint64_t log_total;
 };
 
+/* The log's last SERVE_LOG_MAX bytes, kept in a ring: log_total (mod
+ * SERVE_LOG_MAX) is where the next byte goes. */
 static void log_add(struct at_ctx *c, const uint8_t *p, size_t n)
 {
+    if (n > SERVE_LOG_MAX) {
+        c->log_total += n - SERVE_LOG_MAX;
+        p += n - SERVE_LOG_MAX;
+        n = SERVE_LOG_MAX;
+    }
+    size_t at = (size_t)(c->log_total % SERVE_LOG_MAX);
+    size_t first = n < SERVE_LOG_MAX - at ? n : SERVE_LOG_MAX - at;
+    memcpy(c->log + at, p, first);
+    memcpy(c->log, p + first, n - first);
     c->log_total += n;
-    if (n >= SERVE_LOG_MAX) {
-        memcpy(c->log, p + n - SERVE_LOG_MAX, SERVE_LOG_MAX);
-        c->log_len = SERVE_LOG_MAX;
+    c->log_len = c->log_total < SERVE_LOG_MAX ? (size_t)c->log_total : SERVE_LOG_MAX;
+    SERVE_ASSERT(c->log_len <= SERVE_LOG_MAX);
+}
+
+/* The ring in order into out (c->log_len bytes). */
+static void log_linear(const struct at_ctx *c, char *out)
+{
+    size_t at = (size_t)(c->log_total % SERVE_LOG_MAX);
+    if (c->log_total <= SERVE_LOG_MAX) {
+        memcpy(out, c->log, c->log_len);
         return;
     }
-    if (c->log_len + n > SERVE_LOG_MAX) {
-        size_t drop = c->log_len + n - SERVE_LOG_MAX;
-        memmove(c->log, c->log + drop, c->log_len - drop);
-        c->log_len -= drop;
-    }
-    memcpy(c->log + c->log_len, p, n);
-    c->log_len += n;
-    SERVE_ASSERT(c->log_len <= SERVE_LOG_MAX);
+    memcpy(out, c->log + at, SERVE_LOG_MAX - at);
+    memcpy(out + (SERVE_LOG_MAX - at), c->log, at);
+}
+
+/* A tail of a log that was cut may start inside a UTF-8 character. */
+static size_t utf8_skip_cont(const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n && i < 3 && ((unsigned char)p[i] & 0xc0) == 0x80)
+        i++;
+    return i;
 }
 
 static void file_set(struct at_ctx *c, const uint8_t *p, size_t n, const char *state, uint64_t step)
@@ -565,8 +626,13 @@ static int at_cb(void *ctx, const struct rw_event *ev)
         if (json_array_size(c->here) < 64)
             json_array_append_new(c->here, event_json(ev, 1));
     } else {
-        json_decref(c->before);
-        c->before = event_json(ev, 1);
+        c->last = *ev;
+        c->last.payload_len =
+            ev->payload_len < sizeof c->last_payload ? ev->payload_len : sizeof c->last_payload;
+        memcpy(c->last_payload, ev->payload, c->last.payload_len);
+        c->last.payload = c->last_payload;
+        c->last.kind_name = rw_event_kind_name(ev->kind); /* static, unlike ev's */
+        c->has_last = 1;
     }
     if (!strcmp(k, "output"))
         log_add(c, ev->payload, ev->payload_len);
@@ -609,17 +675,21 @@ static void api_at(rw_home *h, const char *id, serve_arg_fn arg, void *ctx, stru
     if (rw_events(h, id, &q, at_cb, &c, NULL, &err) < 0 ||
         rw_ps(h, id, c.step, ps_cb, ps, NULL, &err) < 0) {
         json_decref(c.here);
-        json_decref(c.before);
         json_decref(c.files);
         json_decref(ps);
         free(c.log);
         serve_reply_error(r, 404, "%s", err.msg);
         return;
     }
-    r->body =
-        json_pack("{s:I,s:o,s:o,s:o,s:I,s:o,s:o}", "step", (json_int_t)c.step, "here", c.here,
-                  "before", c.before ? c.before : json_null(), "log", api_bytes(c.log, c.log_len),
-                  "log_total", (json_int_t)c.log_total, "ps", ps, "files", c.files);
+    char *lin = malloc(SERVE_LOG_MAX);
+    SERVE_ASSERT(lin);
+    log_linear(&c, lin);
+    size_t skip = c.log_total > SERVE_LOG_MAX ? utf8_skip_cont(lin, c.log_len) : 0;
+    r->body = json_pack("{s:I,s:o,s:o,s:o,s:I,s:o,s:o}", "step", (json_int_t)c.step, "here", c.here,
+                        "before", c.has_last ? event_json(&c.last, 1) : json_null(), "log",
+                        api_bytes(lin + skip, c.log_len - skip), "log_total",
+                        (json_int_t)c.log_total, "ps", ps, "files", c.files);
+    free(lin);
     free(c.log);
 }
 
@@ -705,7 +775,7 @@ void serve_api_get(rw_home *h, const char *path, serve_arg_fn arg, void *ctx, st
                 if (!*what)
                     api_run(h, id, r);
                 else if (!strcmp(what, "summary"))
-                    api_summary(h, id, r);
+                    api_summary(h, id, arg, ctx, r);
                 else if (!strcmp(what, "lanes"))
                     api_lanes(h, id, arg, ctx, r);
                 else if (!strcmp(what, "events"))

@@ -14,6 +14,7 @@ export async function launch() {
   const ctx = await chromium.launchPersistentContext(dir, {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
+    timeout: 300000, // the launch itself, on a software CPU
     viewport: { width: 1400, height: 900 },
     bypassCSP: true, // playwright's waitForFunction evaluates strings; the page itself runs under the CSP
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',

@@ -12,17 +12,23 @@ const url = process.argv[2];
 const { FAIL, PASS, SEGV, LOG_AT_SEGV, SHOTS } = process.env;
 const segv = Number(SEGV);
 const { ctx, close } = await launch();
+// Under the nested test host chromium runs on a software CPU: a page load
+// takes tens of seconds there, so the waits are long (the test's own limit
+// is its duration, printed per check).
+ctx.setDefaultTimeout(180000);
+ctx.setDefaultNavigationTimeout(240000);
 const page = ctx.pages()[0] || (await ctx.newPage());
 const errors = [];
 page.on('pageerror', (e) => errors.push(String(e)));
-const ok = (m) => console.log('ok ' + m);
+const t0 = Date.now();
+const ok = (m) => console.log(`ok [${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`);
 function must(cond, m) { if (!cond) throw new Error(m); }
 const shot = (name) => page.screenshot({ path: `${SHOTS}/${name}.png` });
 const text = (sel) => page.locator(sel).innerText();
 
 try {
-  await page.goto(`${url}#run=${FAIL}`);
-  await page.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
+  await page.goto(`${url}#run=${FAIL}`, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('body[data-ready="1"]');
   must((await text('#title')).includes(FAIL), 'the title names the failing run');
   ok('the page opens the failing run');
 
@@ -39,7 +45,7 @@ try {
   const atStep = async () => Number(await page.locator('body').getAttribute('data-at-step'));
   // the panes follow the playhead once its last move is painted
   const settled = () => page.waitForFunction(
-    () => document.body.dataset.atStep === String(window.rewind.state.step), null, { timeout: 20000 });
+    () => document.body.dataset.atStep === String(window.rewind.state.step), null, { timeout: 120000 });
   await settled();
   const dragged = await atStep();
   must(Math.abs(dragged - segv) <= Math.max(2, segv / 50), `the drag ends near step ${segv}: at ${dragged}`);
@@ -48,20 +54,20 @@ try {
   for (let i = 0; i < 400 && (await atStep()) !== segv; i++) {
     const cur = await atStep();
     await page.keyboard.press(cur < segv ? 'ArrowRight' : 'ArrowLeft');
-    await page.waitForFunction((c) => window.rewind.state.step !== c, cur, { timeout: 20000 });
+    await page.waitForFunction((c) => window.rewind.state.step !== c, cur, { timeout: 120000 });
     await settled();
   }
   must((await atStep()) === segv, `the arrows reach step ${segv}: at ${await atStep()}`);
   // previous event, next event: back where it was
   await page.keyboard.press('ArrowLeft');
-  await page.waitForFunction((c) => window.rewind.state.step < c, segv, { timeout: 20000 });
+  await page.waitForFunction((c) => window.rewind.state.step < c, segv, { timeout: 120000 });
   await settled();
   const before = await atStep();
   await page.keyboard.press('ArrowRight');
-  await page.waitForFunction((c) => window.rewind.state.step === c, segv, { timeout: 20000 });
+  await page.waitForFunction((c) => window.rewind.state.step === c, segv, { timeout: 120000 });
   await settled();
   ok(`the arrow keys: previous event at step ${before}, next event back at ${segv}`);
-  await page.waitForFunction(() => /SIGSEGV/.test(document.getElementById('event').innerText), null, { timeout: 20000 });
+  await page.waitForFunction(() => /SIGSEGV/.test(document.getElementById('event').innerText), null, { timeout: 120000 });
   ok(`at step ${segv}: ${(await text('#event')).split('\n')[0]}`);
   must(/pool/.test(await text('#ps')), 'the process tree at the SIGSEGV shows the pool');
   ok('the process tree shows: ' + (await text('#ps')).replace(/\n/g, ' | '));
@@ -69,25 +75,25 @@ try {
   const got = await page.locator('#log').textContent();
   must(got === want, `the log up to the step is rewind log's: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
   ok(`the log up to step ${segv} is rewind log's (${want.length} bytes)`);
-  await page.waitForFunction((c) => location.hash.includes(`step=${c}`), segv, { timeout: 5000 });
+  await page.waitForFunction((c) => location.hash.includes(`step=${c}`), segv, { timeout: 60000 });
   ok('the URL names the step: ' + new URL(page.url()).hash);
   await shot('playhead');
 
   // compare with the passing run
   await page.selectOption('#cmp-select', PASS);
-  await page.waitForFunction(() => /part at event/.test(document.querySelector('#diff')?.innerText || ''), null, { timeout: 30000 });
+  await page.waitForFunction(() => /part at event/.test(document.querySelector('#diff')?.innerText || ''), null, { timeout: 120000 });
   const parted = await page.locator('body').getAttribute('data-parted');
   must(/^\d+$/.test(parted), 'the comparison names the step where they part');
   ok('compare: ' + (await text('#diff .words')));
-  await page.waitForFunction((c) => location.hash.includes(`cmp=${c}`), PASS, { timeout: 5000 });
+  await page.waitForFunction((c) => location.hash.includes(`cmp=${c}`), PASS, { timeout: 60000 });
   await shot('compare');
 
   // a deep link opens the same view
   const link = page.url();
   const p2 = await ctx.newPage();
-  await p2.goto(link);
+  await p2.goto(link, { waitUntil: 'domcontentloaded' });
   await p2.waitForSelector('body[data-ready="1"]');
-  await p2.waitForFunction(() => /part at event/.test(document.querySelector('#diff')?.innerText || ''), null, { timeout: 30000 });
+  await p2.waitForFunction(() => /part at event/.test(document.querySelector('#diff')?.innerText || ''), null, { timeout: 120000 });
   must((await p2.locator('body').getAttribute('data-at-step')) === String(segv), 'the deep link opens the step');
   await p2.close();
   ok('the deep link opens the same run, step and comparison');
@@ -99,7 +105,7 @@ try {
     /^fork:/.test(document.getElementById('action-status').innerText), null, { timeout: 240000 });
   const forked = await page.locator('body').getAttribute('data-forked');
   must(forked, 'the fork: ' + (await text('#action-status')));
-  await page.waitForSelector(`#runs [data-id="${forked}"]`, { timeout: 10000 });
+  await page.waitForSelector(`#runs [data-id="${forked}"]`, { timeout: 60000 });
   ok(`forked run ${forked} is in the tree under its parent: ` + (await text('#action-status')));
   must(await page.locator(`#runs [data-id="${FAIL}"] + ul [data-id="${forked}"]`).count() === 1,
     'the fork sits under the failing run in the tree');
@@ -107,14 +113,14 @@ try {
 
   // a shell at the playhead: type ls, see its output
   await page.click('#shell');
-  await page.waitForFunction(() => window.rewind.shell && window.rewind.shell.sid, null, { timeout: 30000 });
+  await page.waitForFunction(() => window.rewind.shell && window.rewind.shell.sid, null, { timeout: 120000 });
   // the first output of the session (its prompt) says the shell is up
   await page.waitForFunction(() => window.rewind.shell.text.length > 0 || window.rewind.shell.ended, null, { timeout: 180000 });
   must(!(await page.evaluate(() => window.rewind.shell.ended)), 'the shell session ended at once: ' +
     (await page.evaluate(() => window.rewind.shell.text)));
   await page.click('#term');
   await page.keyboard.type('ls /\r', { delay: 20 });
-  await page.waitForFunction(() => /usr/.test(window.rewind.shell.text.split('ls /')[1] || ''), null, { timeout: 60000 });
+  await page.waitForFunction(() => /usr/.test(window.rewind.shell.text.split('ls /')[1] || ''), null, { timeout: 120000 });
   const out = await page.evaluate(() => window.rewind.shell.text.split('ls /')[1]);
   ok('the shell ran ls: ' + JSON.stringify(out.slice(0, 120)));
   await page.waitForFunction(() => /usr/.test(document.querySelector('#term .xterm-rows')?.innerText || ''));
@@ -124,7 +130,7 @@ try {
   await page.waitForFunction(() => window.rewind.shell.ended, null, { timeout: 120000 });
   const kept = await page.evaluate(() => window.rewind.shell.keptAs);
   must(kept, 'the session is kept as a run');
-  await page.waitForSelector(`#runs [data-id="${kept}"]`, { timeout: 10000 });
+  await page.waitForSelector(`#runs [data-id="${kept}"]`, { timeout: 60000 });
   ok(`the session is kept as run ${kept}, in the tree`);
   await shot('tree');
   must(errors.length === 0, 'no page errors: ' + errors.join('; '));

@@ -73,6 +73,7 @@ test_serve_pool_failing_run_in_the_browser() {
     [ -x /usr/bin/chromium ] || skip "no /usr/bin/chromium"
     [ -d "$TOP/web/node_modules/playwright-core" ] || skip "no web/node_modules (make runs npm ci in web/)"
     loopback_up
+    local ts; ts=$(date +%s)
     run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/pool
     [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err)"
     python3 - c.out > ids <<'PY' || fail "report: $(cat c.out)"
@@ -81,6 +82,7 @@ r = json.load(open(sys.argv[1]))
 print(r["passing_run"]["id"], r["failing_run"]["id"])
 PY
     read -r pass failr < ids
+    echo "    check: $(( $(date +%s) - ts ))s" > times
     run_rw e events "$failr" --kind signal --json
     segv=$(python3 -c 'import json,sys; print([e["step"] for e in json.load(open(sys.argv[1])) if e["aux"] & 0xff == 11][0])' e.out) ||
         fail "no SIGSEGV in the failing run: $(head -c 400 e.out)"
@@ -101,8 +103,17 @@ PY
     local t0; t0=$(date +%s)
     FAIL=$failr PASS=$pass SEGV=$segv LOG_AT_SEGV=$T/log_at_segv SHOTS=$SHOTS \
         node "$TOP/tests/browser/serve.mjs" "${u1%%#*}" > browser.out 2>&1 ||
-        fail "the browser: $(cat browser.out)"
+        fail "the browser ($(cat times), then $(( $(date +%s) - t0 ))s): $(cat browser.out)"
     sed 's/^/    /' browser.out >&2
     echo "    browser part: $(( $(date +%s) - t0 ))s" >&2
+    # cat through the API: a file of the root as the job saw it at the step
+    local tok; tok=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$REWIND_HOME/serve.json")
+    curl -s -H "X-Rewind-Token: $tok" -d "{\"run\":\"$failr\",\"step\":$segv,\"path\":\"/etc/hostname\"}" \
+        "${u1%%#*}api/cat" > cat.json
+    python3 - cat.json "$TOP/build/roots/test/etc/hostname" <<'PY' || fail "api/cat: $(cat cat.json)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["content"] == open(sys.argv[2]).read(), r
+PY
     kill "$SPID"
 }
