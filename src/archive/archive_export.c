@@ -424,6 +424,17 @@ static int open_out(const char *out_path, char *tmp, size_t tmplen, char *err, s
                              "refusing to write an archive to a terminal (use -o FILE)");
         return 1;
     }
+    /* A device or a pipe (-o /dev/null, a FIFO) is written in place: a
+     * rename over it would replace it with a regular file. */
+    struct stat sb;
+    if (stat(out_path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (S_ISDIR(sb.st_mode))
+            return util_fail(err, errlen, "cannot write the archive to %s: a directory", out_path);
+        int fd = open(out_path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return util_fail(err, errlen, "cannot open %s: %s", out_path, strerror(errno));
+        return fd;
+    }
     snprintf(tmp, tmplen, "%s.tmp.%d", out_path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -434,8 +445,13 @@ static int open_out(const char *out_path, char *tmp, size_t tmplen, char *err, s
 static int finish_out(int fd, const char *tmp, const char *out_path, int ok, char *err,
                       size_t errlen)
 {
-    if (!tmp[0])
+    if (!tmp[0]) { /* stdout, or a device or pipe written in place */
+        if (fd > 2 && close(fd) < 0 && ok) {
+            util_fail(err, errlen, "cannot write %s: %s", out_path, strerror(errno));
+            return -1;
+        }
         return ok ? 0 : -1;
+    }
     if (ok && (fsync(fd) < 0 || close(fd) < 0 || rename(tmp, out_path) < 0)) {
         util_fail(err, errlen, "cannot write %s: %s", out_path, strerror(errno));
         unlink(tmp);

@@ -5,6 +5,8 @@
  * correct END, so each check is reached on its own. */
 #include <errno.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -215,6 +217,26 @@ static void round_trip(const char *img, const hash256 *pp, const hash256 *cp)
     CHECK(archive_import(dst, arc, &st, err, sizeof(err)) == 0 && st.already,
           "importing again: already here");
     CHECK(count_prefixed(home_path("dst/runs"), ".import.") == 0, "no staging left");
+
+    /* a FIFO (as /dev/null, a device) is written in place, never renamed
+     * over: exporting to -o /dev/null once replaced /dev/null with a file */
+    const char *fifo = home_path("out.fifo");
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    pid_t reader = fork();
+    if (reader == 0) {
+        int rfd = open(fifo, O_RDONLY);
+        char buf[4096];
+        while (rfd >= 0 && read(rfd, buf, sizeof(buf)) > 0) {
+        }
+        _exit(0);
+    }
+    struct stat fs;
+    CHECK(archive_export(home_path("src"), "child", 0, fifo, &st, err, sizeof(err)) == 0,
+          "export to a FIFO");
+    int rst = 0;
+    CHECK(waitpid(reader, &rst, 0) == reader, "the FIFO's reader ends");
+    CHECK(stat(fifo, &fs) == 0 && S_ISFIFO(fs.st_mode), "the FIFO is still a FIFO");
+    CHECK(count_prefixed(base, "out.fifo.tmp") == 0, "no temp file beside it");
 
     /* default export: readable, not replayable; adds no store or image */
     const char *plain = home_path("plain.rewind"), *d2 = home_path("plainhome");
