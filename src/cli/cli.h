@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,12 @@ void cli_progress_line(char *out, size_t n, const char *what, uint64_t done, uin
 /* Open the home ($REWIND_HOME, else ~/.local/share/rewind). NULL after one
  * error line. */
 rw_home *cli_open_home(void);
+
+/* Print "rewind: <line>\n" on stderr without blocking past the abort flag
+ * (a full pipe nobody reads must not keep rewind from exiting after
+ * --timeout or SIGINT; docs/reliability.md). */
+void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_vsay(const char *fmt, va_list ap);
 
 /* Print "rewind: <err->msg>" and return err->code. */
 int cli_fail(const struct rw_error *err);

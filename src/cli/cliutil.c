@@ -2,6 +2,7 @@
  * holes, the abort on signals and cli_start. */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,27 @@ static void stdio_output(void *ctx, enum rw_stream s, const void *buf, size_t n)
     out_all(s == RW_STDOUT ? 1 : 2, buf, n);
 }
 
+void cli_vsay(const char *fmt, va_list ap)
+{
+    char line[2048];
+    int n = snprintf(line, sizeof(line), "rewind: ");
+    int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof(line) - 2)
+        len = sizeof(line) - 2;
+    line[len++] = '\n';
+    fflush(stdout);
+    out_all(2, line, len);
+}
+
+void cli_say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cli_vsay(fmt, ap);
+    va_end(ap);
+}
+
 double cli_default_timeout(const char *cmd)
 {
     /* A look at a file ends in seconds; a shell is a person's session. */
@@ -128,7 +150,7 @@ rw_home *cli_open_home(void)
 
 int cli_fail(const struct rw_error *err)
 {
-    fprintf(stderr, "rewind: %s\n", err->msg);
+    cli_say("%s", err->msg);
     return err->code;
 }
 

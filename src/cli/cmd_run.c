@@ -283,18 +283,19 @@ int cmd_run(int argc, char **argv)
     rw_home_close(h);
     if (rc < 0)
         return cli_fail(&err);
+    /* cli_say: a full stderr pipe cannot keep a timed-out run from exiting */
     for (int i = 0; i < npv; i++) {
-        fprintf(stderr, "rewind: property %s: %s (%s)\n", pv[i].what,
-                pv[i].passed ? "passed" : "FAILED", pv[i].detail);
+        cli_say("property %s: %s (%s)", pv[i].what, pv[i].passed ? "passed" : "FAILED",
+                pv[i].detail);
         pfail |= !pv[i].passed;
     }
     if (r.diverged)
-        fprintf(stderr, "rewind: DETERMINISM VIOLATION: %s\n", r.divergence);
+        cli_say("DETERMINISM VIOLATION: %s", r.divergence);
     if (r.outcome == RW_EXITED)
-        fprintf(stderr, "rewind: run %s exited:%d after %llu steps, %.3fs virtual, %.3fs wall\n",
-                r.id, r.exit_code, (unsigned long long)r.steps, r.virt_ns / 1e9, r.wall_s);
+        cli_say("run %s exited:%d after %llu steps, %.3fs virtual, %.3fs wall", r.id, r.exit_code,
+                (unsigned long long)r.steps, r.virt_ns / 1e9, r.wall_s);
     else
-        fprintf(stderr, "rewind: run %s %s after %llu steps, %.3fs virtual, %.3fs wall: %s\n", r.id,
+        cli_say("run %s %s after %llu steps, %.3fs virtual, %.3fs wall: %s", r.id,
                 rw_outcome_word(r.outcome), (unsigned long long)r.steps, r.virt_ns / 1e9, r.wall_s,
                 r.message);
     return pfail && r.exit_code == 0 ? 1 : r.exit_code;

@@ -87,6 +87,6 @@ int cmd_shell(int argc, char **argv)
     if (rc < 0)
         return cli_fail(&err); /* the README's codes: 2 usage, 120 no KVM, ... */
     fflush(stdout);
-    fprintf(stderr, "rewind: session kept as run %s (rewind replay %s re-runs it)\n", r.id, r.id);
+    cli_say("session kept as run %s (rewind replay %s re-runs it)", r.id, r.id);
     return interrupts ? 128 + SIGINT : r.inspect_status; /* as a shell ended by ^C */
 }

@@ -44,9 +44,7 @@ int cli_error(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("rewind: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    cli_vsay(fmt, ap); /* never blocked past --timeout (cliutil.c) */
     va_end(ap);
     return code;
 }
