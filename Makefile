@@ -176,6 +176,8 @@ $(B)/fp/%.o: %.c
 	$(CC) $(WARN) $(INC) $(CFLAGS) -DRW_FAILPOINTS -MMD -MP -c $< -o $@
 $(B)/rewind-fp: $(FP_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+# tests/system/t_crash.sh needs it.
+check: $(B)/rewind-fp
 -include $(FP_OBJ:.o=.d)
 
 format:
