@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 top=$PWD
 if [ "${1:-}" != --inside ]; then
     mkdir -p build/bench-compat
-    (cd tests/compat/go/workload && CGO_ENABLED=0 GO111MODULE=off go build -trimpath \
+    (cd tests/compat/go/workload && CGO_ENABLED=0 GOPROXY=off go build -trimpath \
         -o "$top/build/bench-compat/go-workload" .)
     exec tools/kvm-host --timeout 3000 -- bench/compat.sh --inside
 fi

@@ -67,7 +67,7 @@ if [ -d "$root/compat/go" ]; then
     for d in "$root"/compat/go/*/; do
         [ -f "$d/main.go" ] || continue
         n=$(basename "$d")
-        (cd "$d" && GOROOT=$goroot CGO_ENABLED=0 GO111MODULE=off GOFLAGS= GOCACHE=$tmp/gocache \
+        (cd "$d" && GOROOT=$goroot CGO_ENABLED=0 GO111MODULE=on GOFLAGS=-mod=mod GOPROXY=off GOCACHE=$tmp/gocache \
             GOPATH=$tmp/gopath "$goroot/bin/go" build -trimpath -ldflags=-buildid= \
             -o "$root/compat/go/bin/$n" .)
     done

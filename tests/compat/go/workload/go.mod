@@ -1,0 +1,3 @@
+module compat/workload
+
+go 1.19
