@@ -79,3 +79,18 @@ sleep 3
 r3=$(one 3); echo "$r3"
 p1=$(prep "$dir/run1.err"); p2=$(prep "$dir/run2.err")
 awk -v a="$p1" -v b="$p2" 'BEGIN { printf "ratio run2/run1 (prep): %.4f (goal <= 0.1): %s\n", b/a, (b <= a/10) ? "met" : "NOT met" }'
+
+# Untouched guest memory costs nothing: the peak RSS of a run with --mem 8192
+# whose job touches little (needs a host with MemAvailable >= 8.5 GiB, e.g.
+# kvmh --mem 12288 -- bench/roots.sh), next to one with the default 512 MiB.
+avail=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
+for m in 512 8192; do
+    if [ "$m" -gt 512 ] && [ "$avail" -lt 8700 ]; then
+        echo "rss --mem $m: skipped (MemAvailable $avail MiB)"
+        continue
+    fi
+    /usr/bin/time -f '%M' -o "$dir/rss.$m" build/rewind run --root build/roots/test.erofs --mem "$m" \
+        -- /bin/cat /proc/meminfo > "$dir/meminfo.$m" 2>/dev/null
+    echo "rss --mem $m: rewind peak RSS $(( $(cat "$dir/rss.$m") / 1024 )) MiB;" \
+        "guest $(grep MemTotal "$dir/meminfo.$m")"
+done
