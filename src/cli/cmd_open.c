@@ -83,6 +83,14 @@ int cmd_open(int argc, char **argv)
         return cli_fail(&err);
     if (cmp && rw_resolve(h, cmp, cid, &err) < 0)
         return cli_fail(&err);
+    struct rw_run_info info;
+    if (rw_run_info(h, id, &info, &err) < 0)
+        return cli_fail(&err);
+    uint64_t steps = info.steps;
+    rw_run_info_free(&info);
+    if (step > steps)
+        return cli_error(2, "step %" PRIu64 " is past the end of run %s (%" PRIu64 " steps)", step,
+                         id, steps);
     char path[4200];
     serve_state_path(h, path, sizeof path);
     struct serve_state st;

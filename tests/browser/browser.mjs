@@ -18,7 +18,10 @@ export async function launch() {
     viewport: { width: 1400, height: 900 },
     bypassCSP: true, // playwright's waitForFunction evaluates strings; the page itself runs under the CSP
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      // the nested test host's /dev/shm is not a tmpfs of any size
+      '--disable-dev-shm-usage'],
+    env: { ...process.env, HOME: process.env.HOME || dir },
   });
   const close = async () => { await ctx.close(); rmSync(dir, { recursive: true, force: true }); };
   return { ctx, close };
