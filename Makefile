@@ -169,12 +169,13 @@ check: fuzz-build
 -include $(FUZZ_OBJ:.o=.d)
 
 # build/rewind-fp: the same sources with -DRW_FAILPOINTS (src/util/failpoint.h),
-# for tests/system/t_crash.sh only; its own objects in build/fp/.
+# for tests/system/t_crash.sh only; its own objects in build/fp/ (the web
+# front end, which writes nothing, is linked as built for build/rewind).
 FP_OBJ := $(LIB_SRC:%.c=$(B)/fp/%.o) $(CLI_SRC:%.c=$(B)/fp/%.o)
 $(B)/fp/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(INC) $(CFLAGS) -DRW_FAILPOINTS -MMD -MP -c $< -o $@
-$(B)/rewind-fp: $(FP_OBJ)
+$(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 # tests/system/t_crash.sh needs it.
 check: $(B)/rewind-fp
