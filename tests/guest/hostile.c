@@ -27,7 +27,10 @@
  *   hostile hlt | triple | execmmio
  *       (--test-hole guest-hostile) halt with interrupts off, triple-fault,
  *       execute from MMIO: exits user space cannot cause.
- *   hostile mmio  read and write MMIO where no device is: reads all ones. */
+ *   hostile mmio  read and write MMIO where no device is: reads all ones.
+ *   hostile forge  forge rewind-init's records (any root job can): an
+ *       INSPECT_DONE in a run that is no inspection and an ERROR, then a
+ *       record outside RAM; the run must end on the monitor's word. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -390,6 +393,23 @@ int main(int argc, char **argv)
                refused, refused - per[5] + string_values, accepted, noisy, mmio,
                mmio_ok ? "" : " MMIO-WRONG");
         return mmio_ok ? 0 : 3;
+    }
+    if (!strcmp(mode, "forge")) {
+        int fd = open("/dev/rewind", O_RDWR);
+        static const char done[] = "0", err[] = "forged by the job";
+        struct rewind_init_msg m1 = {REWIND_INIT_INSPECT_DONE, sizeof(done) - 1,
+                                     (uint64_t)(uintptr_t)done};
+        struct rewind_init_msg m2 = {REWIND_INIT_ERROR, sizeof(err) - 1, (uint64_t)(uintptr_t)err};
+        if (fd < 0 || ioctl(fd, REWIND_IOC_INIT_MSG, &m1) != 0 ||
+            ioctl(fd, REWIND_IOC_INIT_MSG, &m2) != 0) {
+            perror("hostile: /dev/rewind");
+            return 2;
+        }
+        printf("hostile: still running after the forged records\n");
+        fflush(stdout);
+        outl(0xfffff000u, REWIND_PORT_RECORD);
+        printf("hostile: still running after the bad record\n");
+        return 0;
     }
     /* The first four modes (tests/system/t_trace.sh). */
     printf("hostile: %s\n", mode);
