@@ -143,6 +143,7 @@ static void props_report(const struct rw_check_report *r, int json)
 }
 
 static void report_body(const struct rw_check_report *r, int json);
+static int from_given; /* --from: the schedules start at a step of the user's choice */
 
 /* The report, then the check's record id (rewind checks, rewind show). */
 static void report(const struct rw_check_report *r, int json)
@@ -195,8 +196,9 @@ static void report_body(const struct rw_check_report *r, int json)
         puts("}");
         return;
     }
-    printf("schedule 0: run %s %s %d after %llu steps; the job starts at step %llu\n", r->base.id,
-           r->base.outcome, r->base.exit_code, (unsigned long long)r->base.steps,
+    printf("schedule 0: run %s %s %d after %llu steps; %s %llu\n", r->base.id, r->base.outcome,
+           r->base.exit_code, (unsigned long long)r->base.steps,
+           from_given ? "the schedules fork after step" : "the job starts at step",
            (unsigned long long)r->start);
     if (!r->found) {
         if (r->judged)
@@ -314,6 +316,7 @@ int cmd_check(int argc, char **argv)
                 ref[colon - v] = 0;
                 c.base_run = ref;
                 c.from_step = n;
+                from_given = 1;
             } else if (cli_read_step(v, &n) < 0 || n == 0 || n > 100000)
                 return cli_error(2, "%s needs a positive number: %s", a, v);
             else if (!strcmp(a, "-j"))
