@@ -102,9 +102,11 @@ static void props_report(const struct rw_check_report *r, int json)
             const struct rw_check_prop *p = &r->props[i];
             printf("%s{\"property\":", i ? "," : "");
             cli_read_json_str(p->what, strlen(p->what));
-            printf(",\"reached\":%llu,\"passed\":%llu,\"failed\":%llu",
+            printf(",\"kind\":\"%s\",\"reached\":%llu,\"passed\":%llu,\"failed\":%llu,"
+                   "\"unmet\":%s",
+                   p->sdk_kind < 0 ? "property" : rw_sdk_kind_name((enum rw_sdk_kind)p->sdk_kind),
                    (unsigned long long)p->reached, (unsigned long long)p->passed,
-                   (unsigned long long)p->failed);
+                   (unsigned long long)p->failed, p->unmet ? "true" : "false");
             if (p->first_fail[0])
                 printf(",\"first_failing_run\":\"%s\",\"first_failing_schedule\":%llu,"
                        "\"first_failing_step\":%llu",

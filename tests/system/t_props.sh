@@ -155,10 +155,10 @@ test_check_finds_a_failing_always() {
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["found"] and r["schedule"] > 0 and r["judged_by_properties"], r
-assert r["failing_run"]["fails"].startswith('always "no update is lost" failed at step'), r
+assert r["failing_run"]["fails"].startswith('always "every counted result is stored" failed at step'), r
 assert r["narrowed"], r
 ps = {p["property"]: p for p in r["properties"]}
-a = ps['always "no update is lost"']
+a = ps['always "every counted result is stored"']
 assert a["kind"] == "always" and a["failed"] >= 1 and a["first_failing_run"], a
 assert r["passing_run"]["outcome"] == "exited" and r["passing_run"]["exit_code"] == 0
 print(r["failing_run"]["id"], r["passing_run"]["id"])
@@ -167,18 +167,18 @@ PY
     run_rw q replay "$failr"
     [ "$RC" -eq 0 ] || fail "the failing run does not replay: $(cat q.out q.err)"
     run_rw a asserts "$failr"
-    expect_grep a.out 'no update is lost'
+    expect_grep a.out 'every counted result is stored'
     run_rw s check --run "$failr" --schedules 1
     [ "$RC" -eq 2 ] || [ "$RC" -eq 125 ] || fail "check --run of a perturbed run: exit $RC"
 }
 
 # The fixed program: the always holds in every schedule, and the sometimes
-# ("an update is lost") is never true: a failure of its own, exit 1.
+# ("a counted result is missing") is never true: a failure of its own, exit 1.
 test_unmet_sometimes_fails_the_check() {
     run_rw c check --schedules 4 -j 2 --root "$ROOT" -- /usr/bin/props_always fixed
     expect_rc 1
     expect_grep c.out '^no failure: schedule 0 and 4 schedules pass every property'
-    expect_grep c.out 'FAILED sometimes "an update is lost": reached 5, passed 0, failed 0; never true in any run'
-    expect_grep c.out 'ok  *always "no update is lost": reached 5, passed 5, failed 0'
+    expect_grep c.out 'FAILED sometimes "a counted result is missing": reached 5, passed 0, failed 0; never true in any run'
+    expect_grep c.out 'ok  *always "every counted result is stored": reached 5, passed 5, failed 0'
     expect_grep c.out '^check fails: 1 assertions were never met'
 }
