@@ -174,6 +174,7 @@ static void report_body(const struct rw_check_report *r, int json)
             printf(",\"schedule\":%llu,\"strategy\":\"%s\",", (unsigned long long)r->schedule,
                    r->strategy);
             side_json("failing", &r->failing);
+            printf(",\"seed_decides\":%s", r->seed_decides ? "true" : "false");
             printf(",\"narrowed\":%s,\"probes\":%llu,\"narrow_s\":%.3f",
                    r->narrowed ? "true" : "false", (unsigned long long)r->probes, r->narrow_s);
             printf(",\"deciding_step\":%llu,\"perturbation\":",
@@ -233,6 +234,11 @@ static void report_body(const struct rw_check_report *r, int json)
                r->failing.exit_code, (unsigned long long)r->failing.steps,
                (unsigned long long)r->tried, r->explore_s);
     props_report(r, 0);
+    if (r->seed_decides) {
+        printf("the seed decides: run %s, at the same seed with no perturbation, %s too\n",
+               r->fail_run.id, r->fail_run.props_failed ? "fails" : "ends so");
+        return;
+    }
     if (!r->narrowed) {
         printf("narrowing did not isolate one step (%llu probes; the outcome depends on several "
                "perturbations together)\n",
