@@ -124,7 +124,7 @@ class Hello(http.server.BaseHTTPRequestHandler):
 
 def sockets_on_localhost():
     with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Echo) as srv:
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
         replies = []
         for i in range(2):
             with socket.create_connection(srv.server_address) as c:
@@ -142,7 +142,7 @@ def sockets_on_localhost():
         data, _ = a.recvfrom(100)
     print("udp6:", data.decode())
     with http.server.ThreadingHTTPServer(("localhost", 0), Hello) as srv:
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
         url = "http://localhost:%d/compat" % srv.server_address[1]
         with urllib.request.urlopen(url, timeout=30) as r:
             print("http:", r.status, r.read().decode().strip())
