@@ -28,7 +28,7 @@ suite=bookworm
 mirror=${REWIND_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 export SOURCE_DATE_EPOCH=1700000000
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/rewind/roots
-for t in mmdebstrap mkfs.erofs tar python3.11; do
+for t in mmdebstrap mkfs.erofs tar unshare chroot; do
     command -v "$t" >/dev/null || { echo "mkroot-debian: $t missing (tools/deps.sh)" >&2; exit 1; }
 done
 pkgs=$(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$pkgfile" | grep -v '^$' | paste -sd, -)
@@ -60,6 +60,15 @@ rm -f "$root/.versions"
 # The layer: workload sources under /compat.
 mkdir -p "$root/compat"
 cp -r "$layer"/. "$root/compat/"
+# in_root CMD: CMD chrooted into the root with the host's /dev, in a mount
+# namespace of its own (unshare -r first when not root), so every path a
+# build sees is the root's own and the same from one build to the next.
+in_root() {
+    local pre=(unshare -m)
+    [ "$(id -u)" = 0 ] || pre=(unshare -r -m)
+    "${pre[@]}" sh -c 'mount --rbind /dev "$0/dev" && exec chroot "$0" "$@"' "$root" \
+        env -i PATH=/usr/bin:/bin HOME=/tmp LC_ALL=C.UTF-8 "$@"
+}
 # Go programs, built once with the root's own toolchain (pure Go, static).
 goroot=$(echo "$root"/usr/lib/go-1.*)
 if [ -d "$root/compat/go" ]; then
@@ -67,17 +76,19 @@ if [ -d "$root/compat/go" ]; then
     for d in "$root"/compat/go/*/; do
         [ -f "$d/main.go" ] || continue
         n=$(basename "$d")
-        (cd "$d" && GOROOT=$goroot CGO_ENABLED=0 GO111MODULE=on GOFLAGS=-mod=mod GOPROXY=off GOCACHE=$tmp/gocache \
-            GOPATH=$tmp/gopath "$goroot/bin/go" build -trimpath -ldflags=-buildid= \
-            -o "$root/compat/go/bin/$n" .)
+        in_root sh -c "cd /compat/go/$n && CGO_ENABLED=0 GO111MODULE=on GOFLAGS=-mod=mod GOPROXY=off \
+            GOCACHE=/tmp/gocache GOPATH=/tmp/gopath go build -trimpath -ldflags=-buildid= -o /compat/go/bin/$n ."
     done
+    rm -rf "$root/tmp/gocache" "$root/tmp/gopath"
 fi
 # The Go toolchain (470 MB) only builds the binaries above: the image leaves
 # it out unless REWIND_COMPAT_KEEP_GO=1 (runs never compile Go).
 [ "${REWIND_COMPAT_KEEP_GO:-0}" = 1 ] || rm -rf "$goroot" "$root"/usr/share/go-1.*
 # Bytecode valid whatever the mtimes (the image has mtime 0 everywhere).
-python3.11 -m compileall -q -j0 --invalidation-mode unchecked-hash -s "$root" -p / \
-    "$root/usr/lib/python3.11" "$root/compat" >/dev/null 2>&1 || true
+if [ -x "$root/usr/bin/python3" ]; then
+    in_root python3 -m compileall -q -j0 --invalidation-mode unchecked-hash \
+        /usr/lib/python3.11 /compat >/dev/null 2>&1 || true
+fi
 chmod -R go-w "$root/compat"
 mkfs.erofs --quiet -T0 --all-root -U 72657769-6e64-4572-6f66-730000000002 "$tmp/img" "$root"
 mv "$tmp/img" "$out"

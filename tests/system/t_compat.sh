@@ -14,12 +14,13 @@ compat_home() {
     [ -f "$COMPAT" ] || skip "no $COMPAT (make build/roots/compat.erofs)"
     local shared=$T/../compat-images
     if [ ! -d "$shared" ]; then
-        local prime=$T/../compat-prime
+        local prime=$T/../compat-prime t0; t0=$(date +%s)
         rm -rf "$prime"
         REWIND_HOME=$prime "$REWIND" run --root "$COMPAT" -- true >"$T/prime.log" 2>&1 ||
             fail "priming the compat image: $(tail -n 2 "$T/prime.log" | tr '\n' '|')" || return 1
         mv "$prime/images" "$shared"
         rm -rf "$prime"
+        compat_note "image: first use (hash, cache, boot, true) in $(($(date +%s) - t0)) s"
     fi
     cp -al "$shared/." "$REWIND_HOME/images/"
 }
@@ -35,12 +36,13 @@ compat_cmd() {
 compat_three() {
     local name=$1 cmd; cmd=$(compat_cmd "$name")
     compat_home
-    local i
+    local i t0; t0=$(date +%s)
     for i in 1 2 3; do
         run_rw "r$i" run --root "$COMPAT" -- sh -c "$cmd"
         expect_rc 0
         expect_no_grep "r$i.err" 'DETERMINISM VIOLATION'
     done
+    compat_note "$name: three runs in $(($(date +%s) - t0)) s"
     same_run r1.err r2.err
     same_run r1.err r3.err
     cmp -s r1.out r2.out && cmp -s r1.out r3.out || fail "output differs between runs"
@@ -49,12 +51,18 @@ compat_three() {
     diff -u "$COMPAT_DIR/expected/$name.out" r1.out >&2 || fail "$name: output is not expected/$name.out"
     run_rw s show "$(run_id r1.err)"
     expect_grep s.out '^trace:    [0-9a-f]\{64\}$'
-    echo "$name: $(closing r1.err)" >>"$T/../compat-figures"
+    compat_note "$name: $(closing r1.err)"
 }
+
+# compat_note LINE: figures for bench/RESULTS.md, kept in $COMPAT_FIGURES
+# when set (a file in the work tree: the test host keeps it).
+compat_note() { [ -z "${COMPAT_FIGURES:-}" ] || echo "$*" >>"$COMPAT_FIGURES"; }
 
 # compat_check NAME: eight schedules, none ends differently.
 compat_check() {
+    local t0; t0=$(date +%s)
     run_rw c check --schedules 8 --run "$(run_id r1.err)"
+    compat_note "$1: check --schedules 8: rc $RC in $(($(date +%s) - t0)) s"
     [ "$RC" -eq 0 ] || fail "check --schedules 8 of $1: rc $RC: $(tail -n 5 c.out c.err | tr '\n' '|')"
 }
 

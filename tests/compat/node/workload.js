@@ -59,7 +59,9 @@ function get(url) {
 
 async function httpRoundTrip() {
   const srv = http.createServer((req, res) => res.end(`hello from ${req.url}\n`));
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  // 'localhost' as the clients name it: Node resolves it to ::1 first (verbatim
+  // getaddrinfo order), so a server on 127.0.0.1 alone would refuse them.
+  await new Promise((r) => srv.listen(0, 'localhost', r));
   const port = srv.address().port;
   const got = await Promise.all([0, 1, 2].map((i) => get(`http://localhost:${port}/req${i}`)));
   await new Promise((r) => srv.close(r));

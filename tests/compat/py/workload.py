@@ -24,7 +24,7 @@ def threads_with_locks():
 
     def worker(n):
         rng = random.Random(n)
-        for _ in range(50):
+        for _ in range(20):
             time.sleep(rng.random() / 1000)
             with lock:
                 state["count"] += 1
@@ -33,11 +33,11 @@ def threads_with_locks():
             state["done"] += 1
             cond.notify_all()
 
-    ts = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
     for t in ts:
         t.start()
     with cond:
-        cond.wait_for(lambda: state["done"] == 8, timeout=60)
+        cond.wait_for(lambda: state["done"] == 4, timeout=60)
     for t in ts:
         t.join()
     print("threads: count", state["count"], "squares", sorted(state["queue"]))
@@ -91,10 +91,10 @@ def square(x):
 
 
 def multiprocessing_pool():
-    with multiprocessing.Pool(3) as pool:
-        squares = pool.map(square, range(30))
+    with multiprocessing.Pool(2) as pool:
+        squares = pool.map(square, range(20))
     q = multiprocessing.Queue()
-    ps = [multiprocessing.Process(target=q.put, args=(i * 10,)) for i in range(4)]
+    ps = [multiprocessing.Process(target=q.put, args=(i * 10,)) for i in range(2)]
     for p in ps:
         p.start()
     got = sorted(q.get(timeout=60) for _ in ps)
@@ -124,9 +124,9 @@ class Hello(http.server.BaseHTTPRequestHandler):
 
 def sockets_on_localhost():
     with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Echo) as srv:
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
         replies = []
-        for i in range(3):
+        for i in range(2):
             with socket.create_connection(srv.server_address) as c:
                 f = c.makefile("rwb")
                 f.write(b"line %d\n" % i)
@@ -142,7 +142,7 @@ def sockets_on_localhost():
         data, _ = a.recvfrom(100)
     print("udp6:", data.decode())
     with http.server.ThreadingHTTPServer(("localhost", 0), Hello) as srv:
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True).start()
         url = "http://localhost:%d/compat" % srv.server_address[1]
         with urllib.request.urlopen(url, timeout=30) as r:
             print("http:", r.status, r.read().decode().strip())

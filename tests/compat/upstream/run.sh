@@ -3,7 +3,7 @@
 # Debian's libpython3.11-testsuite ships them, run with unittest. Prints the
 # test count and result without the (virtual) duration, then the pass count.
 set -e
-mods="test_bisect test_fractions test_functools test_contextlib test_abc test_shlex test_csv test_textwrap test_heapq"
+mods="test_bisect test_functools test_abc test_contextlib"
 set +e
 python3 -m unittest -q $(for m in $mods; do echo "test.$m"; done) >/tmp/upstream.log 2>&1
 rc=$?
