@@ -705,6 +705,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
     rc = 0;
     if (!rep->found || *c->abort || rep->schedule == 0)
         goto out;
+    rep->strategy = sched_strategy(rep->schedule);
     if (c->vary_seed) {
         /* Narrow against schedule 0 at the failing schedule's seed. */
         struct worker w = {0};
