@@ -19,7 +19,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 SERVE_SRC := $(sort $(wildcard src/serve/*.c))
 SERVE_OBJ := $(SERVE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/$(B)/gen/serve_assets.o
 
-.PHONY: all deps kernel check unit system demo clean format
+.PHONY: all deps kernel check check-long unit system demo clean format
 all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/test.stamp $(B)/roots/test.erofs $(B)/examples/director
 
 deps:
@@ -99,12 +99,12 @@ $(B)/roots/test.erofs: $(B)/roots/test.stamp
 
 # The compatibility suite's Debian root (tests/compat/README.md): a Debian
 # base cached in ~/.cache/rewind/roots by its recipe's hash, plus the
-# workloads of tests/compat, as an erofs image. `make check` builds it.
+# workloads of tests/compat, as an erofs image. `make check-long` builds it.
 COMPAT_SRC := $(shell find tests/compat -type f)
 $(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC)
 	@mkdir -p $(B)/roots
 	tools/mkroot-debian.sh $@
-check: $(B)/roots/compat.erofs
+check-long: $(B)/roots/compat.erofs
 
 kernel:
 	@guest/linux/build.sh $(B)/kernel
@@ -128,6 +128,12 @@ unit: $(UNIT_TESTS)
 
 check: all unit
 	@tests/run-all.sh
+
+# The long system tests (tests/system/LONG: the compatibility suite, the
+# failpoint walk, the browser test, checks over many schedules), with the
+# unit tests and the short fuzz stage: over an hour in the test host.
+check-long: all unit fuzz-build
+	@REWIND_LONG=1 tests/run-all.sh
 
 demo: all
 	@tools/demo.sh
@@ -177,8 +183,8 @@ $(B)/fp/%.o: %.c
 	$(CC) $(WARN) $(INC) $(CFLAGS) -DRW_FAILPOINTS -MMD -MP -c $< -o $@
 $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
-# tests/system/t_crash.sh needs it.
-check: $(B)/rewind-fp
+# tests/system/t_crash.sh (make check-long) needs it.
+check-long: $(B)/rewind-fp
 -include $(FP_OBJ:.o=.d)
 
 format:

@@ -39,8 +39,16 @@ echo "== fuzz: every target replays its seeds, then fuzzes ${FUZZ_CHECK_S:-5} s 
 tests/fuzz/run.sh "${FUZZ_CHECK_S:-5}" --check >"$log" 2>&1; rc=$?
 cat "$log"
 tally "$log" $rc
-echo "== system tests (through tools/kvm-host)"
-tools/kvm-host --timeout 3000 -- tests/system/run.sh "${SYSTEST:-.}" 2>&1 | tee "$log"
+# The long tests (tests/system/LONG) belong to `make check-long`
+# (REWIND_LONG=1: only those, with a longer limit).
+long=$(grep -v '^#' tests/system/LONG | grep . | paste -sd'|')
+if [ "${REWIND_LONG:-0}" = 1 ]; then
+    echo "== long system tests (through tools/kvm-host)"
+    tools/kvm-host --timeout 10800 -- tests/system/run.sh "$long" 2>&1 | tee "$log"
+else
+    echo "== system tests (through tools/kvm-host; the long ones are make check-long's)"
+    REWIND_SYSTEST_EXCLUDE="$long" tools/kvm-host --timeout 3000 -- tests/system/run.sh "${SYSTEST:-.}" 2>&1 | tee "$log"
+fi
 tally "$log" "${PIPESTATUS[0]}"
 echo "$pass passed, $failn failed, $skipn skipped"
 [ $failn -eq 0 ]
