@@ -12,7 +12,7 @@ check_sdk_run() {
     "$REWIND" events "$1" --kind assert --json > ev.json || fail "events: $(cat ev.json)"
     "$REWIND" asserts "$1" --json > as.json || fail "asserts failed"
     "$REWIND" asserts "$1" > as.txt || fail "asserts failed"
-    python3 - "$2" ev.json as.json <<'PY' || fail "records: $(cat ev.json as.json | head -c 3000)"
+    python3 - "$2" ev.json as.json 2> py.err <<'PY' || fail "records: $(tail -n 4 py.err)"
 import json, sys
 file = sys.argv[1]
 ev = json.load(open(sys.argv[2]))
