@@ -23,7 +23,9 @@ def fields(e):
 cats = [e for e in lines if fields(e)[1] == "cat"]
 hits = [e for e in lines if fields(e)[1] == "hit"]
 points = [e for e in lines if fields(e)[1] == "point"]
-assert len(points) == 3 and len(hits) == 9, (len(points), len(hits))
+# 3 always in the worker + sometimes, always_or_unreachable, reachable,
+# and with "fail" an always and an unreachable: 8 evaluations
+assert len(points) == 3 and len(hits) == 8, (len(points), len(hits))
 # every record names the program's file and a line, and a step
 for e in lines:
     f = fields(e)
@@ -32,7 +34,9 @@ for e in lines:
     assert e["step"] > 0 and e["pid"] > 1, e
 # the worker thread's hits and points carry its own tid
 worker = [e for e in hits if "counter%20stays%20positive" in e["payload"]] + points
-assert len({e["tid"] for e in worker}) == 1 and worker[0]["tid"] != worker[0]["pid"], worker
+# (a Go goroutine is not a thread of its own: it may run on the main thread)
+assert len({e["tid"] for e in worker}) == 1, worker
+assert file.endswith(".go") or worker[0]["tid"] != worker[0]["pid"], worker
 # the never reached unreachable is in the catalog, before any hit
 neg = [e for e in cats if e["payload"].endswith("counter%20went%20negative\n")]
 assert len(neg) == 1, cats
