@@ -37,7 +37,7 @@ int runnames_valid(const char *s)
     return !runnames_id_shaped(s); /* invariant 2 */
 }
 
-static int has(json_t *a, const char *s)
+int runnames_in(json_t *a, const char *s)
 {
     size_t i;
     json_t *v;
@@ -51,7 +51,7 @@ static int has(json_t *a, const char *s)
 
 static void add(json_t *a, const char *s)
 {
-    if (!runnames_valid(s) || has(a, s))
+    if (!runnames_valid(s) || runnames_in(a, s))
         return;
     if (json_array_size(a) >= RUNNAMES_MAX)
         json_array_remove(a, 0);
@@ -79,7 +79,7 @@ json_t *runnames_of(json_t *m)
 int runnames_has(json_t *m, const char *ref)
 {
     json_t *a = runnames_of(m);
-    int r = a && has(a, ref);
+    int r = a && runnames_in(a, ref);
     json_decref(a);
     return r;
 }

@@ -36,6 +36,8 @@ json_t *runnames_of(json_t *m);
  * them), at most RUNNAMES_MAX (invariant 1). A new array, or NULL if there
  * is none. */
 json_t *runnames_merged(const char *home, const char *dir, const char *name);
+/* 1 if s is in the array a of names (as runnames_of gives). */
+int runnames_in(json_t *a, const char *s);
 /* 1 if ref is one of m's names. */
 int runnames_has(json_t *m, const char *ref);
 

@@ -29,18 +29,6 @@ struct ent {
     json_t *names; /* every --name given (runnames_of) */
 };
 
-static int has_name(json_t *names, const char *ref)
-{
-    size_t i;
-    json_t *x;
-    json_array_foreach(names, i, x)
-    {
-        if (!strcmp(json_string_value(x), ref))
-            return 1;
-    }
-    return 0;
-}
-
 static int by_newest(const void *a, const void *b)
 {
     const struct ent *x = a, *y = b;
@@ -161,7 +149,7 @@ int runref_resolve(const char *home, const char *ref, char *dir, size_t dirlen, 
             for (int i = 0; i < n; i++)
                 if ((pass == 0 && !v[i].incomplete && !strcmp(v[i].name, ref)) ||
                     (pass == 1 && v[i].incomplete && !strcmp(v[i].id, ref)) ||
-                    (pass == 2 && !v[i].incomplete && has_name(v[i].names, ref))) {
+                    (pass == 2 && !v[i].incomplete && runnames_in(v[i].names, ref))) {
                     pick = i;
                     matches = 1;
                     break;
