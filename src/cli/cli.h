@@ -71,6 +71,8 @@ rw_home *cli_open_home(void);
  * (a full pipe nobody reads must not keep rewind from exiting after
  * --timeout or SIGINT; docs/reliability.md). */
 void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* b bytes in words into buf ("512 B", "1.5 MiB"); returns buf. */
+const char *cli_bytes_text(uint64_t b, char *buf, size_t n);
 void cli_vsay(const char *fmt, va_list ap);
 
 /* Print "rewind: <err->msg>" and return err->code. */

@@ -35,27 +35,15 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void human(uint64_t b, char *buf, size_t n)
-{
-    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
-}
-
 /* The progress line for what at done/total after elapsed seconds, into out. */
 void cli_progress_line(char *out, size_t n, const char *what, uint64_t done, uint64_t total,
                        double elapsed)
 {
     char d[32], t[32], r[32];
-    human(done, d, sizeof(d));
-    human(total, t, sizeof(t));
+    cli_bytes_text(done, d, sizeof(d));
+    cli_bytes_text(total, t, sizeof(t));
     double rate = elapsed > 0 ? (double)done / elapsed : 0;
-    human((uint64_t)rate, r, sizeof(r));
+    cli_bytes_text((uint64_t)rate, r, sizeof(r));
     if (rate > 0 && done < total) {
         double eta = (double)(total - done) / rate;
         snprintf(out, n, "rewind: %s %s / %s  %s/s  ETA %.0f s", what, d, t, r, eta + 0.5);

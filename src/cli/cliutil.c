@@ -2,6 +2,7 @@
  * holes, the abort on signals and cli_start. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -135,7 +136,8 @@ int cli_read_limit(const char *flag, const char *arg, uint64_t *mb)
     return 0;
 }
 
-const struct rw_observer cli_stdio = {.output = stdio_output, .ctx = NULL, .progress = cli_progress};
+const struct rw_observer cli_stdio = {
+    .output = stdio_output, .ctx = NULL, .progress = cli_progress};
 
 rw_home *cli_open_home(void)
 {
@@ -276,4 +278,20 @@ int cli_start(int argc, char **argv, const struct cli_derived *d, struct rw_opti
         return RW_EINTERNAL;
     o->abort = cli_abort_on_signals(timeout);
     return -1;
+}
+
+const char *cli_bytes_text(uint64_t b, char *buf, size_t n)
+{
+    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%" PRIu64 " B", b);
+    else
+        snprintf(buf, n, "%.1f %s", v, unit[u]);
+    return buf;
 }

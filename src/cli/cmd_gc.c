@@ -12,22 +12,6 @@
 #include "cli/cli_read.h"
 #include "rewind.h"
 
-static const char *bytes_text(uint64_t b, char *buf, size_t n)
-{
-    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, n, "%" PRIu64 " B", b);
-    else
-        snprintf(buf, n, "%.1f %s", v, unit[u]);
-    return buf;
-}
-
 static void print_json(const struct rw_gc_stats *s, int dry)
 {
     printf("{\"dry_run\":%s,\"runs\":%" PRIu64 ",\"killed_runs\":%" PRIu64
@@ -61,10 +45,10 @@ static void print_words(const struct rw_gc_stats *s, int dry)
         puts("pages: no page store yet, nothing to collect");
     else
         printf("pages: %s %" PRIu64 "; packs %s -> %s%s\n", verb, s->dead_pages,
-               bytes_text(s->bytes_before, a, sizeof(a)), bytes_text(s->bytes_after, b, sizeof(b)),
-               dry ? " (estimated)" : "");
+               cli_bytes_text(s->bytes_before, a, sizeof(a)),
+               cli_bytes_text(s->bytes_after, b, sizeof(b)), dry ? " (estimated)" : "");
     printf("images: %s %" PRIu64 " (%s)", verb, s->dead_images,
-           bytes_text(s->dead_image_bytes, a, sizeof(a)));
+           cli_bytes_text(s->dead_image_bytes, a, sizeof(a)));
     for (uint64_t i = 0; i < s->dead_images && i < RW_GC_MAX_NAMES; i++)
         printf("%s%.16s", i ? ", " : ": ", s->dead_image_names[i]);
     if (s->dead_images > RW_GC_MAX_NAMES)
@@ -72,7 +56,7 @@ static void print_words(const struct rw_gc_stats *s, int dry)
     putchar('\n');
     if (s->temp_files || s->imports)
         printf("leftovers: %s %" PRIu64 " temp files (%s), %" PRIu64 " abandoned imports\n", verb,
-               s->temp_files, bytes_text(s->temp_bytes, a, sizeof(a)), s->imports);
+               s->temp_files, cli_bytes_text(s->temp_bytes, a, sizeof(a)), s->imports);
     if (s->images_kept)
         fprintf(stderr,
                 "rewind: warning: run %s has an unreadable manifest or spec; every "
