@@ -29,6 +29,12 @@ JOBS=${REWIND_KERNEL_JOBS:-$(nproc)}
 for f in "$ABI" "$PATCH" "$FRAGMENT"; do
 	[ -f "$f" ] || die "missing input $f"
 done
+# Feature patches, applied after rewind.patch in name order (one file per
+# feature, so features touch the kernel without editing one shared file).
+EXTRA=()
+for f in "$HERE"/patches/*.patch; do
+	[ -f "$f" ] && EXTRA+=("$f")
+done
 
 # --- build dependencies ------------------------------------------------------
 missing=()
@@ -67,7 +73,7 @@ fi
 hash=$({
 	echo "rewind-kernel-v1"
 	sha256sum <"$TARBALL" | cut -d' ' -f1
-	for f in "$PATCH" "$FRAGMENT" "$ABI" "$SELF"; do
+	for f in "$PATCH" ${EXTRA[@]+"${EXTRA[@]}"} "$FRAGMENT" "$ABI" "$SELF"; do
 		echo "$(basename "$f") $(sha256sum <"$f" | cut -d' ' -f1)"
 	done
 	gcc --version | sed -n 1p
@@ -125,6 +131,9 @@ fail() {
 
 tar -xf "$TARBALL" -C "$src" --strip-components=1 >>"$log" 2>&1 || fail "cannot unpack $TARBALL"
 patch -d "$src" -p1 --batch --forward <"$PATCH" >>"$log" 2>&1 || fail "rewind.patch does not apply"
+for f in ${EXTRA[@]+"${EXTRA[@]}"}; do
+	patch -d "$src" -p1 --batch --forward <"$f" >>"$log" 2>&1 || fail "$(basename "$f") does not apply"
+done
 cp "$ABI" "$src/include/uapi/linux/rewind_abi.h"
 
 # Reproducible: no build time, user, host or path in the image.
