@@ -1,10 +1,15 @@
 /*
  * check: see explore.h.
  *
- * Workers: each schedule and each probe runs in a child process made by
- * fork() (a VM per process; the parent holds no KVM or store handle across
- * fork), which writes its struct rw_result into a pipe and exits. Probes
- * during narrowing run one at a time.
+ * Workers: -j N long-lived worker processes (cworker.h), forked from the
+ * parent, which holds no KVM or store handle across fork. Each keeps one
+ * machine open (src/run/warm.c) and runs every schedule and probe given to
+ * it as a fork of the base run restored in place; the pages of the keyframe
+ * they all start from are read from the store once, by the parent, into a
+ * shared read-only image (kfcap.h struct kfmat). Probes during narrowing
+ * run one at a time. With --vary-seed (every schedule boots) and with
+ * REWIND_CHECK_COLD=1 (the old way, kept for benchmarks and the identity
+ * test), each schedule is a child made by fork() that runs once and exits.
  *
  * Invariants (besides explore.h's):
  *  1. A worker ends by its wall limit (probe_timeout_s) as outcome
@@ -14,9 +19,12 @@
  *     disk, never by its manifest's "steps" alone (an archive can say 9e18).
  *  4. With properties, every run (schedule 0, schedules, probes) is judged by
  *     the same function of its stored trace (props.h invariant 1).
+ *  5. A schedule or probe run by a warm worker is the run a cold worker
+ *     makes (warm.c invariant 1): the report does not depend on which ran it.
  */
 #include "explore/explore.h"
 #include "explore/checkrec.h"
+#include "explore/cworker.h"
 #include "explore/props.h"
 
 #include <stdarg.h>
@@ -121,6 +129,9 @@ struct ctx {
     rw_home *h;                      /* for rw_sdk_assertions (parent only) */
     char (*runs)[RW_ID_MAX];         /* every run the check made (checkrec.h) */
     size_t nruns, cap;
+    struct cworker_pool *pool; /* warm workers, or NULL: one child per run */
+    struct kfmat mat;          /* the job-start keyframe, materialized for them */
+    struct run_warm *warm;     /* in a warm worker: its machine */
 };
 
 static void add_run(struct ctx *x, const char *id)
@@ -364,6 +375,103 @@ static int reap(struct worker *ws, unsigned n, struct worker_msg *m, int *idx)
     return -1;
 }
 
+/* In a warm worker: run task t on the worker's machine (opened at its
+ * first task). */
+static int warm_run(void *ctx, const struct cworker_task *t, struct rw_result *r,
+                    struct rw_error *e)
+{
+    struct ctx *x = ctx;
+    if (!x->warm) {
+        x->base.abort = &cworker_abort;
+        if (run_warm_open(&x->warm, &x->base, x->base_name, x->mat.pages ? &x->mat : NULL, e) < 0)
+            return -1;
+    }
+    return run_warm_fork(x->warm, t->schedule, t->from, t->until, x->rep->start + 1, x->horizon, r,
+                         e);
+}
+
+static void warm_fini(void *ctx)
+{
+    struct ctx *x = ctx;
+    run_warm_close(x->warm);
+    x->warm = NULL;
+}
+
+/* Start the warm workers (invariant 5): materialize the keyframe every
+ * fork starts from, then a pool of jobs slots. No-op when cold. */
+static void warm_start(struct ctx *x, unsigned jobs)
+{
+    const char *cold = getenv("REWIND_CHECK_COLD");
+    if (x->c->vary_seed || (cold && !strcmp(cold, "1")))
+        return;
+    x->pool = calloc(1, sizeof(*x->pool));
+    if (!x->pool)
+        return;
+    char why[600];
+    double t0 = now_s();
+    if (kfmat_build(&x->mat, x->c->home, x->base_name, x->rep->start,
+                    (x->base.mem_mib << 20) / 4096, why, sizeof(why)) < 0)
+        progress(x->c, "check: the keyframe's pages are read by each worker (%s)", why);
+    else if (getenv("REWIND_TIMING"))
+        fprintf(stderr,
+                "rewind: timing: keyframe of step %llu materialized: %llu pages in %.3f s\n",
+                (unsigned long long)x->mat.step, (unsigned long long)x->mat.npages, now_s() - t0);
+    struct cworker_fns f = {.run = warm_run,
+                            .fini = warm_fini,
+                            .ctx = x,
+                            .limit_s = x->c->probe_timeout_s > 0 ? x->c->probe_timeout_s
+                                                                 : DEFAULT_PROBE_TIMEOUT_S};
+    cworker_open(x->pool, jobs, &f);
+}
+
+static void warm_stop(struct ctx *x)
+{
+    if (!x->pool)
+        return; /* cold: x->mat was never built */
+    cworker_close(x->pool);
+    free(x->pool);
+    x->pool = NULL;
+    kfmat_free(&x->mat);
+}
+
+/* Give work wk to a free worker: a warm one, or a child forked for it. */
+static int launch(struct ctx *x, struct worker *ws, const struct work *wk, char *err, size_t errlen)
+{
+    if (x->pool) {
+        struct cworker_task t = {.schedule = wk->schedule, .from = wk->from, .until = wk->until};
+        return cworker_submit(x->pool, &t, err, errlen);
+    }
+    unsigned slot = 0;
+    while (ws[slot].pid)
+        slot++;
+    return spawn(x, &ws[slot], wk, err, errlen);
+}
+
+/* Wait for the result of one work given by launch: 0 with *m and its
+ * schedule in *s, -1 if it failed (m->e.msg says why, or is empty if its
+ * worker died), -2 if there was none. */
+static int collect(struct ctx *x, struct worker *ws, unsigned n, struct worker_msg *m, uint64_t *s)
+{
+    if (x->pool) {
+        struct cworker_result r;
+        struct cworker_task t;
+        int rc = cworker_wait(x->pool, x->c->abort, &r, &t);
+        if (rc == -2)
+            return -2;
+        m->ok = rc == 0 && r.ok;
+        m->r = r.r;
+        m->e = r.e;
+        *s = t.schedule;
+        return m->ok ? 0 : -1;
+    }
+    int idx;
+    int ok = reap(ws, n, m, &idx);
+    if (idx < 0)
+        return -2;
+    *s = ws[idx].schedule;
+    return ok;
+}
+
 static int explore_schedules(struct ctx *x, char *err, size_t errlen)
 {
     const struct check_opts *c = x->c;
@@ -379,15 +487,12 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
     int go = 1;
     while (running || (go && !failed && next <= c->schedules && !*c->abort)) {
         while (go && !failed && running < jobs && next <= c->schedules && !*c->abort) {
-            unsigned slot = 0;
-            while (ws[slot].pid)
-                slot++;
             struct work wk = {.schedule = next,
                               .from = rep->start + 1,
                               .until = UINT64_MAX,
                               .record = c->vary_seed,
                               .seed_add = next};
-            if (spawn(x, &ws[slot], &wk, err, errlen) < 0) {
+            if (launch(x, ws, &wk, err, errlen) < 0) {
                 failed = 1;
                 break;
             }
@@ -401,12 +506,11 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
                 if (ws[i].pid)
                     kill(ws[i].pid, SIGTERM);
         struct worker_msg msg;
-        int idx;
-        int ok = reap(ws, jobs, &msg, &idx);
-        if (idx < 0)
+        uint64_t s = 0;
+        int ok = collect(x, ws, jobs, &msg, &s);
+        if (ok == -2)
             continue;
         running--;
-        uint64_t s = ws[idx].schedule;
         if (ok < 0) {
             if (!failed)
                 fail(err, errlen, "schedule %llu could not run: %s", (unsigned long long)s,
@@ -448,12 +552,13 @@ static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_s
 {
     struct worker w = {0};
     struct worker_msg msg;
-    int idx;
+    uint64_t s;
     struct work wk = {.schedule = x->rep->schedule, .from = from, .until = until};
     x->rep->probes++;
-    if (spawn(x, &w, &wk, err, errlen) < 0)
+    memset(&msg, 0, sizeof(msg));
+    if (launch(x, &w, &wk, err, errlen) < 0)
         return -1;
-    if (reap(&w, 1, &msg, &idx) < 0 || idx < 0)
+    if (collect(x, &w, 1, &msg, &s) < 0)
         return fail(err, errlen, "a probe of window [%llu, %llu) could not run: %s",
                     (unsigned long long)from, (unsigned long long)until,
                     msg.e.msg[0] ? msg.e.msg : "its worker died");
@@ -697,6 +802,8 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
         rep->schedule = 0;
         rep->failing = rep->base;
     }
+    if (!rep->found || c->keep_going)
+        warm_start(&x, c->jobs ? c->jobs : 1);
     if ((!rep->found || c->keep_going) && explore_schedules(&x, err, errlen) < 0)
         goto out;
     rep->explore_s = now_s() - t0;
@@ -762,6 +869,7 @@ out:
         if (checkrec_save(c->home, &co, rep, x.runs, x.nruns, rep->check_id, why, sizeof(why)) < 0)
             progress(c, "warning: the check's record was not saved: %s", why);
     }
+    warm_stop(&x);
     free(x.runs);
     rw_home_close(x.h);
     run_stored_free(&st);

@@ -594,40 +594,19 @@ const struct image_progress *run_image_progress(const struct rw_observer *obs)
     return &ip;
 }
 
-int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_inspect *ins,
-                enum run_keep keep, int with_store, struct rw_result *res, struct rw_error *err)
+int run_machine_open(struct run_ctx *c, const struct run_opts *o, int with_store,
+                     struct rw_result *res, struct rw_error *err)
 {
     memset(c, 0, sizeof(*c));
     memset(res, 0, sizeof(*res));
     c->o = o;
     c->res = res;
     c->err = err;
-    c->keep = keep;
-    c->inspect = ins;
     c->lockfd = -1;
     c->sess.fd = -1;
     c->vm.kvm_fd = c->vm.vm_fd = c->vm.vcpu_fd = -1;
     err->code = RW_EINTERNAL;
     err->msg[0] = 0;
-    c->spec = (struct run_spec){
-        .argv = o->argv,
-        .env = o->env,
-        .cwd = o->cwd,
-        .mem_mib = o->mem_mib,
-        .seed = o->seed,
-        .schedule = 0,
-        .test_holes = o->test_holes,
-        .quantum_ns = o->quantum_ns,
-        .epoch_s = o->epoch_s,
-        .cpu_model = NULL,
-        .perturb = &o->sched,
-        .inspect_kind = ins && !strcmp(ins->kind, "shell") ? "shell" : NULL,
-        .inspect_pid = ins ? ins->pid : 0,
-        .inspect_at = ins ? ins->at : 0,
-        .inputs_hash = "",
-        .expect = o->expect,
-        .property = o->property,
-    };
     timing("start");
     c->phase = PH_LOCK; /* invariant 1 */
     c->lockfd = homelock_take(o->home, 0, 1, ERR);
@@ -654,7 +633,66 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
     if (cpuid_model_name(c->vm.kvm_fd, c->model, sizeof(c->model)) < 0)
         return ctx_fail(c, "cannot read the host's CPUID from KVM");
     c->phase = PH_SETUP;
-    c->spec.cpu_model = c->model;
+    io_set_abort(o->abort); /* a blocked write gives up on --timeout (util/io.h) */
+    if (kvm_map_image(&c->vm, c->img.path, ERR) < 0)
+        return -1;
+    if (with_store || !o->no_keyframes) {
+        char sp[PATH_LEN];
+        if (home_path(sp, sizeof(sp), o->home, HOME_STORE, NULL, NULL) < 0)
+            return ctx_fail(c, "the home's path is too long");
+        if (store_open(sp, &c->store, ERR) < 0)
+            return -1;
+        c->kf_alloc = 1; /* kfcap_free frees whatever kfcap_init allocated */
+        if (kfcap_init(&c->kf, &c->vm, c->store, ERR) < 0)
+            return -1;
+        c->kf.holes = o->snap_holes;
+    }
+    return 0;
+}
+
+int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_inspect *ins,
+              enum run_keep keep, struct rw_result *res, struct rw_error *err)
+{
+    RW_ASSERT(!c->sink && !c->p && c->lockfd >= 0); /* invariant 6: one run at a time */
+    memset(res, 0, sizeof(*res));
+    c->o = o;
+    c->res = res;
+    c->err = err;
+    c->keep = keep;
+    c->inspect = ins;
+    c->parent = NULL;
+    c->parent_upto = 0;
+    c->verify = 0;
+    c->t0 = 0;
+    memset(&c->sess, 0, sizeof(c->sess));
+    c->sess.fd = -1;
+    c->inputs_hex[0] = 0;
+    err->code = RW_EINTERNAL;
+    err->msg[0] = 0;
+    c->phase = PH_SETUP;
+    struct run_spec sp0 = c->spec; /* the machine's hashes (run_machine_open) */
+    c->spec = (struct run_spec){
+        .argv = o->argv,
+        .env = o->env,
+        .cwd = o->cwd,
+        .mem_mib = o->mem_mib,
+        .seed = o->seed,
+        .schedule = 0,
+        .test_holes = o->test_holes,
+        .quantum_ns = o->quantum_ns,
+        .epoch_s = o->epoch_s,
+        .cpu_model = c->model,
+        .perturb = &o->sched,
+        .inspect_kind = ins && !strcmp(ins->kind, "shell") ? "shell" : NULL,
+        .inspect_pid = ins ? ins->pid : 0,
+        .inspect_at = ins ? ins->at : 0,
+        .inputs_hash = "",
+        .expect = o->expect,
+        .property = o->property,
+    };
+    memcpy(c->spec.kernel_hash, sp0.kernel_hash, sizeof(c->spec.kernel_hash));
+    memcpy(c->spec.init_hash, sp0.init_hash, sizeof(c->spec.init_hash));
+    memcpy(c->spec.image_hash, sp0.image_hash, sizeof(c->spec.image_hash));
     spec_id(&c->spec, res->id);
     c->spec_json = spec_to_json(&c->spec);
     if (!c->spec_json)
@@ -672,15 +710,13 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
     s->file = &c->dir.trace;
     s->vm = &c->vm;
     run_limits_init(&s->lim, o->max_trace_mb, o->max_disk_mb);
-    io_set_abort(o->abort); /* a blocked write gives up on --timeout (util/io.h) */
+    io_set_abort(o->abort);
     if (o->state_log) {
-        char sp[PATH_LEN];
-        staging_path(c, "states", sp, sizeof(sp));
-        s->states = fopen(sp, "we");
+        char stp[PATH_LEN];
+        staging_path(c, "states", stp, sizeof(stp));
+        s->states = fopen(stp, "we");
         s->ram_every = o->state_log;
     }
-    if (kvm_map_image(&c->vm, c->img.path, ERR) < 0)
-        return -1;
     s->trace = hash_new();
     s->output = hash_new();
     if (!s->trace || !s->output)
@@ -694,18 +730,21 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
     p->on_step = on_step;
     p->record_ctx = s;
     s->p = p;
-    if (with_store || !o->no_keyframes) {
-        char sp[PATH_LEN];
-        if (home_path(sp, sizeof(sp), o->home, HOME_STORE, NULL, NULL) < 0)
-            return ctx_fail(c, "the home's path is too long");
-        if (store_open(sp, &c->store, ERR) < 0)
-            return -1;
-        c->kf_ready = 1; /* kfcap_finish frees whatever kfcap_init allocated */
-        if (kfcap_init(&c->kf, &c->vm, c->store, ERR) < 0)
-            return -1;
+    if (c->kf_alloc) {
+        kfcap_begin_run(&c->kf);
         c->kf.holes = o->snap_holes;
+        c->kf_ready = 1; /* this run's part of kf: kfcap_end_run */
     }
     return 0;
+}
+
+int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_inspect *ins,
+                enum run_keep keep, int with_store, struct rw_result *res, struct rw_error *err)
+{
+    if (run_machine_open(c, o, with_store, res, err) < 0)
+        return -1;
+    timing("machine");
+    return run_begin(c, o, ins, keep, res, err);
 }
 
 int run_boot(struct run_ctx *c)
@@ -1052,7 +1091,7 @@ int run_finish(struct run_ctx *c)
     c->phase = PH_FINISH;
     if (c->kf_ready) {
         c->kf_ready = 0;
-        if (kfcap_finish(&c->kf) < 0)
+        if (kfcap_end_run(&c->kf) < 0)
             return ctx_fail(c, "cannot write the keyframes of this run: %s", strerror(errno));
     }
     if (c->keep == RUN_KEEP_NOTHING) { /* cat: the look must not change anything stored */
@@ -1082,7 +1121,7 @@ int run_finish(struct run_ctx *c)
     return 0;
 }
 
-int run_through(struct run_ctx *c, int rc)
+int run_body(struct run_ctx *c, int rc)
 {
     if (rc == 0)
         rc = run_keyframes_begin(c);
@@ -1096,10 +1135,15 @@ int run_through(struct run_ctx *c, int rc)
         rc = run_verify_restores(c, c->verify);
     if (rc == 0)
         rc = run_finish(c);
-    return run_close(c, rc);
+    return rc;
 }
 
-int run_close(struct run_ctx *c, int rc)
+int run_through(struct run_ctx *c, int rc)
+{
+    return run_close(c, run_body(c, rc));
+}
+
+int run_end(struct run_ctx *c, int rc)
 {
     RW_ASSERT(rc == 0 || rc == -1);
     /* from PH_INSPECT on, the platform is set up and has an outcome */
@@ -1110,10 +1154,8 @@ int run_close(struct run_ctx *c, int rc)
     if (c->sink && c->sink->session)
         session_close(&c->sess, c->inputs_hex);
     if (c->kf_ready)
-        kfcap_finish(&c->kf);
+        kfcap_end_run(&c->kf);
     c->kf_ready = 0;
-    store_close(c->store);
-    c->store = NULL;
     if (rc < 0)
         rundir_abort(&c->dir);
     if (c->sink) {
@@ -1128,17 +1170,28 @@ int run_close(struct run_ctx *c, int rc)
     }
     free(c->p);
     c->p = NULL;
-    kvm_close(&c->vm);
-    initrd_free(&c->rd);
     free(c->spec_json);
     c->spec_json = NULL;
-    if (c->lockfd >= 0)
-        homelock_release(c->lockfd);
-    c->lockfd = -1;
-    io_set_abort(NULL);
     if (rc < 0)
         c->err->code = run_phase_code(c->phase); /* invariant 2: the one place */
     if (rc < 0 && cut)
         c->err->code = cut; /* an inspection cut by --timeout or a disk limit */
+    return rc;
+}
+
+int run_close(struct run_ctx *c, int rc)
+{
+    rc = run_end(c, rc);
+    if (c->kf_alloc)
+        kfcap_free(&c->kf);
+    c->kf_alloc = 0;
+    store_close(c->store);
+    c->store = NULL;
+    kvm_close(&c->vm);
+    initrd_free(&c->rd);
+    if (c->lockfd >= 0)
+        homelock_release(c->lockfd);
+    c->lockfd = -1;
+    io_set_abort(NULL);
     return rc;
 }

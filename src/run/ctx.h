@@ -27,6 +27,12 @@
  *     names them is closed (kfcap.h invariant 2).
  *  5. A run restored from a keyframe never replaces the run its keyframes
  *     name: it is kept only when it differs from a stored run of its spec.
+ *  6. A machine (run_machine_open .. run_close: lock, image, KVM, store,
+ *     keyframe pages) carries one run at a time (run_begin .. run_end);
+ *     everything a run's id, trace or keyframes depend on is reset by
+ *     run_begin, so a run on a reused machine equals the same run on a
+ *     fresh one (the restore rewrites every page and register that may
+ *     differ: kfcap.h invariant 3).
  */
 #ifndef REWIND_RUN_CTX_H
 #define REWIND_RUN_CTX_H
@@ -128,7 +134,8 @@ struct run_ctx {
     struct rundir dir;
     struct store *store;
     struct kfcap kf;
-    int kf_ready;       /* kf holds resources (kfcap_finish frees them) */
+    int kf_alloc;       /* kf holds the machine's resources (kfcap_free frees them) */
+    int kf_ready;       /* kf is in use by the current run (kfcap_end_run ends it) */
     const char *parent; /* the keyframes' source run (restore), or NULL */
     uint64_t parent_upto;
     const struct run_inspect *inspect;
@@ -147,6 +154,14 @@ int run_phase_code(enum run_phase ph);
  * keyframe capture (needed to take or restore keyframes). 0 or -1. */
 int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_inspect *ins,
                 enum run_keep keep, int with_store, struct rw_result *res, struct rw_error *err);
+/* run_prepare in two halves (invariant 6): the machine (lock, image,
+ * hashes, initramfs, KVM, image memslot, [page store and keyframe pages]),
+ * opened once; and a run on it (spec, id, staging directory, platform),
+ * begun again for every run the machine carries. 0 or -1. */
+int run_machine_open(struct run_ctx *c, const struct run_opts *o, int with_store,
+                     struct rw_result *res, struct rw_error *err);
+int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_inspect *ins,
+              enum run_keep keep, struct rw_result *res, struct rw_error *err);
 /* Load the kernel and initramfs for a fresh boot. 0 or -1. */
 int run_boot(struct run_ctx *c);
 /* Restore run `from`'s keyframe at or before step into the VM and feed the
@@ -173,8 +188,13 @@ int run_finish(struct run_ctx *c);
  * inspection], run_loop to the end, run_settle, [run_verify_restores of
  * c->verify], run_finish; then run_close. Returns the result. */
 int run_through(struct run_ctx *c, int rc);
-/* Release everything; a failure (rc < 0) sets err->code from the phase.
- * Returns rc. */
+/* run_through without run_close: the machine stays open. Returns rc. */
+int run_body(struct run_ctx *c, int rc);
+/* End the current run (its staging directory removed if rc < 0) and keep
+ * the machine for another run_begin; a failure (rc < 0) sets err->code
+ * from the phase. Returns rc. */
+int run_end(struct run_ctx *c, int rc);
+/* run_end, then release the machine. Returns rc. */
 int run_close(struct run_ctx *c, int rc);
 
 /* Send a notice line (printf format, no newline) to the observer. */

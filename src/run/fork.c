@@ -11,11 +11,9 @@
 #include "home/runnames.h"
 #include "util/check.h"
 
-int run_fork(struct run_opts *o, const char *parent, uint64_t schedule, uint64_t from,
-             uint64_t until, uint64_t origin, uint64_t horizon, struct rw_result *res,
-             struct rw_error *err)
+int run_fork_opts(struct run_opts *o, uint64_t schedule, uint64_t from, uint64_t until,
+                  uint64_t origin, uint64_t horizon, struct rw_error *err)
 {
-    memset(res, 0, sizeof(*res));
     if (from == 0)
         return run_usage(err, "a fork needs a step after boot (1 or more)");
     if (schedule && sched_push(&o->sched, schedule, from, until, origin, horizon ? horizon : 1) < 0)
@@ -34,6 +32,16 @@ int run_fork(struct run_opts *o, const char *parent, uint64_t schedule, uint64_t
         for (unsigned i = 0; i < o->sched.n; i++) /* explore.h invariant 1 */
             RW_ASSERT(o->sched.seg[i].until <= from);
     }
+    return 0;
+}
+
+int run_fork(struct run_opts *o, const char *parent, uint64_t schedule, uint64_t from,
+             uint64_t until, uint64_t origin, uint64_t horizon, struct rw_result *res,
+             struct rw_error *err)
+{
+    memset(res, 0, sizeof(*res));
+    if (run_fork_opts(o, schedule, from, until, origin, horizon, err) < 0)
+        return -1;
     /* The keyframe at `from` was taken after the parent's step `from`; the
      * fork's own decision at `from` needs the state before it. */
     struct run_ctx c;

@@ -8,10 +8,14 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include "home/paths.h"
 
 #define fail util_fail
 #define KFCAP_BATCH 256
@@ -149,6 +153,8 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
     if (!map)
         return fail(err, errlen, "out of memory");
     int rc = kf_chain_map(c, link, idx, map, k->npfn, err, errlen);
+    double t_map = now_s(), t_get = 0;
+    uint64_t got = 0, copied = 0;
     if (rc == 0 && kvm_collect_dirty(k->vm) < 0)
         rc = fail(err, errlen, "KVM_GET_DIRTY_LOG: %s", strerror(errno));
     struct kvm_vm *vm = k->vm;
@@ -160,13 +166,20 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
         uint8_t *dst = vm->ram + pfn * 4096;
         if (is_absent(&map[pfn])) {
             memset(dst, 0, 4096);
-        } else if (store_get(k->store, &map[pfn], dst) < 0) {
+        } else if (k->src && k->src->npfn == k->npfn &&
+                   !memcmp(&map[pfn], &k->src->map[pfn], sizeof(hash256))) {
+            /* invariant 4: the materialized page of that name */
+            memcpy(dst, k->src->pages + pfn * 4096, 4096);
+            copied++;
+            vm->written[pfn / 64] |= 1ull << (pfn % 64);
+        } else if ((got++, t_get -= now_s(), store_get(k->store, &map[pfn], dst) < 0)) {
             char hex[65];
             hash_hex(&map[pfn], hex);
             rc = fail(err, errlen, "page %s of the keyframe is %s in the store", hex,
                       errno == ENOENT ? "missing" : "corrupt");
             break;
         } else {
+            t_get += now_s();
             vm->written[pfn / 64] |= 1ull << (pfn % 64);
         }
         k->cur[pfn] = map[pfn];
@@ -177,6 +190,7 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
     free(map);
     if (rc < 0)
         return -1;
+    double t_pages = now_s();
     memset(vm->dirty, 0, (k->npfn + 63) / 64 * sizeof(uint64_t));
     void *state = NULL;
     uint32_t len = 0;
@@ -192,6 +206,13 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
         rc = snap_restore(p, state, k->holes, err, errlen);
     free(state);
     k->restore_s += now_s() - t0;
+    if (getenv("REWIND_TIMING")) /* a developer's measurement (ctx.c timing) */
+        fprintf(
+            stderr,
+            "rewind: timing: restore    %.3f s: map %.3f s, pages %.3f s (%llu from the store in "
+            "%.3f s, %llu copied), state %.3f s\n",
+            now_s() - t0, t_map - t0, t_pages - t_map, (unsigned long long)got, t_get,
+            (unsigned long long)copied, now_s() - t_pages);
     return rc;
 }
 
@@ -217,16 +238,115 @@ int kfcap_ram_hash(struct kfcap *k, unsigned char out[32])
     return 0;
 }
 
-int kfcap_finish(struct kfcap *k)
+void kfcap_begin_run(struct kfcap *k)
+{
+    RW_ASSERT(!k->writing);
+    memset(&k->w, 0, sizeof(k->w));
+    k->taken = k->delta_pages = k->file_bytes = k->restored_pages = 0;
+    k->capture_s = k->restore_s = 0;
+}
+
+int kfcap_end_run(struct kfcap *k)
 {
     int rc = 0;
     RW_FAILPOINT("kfcap.close");
     if (k->writing)
         rc = kf_close(&k->w);
     k->writing = 0;
+    return rc;
+}
+
+void kfcap_free(struct kfcap *k)
+{
     free(k->cur);
     free(k->batch);
     k->cur = NULL;
     k->batch = NULL;
+}
+
+int kfcap_finish(struct kfcap *k)
+{
+    int rc = kfcap_end_run(k);
+    kfcap_free(k);
     return rc;
+}
+
+int kfmat_build(struct kfmat *m, const char *home, const char *run, uint64_t step, uint64_t npfn,
+                char *err, size_t errlen)
+{
+    memset(m, 0, sizeof(*m));
+    m->fd = -1;
+    store_zero_hash(&zero_name);
+    struct kf_chain ch;
+    size_t link, idx;
+    if (kf_chain_load(home, run, &ch, err, errlen) < 0)
+        return -1;
+    int rc = -1;
+    struct store *s = NULL;
+    char sp[4200];
+    if (kf_chain_find(&ch, step, &link, &idx) < 0) {
+        fail(err, errlen, "run %s has no keyframe at or before step %llu", run,
+             (unsigned long long)step);
+        goto out;
+    }
+    m->step = ch.link[link].file.e[idx].step;
+    m->npfn = npfn;
+    m->bytes = npfn * 4096;
+    m->map = calloc(npfn ? npfn : 1, sizeof(*m->map));
+    if (!m->map) {
+        fail(err, errlen, "out of memory");
+        goto out;
+    }
+    if (kf_chain_map(&ch, link, idx, m->map, npfn, err, errlen) < 0)
+        goto out;
+    m->fd = memfd_create("rewind-keyframe", MFD_CLOEXEC);
+    if (m->fd < 0 || ftruncate(m->fd, (off_t)m->bytes) < 0) {
+        fail(err, errlen, "cannot make the shared keyframe image: %s", strerror(errno));
+        goto out;
+    }
+    uint8_t *pg = mmap(NULL, m->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+    if (pg == MAP_FAILED) {
+        fail(err, errlen, "cannot map the shared keyframe image: %s", strerror(errno));
+        goto out;
+    }
+    m->pages = pg;
+    if (home_path(sp, sizeof(sp), home, HOME_STORE, NULL, NULL) < 0 ||
+        store_open(sp, &s, err, errlen) < 0)
+        goto out;
+    for (uint64_t pfn = 0; pfn < npfn; pfn++) {
+        normalize(&m->map[pfn]);
+        if (is_absent(&m->map[pfn]))
+            continue;
+        if (store_get(s, &m->map[pfn], pg + pfn * 4096) < 0) { /* verified once, here */
+            char hex[65];
+            hash_hex(&m->map[pfn], hex);
+            fail(err, errlen, "page %s of the keyframe is %s in the store", hex,
+                 errno == ENOENT ? "missing" : "corrupt");
+            goto out;
+        }
+        m->npages++;
+    }
+    /* invariant 4: from now on nobody writes it */
+    if (mprotect(pg, m->bytes, PROT_READ) < 0) {
+        fail(err, errlen, "mprotect: %s", strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    store_close(s);
+    kf_chain_free(&ch);
+    if (rc < 0)
+        kfmat_free(m);
+    return rc;
+}
+
+void kfmat_free(struct kfmat *m)
+{
+    if (m->pages)
+        munmap(m->pages, m->bytes);
+    if (m->fd >= 0)
+        close(m->fd);
+    free(m->map);
+    memset(m, 0, sizeof(*m));
+    m->fd = -1;
 }

@@ -16,6 +16,10 @@
  *  3. Restore rewrites exactly the pages whose content may differ from the
  *     target (dirty since the last capture, or a different hash) and then
  *     clears the dirty set: in-place restores cost what changed.
+ *  4. A materialized keyframe (struct kfmat) holds, for every page of one
+ *     keyframe, the bytes store_get returned for its name (verified once,
+ *     when it was built) and is read-only after that: a restore may copy a
+ *     page from it instead of the store only when the names are equal.
  */
 #ifndef REWIND_RUN_KFCAP_H
 #define REWIND_RUN_KFCAP_H
@@ -28,7 +32,23 @@
 #include "vmm/snapshot.h"
 #include "trace/keyframe.h"
 
+/* One keyframe's RAM, materialized once into a shared memfd mapping that
+ * forked workers inherit read-only (invariant 4). */
+struct kfmat {
+    int fd;
+    uint8_t *pages; /* npfn pages (zero where map[pfn] is absent) */
+    hash256 *map;   /* the keyframe's page names, all-zero bytes for the zero page */
+    uint64_t npfn, bytes, npages, step;
+};
+
+/* Materialize run's keyframe at or before step for a RAM of npfn pages.
+ * 0 or -1 + err. */
+int kfmat_build(struct kfmat *m, const char *home, const char *run, uint64_t step, uint64_t npfn,
+                char *err, size_t errlen);
+void kfmat_free(struct kfmat *m);
+
 struct kfcap {
+    const struct kfmat *src; /* or NULL: pages to copy instead of reading the store */
     struct kvm_vm *vm;
     struct store *store;
     hash256 *cur;
@@ -58,7 +78,13 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
  * capture or restore (the others' hashes are in cur[]). 0 or -1. */
 int kfcap_ram_hash(struct kfcap *k, unsigned char out[32]);
 
-/* Close the file (fsync) and free. 0 or -1 (the file could not be written). */
+/* A new run on the same machine: zero the statistics (cur[] stays). */
+void kfcap_begin_run(struct kfcap *k);
+/* Close this run's file (fsync). 0 or -1 (the file could not be written). */
+int kfcap_end_run(struct kfcap *k);
+/* Free what kfcap_init allocated. */
+void kfcap_free(struct kfcap *k);
+/* kfcap_end_run, then kfcap_free. 0 or -1 (the file could not be written). */
 int kfcap_finish(struct kfcap *k);
 
 #endif

@@ -22,6 +22,25 @@ int run_fork(struct run_opts *o, const char *parent, uint64_t schedule, uint64_t
              uint64_t until, uint64_t origin, uint64_t horizon, struct rw_result *res,
              struct rw_error *err);
 
+/* The options of that fork: o's perturbation segments for schedule in
+ * [from, until) (schedule 0: the segments end at from). 0 or -1 with err. */
+int run_fork_opts(struct run_opts *o, uint64_t schedule, uint64_t from, uint64_t until,
+                  uint64_t origin, uint64_t horizon, struct rw_error *err);
+
+/* A machine kept for many forks of one stored run (src/run/warm.c). */
+struct run_warm;
+/* Open a machine for forks of run parent whose options are base (they
+ * must outlive it); src (or NULL): a materialized keyframe of parent whose
+ * pages are copied instead of read from the store. 0 or -1 with err. */
+int run_warm_open(struct run_warm **w, const struct run_opts *base, const char *parent,
+                  const struct kfmat *src, struct rw_error *err);
+/* run_fork(base, parent, ...) on the machine: the same run, the same id,
+ * trace, keyframes and manifest. 0 or -1 with err; after -1 the machine
+ * is closed (the caller opens another). */
+int run_warm_fork(struct run_warm *w, uint64_t schedule, uint64_t from, uint64_t until,
+                  uint64_t origin, uint64_t horizon, struct rw_result *res, struct rw_error *err);
+void run_warm_close(struct run_warm *w);
+
 /* A stored run loaded to be run again or derived from. */
 struct run_stored {
     char name[RW_ID_MAX];   /* its directory under runs/ */

@@ -1,0 +1,96 @@
+/*
+ * warm: many forks of one stored run on one machine (docs/architecture.md,
+ * "check workers"). The machine (lock, image, KVM, page store, keyframe
+ * pages) is opened once; every fork is a run begun on it, restored in place
+ * from the parent's keyframe (only the pages that may differ are rewritten,
+ * copied from a materialized keyframe when their names match), run, kept,
+ * and ended, leaving the machine for the next.
+ *
+ * Invariants:
+ *  1. A fork made here is the fork run_fork makes with the same arguments:
+ *     the same options (run_fork_opts), the same restore (run_restore) and
+ *     the same tail (run_body); only the machine is reused (ctx.h
+ *     invariant 6), so its id, trace, keyframes and manifest are the same.
+ *  2. After a failed fork the machine is closed, never reused: a machine
+ *     whose run failed half-way is in no state anyone checked.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/modes.h"
+#include "util/check.h"
+
+struct run_warm {
+    struct run_ctx c;
+    struct run_opts o; /* the current fork's options (c.o points here) */
+    const struct run_opts *base;
+    const struct kfmat *src;
+    char parent[RW_ID_MAX];
+    struct rw_result res0;
+    struct rw_error err0;
+    int open;
+};
+
+static int warm_machine(struct run_warm *w, struct rw_error *err)
+{
+    w->o = *w->base;
+    if (run_machine_open(&w->c, &w->o, 1, &w->res0, err) < 0) {
+        run_close(&w->c, -1);
+        return -1;
+    }
+    w->c.kf.src = w->src;
+    w->open = 1;
+    return 0;
+}
+
+int run_warm_open(struct run_warm **out, const struct run_opts *base, const char *parent,
+                  const struct kfmat *src, struct rw_error *err)
+{
+    *out = NULL;
+    struct run_warm *w = calloc(1, sizeof(*w));
+    if (!w)
+        return run_usage(err, "out of memory");
+    w->base = base;
+    w->src = src;
+    snprintf(w->parent, sizeof(w->parent), "%s", parent);
+    if (warm_machine(w, err) < 0) {
+        free(w);
+        return -1;
+    }
+    *out = w;
+    return 0;
+}
+
+int run_warm_fork(struct run_warm *w, uint64_t schedule, uint64_t from, uint64_t until,
+                  uint64_t origin, uint64_t horizon, struct rw_result *res, struct rw_error *err)
+{
+    memset(res, 0, sizeof(*res));
+    if (!w->open && warm_machine(w, err) < 0) /* invariant 2 */
+        return -1;
+    w->o = *w->base;
+    if (run_fork_opts(&w->o, schedule, from, until, origin, horizon, err) < 0)
+        return -1;
+    /* invariant 1: run_fork's phases, on the machine kept open */
+    int rc = run_begin(&w->c, &w->o, NULL, RUN_KEEP, res, err);
+    if (rc == 0)
+        rc = run_restore(&w->c, w->parent, from - 1, from);
+    rc = run_end(&w->c, run_body(&w->c, rc));
+    if (rc < 0) { /* invariant 2 (the run is ended already: 0 keeps err) */
+        run_close(&w->c, 0);
+        w->open = 0;
+    }
+    return rc;
+}
+
+void run_warm_close(struct run_warm *w)
+{
+    if (!w)
+        return;
+    if (w->open) {
+        struct rw_error scratch;
+        w->c.err = &scratch;
+        run_close(&w->c, 0);
+    }
+    free(w);
+}
