@@ -20,10 +20,14 @@ out=$PWD/build/bench-check
 if [ "${BENCH_CHECK_INSIDE:-}" != 1 ]; then
     mkdir -p "$out"
     t0=$(date +%s.%N)
-    BENCH_CHECK_INSIDE=1 ${KVMH:-tools/kvm-host} --smp 2 --timeout 3000 --env BENCH_CHECK_INSIDE \
-        -- bench/check.sh "$n"
+    # BENCH_CHECK_DONE=1: the inside part ran already (bench/all.sh runs it
+    # in its own test host session); only the native part and the figures.
+    [ "${BENCH_CHECK_DONE:-}" = 1 ] ||
+        BENCH_CHECK_INSIDE=1 ${KVMH:-tools/kvm-host} --smp 2 --timeout 3000 --env BENCH_CHECK_INSIDE \
+            -- bench/check.sh "$n"
     t1=$(date +%s.%N)
     total=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
+    [ "${BENCH_CHECK_DONE:-}" != 1 ] || total=$(cat "$out/inside_s")
     python3 - "$out/pool.json" "$total" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); total = float(sys.argv[2])
@@ -51,6 +55,7 @@ PY
 fi
 # Inside the test host.
 ROOT=build/roots/test.erofs
+t_in=$(date +%s.%N)
 fresh() { # a fresh home with the root image already hashed and cached
     export REWIND_HOME=/tmp/rewind-bench-check-$1
     rm -rf "$REWIND_HOME"
@@ -89,3 +94,4 @@ print("ratio warm -j 2 / cold -j 2: %.2f (goal >= 4); warm -j 2 / warm -j 1: %.2
 print("reports of warm -j 2 and cold -j 2 identical (timings aside): %s"
       % ("yes" if strip(load("warm2")) == strip(load("cold2")) else "NO"))
 PY
+awk -v a="$t_in" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' >"$out/inside_s"

@@ -644,6 +644,27 @@ struct rw_gc_stats {
  * line on stderr), else fail. Returns 0 with *st, or -1 with err. */
 int rw_gc(rw_home *h, int dry_run, int wait, struct rw_gc_stats *st, struct rw_error *err);
 
+/* What rw_verify found (src/home/verifyapi.c). */
+struct rw_verify_report {
+    uint64_t pages;         /* distinct pages in the page store, each re-hashed */
+    uint64_t summed;        /* of which stored with a content checksum (restores trust it) */
+    uint64_t bad;           /* of which no stored copy re-hashes to its name */
+    char first_bad[65];     /* the first bad page's name */
+    uint64_t runs, named;   /* runs with keyframes; pages their keyframes name (with repeats) */
+    uint64_t missing;       /* of which the store has none */
+    char missing_run[256];  /* the first run with a missing page, and that page */
+    char first_missing[65];
+    uint64_t unreadable_runs; /* keyframes files that could not be read */
+    int no_store;             /* there is no page store yet */
+};
+
+/* Re-hash every page of h's store with SHA-256 (a keyframe restore trusts
+ * the content checksum of the pages this store compressed instead) and
+ * check that every page a run's keyframes name is there. Changes nothing.
+ * Returns 0 with *r (bad or missing pages are counted, not errors), or -1
+ * with err if the store cannot be read. */
+int rw_verify(rw_home *h, struct rw_verify_report *r, struct rw_error *err);
+
 /* What an archive held or an export wrote. */
 struct rw_archive_stats {
     char run[RW_ID_MAX]; /* the archive's run */

@@ -22,6 +22,7 @@ struct cli_command {
 
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 int cmd_diverge(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_show(int argc, char **argv);

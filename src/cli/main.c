@@ -33,6 +33,7 @@ static const struct cli_command commands[] = {
     {"checks", cmd_checks, "list stored checks, newest first (rewind show CHECK)"},
     {"diverge", cmd_diverge, "find where two runs that should be equal part"},
     {"doctor", cmd_doctor, "check that this machine can run rewind"},
+    {"verify", cmd_verify, "re-hash every stored page; check every run's pages are there"},
     {"image", cmd_image, "make a root's image ahead of a run (cached) and print its id"},
     {"serve", cmd_serve, "the timeline in a browser: a local web server with a token"},
     {"open", cmd_open, "print the URL of a run at a step (starts rewind serve if needed)"},

@@ -893,13 +893,27 @@ int run_loop(struct run_ctx *c, uint64_t stop_at)
     if (!c->t0)
         c->t0 = now_wall();
     struct spin_watch spin;
-    struct vcpu_limits lim = {.abort = c->o->abort, .max_steps = stop_at, .spin = &spin.fired};
+    static struct vcpu_clock clock;
+    int timed = getenv("REWIND_TIMING") != NULL;
+    uint64_t step0 = p->step;
+    memset(&clock, 0, sizeof(clock));
+    struct vcpu_limits lim = {.abort = c->o->abort,
+                              .max_steps = stop_at,
+                              .spin = &spin.fired,
+                              .clock = timed ? &clock : NULL};
     struct kicker kick;
     run_active_kvm_run = c->vm.run;
     kicker_start(&kick, c->o->test_holes);
     if (spin_watch_start(&spin, &p->step, c->o->spin_limit_s, c->vm.run) < 0)
         return ctx_fail(c, "cannot start the spin watchdog: %s", strerror(errno));
     int vr = vcpu_run(p, &lim);
+    if (timed && p->step > step0)
+        fprintf(stderr,
+                "rewind: timing: loop       %llu steps, %llu KVM_RUN calls; per step: monitor %.2f "
+                "us, inside KVM_RUN %.2f us\n",
+                (unsigned long long)(p->step - step0), (unsigned long long)clock.runs,
+                clock.monitor_ns / 1e3 / (double)(p->step - step0),
+                clock.in_run_ns / 1e3 / (double)(p->step - step0));
     spin_watch_stop(&spin);
     kicker_stop(&kick);
     if (vr == 0 && p->outcome == PLATFORM_SPIN)

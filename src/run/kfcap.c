@@ -55,8 +55,11 @@ int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, s
         return fail(err, errlen, "out of memory for keyframes");
     const char *kill = getenv("REWIND_TEST_KILL_IN_KEYFRAME");
     const char *holes = getenv("REWIND_TEST_HOLES");
+    const char *keep = getenv("REWIND_TEST_RESTORE_KEEP_DIRTY");
     if (kill && holes && !strcmp(holes, "1")) /* like every test hole: tests only */
         k->kill_at = strtoull(kill, NULL, 10);
+    if (keep && holes && !strcmp(holes, "1") && !strcmp(keep, "1"))
+        k->keep_dirty = 1; /* the negative twin of invariant 3 (tests/system/t_workers.sh) */
     return 0;
 }
 
@@ -160,7 +163,7 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
     struct kvm_vm *vm = k->vm;
     for (uint64_t pfn = 0; pfn < k->npfn && rc == 0; pfn++) {
         normalize(&map[pfn]);
-        int dirty = vm->dirty[pfn / 64] >> (pfn % 64) & 1;
+        int dirty = !k->keep_dirty && (vm->dirty[pfn / 64] >> (pfn % 64) & 1);
         if (!dirty && !memcmp(&map[pfn], &k->cur[pfn], sizeof(hash256)))
             continue;
         uint8_t *dst = vm->ram + pfn * 4096;
@@ -172,7 +175,7 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
             memcpy(dst, k->src->pages + pfn * 4096, 4096);
             copied++;
             vm->written[pfn / 64] |= 1ull << (pfn % 64);
-        } else if ((got++, t_get -= now_s(), store_get(k->store, &map[pfn], dst) < 0)) {
+        } else if ((got++, t_get -= now_s(), store_load(k->store, &map[pfn], dst) < 0)) {
             char hex[65];
             hash_hex(&map[pfn], hex);
             rc = fail(err, errlen, "page %s of the keyframe is %s in the store", hex,
@@ -317,7 +320,7 @@ int kfmat_build(struct kfmat *m, const char *home, const char *run, uint64_t ste
         normalize(&m->map[pfn]);
         if (is_absent(&m->map[pfn]))
             continue;
-        if (store_get(s, &m->map[pfn], pg + pfn * 4096) < 0) { /* verified once, here */
+        if (store_load(s, &m->map[pfn], pg + pfn * 4096) < 0) { /* checked once, here */
             char hex[65];
             hash_hex(&m->map[pfn], hex);
             fail(err, errlen, "page %s of the keyframe is %s in the store", hex,

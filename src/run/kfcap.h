@@ -58,6 +58,7 @@ struct kfcap {
     uint8_t *batch;   /* KFCAP_BATCH pages */
     unsigned holes;   /* SNAP_HOLE_* (tests) */
     uint64_t kill_at; /* tests: die in the middle of writing keyframe number kill_at (1-based) */
+    int keep_dirty;   /* tests: restore ignores the dirty log (breaks invariant 3 on purpose) */
     /* statistics */
     uint64_t taken, delta_pages, file_bytes;
     double capture_s, restore_s;

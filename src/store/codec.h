@@ -8,6 +8,7 @@
 #include "util/hash.h"
 
 #define STORE_F_RAW 0x0001u /* stored form is the page itself (zstd did not shrink it) */
+#define STORE_F_SUM 0x0002u /* a zstd frame with its content checksum: written by this code */
 
 struct store_codec {
     void *cctx;  /* ZSTD_CCtx */
@@ -28,13 +29,16 @@ void store_codec_hash(struct store_codec *c, const void *page, hash256 *out);
 /* Return 1 if the 4096 bytes at page are all zero, else 0. */
 int store_codec_is_zero(const void *page);
 
-/* Compress the page at page with zstd level 1 into out (4096 bytes of room);
- * return the stored length and set *flags (STORE_F_RAW when stored as is). */
+/* Compress the page at page with zstd level 1 and a content checksum into
+ * out (4096 bytes of room); return the stored length and set *flags
+ * (STORE_F_SUM, or STORE_F_RAW when stored as is). */
 size_t store_codec_encode(struct store_codec *c, const void *page, void *out, uint16_t *flags);
 
 /* Decode len stored bytes at in (with flags) into page and check that their
- * SHA-256 is *h; returns 0, or -1 (EIO) with page's contents unspecified. */
+ * SHA-256 is *h; with trust, a frame with STORE_F_SUM whose checksum zstd
+ * verified is not hashed again (invariant 3). Returns 0, or -1 (EIO) with
+ * page's contents unspecified. */
 int store_codec_decode(struct store_codec *c, const void *in, size_t len, uint16_t flags,
-                       const hash256 *h, void *page);
+                       const hash256 *h, void *page, int trust);
 
 #endif

@@ -41,7 +41,8 @@ static int entry_fields_ok(const struct store_entry *e)
 {
     if (e->pack < 1 || e->pack > STORE_PACK_MAX_NUM || e->off < STORE_PACK_HEADER)
         return 0;
-    if (e->len < 1 || e->len > STORE_PAGE_SIZE || (e->flags & ~STORE_F_RAW))
+    if (e->len < 1 || e->len > STORE_PAGE_SIZE || (e->flags & ~(STORE_F_RAW | STORE_F_SUM)) ||
+        (e->flags & STORE_F_RAW && e->flags & STORE_F_SUM))
         return 0;
     return !(e->flags & STORE_F_RAW) || e->len == STORE_PAGE_SIZE;
 }

@@ -68,7 +68,9 @@
  *     marks the name bad in memory, so store_has says 0 and store_put writes
  *     a fresh copy, which wins from then on.
  *  7. Every page store_get returns was decompressed and re-hashed to the name
- *     asked for; on failure the caller's buffer is untouched.
+ *     asked for (store_load: or, for a frame this store wrote with a content
+ *     checksum, checked by that checksum, codec.c invariant 3); on failure
+ *     the caller's buffer is untouched.
  *  8. The index file is replaced only by gc, by renaming a complete, fsynced
  *     file that names only fsynced packs; packs are deleted only after that
  *     rename is durable, so a crash anywhere leaves every live page readable.
@@ -492,15 +494,25 @@ int store_put(struct store *s, const void *page4k, hash256 *out_hash)
     return put_chunk(s, page4k, 1, out_hash);
 }
 
-int store_read_slot(struct store *s, const struct store_slot *sl, void *page)
+static int read_slot(struct store *s, const struct store_slot *sl, void *page, int trust)
 {
     if (store_pack_read(&s->packs, sl->pack, sl->off, s->rbuf, sl->len) < 0)
         return -1;
-    if (store_codec_decode(&s->codec, s->rbuf, sl->len, sl->flags & STORE_F_RAW, &sl->h, s->pbuf) <
-        0)
+    if (store_codec_decode(&s->codec, s->rbuf, sl->len, sl->flags & (STORE_F_RAW | STORE_F_SUM),
+                           &sl->h, s->pbuf, trust) < 0)
         return -1;
     memcpy(page, s->pbuf, STORE_PAGE_SIZE);
     return 0;
+}
+
+int store_read_slot(struct store *s, const struct store_slot *sl, void *page)
+{
+    return read_slot(s, sl, page, 0);
+}
+
+int store_read_slot_trusting(struct store *s, const struct store_slot *sl, void *page)
+{
+    return read_slot(s, sl, page, 1);
 }
 
 #define ALT_MAX 8
@@ -559,7 +571,7 @@ static struct store_slot *find_after(struct store *s, const hash256 *h,
     return sl;
 }
 
-int store_get(struct store *s, const hash256 *h, void *page4k)
+static int get_page(struct store *s, const hash256 *h, void *page4k, int trust)
 {
     if (is_zero_name(h)) {
         memset(page4k, 0, STORE_PAGE_SIZE);
@@ -570,13 +582,13 @@ int store_get(struct store *s, const hash256 *h, void *page4k)
     struct store_slot *sl = store_table_find(&s->table, h);
     if (!sl && !(sl = find_after(s, h, store_refresh)))
         return -1;
-    if (store_read_slot(s, sl, page4k) == 0)
+    if (read_slot(s, sl, page4k, trust) == 0)
         return 0;
     /* A gc may have moved the page and deleted its old pack (invariant 8). */
     if (store_index_replaced(&s->ix, s->index_path) == 1) {
         if (!(sl = find_after(s, h, store_reload)))
             return -1;
-        if (store_read_slot(s, sl, page4k) == 0)
+        if (read_slot(s, sl, page4k, trust) == 0)
             return 0;
     }
     if (store_read_other_copy(s, sl, page4k) == 0)
@@ -584,6 +596,37 @@ int store_get(struct store *s, const hash256 *h, void *page4k)
     sl->flags |= STORE_SLOT_BAD;
     errno = EIO;
     return -1;
+}
+
+int store_get(struct store *s, const hash256 *h, void *page4k)
+{
+    return get_page(s, h, page4k, 0);
+}
+
+int store_load(struct store *s, const hash256 *h, void *page4k)
+{
+    return get_page(s, h, page4k, 1);
+}
+
+int store_verify(struct store *s, struct store_verify_stats *st)
+{
+    memset(st, 0, sizeof(*st));
+    if (store_refresh(s) < 0)
+        return -1;
+    uint8_t page[STORE_PAGE_SIZE];
+    for (size_t i = 0; i < s->table.cap; i++) {
+        struct store_slot *sl = &s->table.slots[i];
+        if (sl->len == 0)
+            continue;
+        st->pages++;
+        st->summed += (sl->flags & STORE_F_SUM) != 0;
+        if (read_slot(s, sl, page, 0) == 0 || store_read_other_copy(s, sl, page) == 0)
+            continue;
+        if (!st->bad)
+            st->first_bad = sl->h;
+        st->bad++;
+    }
+    return 0;
 }
 
 int store_has(struct store *s, const hash256 *h)

@@ -68,6 +68,26 @@ int store_put_batch(struct store *s, const void *pages, size_t n, hash256 *out_h
  * copy is corrupt) leaving page4k untouched. */
 int store_get(struct store *s, const hash256 *h, void *page4k);
 
+/* store_get for restoring a keyframe: a page this store compressed with a
+ * content checksum (every page stored since that flag, STORE_F_SUM) is
+ * checked by zstd's checksum instead of SHA-256 (codec.c invariant 3);
+ * other pages are re-hashed as by store_get. */
+int store_load(struct store *s, const hash256 *h, void *page4k);
+
+/* What store_verify found. */
+struct store_verify_stats {
+    uint64_t pages;   /* distinct pages in the index */
+    uint64_t summed;  /* of which stored with a content checksum (STORE_F_SUM) */
+    uint64_t bad;     /* of which no stored copy re-hashes to its name */
+    hash256 first_bad; /* the first of those */
+};
+
+/* Re-hash every page of the store (every copy until a good one), as store_get
+ * does, whatever its checksum says: the check store_load leaves out (codec.c
+ * invariant 3). Returns 0 with *st (bad pages are counted, not an error), or
+ * -1 with errno if the store cannot be read. */
+int store_verify(struct store *s, struct store_verify_stats *st);
+
 /* Return 1 if the page named *h is in the store (or is the zero page), else 0;
  * does not read the page (store_get verifies). */
 int store_has(struct store *s, const hash256 *h);

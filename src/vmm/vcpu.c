@@ -203,9 +203,18 @@ static int halted(struct platform *p)
     return ioctl(p->vm->vcpu_fd, KVM_GET_MP_STATE, &mp) == 0 && mp.mp_state == KVM_MP_STATE_HALTED;
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int run_loop(struct platform *p, const struct vcpu_limits *lim, struct watchdog *w)
 {
     struct kvm_run *run = p->vm->run;
+    struct vcpu_clock *ck = lim->clock;
+    uint64_t t_out = ck ? mono_ns() : 0;
     while (p->outcome == PLATFORM_RUNNING) {
         if (lim->spin && *lim->spin) {
             p->outcome = PLATFORM_SPIN;
@@ -223,8 +232,16 @@ static int run_loop(struct platform *p, const struct vcpu_limits *lim, struct wa
             return 0;
         atomic_fetch_add(&w->runs, 1);
         atomic_store(&w->in_run, 1);
+        uint64_t t_in = ck ? mono_ns() : 0;
         int kr = ioctl(p->vm->vcpu_fd, KVM_RUN, 0);
         atomic_store(&w->in_run, 0);
+        if (ck) {
+            uint64_t t = mono_ns();
+            ck->monitor_ns += t_in - t_out;
+            ck->in_run_ns += t - t_in;
+            ck->runs++;
+            t_out = t;
+        }
         if (kr < 0) {
             if (errno == EINTR || errno == EAGAIN) {
                 uint64_t step = p->step;

@@ -12,8 +12,16 @@
 
 #include "vmm/platform.h"
 
+/* The monitor's own timers (a developer's measurement, REWIND_TIMING):
+ * wall time inside KVM_RUN and outside it (the monitor's work between
+ * exits), and the KVM_RUN calls made. */
+struct vcpu_clock {
+    uint64_t in_run_ns, monitor_ns, runs;
+};
+
 struct vcpu_limits {
     uint64_t max_steps;           /* 0: no limit */
+    struct vcpu_clock *clock;     /* NULL: not measured */
     volatile sig_atomic_t *abort; /* set (e.g. by a timer signal) to end the run */
     volatile sig_atomic_t *spin;  /* set by the spin watchdog: end the run as a spin */
 };

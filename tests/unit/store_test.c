@@ -327,6 +327,45 @@ static void test_corrupt(void)
     }
 }
 
+/* store_load (codec.c invariant 3): a page this store compressed carries
+ * zstd's content checksum (STORE_F_SUM in its entry) and comes back without
+ * a re-hash, yet any corrupt byte of its frame, the checksum included, is
+ * refused; a raw page (no checksum) is still re-hashed. */
+static void test_load(void)
+{
+    char dir[128], pack[160], index[160];
+    mkpath(dir, sizeof(dir), "load");
+    snprintf(pack, sizeof(pack), "%s/packs/000001.pack", dir);
+    snprintf(index, sizeof(index), "%s/index", dir);
+    uint8_t want[PG], got[PG];
+    for (int k = 0; k < 3; k++) { /* text: corrupt its middle, then its checksum; raw */
+        rm_rf(dir);
+        struct store *s = open_or_die(dir);
+        make_page(want, "ttr"[k], 9);
+        hash256 h;
+        CHECK(store_put(s, want, &h) == 0, "load: put");
+        uint8_t e[STORE_INDEX_ENTRY];
+        int fd = open(index, O_RDONLY);
+        CHECK(fd >= 0 && pread(fd, e, sizeof(e), STORE_INDEX_HEADER) == (ssize_t)sizeof(e),
+              "load: index entry read");
+        if (fd >= 0)
+            close(fd);
+        unsigned flags = e[42] | e[43] << 8;
+        CHECK(flags == (k < 2 ? STORE_F_SUM : STORE_F_RAW),
+              "load: a compressed page has a checksum");
+        CHECK(store_load(s, &h, got) == 0 && memcmp(got, want, PG) == 0, "load: the page");
+        long size = file_size(pack);
+        flip_byte(pack, k == 1 ? size - 2 : STORE_PACK_HEADER + (size - STORE_PACK_HEADER) / 2);
+        store_close(s);
+        s = open_or_die(dir); /* no copy of the good page in memory */
+        memset(got, 0xaa, PG);
+        errno = 0;
+        CHECK(store_load(s, &h, got) == -1 && errno == EIO, "load: a corrupt frame is refused");
+        CHECK(got[0] == 0xaa, "load: no bytes returned");
+        store_close(s);
+    }
+}
+
 static void test_torn_index(void)
 {
     char dir[128], index[160];
@@ -829,6 +868,7 @@ int main(void)
     test_batch_and_roll();
     test_dedup();
     test_corrupt();
+    test_load();
     test_torn_index();
     test_short_pack();
     test_concurrent();
