@@ -5,7 +5,8 @@
 #    libsodium.so.23 is absent);
 #  - zstd level 1 alone on text pages;
 #  - the store: put of new pages (hash + compress + append), get (read +
-#    decompress + re-hash), put of pages already present (dedup), single and
+#    decompress + re-hash), load (read + decompress, zstd's checksum instead
+#    of the re-hash, as a restore reads), put of pages already present (dedup), single and
 #    batched, for text pages (C headers from /usr/include) and random pages.
 # MB/s is 10^6 bytes per second of the thread's CPU time (user + system), so
 # other load on the machine does not count against it; wall-clock figures
@@ -29,8 +30,8 @@ cat >"$out/store_bench.c" <<'EOF'
 #include <unistd.h>
 #include <zstd.h>
 
-#include "src/store/codec.h"
-#include "src/store/store.h"
+#include "store/codec.h"
+#include "store/store.h"
 
 #define PG STORE_PAGE_SIZE
 #define REPS 3
@@ -250,6 +251,13 @@ static void bench_store(const char *dir, const char *kind, const unsigned char *
     for (int r = 0; r < REPS; r++) {
         start();
         for (size_t i = 0; i < npages; i++)
+            bad += store_load(s, &h[i], page) != 0;
+        stop();
+    }
+    report("load (restore: own checksummed frames)", bytes);
+    for (int r = 0; r < REPS; r++) {
+        start();
+        for (size_t i = 0; i < npages; i++)
             store_put(s, buf + i * PG, &h[i]);
         stop();
     }
@@ -286,8 +294,9 @@ int main(int argc, char **argv)
     return 0;
 }
 EOF
-cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -I. -o "$out/store_bench" "$out/store_bench.c" \
-    src/store/*.c src/util/hash.c -lcrypto -lzstd -ldl
+make -s build/librewind.a
+cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Isrc -Iinclude -o "$out/store_bench" "$out/store_bench.c" \
+    build/librewind.a -lcrypto -lzstd -ljansson -lelf -pthread -lm -ldl
 echo "$(date -u +%F) $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores," \
     "load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$out/store_bench" "$pages" "$out/store"
