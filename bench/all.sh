@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# bench/all.sh: every benchmark of issue 17 in one command, and one table of
+# figure, anchor, ratio and goal, from which the top of bench/RESULTS.md is
+# regenerated (everything below the marker line there is the hand-written
+# history, kept as it is).
+#   In one test host session (tools/kvm-host --smp 2; KVMH=/work/notes/kvmh
+#   to go through the slot limiter): bench/boot.sh (anchor: QEMU microvm),
+#   bench/determinism.sh (anchor: the same program run directly),
+#   bench/seek.sh (anchor: a full replay), bench/step.sh (anchor: the bare
+#   exit of kvm-probe), bench/check.sh's inside part (anchor: one process per
+#   schedule, as check worked before its warm workers).
+#   On this machine: bench/store.sh (anchor: the hash alone) and
+#   bench/check.sh's native part (anchor: rerunning the pool natively).
+# Usage: bench/all.sh            run everything, print the table, rewrite RESULTS.md
+#        bench/all.sh --table    only the table, from the last run's outputs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$PWD/build/bench-all
+if [ "${BENCH_ALL_INSIDE:-}" = 1 ]; then # inside the test host
+    run() { local name=$1; shift; echo "== $name: $*"; "$@" >"$out/$name.txt" 2>"$out/$name.err" || echo "$name failed"; }
+    run boot bench/boot.sh 3
+    run determinism bench/determinism.sh
+    run seek bench/seek.sh 5
+    run step bench/step.sh
+    run check-inside env BENCH_CHECK_INSIDE=1 bench/check.sh 64
+    exit 0
+fi
+if [ "${1:-}" != --table ]; then
+    mkdir -p "$out"
+    rm -f "$out"/*.txt "$out"/*.err
+    make -s build/rewind build/rewind-init build/tools/kvm-probe build/roots/test.erofs
+    BENCH_ALL_INSIDE=1 ${KVMH:-tools/kvm-host} --smp 2 --timeout 7200 --env BENCH_ALL_INSIDE \
+        -- bench/all.sh
+    bench/store.sh >"$out/store.txt" 2>"$out/store.err" || echo "store failed"
+    BENCH_CHECK_DONE=1 bench/check.sh 64 >"$out/check.txt" 2>"$out/check.err" || echo "check failed"
+fi
+python3 - "$out" bench/RESULTS.md "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" <<'PY'
+import os, re, statistics, sys, datetime
+out, results, commit = sys.argv[1], sys.argv[2], sys.argv[3]
+def text(name):
+    p = os.path.join(out, name + ".txt")
+    return open(p).read() if os.path.exists(p) else ""
+def num(pat, s, conv=float):
+    m = re.search(pat, s)
+    return conv(m.group(1)) if m else None
+rows = []
+def row(figure, value, unit, anchor_name, anchor, goal, ratio=None, better="lower", note=""):
+    if ratio is None and value is not None and anchor:
+        ratio = value / anchor
+    rows.append((figure, value, unit, anchor_name, anchor, ratio, goal, note))
+b = text("boot")
+row("boot: rewind process (ms, median)", num(r"median: rewind .* process (\d+) ms", b), "ms",
+    "QEMU microvm process", num(r"qemu microvm process (\d+) ms \(", b), "ratio <= 1")
+d = text("determinism")
+row("cpu-bound job in rewind (s)", num(r"in rewind ([\d.]+) s", d), "s", "run directly",
+    num(r"direct ([\d.]+) s", d), "ratio <= 1.2")
+c = text("check")
+w2 = num(r"warm workers, -j 2: \d+ schedules in [\d.]+ s \(([\d.]+) schedules/min", c)
+w1 = num(r"warm workers, -j 1: \d+ schedules in [\d.]+ s \(([\d.]+) schedules/min", c)
+c2 = num(r"one process per schedule, restored from the store, -j 2: \d+ schedules in [\d.]+ s \(([\d.]+) schedules/min", c)
+same = re.search(r"identical \(timings aside\): (\w+)", c)
+row("check pool-fixed, warm -j 2 (schedules/min)", w2, "/min", "one process per schedule, -j 2", c2,
+    "ratio >= 4", note="reports identical: %s" % (same.group(1) if same else "?"))
+row("check pool-fixed, warm -j 2 (schedules/min)", w2, "/min", "warm -j 1", w1,
+    "ratio >= 1.6 (80% of linear)")
+found = num(r"found and narrowed \(([\d.]+) s\)", c)
+crashes = re.search(r"native, for as long as check found and narrowed \(([\d.]+) s\): (\d+) runs, (\d+) crashes", c)
+row("check finds + narrows the pool race (s)", found, "s", "native reruns, same time: crashes",
+    float(crashes.group(3)) if crashes else None, "found (native: 0 crashes)", ratio=float("nan"),
+    note="%s native runs" % (crashes.group(2) if crashes else "?"))
+s = text("seek")
+full = num(r"full replay from boot: ([\d.]+) s", s)
+seeks = [float(x) for x in re.findall(r"seek to step \d+: ([\d.]+) s", s)]
+rest = [float(x) for x in re.findall(r"restore ([\d.]+) s \(", s)]
+ms = statistics.median(seeks) if seeks else None
+mr = statistics.median(rest) if rest else None
+row("seek to a random step, 100k-step run (s, median)", ms, "s", "full replay", full, "ratio <= 0.05")
+row("restore within a seek (s, median)", mr, "s", "the seek", ms, "ratio <= 0.20")
+st = text("step")
+ex = num(r"bare exit \(kvm-probe\): ([\d.]+) us", st)
+mon = num(r"clockloop \d+: \d+ steps; per step [\d.]+ us = inside KVM_RUN [\d.]+ us \+ monitor ([\d.]+) us", st)
+row("monitor's work per step (us)", mon, "us", "bare exit round trip", ex, "ratio <= 0.10")
+g = text("store")
+h = num(r"SHA-256 libcrypto, reused ctx \(store\)\s+(\d+) MB/s", g)
+sec = g.split("store, random pages")[0]
+row("ingest: new keyframe pages, text (MB/s per core)", num(r"put_batch, new pages\s+(\d+) MB/s", sec),
+    "MB/s", "SHA-256 alone", h, ">= 1000 MB/s", better="higher")
+row("ingest: pages already stored (MB/s per core)", num(r"put_batch, pages already present\s+(\d+) MB/s", sec),
+    "MB/s", "SHA-256 alone", h, ">= 1300 MB/s", better="higher")
+row("restore read: load, text (MB/s per core)", num(r"load \(restore: own checksummed frames\)\s+(\d+) MB/s", sec),
+    "MB/s", "get + verify (re-hash)", num(r"get \+ verify\s+(\d+) MB/s", sec), "higher is better", better="higher")
+def f(v):
+    if v is None: return "n/a"
+    if isinstance(v, float) and v != v: return "-"
+    return ("%.3g" % v) if abs(v) < 100 else "%.0f" % v
+lines = ["| figure | measured | anchor | anchor's figure | ratio | goal | note |",
+         "|---|---|---|---|---|---|---|"]
+for fig, v, unit, an, a, r, goal, note in rows:
+    lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (fig, f(v), an, f(a), f(r), goal, note))
+table = "\n".join(lines)
+print(table)
+marker = "<!-- bench/all.sh writes everything above this line; the history below is kept -->"
+old = open(results).read()
+if marker in old:
+    hist = old.split(marker, 1)[1]
+else:  # the first time: the hand-written file, without its title, becomes the history
+    hist = "\n" + (old.split("\n", 1)[1] if old.startswith("# Benchmark results") else old)
+head = ("# Benchmark results\n\n## Summary: `bench/all.sh` (%s, commit %s)\n\n"
+        "Every figure beside its anchor, measured side by side in one run (the test host\n"
+        "figures in one `tools/kvm-host --smp 2` session, the store's on this machine).\n"
+        "Each script's full output is in build/bench-all/; the sections below are the\n"
+        "history, written by hand.\n\n" % (datetime.date.today().isoformat(), commit))
+open(results, "w").write(head + table + "\n\n" + marker + hist)
+PY
