@@ -76,6 +76,10 @@ ms = statistics.median(seeks) if seeks else None
 mr = statistics.median(rest) if rest else None
 row("seek to a random step, 100k-step run (s, median)", ms, "s", "full replay", full, "ratio <= 0.05")
 row("restore within a seek (s, median)", mr, "s", "the seek", ms, "ratio <= 0.20")
+kf = re.search(r"keyframes: (\d+) taken, (\d+) dirty pages: capture ([\d.]+) us per dirty page; hash \+ zstd -1 of the same pages alone ([\d.]+) us", s)
+row("keyframe capture per dirty page (us)", float(kf.group(3)) if kf else None, "us",
+    "hash + zstd -1 of the page alone", float(kf.group(4)) if kf else None, "ratio <= 2",
+    note="%s keyframes, %s dirty pages" % (kf.group(1), kf.group(2)) if kf else "")
 st = text("step")
 ex = num(r"bare exit \(kvm-probe\): ([\d.]+) us", st)
 mon = num(r"clockloop \d+: \d+ steps; per step [\d.]+ us = inside KVM_RUN [\d.]+ us \+ monitor ([\d.]+) us", st)

@@ -984,6 +984,15 @@ int run_settle(struct run_ctx *c)
         res->kf_pages = c->kf.delta_pages;
         res->kf_bytes = c->kf.w.bytes;
         res->kf_capture_s = c->kf.capture_s;
+        if (c->kf.timed && c->kf.dirty_pages)
+            fprintf(stderr,
+                    "rewind: timing: keyframes  %llu taken, %llu dirty pages: capture %.2f us per "
+                    "dirty page; hash + zstd -1 of the same pages alone %.2f us per page; ratio "
+                    "%.2f\n",
+                    (unsigned long long)c->kf.taken, (unsigned long long)c->kf.dirty_pages,
+                    c->kf.capture_s * 1e6 / (double)c->kf.dirty_pages,
+                    c->kf.anchor_s * 1e6 / (double)c->kf.dirty_pages,
+                    c->kf.capture_s / (c->kf.anchor_s > 0 ? c->kf.anchor_s : 1e-9));
         res->restore_s = c->kf.restore_s;
         /* The pages first, then the keyframes file that names them (invariant 4). */
         if (store_sync(c->store) < 0 || kf_close(&c->kf.w) < 0)

@@ -63,6 +63,12 @@ struct kfcap {
     uint64_t taken, delta_pages, file_bytes;
     double capture_s, restore_s;
     uint64_t restored_pages;
+    /* REWIND_TIMING: the anchor of a capture, hashing and compressing the
+     * same dirty pages alone (not counted in capture_s) */
+    int timed;
+    uint64_t dirty_pages;
+    double anchor_s;
+    void *zcctx;
 };
 
 /* Set k up for vm with the page store s. 0 or -1 + err. */
