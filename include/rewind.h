@@ -183,7 +183,7 @@ struct rw_result {
     uint64_t steps, virt_ns;
     double wall_s;
     char message[600];        /* why it ended, for outcomes other than RW_EXITED */
-    char trace_hash[65], ram_hash[65], output_hash[65];
+    char trace_hash[65], ram_hash[65], output_hash[65]; /* ram_hash "" after rw_cat */
     uint64_t events;          /* records in the trace */
     int had_stored;           /* a stored run of the same spec existed */
     int diverged;             /* and this run differs from it (a determinism violation) */

@@ -972,9 +972,13 @@ int run_settle(struct run_ctx *c)
     }
     timing("vm");
     hash256 rh;
-    if ((c->kf_ready ? kfcap_ram_hash(&c->kf, rh.b) : kvm_ram_hash(&c->vm, rh.b)) < 0)
-        return ctx_fail(c, "cannot hash guest RAM: %s", strerror(errno));
-    hash_hex(&rh, res->ram_hash);
+    /* A throwaway (cat) is compared with nothing and kept nowhere: its RAM
+     * hash would be thrown away with it (res->ram_hash stays ""). */
+    if (c->keep != RUN_KEEP_NOTHING) {
+        if ((c->kf_ready ? kfcap_ram_hash(&c->kf, rh.b) : kvm_ram_hash(&c->vm, rh.b)) < 0)
+            return ctx_fail(c, "cannot hash guest RAM: %s", strerror(errno));
+        hash_hex(&rh, res->ram_hash);
+    }
     if (s->states) {
         fclose(s->states);
         s->states = NULL;
