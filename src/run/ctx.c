@@ -26,6 +26,7 @@
 #include "home/paths.h"
 #include "home/runnames.h"
 #include "run/job.h"
+#include "run/kfcache.h"
 #include "run/limits.h"
 #include "trace/compare.h"
 #include "trace/keyframe.h"
@@ -807,8 +808,24 @@ int run_restore(struct run_ctx *c, const char *from, uint64_t step, uint64_t for
     }
     c->phase = PH_RESTORE;
     snprintf(res->parent, sizeof(res->parent), "%s", from);
-    if (kfcap_restore(&c->kf, c->p, &ch, link, idx, ERR) < 0)
+    /* A throwaway (cat, seek) copies what it can from the run's cached
+     * keyframe and caches this one when the store gave most of its pages
+     * (kfcache.c): the next look into the run restores from memory. */
+    struct kfmat cache;
+    int cached = c->keep == RUN_KEEP_NOTHING && !c->kf.src && !getenv("REWIND_NO_FRAME_CACHE") &&
+                 kfcache_open(&cache, c->o->home, from, c->kf.npfn) == 0;
+    if (cached)
+        c->kf.src = &cache;
+    int kr = kfcap_restore(&c->kf, c->p, &ch, link, idx, ERR);
+    if (cached) {
+        c->kf.src = NULL;
+        kfmat_free(&cache);
+    }
+    if (kr < 0)
         goto out;
+    if (c->keep == RUN_KEEP_NOTHING && !getenv("REWIND_NO_FRAME_CACHE") &&
+        c->kf.last_from_store > c->kf.last_copied)
+        kfcache_write(c->o->home, from, c->p->step, c->kf.cur, c->vm.ram, c->kf.npfn);
     res->from_step = c->p->step;
     res->fork_step = fork_step;
     c->parent = from;

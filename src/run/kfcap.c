@@ -18,6 +18,7 @@
 #include <zstd.h>
 
 #include "home/paths.h"
+#include "run/kfcache.h"
 
 #define fail util_fail
 #define KFCAP_BATCH 256
@@ -185,8 +186,10 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
         if (is_absent(&map[pfn])) {
             memset(dst, 0, 4096);
         } else if (k->src && k->src->npfn == k->npfn &&
-                   !memcmp(&map[pfn], &k->src->map[pfn], sizeof(hash256))) {
-            /* invariant 4: the materialized page of that name */
+                   !memcmp(&map[pfn], &k->src->map[pfn], sizeof(hash256)) &&
+                   (!k->src->sums ||
+                    kfcache_sum(k->src->pages + pfn * 4096) == k->src->sums[pfn])) {
+            /* invariant 4: the materialized page of that name (kfcache.c 1) */
             memcpy(dst, k->src->pages + pfn * 4096, 4096);
             copied++;
             vm->written[pfn / 64] |= 1ull << (pfn % 64);
@@ -209,6 +212,8 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
     if (rc < 0)
         return -1;
     double t_pages = now_s();
+    k->last_from_store = got;
+    k->last_copied = copied;
     memset(vm->dirty, 0, (k->npfn + 63) / 64 * sizeof(uint64_t));
     void *state = NULL;
     uint32_t len = 0;
@@ -362,6 +367,12 @@ out:
 
 void kfmat_free(struct kfmat *m)
 {
+    if (m->file) {
+        munmap(m->file, m->file_bytes);
+        memset(m, 0, sizeof(*m));
+        m->fd = -1;
+        return;
+    }
     if (m->pages)
         munmap(m->pages, m->bytes);
     if (m->fd >= 0)

@@ -39,6 +39,11 @@ struct kfmat {
     uint8_t *pages; /* npfn pages (zero where map[pfn] is absent) */
     hash256 *map;   /* the keyframe's page names, all-zero bytes for the zero page */
     uint64_t npfn, bytes, npages, step;
+    /* a file of kfcache.c mapped whole (pages, map and sums point into it),
+     * or NULL (built by kfmat_build) */
+    uint8_t *file;
+    uint64_t file_bytes;
+    const uint64_t *sums; /* kfcache_sum of each page, checked before a copy; or NULL */
 };
 
 /* Materialize run's keyframe at or before step for a RAM of npfn pages.
@@ -63,6 +68,7 @@ struct kfcap {
     uint64_t taken, delta_pages, file_bytes;
     double capture_s, restore_s;
     uint64_t restored_pages;
+    uint64_t last_from_store, last_copied; /* the last restore's pages, by source */
     /* REWIND_TIMING: the anchor of a capture, hashing and compressing the
      * same dirty pages alone (not counted in capture_s) */
     int timed;
