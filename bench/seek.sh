@@ -6,7 +6,10 @@
 #   - SEEKS seeks to random steps, each `rewind cat RUN STEP /proc/uptime`
 #     (restore the keyframe before the step, run to it, freeze, read) with
 #     REWIND_TIMING=1, so the restore's own time is split out: restore, and
-#     the seek's wall time, as shares of the seek and of the full replay.
+#     the seek's wall time, as shares of the seek and of the full replay;
+#     the first seek caches its keyframe (src/run/kfcache.c), later ones copy
+#     the pages they share with it; the last step is sought once more with
+#     the cache off (REWIND_NO_FRAME_CACHE=1), side by side.
 #   - the recording run's keyframe capture cost per dirty page against
 #     hashing + compressing the same pages alone (REWIND_TIMING, kfcap.c).
 # Goals: restore <= 20% of a seek; a seek <= 0.05x a full replay; capture
@@ -30,16 +33,23 @@ every=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keyfram
 t0=$(now); $R replay "$id" >/dev/null; t1=$(now)
 full=$(el "$t0" "$t1")
 echo "run $id: $steps steps, a keyframe every $every steps; full replay from boot: $full s"
-for i in $(seq 1 "$seeks"); do
-    at=$(python3 -c "import random; random.seed($i); print(random.randrange(2000, $steps))")
+seek() { # seek LABEL STEP [ENV...]
+    local label=$1 at=$2; shift 2
     t0=$(now)
-    REWIND_TIMING=1 $R cat "$id" "$at" /proc/uptime 2>"$REWIND_HOME.cat.err" >/dev/null
+    env REWIND_TIMING=1 "$@" $R cat "$id" "$at" /proc/uptime 2>"$REWIND_HOME.cat.err" >/dev/null
     t1=$(now)
     s=$(el "$t0" "$t1")
     rs=$(sed -n 's/.*timing: restore *\([0-9.]*\) s.*/\1/p' "$REWIND_HOME.cat.err" | head -n 1)
     pages=$(sed -n 's/.*pages [0-9.]* s (\([0-9]*\) from the store.*/\1/p' "$REWIND_HOME.cat.err" | head -n 1)
-    echo "seek to step $at: $s s, restore ${rs:-?} s (${pages:-?} pages from the store)," \
+    copied=$(sed -n 's/.*, \([0-9]*\) copied).*/\1/p' "$REWIND_HOME.cat.err" | head -n 1)
+    echo "$label to step $at: $s s, restore ${rs:-?} s (${pages:-?} pages from the store, ${copied:-?} from the cached keyframe)," \
          "$((at % every)) steps run after the keyframe;" \
          "restore/seek $(awk -v a="${rs:-0}" -v b="$s" 'BEGIN{printf "%.2f", a/b}')," \
          "seek/full replay $(awk -v a="$s" -v b="$full" 'BEGIN{printf "%.3f", a/b}')"
+}
+for i in $(seq 1 "$seeks"); do
+    at=$(python3 -c "import random; random.seed($i); print(random.randrange(2000, $steps))")
+    seek seek "$at"
 done
+# side by side: the last step again without the cached keyframe (every page from the store)
+seek "seek without the keyframe cache" "$at" REWIND_NO_FRAME_CACHE=1
