@@ -281,6 +281,12 @@ int rungc_run(const char *home, int dry_run, int wait, struct rungc_stats *st, c
     }
     if (rc == 0)
         sweep_images(home, &l, dry_run, st);
+    if (rc == 0 && !dry_run) { /* cached keyframes (src/run/kfcache.c): derived, dropped */
+        char root[PATH_MAX], frames[PATH_MAX + 16];
+        if (home_path(root, sizeof(root), home, HOME_ROOT, NULL, NULL) == 0 &&
+            snprintf(frames, sizeof(frames), "%s/cache/frames", root) < (int)sizeof(frames))
+            rundir_remove_tree(frames);
+    }
     hashvec_free(&l.pages);
     free(l.images);
     homelock_release(lock);
