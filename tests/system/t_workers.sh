@@ -1,15 +1,16 @@
 # Check workers (src/explore/cworker.c, src/run/warm.c): a schedule run by a
-# warm worker, which keeps one machine and restores the job-start keyframe in
-# place between schedules, is the run a fresh process makes: the same run
-# ids, traces and report. The negative twin opens a hole in the in-place
-# restore (the pages the last schedule dirtied are left as they are) and
-# sees the runs differ.
+# warm worker, which runs schedule after schedule in one process and copies
+# the job-start keyframe's pages from one shared materialized copy, is the
+# run a fresh process makes: the same run ids, traces, final RAM and report.
+# The negative twin keeps the VM between schedules and opens a hole in its
+# in-place restore (the pages the last schedule dirtied are left as they
+# are, REWIND_CHECK_INPLACE=1) and sees the runs differ.
 
 # The runs of check report $1 as "id trace_hash outcome" lines, sorted.
 runs_of() {
     for id in $(ls "$1/runs"); do
         python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))
-print(m["id"], m["trace_hash"], m["outcome"], m["exit_code"], m["steps"])' "$1/runs/$id/manifest.json"
+print(m["id"], m["trace_hash"], m["ram_hash"], m["outcome"], m["exit_code"], m["steps"])' "$1/runs/$id/manifest.json"
     done | sort
 }
 
@@ -50,7 +51,8 @@ test_warm_workers_negative_twin_restore_keeping_dirty_pages() {
     check_in cold REWIND_CHECK_COLD=1
     # -j 2 over 4 schedules: each worker runs two, the second on a machine
     # whose pages the first dirtied and the hole leaves as they are.
-    check_in holed REWIND_CHECK_COLD=0 REWIND_TEST_HOLES=1 REWIND_TEST_RESTORE_KEEP_DIRTY=1
+    check_in holed REWIND_CHECK_COLD=0 REWIND_CHECK_INPLACE=1 REWIND_TEST_HOLES=1 \
+        REWIND_TEST_RESTORE_KEEP_DIRTY=1
     runs_of cold > cold.runs
     runs_of holed > holed.runs
     ! cmp -s cold.runs holed.runs || fail "with the restore hole the runs are still the same"
