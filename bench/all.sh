@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$PWD/build/bench-all
 if [ "${BENCH_ALL_INSIDE:-}" = 1 ]; then # inside the test host
+    mkdir -p "$out"
     run() { local name=$1; shift; echo "== $name: $*"; "$@" >"$out/$name.txt" 2>"$out/$name.err" || echo "$name failed"; }
     run boot bench/boot.sh 3
     run determinism bench/determinism.sh
