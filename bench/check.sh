@@ -54,6 +54,7 @@ PY
     exit 0
 fi
 # Inside the test host.
+mkdir -p "$out"
 ROOT=build/roots/test.erofs
 t_in=$(date +%s.%N)
 fresh() { # a fresh home with the root image already hashed and cached
