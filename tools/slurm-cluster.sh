@@ -61,6 +61,10 @@ munged --force --socket="$sock" --key-file="$key" --pid-file="$dir/run/munged.pi
 
 # The test host VM starts with loopback down and no host name.
 if ! ip -o link show lo 2>/dev/null | grep -q 'UP'; then ip link set lo up 2>/dev/null || true; fi
+# slurmd needs a cgroup file system mounted (the test host VM has none).
+if [ "$(id -u)" = 0 ] && ! grep -q ' /sys/fs/cgroup ' /proc/mounts 2>/dev/null; then
+    mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null || true
+fi
 host=$(hostname -s 2>/dev/null || hostname)
 case "$host" in ''|'(none)'|localhost) hostname rewind-slurm 2>/dev/null && host=rewind-slurm ;; esac
 user=$(id -un)
