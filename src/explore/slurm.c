@@ -414,14 +414,25 @@ static int poll_tasks(struct eng *e, char *err, size_t errlen)
     struct slurm *s = e->priv;
     char jl[2048] = "";
     size_t o = 0;
-    for (size_t i = 0; i < s->njobs && o < sizeof(jl) - 32; i++)
-        o += (size_t)snprintf(jl + o, sizeof(jl) - o, "%s%llu", i ? "," : "",
-                              (unsigned long long)s->jobs[i]);
+    /* only the jobs of tasks not settled: squeue refuses a purged job id */
+    for (uint64_t k = 0; k < s->ntasks && o < sizeof(jl) - 32; k++) {
+        const struct task *t = &s->tasks[k];
+        int dup = 0;
+        for (uint64_t j = 0; j < k && !dup; j++)
+            dup = s->tasks[j].job == t->job && s->tasks[j].attempts <= 2;
+        if (t->attempts <= 2 && !dup)
+            o += (size_t)snprintf(jl + o, sizeof(jl) - o, "%s%llu", o ? "," : "",
+                                  (unsigned long long)t->job);
+    }
+    if (!o)
+        return 0;
     char *argv[] = {"squeue", "-h", "-r", "-t", "all", "-j", jl, "-o", "%A|%i|%T|%N", NULL};
     static char out[1 << 20];
     char el[400];
     int rc = slurm_cmd(argv, out, sizeof(out), el, sizeof(el));
-    if (rc != 0)
+    if (rc != 0 && strstr(el, "Invalid job id"))
+        out[0] = 0; /* purged: gone, as below */
+    else if (rc != 0)
         return fail(err, errlen, "--via slurm: squeue failed: %s", el[0] ? el : "no output");
     for (uint64_t k = 0; k < s->ntasks; k++)
         s->tasks[k].ended = 0;
