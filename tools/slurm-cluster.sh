@@ -61,12 +61,19 @@ munged --force --socket="$sock" --key-file="$key" --pid-file="$dir/run/munged.pi
 
 # The test host VM starts with loopback down and no host name.
 if ! ip -o link show lo 2>/dev/null | grep -q 'UP'; then ip link set lo up 2>/dev/null || true; fi
-# slurmd needs a cgroup file system mounted (the test host VM has none).
+# slurmd loads its cgroup plugin even with proctrack/linuxproc: the v1 one
+# (cgroup.conf below) needs a writable /sys/fs/cgroup with the freezer
+# hierarchy. The test host VM has none: mount them there (root only).
 if [ "$(id -u)" = 0 ] && ! grep -q ' /sys/fs/cgroup ' /proc/mounts 2>/dev/null; then
-    mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null || true
+    mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup 2>/dev/null || true
+fi
+if [ "$(id -u)" = 0 ] && ! grep -q ' /sys/fs/cgroup/freezer ' /proc/mounts 2>/dev/null; then
+    mkdir -p /sys/fs/cgroup/freezer 2>/dev/null &&
+        mount -t cgroup -o freezer cgroup /sys/fs/cgroup/freezer 2>/dev/null || true
 fi
 host=$(hostname -s 2>/dev/null || hostname)
-case "$host" in ''|'(none)'|localhost) hostname rewind-slurm 2>/dev/null && host=rewind-slurm ;; esac
+# (localhost: the one name /etc/hosts resolves there)
+case "$host" in ''|'(none)') hostname localhost 2>/dev/null && host=localhost ;; esac
 user=$(id -un)
 base=$(( 17000 + ($$ % 500) * 20 ))
 {
@@ -105,6 +112,7 @@ base=$(( 17000 + ($$ % 500) * 20 ))
     done
     echo "PartitionName=rw Nodes=node[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
 } >"$dir/slurm.conf"
+printf 'CgroupPlugin=cgroup/v1\nCgroupAutomount=yes\n' >"$dir/cgroup.conf"
 export SLURM_CONF=$dir/slurm.conf
 slurmctld -f "$SLURM_CONF" -i 2>>"$dir/log/slurmctld.err"
 for i in $(seq "$nodes"); do
