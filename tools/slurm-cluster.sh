@@ -35,6 +35,11 @@ stop() {
         [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
         rm -f "$f"
     done
+    if [ -s "$dir/run/munge.sockdir" ]; then
+        sd=$(cat "$dir/run/munge.sockdir")
+        case "$sd" in /tmp/rwmunge.*) rm -rf "$sd" ;; esac
+        rm -f "$dir/run/munge.sockdir"
+    fi
 }
 
 case "$cmd" in
@@ -55,12 +60,21 @@ mkdir -p "$dir/run" "$dir/log" "$dir/state" "$dir/munge"
 chmod 700 "$dir/munge"
 key=$dir/munge/munge.key
 [ -s "$key" ] || { head -c 1024 /dev/urandom >"$key"; chmod 400 "$key"; }
-sock=$dir/munge/munge.sock
+# the socket's path must fit in 108 bytes: a short directory of its own
+sockdir=$(mktemp -d /tmp/rwmunge.XXXXXX)
+chmod 755 "$sockdir"
+echo "$sockdir" >"$dir/run/munge.sockdir"
+sock=$sockdir/munge.sock
 munged --force --socket="$sock" --key-file="$key" --pid-file="$dir/run/munged.pid" \
     --log-file="$dir/log/munged.log" --seed-file="$dir/munge/seed" 2>>"$dir/log/munged.log"
 
-# The test host VM starts with loopback down and no host name.
-if ! ip -o link show lo 2>/dev/null | grep -q 'UP'; then ip link set lo up 2>/dev/null || true; fi
+# The test host VM starts with loopback down, no other interface and no
+# host name. Slurm resolves with AI_ADDRCONFIG, which finds nothing on a
+# machine whose only IPv4 address is 127.0.0.1: give lo one more.
+if ! ip -o link show lo 2>/dev/null | grep -q 'UP'; then
+    ip link set lo up 2>/dev/null || true
+    ip addr add 10.254.254.1/32 dev lo 2>/dev/null || true
+fi
 # slurmd loads its cgroup plugin even with proctrack/linuxproc: the v1 one
 # (cgroup.conf below) needs a writable /sys/fs/cgroup with the freezer
 # hierarchy. The test host VM has none: mount them there (root only).
@@ -73,7 +87,9 @@ if [ "$(id -u)" = 0 ] && ! grep -q ' /sys/fs/cgroup/freezer ' /proc/mounts 2>/de
 fi
 host=$(hostname -s 2>/dev/null || hostname)
 # (localhost: the one name /etc/hosts resolves there)
-case "$host" in ''|'(none)') hostname localhost 2>/dev/null && host=localhost ;; esac
+if [ -z "$host" ] || [ "$host" = "(none)" ] || ! getent hosts "$host" >/dev/null 2>&1; then
+    [ "$(id -u)" = 0 ] && hostname localhost 2>/dev/null && host=localhost
+fi
 user=$(id -un)
 base=$(( 17000 + ($$ % 500) * 20 ))
 {
