@@ -294,6 +294,11 @@ struct rw_check_config {
     int keep_going;          /* run all N schedules, counting failures */
     int vary_seed;           /* schedule k also gets seed base+k (a run from boot) */
     double probe_timeout_s;  /* wall limit of each schedule and probe (0: default) */
+    /* Where the schedules run (docs/distributed.md): NULL for this process's
+       workers; "local" or "slurm" for an engine (src/explore/engine.h). */
+    const char *via;
+    const char *share;       /* slurm: a directory every node sees (NULL: in the home) */
+    const char *via_args;    /* slurm: extra sbatch arguments, split at blanks */
 };
 void rw_check_config_init(struct rw_check_config *c);
 
@@ -358,11 +363,18 @@ struct rw_check_report {
                                      differs) with no perturbation: fail_run is that
                                      run, nothing to narrow */
     char check_id[RW_ID_MAX];     /* the check's record (rw_checks_list), "" if unsaved */
+    /* With an engine (via): */
+    uint64_t lost;                /* schedules whose task died twice (not in tried) */
+    char where[256];              /* where the schedules ran: "node1 16, node2 16" */
 };
 
 /* Run the check. 0 (see rep->found) or -1 with err. */
 int rw_check(rw_home *h, const struct rw_check_config *c, struct rw_check_report *rep,
              struct rw_error *err);
+
+/* One task of a check --via slurm (`rewind check-task DIR K`, src/explore/
+ * slurm_task.c): run slice K of the plan in DIR, outcomes into DIR/out. */
+int rw_check_task(const char *dir, uint64_t task, struct rw_error *err);
 
 /* A stored check (src/explore/checkrec.h): `rewind checks`, `rewind show CHECK`. */
 struct rw_check_info {

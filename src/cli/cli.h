@@ -38,6 +38,7 @@ int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_fork(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_check_task(int argc, char **argv); /* hidden: a task of check --via slurm */
 int cmd_cat(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
 int cmd_image(int argc, char **argv);

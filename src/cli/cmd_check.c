@@ -19,7 +19,8 @@
 static void help(void)
 {
     puts("usage: rewind check [--schedules N] [-j JOBS] [--json] [--keep-going] [--vary seed]\n"
-         "                    [--probe-timeout S] [--run RUN | --from RUN:STEP | RUN-OPTIONS -- "
+         "                    [--probe-timeout S] [--via local|slurm [--share DIR]\n"
+         "                    [--slurm-args 'ARGS']] [--run RUN | --from RUN:STEP | RUN-OPTIONS -- "
          "CMD]\n"
          "\n"
          "Run CMD once unperturbed (schedule 0; or take the kept run RUN), then schedules\n"
@@ -39,6 +40,13 @@ static void help(void)
          "  --vary seed        schedule k also gets seed base+k (each a run from boot)\n"
          "  --probe-timeout S  wall limit of each schedule and probe (default 600): one\n"
          "                     that hangs ends as timeout\n"
+         "  --via local        run the schedules as tasks of the engine interface on this\n"
+         "                     machine (docs/distributed.md)\n"
+         "  --via slurm        run them as a Slurm job array: publish schedule 0 to the\n"
+         "                     share, -j JOBS tasks each run a slice of the schedules\n"
+         "                     (rewind check-task); narrowing runs here\n"
+         "  --share DIR        slurm: a directory every node sees (default $REWIND_HOME/slurm)\n"
+         "  --slurm-args ARGS  slurm: more sbatch arguments, split at blanks\n"
          "  --run RUN          use a kept run as schedule 0 (its properties judge)\n"
          "  --from RUN:STEP    fork the schedules from STEP of the kept run RUN\n"
          "  RUN-OPTIONS        as for rewind run (--root, -e, --cwd, --seed, --expect, ...)\n"
@@ -169,6 +177,11 @@ static void report_body(const struct rw_check_report *r, int json)
         side_json("schedule0", &r->base);
         printf(",\"job_start_step\":%llu,\"explore_s\":%.3f", (unsigned long long)r->start,
                r->explore_s);
+        if (r->where[0] || r->lost) {
+            printf(",\"ran_on\":");
+            cli_read_json_str(r->where, strlen(r->where));
+            printf(",\"lost\":%llu", (unsigned long long)r->lost);
+        }
         props_report(r, 1);
         if (r->found) {
             printf(",\"schedule\":%llu,\"strategy\":\"%s\",", (unsigned long long)r->schedule,
@@ -203,6 +216,11 @@ static void report_body(const struct rw_check_report *r, int json)
            r->base.exit_code, (unsigned long long)r->base.steps,
            from_given ? "the schedules fork after step" : "the job starts at step",
            (unsigned long long)r->start);
+    if (r->where[0])
+        printf("the schedules ran on: %s (schedules per node)\n", r->where);
+    if (r->lost)
+        printf("%llu schedules were lost: their task died twice (not counted as tried)\n",
+               (unsigned long long)r->lost);
     if (!r->found) {
         if (r->judged)
             printf("no failure: schedule 0 and %llu schedules pass every property (%.1f s)\n",
@@ -293,7 +311,8 @@ int cmd_check(int argc, char **argv)
         } else if (!strcmp(a, "--keep-going")) {
             c.keep_going = 1;
         } else if (!strcmp(a, "--schedules") || !strcmp(a, "-j") || !strcmp(a, "--run") ||
-                   !strcmp(a, "--from") || !strcmp(a, "--vary") || !strcmp(a, "--probe-timeout")) {
+                   !strcmp(a, "--from") || !strcmp(a, "--vary") || !strcmp(a, "--probe-timeout") ||
+                   !strcmp(a, "--via") || !strcmp(a, "--share") || !strcmp(a, "--slurm-args")) {
             if (i + 1 >= argc)
                 return cli_error(2, "%s needs a value (see rewind check --help)", a);
             const char *v = argv[++i];
@@ -301,7 +320,17 @@ int cmd_check(int argc, char **argv)
             char *end;
             if (!strcmp(a, "--run") && c.base_run)
                 return cli_error(2, "give one of --run and --from");
-            if (!strcmp(a, "--run")) {
+            if (!strcmp(a, "--via")) {
+                if (strcmp(v, "local") && strcmp(v, "slurm"))
+                    return cli_error(2, "--via takes local or slurm: %s", v);
+                c.via = v;
+            } else if (!strcmp(a, "--share")) {
+                if (!*v)
+                    return cli_error(2, "--share needs a directory");
+                c.share = v;
+            } else if (!strcmp(a, "--slurm-args")) {
+                c.via_args = v;
+            } else if (!strcmp(a, "--run")) {
                 c.base_run = v;
             } else if (!strcmp(a, "--vary")) {
                 if (strcmp(v, "seed"))
@@ -337,6 +366,8 @@ int cmd_check(int argc, char **argv)
     }
     for (; i < argc; i++)
         rest[nrest++] = argv[i];
+    if ((c.share || c.via_args) && (!c.via || strcmp(c.via, "slurm")))
+        return cli_error(2, "--share and --slurm-args go with --via slurm");
     if (c.base_run) {
         if (nrest > 1)
             return cli_error(2, "--run and --from take no command or run options");
@@ -365,4 +396,23 @@ int cmd_check(int argc, char **argv)
                    : cli_error(err.code ? err.code : RW_EINTERNAL, "check: %s", err.msg);
     report(&r, json);
     return r.found || r.unmet ? 1 : 0;
+}
+
+/* `rewind check-task DIR K` (hidden): one task of a check --via slurm, run
+ * by the job array's batch script (src/explore/slurm_task.c). */
+int cmd_check_task(int argc, char **argv)
+{
+    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        puts("usage: rewind check-task DIR K\n\nOne task of rewind check --via slurm: run slice K "
+             "of the plan in DIR\n(DIR/plan.json), write each schedule's run and outcome into "
+             "DIR/out.\nStarted by the check's batch script, not by hand.");
+        return 0;
+    }
+    uint64_t k;
+    if (argc != 3 || cli_read_step(argv[2], &k) < 0)
+        return cli_error(2, "usage: rewind check-task DIR K (see rewind check --help)");
+    struct rw_error err;
+    if (rw_check_task(argv[1], k, &err) < 0)
+        return cli_error(err.code ? err.code : RW_EINTERNAL, "check-task: %s", err.msg);
+    return 0;
 }

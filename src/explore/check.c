@@ -25,6 +25,7 @@
 #include "explore/explore.h"
 #include "explore/checkrec.h"
 #include "explore/cworker.h"
+#include "explore/engine.h"
 #include "explore/props.h"
 
 #include <stdarg.h>
@@ -471,10 +472,46 @@ static int collect(struct ctx *x, struct worker *ws, unsigned n, struct worker_m
     *s = ws[idx].schedule;
     return ok;
 }
+/* One finished schedule s (run r, ran at where: NULL here): tally, judge,
+ * say, and keep it as the failing one if it is the lowest that fails. */
+static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char *where,
+                char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    rep->tried++;
+    struct rw_check_side side;
+    side_of(&side, r);
+    add_run(x, side.id);
+    rep->timeouts += r->outcome == RW_TIMEOUT;
+    if (x->props && judge(x, &side, s, 1, err, errlen) < 0)
+        return -1;
+    int d = bad(x, &side);
+    rep->failures += d;
+    char what[400];
+    snprintf(what, sizeof(what), "  <- %s%s", x->props ? "fails: " : "ends differently",
+             x->props ? side.why : "");
+    progress(c, "check: schedule %llu (%s%s%llu): run %s %s %d, %llu steps%s%s%s",
+             (unsigned long long)s, sched_strategy(s), c->vary_seed ? ", seed " : "",
+             (unsigned long long)(c->vary_seed ? x->base.seed + s : 0), side.id, side.outcome,
+             side.exit_code, (unsigned long long)side.steps, where ? " on " : "",
+             where ? where : "", d ? what : "");
+    if (d && (!rep->found || s < rep->schedule)) {
+        rep->found = 1;
+        rep->schedule = s;
+        rep->failing = side;
+    }
+    return 0;
+}
+
+/* The schedules through an engine (engine.h): below. */
+static int explore_via(struct ctx *x, char *err, size_t errlen);
 
 static int explore_schedules(struct ctx *x, char *err, size_t errlen)
 {
     const struct check_opts *c = x->c;
+    if (c->via)
+        return explore_via(x, err, errlen);
     struct rw_check_report *rep = x->rep;
     struct worker ws[MAX_JOBS];
     memset(ws, 0, sizeof(ws));
@@ -518,32 +555,96 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
             failed = 1;
             continue;
         }
-        rep->tried++;
-        struct rw_check_side side;
-        side_of(&side, &msg.r);
-        add_run(x, side.id);
-        rep->timeouts += msg.r.outcome == RW_TIMEOUT;
-        if (x->props && judge(x, &side, s, 1, err, errlen) < 0) {
+        if (take(x, s, &msg.r, NULL, err, errlen) < 0) {
             failed = 1;
             continue;
-        }
-        int d = bad(x, &side);
-        rep->failures += d;
-        char what[400];
-        snprintf(what, sizeof(what), "  <- %s%s", x->props ? "fails: " : "ends differently",
-                 x->props ? side.why : "");
-        progress(c, "check: schedule %llu (%s%s%llu): run %s %s %d, %llu steps%s",
-                 (unsigned long long)s, sched_strategy(s), c->vary_seed ? ", seed " : "",
-                 (unsigned long long)(c->vary_seed ? x->base.seed + s : 0), side.id, side.outcome,
-                 side.exit_code, (unsigned long long)side.steps, d ? what : "");
-        if (d && (!rep->found || s < rep->schedule)) {
-            rep->found = 1;
-            rep->schedule = s;
-            rep->failing = side;
         }
         go = !rep->found || c->keep_going;
     }
     return failed ? -1 : 0;
+}
+
+/* The schedules through engine c->via (engine.h): each outcome as the local
+ * loop takes it; the engine is cancelled once one fails (unless keep_going)
+ * or on abort. rep->where counts the schedules per node. */
+static int explore_via(struct ctx *x, char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    struct eng_plan p = {.home = c->home,
+                         .base = x->base_name,
+                         .first = 1,
+                         .last = c->schedules,
+                         .start = rep->start,
+                         .horizon = x->horizon,
+                         .vary_seed = c->vary_seed,
+                         .timeout_s = c->probe_timeout_s,
+                         .spin_limit_s = c->run.spin_limit_s,
+                         .kernel = c->run.kernel,
+                         .init = c->run.init,
+                         .jobs = c->jobs ? c->jobs : 1,
+                         .share = c->share,
+                         .args = c->via_args};
+    if (c->schedules < 1)
+        return 0;
+    struct eng *e = eng_open(c->via, &p, err, errlen);
+    if (!e)
+        return -1;
+    char hosts[8][48];
+    uint64_t counts[8] = {0}, below = 0; /* delivered below rep->schedule */
+    unsigned char *got = calloc(c->schedules + 1, 1);
+    int nh = 0, rc = 0;
+    struct eng_outcome o;
+    int k = 0;
+    if (!got) {
+        eng_close(e);
+        return fail(err, errlen, "out of memory");
+    }
+    while ((k = eng_next(e, &o, c->abort, err, errlen)) == 1) {
+        got[o.schedule] = 1;
+        if (!o.ok && o.lost) {
+            rep->lost++;
+            progress(c, "check: schedule %llu lost on %s: %s", (unsigned long long)o.schedule,
+                     o.where, o.why);
+            continue;
+        }
+        if (!o.ok) {
+            fail(err, errlen, "schedule %llu could not run%s%s: %s",
+                 (unsigned long long)o.schedule, o.where[0] ? " on " : "", o.where, o.why);
+            rc = -1;
+            break;
+        }
+        char host[48];
+        snprintf(host, sizeof(host), "%.*s", (int)strcspn(o.where, " "), o.where);
+        int i = 0;
+        while (i < nh && strcmp(hosts[i], host))
+            i++;
+        if (i == nh && nh < 8)
+            snprintf(hosts[nh++], sizeof(hosts[0]), "%s", host);
+        if (i < nh)
+            counts[i]++;
+        if (take(x, o.schedule, &o.r, o.where, err, errlen) < 0) {
+            rc = -1;
+            break;
+        }
+        if (rep->found && !c->keep_going) {
+            /* As the local loop: every schedule below the failing one is
+             * tried, so the lowest failing schedule is the one reported. */
+            for (below = 0; below + 1 < rep->schedule && got[below + 1]; below++)
+                ;
+            if (below + 1 == rep->schedule)
+                eng_cancel(e);
+        }
+    }
+    if (k < 0)
+        rc = -1;
+    free(got);
+    eng_close(e);
+    size_t off = 0;
+    for (int i = 0; i < nh && off < sizeof(rep->where) - 1; i++)
+        off += (size_t)snprintf(rep->where + off, sizeof(rep->where) - off, "%s%s %llu",
+                                i ? ", " : "", hosts[i], (unsigned long long)counts[i]);
+    return rc;
 }
 
 /* Run the probe window [from, until) of the failing schedule. */
@@ -900,6 +1001,9 @@ int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_repo
         .keep_going = cfg->keep_going,
         .vary_seed = cfg->vary_seed,
         .probe_timeout_s = cfg->probe_timeout_s,
+        .via = cfg->via,
+        .share = cfg->share,
+        .via_args = cfg->via_args,
     };
     char name[RW_ID_MAX];
     if (cfg->from_step && !cfg->base_run)
@@ -922,6 +1026,10 @@ int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_repo
             return run_usage(err, "check chooses the schedules itself; drop --schedule");
     }
     c.run.abort = c.abort;
+    if (cfg->via && eng_preflight(cfg->via, err->msg, sizeof(err->msg)) < 0) {
+        err->code = RW_EUSAGE; /* before schedule 0 is recorded */
+        return -1;
+    }
     if (explore_check(&c, rep, err->msg, sizeof(err->msg)) < 0) {
         err->code = RW_EINTERNAL;
         return -1;

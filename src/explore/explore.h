@@ -40,6 +40,7 @@ struct check_opts {
     int keep_going;               /* all N schedules, counting failures */
     int vary_seed;                /* schedule k: a run from boot with seed base+k */
     double probe_timeout_s;       /* each worker's wall limit (0: the default) */
+    const char *via, *share, *via_args; /* an engine for the schedules (engine.h) */
 };
 
 /* Run the check. Returns 0 (see rep->found) or -1 with one line in err. */

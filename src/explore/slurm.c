@@ -1,0 +1,639 @@
+/*
+ * slurm: `--via slurm`, the engine of engine.h on a Slurm cluster
+ * (docs/distributed.md). start publishes into a directory of the share
+ * (--share, default $REWIND_HOME/slurm):
+ *   base.rwa    schedule 0 as a replayable export (its pages, each once,
+ *               its image): what every task imports into a home of its own
+ *   plan.json   the plan (eng_plan_json)
+ *   task.sh     the batch script: `rewind check-task DIR $SLURM_ARRAY_TASK_ID`
+ * and submits one job array of T = min(jobs, N) tasks; task k runs the
+ * schedules first+k, first+k+T, ... (slurm_task.c) and writes, per
+ * schedule, out/S.rwa (the run, a plain export) then out/S.json (its
+ * outcome, renamed into place last). next gathers out/ as files appear,
+ * imports each run and delivers it; squeue says which tasks ended.
+ *
+ * Invariants:
+ *  1. A schedule is delivered only from its out/S.json, after its run
+ *     was imported (engine.h invariant 3); each at most once (a bitmap).
+ *  2. A task that ended (any final state, or gone from squeue) with
+ *     schedules of its slice undelivered is submitted once more (the
+ *     retry skips the schedules whose outcome is in out/); after its
+ *     second end they are delivered as lost. Before deciding, out/ is read
+ *     once more (a task writes its files before it ends).
+ *  3. cancel scancels every job this engine submitted (first and retries);
+ *     nothing is submitted after it.
+ *  4. Every external command runs with a wall limit (SLURM_CMD_TIMEOUT_S);
+ *     its failure is one line naming the command and its last error line.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "explore/engine.h"
+#include "explore/slurm.h"
+#include "util/check.h"
+#include "util/fail.h"
+
+#define fail util_fail
+#define SLURM_CMD_TIMEOUT_S 60.0
+#define SLURM_MAX_TASKS 10000
+#define SLURM_MAX_ARGS 64
+#define SLURM_GONE_GRACE_S 60.0
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int slurm_find_tool(const char *name, char *path, size_t n)
+{
+    const char *pv = getenv("PATH");
+    if (!pv || !*pv)
+        pv = "/usr/local/bin:/usr/bin:/bin";
+    while (*pv) {
+        const char *c = strchr(pv, ':');
+        size_t len = c ? (size_t)(c - pv) : strlen(pv);
+        if (len && (size_t)snprintf(path, n, "%.*s/%s", (int)len, pv, name) < n &&
+            access(path, X_OK) == 0)
+            return 0;
+        if (!c)
+            break;
+        pv = c + 1;
+    }
+    return -1;
+}
+
+/* Run argv (argv[0] found in PATH) with its stdout into out and the last
+ * line of its stderr into errl; invariant 4. Its exit status, or -1 when
+ * it could not run or was killed by the wall limit. */
+int slurm_cmd(char *const argv[], char *out, size_t outlen, char *errl, size_t errlen)
+{
+    int po[2], pe[2];
+    if (outlen)
+        out[0] = 0;
+    errl[0] = 0;
+    if (pipe(po) < 0)
+        return -1;
+    if (pipe(pe) < 0) {
+        close(po[0]);
+        close(po[1]);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(po[0]);
+        close(po[1]);
+        close(pe[0]);
+        close(pe[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(po[1], 1);
+        dup2(pe[1], 2);
+        close(po[0]);
+        close(pe[0]);
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0)
+            dup2(nul, 0);
+        execvp(argv[0], argv);
+        fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(po[1]);
+    close(pe[1]);
+    char ebuf[4096];
+    size_t on = 0, en = 0;
+    int open_fds = 2, killed = 0;
+    double t0 = mono();
+    struct pollfd pf[2] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN}};
+    while (open_fds) {
+        int k = poll(pf, 2, 200);
+        if (mono() - t0 > SLURM_CMD_TIMEOUT_S && !killed) {
+            kill(pid, SIGKILL);
+            killed = 1;
+        }
+        if (k <= 0)
+            continue;
+        for (int i = 0; i < 2; i++) {
+            if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            char tmp[1024];
+            ssize_t r = read(pf[i].fd, tmp, sizeof(tmp));
+            if (r <= 0) {
+                if (r < 0 && errno == EINTR)
+                    continue;
+                close(pf[i].fd);
+                pf[i].fd = -1;
+                open_fds--;
+                continue;
+            }
+            if (i == 0 && outlen) {
+                size_t c = (size_t)r < outlen - 1 - on ? (size_t)r : outlen - 1 - on;
+                memcpy(out + on, tmp, c);
+                on += c;
+                out[on] = 0;
+            } else if (i == 1) {
+                if (en + (size_t)r >= sizeof(ebuf)) { /* keep the tail */
+                    size_t keep = sizeof(ebuf) / 2;
+                    memmove(ebuf, ebuf + en - (en < keep ? en : keep), en < keep ? en : keep);
+                    en = en < keep ? en : keep;
+                }
+                size_t c = (size_t)r < sizeof(ebuf) - 1 - en ? (size_t)r : sizeof(ebuf) - 1 - en;
+                memcpy(ebuf + en, tmp, c);
+                en += c;
+            }
+        }
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    ebuf[en] = 0;
+    while (en && (ebuf[en - 1] == '\n' || ebuf[en - 1] == ' '))
+        ebuf[--en] = 0;
+    const char *last = strrchr(ebuf, '\n');
+    snprintf(errl, errlen, "%s", last ? last + 1 : ebuf);
+    if (killed) {
+        snprintf(errl, errlen, "no answer in %.0f s", SLURM_CMD_TIMEOUT_S);
+        return -1;
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int spreflight(char *err, size_t errlen)
+{
+    char path[PATH_MAX], out[256], el[400];
+    const char *tools[] = {"sbatch", "squeue", "scancel"};
+    for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+        if (slurm_find_tool(tools[i], path, sizeof(path)) < 0)
+            return fail(err, errlen,
+                        "--via slurm: %s not found in PATH (install Slurm's client commands, "
+                        "Debian's slurm-client, or use --via local)",
+                        tools[i]);
+    char *ping[] = {"sinfo", "-h", "-o", "%P", NULL};
+    if (slurm_find_tool("sinfo", path, sizeof(path)) == 0 &&
+        slurm_cmd(ping, out, sizeof(out), el, sizeof(el)) != 0)
+        return fail(err, errlen, "--via slurm: the Slurm controller does not answer (sinfo: %s)",
+                    el[0] ? el : "failed");
+    return 0;
+}
+
+/* --- the engine --- */
+
+struct task {
+    uint64_t job;    /* the job of its current attempt */
+    int array_index; /* its index in that job's array */
+    int attempts;    /* 1 or 2 */
+    double submitted;
+    int seen;       /* squeue listed it since its last submit */
+    int ended;      /* its current attempt ended */
+    char node[64];  /* where it last ran */
+    char state[32]; /* its last state */
+};
+
+struct slurm {
+    char dir[PATH_MAX];
+    rw_home *h;
+    uint64_t ntasks, n; /* tasks, schedules */
+    struct task *tasks;
+    unsigned char *got; /* delivered, by schedule - first (invariant 1) */
+    uint64_t delivered;
+    uint64_t *pending; /* found in out/, not yet delivered */
+    size_t npending;
+    uint64_t *lost; /* lost schedules to deliver */
+    size_t nlost;
+    uint64_t jobs[2 * SLURM_MAX_TASKS + 1];
+    size_t njobs;
+    double last_poll;
+    int cancelled;
+    char args[1024];
+};
+
+static int mkdir_p(const char *path, char *err, size_t errlen)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+        return fail(err, errlen, "path too long: %s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                return fail(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+            *p = '/';
+        }
+    if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+        return fail(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    return 0;
+}
+
+static int write_text(const char *path, const char *text, int mode, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+        if (f)
+            fclose(f);
+        return fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    }
+    chmod(path, (mode_t)mode);
+    return 0;
+}
+
+/* sbatch the array indexes spec ("0-7" or "3"): the job id in *job. */
+static int submit(struct slurm *s, const char *spec, uint64_t *job, char *err, size_t errlen)
+{
+    if (s->cancelled)
+        return fail(err, errlen, "cancelled");
+    char arr[64], outp[PATH_MAX + 32], script[PATH_MAX + 16], argsbuf[1024];
+    snprintf(arr, sizeof(arr), "--array=%s", spec);
+    snprintf(outp, sizeof(outp), "--output=%s/log/task-%%a.out", s->dir);
+    snprintf(script, sizeof(script), "%s/task.sh", s->dir);
+    char *argv[SLURM_MAX_ARGS + 8];
+    int n = 0;
+    argv[n++] = "sbatch";
+    argv[n++] = "--parsable";
+    argv[n++] = "--job-name=rewind-check";
+    argv[n++] = "--open-mode=append";
+    argv[n++] = arr;
+    argv[n++] = outp;
+    snprintf(argsbuf, sizeof(argsbuf), "%s", s->args);
+    for (char *save = NULL, *t = strtok_r(argsbuf, " \t", &save); t;
+         t = strtok_r(NULL, " \t", &save)) {
+        if (n >= SLURM_MAX_ARGS + 6)
+            return fail(err, errlen, "--slurm-args: more than %d arguments", SLURM_MAX_ARGS);
+        argv[n++] = t;
+    }
+    argv[n++] = script;
+    argv[n] = NULL;
+    char out[256], el[400];
+    int rc = slurm_cmd(argv, out, sizeof(out), el, sizeof(el));
+    char *end;
+    unsigned long long id = strtoull(out, &end, 10);
+    if (rc != 0 || end == out || (*end && *end != ';' && *end != '\n'))
+        return fail(err, errlen, "--via slurm: sbatch failed: %s", el[0] ? el : "no job id");
+    RW_ASSERT(s->njobs < sizeof(s->jobs) / sizeof(s->jobs[0]));
+    s->jobs[s->njobs++] = id;
+    *job = id;
+    return 0;
+}
+
+static int sstart(struct eng *e, char *err, size_t errlen)
+{
+    struct slurm *s = calloc(1, sizeof(*s));
+    if (!s)
+        return fail(err, errlen, "out of memory");
+    e->priv = s;
+    const struct eng_plan *p = &e->plan;
+    s->n = p->last - p->first + 1;
+    s->ntasks = p->jobs ? p->jobs : 1;
+    if (s->ntasks > s->n)
+        s->ntasks = s->n;
+    if (s->ntasks > SLURM_MAX_TASKS)
+        s->ntasks = SLURM_MAX_TASKS;
+    snprintf(s->args, sizeof(s->args), "%s", p->args ? p->args : "");
+    s->tasks = calloc(s->ntasks, sizeof(*s->tasks));
+    s->got = calloc(s->n, 1);
+    s->pending = calloc(s->n, sizeof(*s->pending));
+    s->lost = calloc(s->n, sizeof(*s->lost));
+    if (!s->tasks || !s->got || !s->pending || !s->lost)
+        return fail(err, errlen, "out of memory");
+    char share[PATH_MAX];
+    if (p->share)
+        snprintf(share, sizeof(share), "%s", p->share);
+    else
+        snprintf(share, sizeof(share), "%s/slurm", p->home);
+    if (mkdir_p(share, err, errlen) < 0)
+        return -1;
+    char real[PATH_MAX];
+    if (!realpath(share, real))
+        return fail(err, errlen, "--share %s: %s", share, strerror(errno));
+    if (strchr(real, '\'') || strlen(real) > PATH_MAX - 200)
+        return fail(err, errlen, "--share %s: a path with a quote or too long", real);
+    snprintf(s->dir, sizeof(s->dir), "%.3800s/check-%.64s-%lld-%d", real, p->base, (long long)time(NULL),
+             (int)getpid());
+    char sub[PATH_MAX + 16];
+    const char *subs[] = {"", "/out", "/log", "/work"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(sub, sizeof(sub), "%s%s", s->dir, subs[i]);
+        if (mkdir_p(sub, err, errlen) < 0)
+            return -1;
+    }
+    struct rw_error re;
+    if (rw_home_open(p->home, &s->h, &re) < 0)
+        return fail(err, errlen, "%s", re.msg);
+    /* What every task needs: the base run, replayable (pages once each). */
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/base.rwa", s->dir);
+    struct rw_archive_stats ast;
+    if (rw_export(s->h, p->base, 1, path, &ast, &re) < 0)
+        return fail(err, errlen, "--via slurm: publishing run %s: %s", p->base, re.msg);
+    struct eng_plan tp = *p;
+    tp.jobs = (unsigned)s->ntasks;
+    char *pj = eng_plan_json(&tp);
+    if (!pj)
+        return fail(err, errlen, "out of memory");
+    snprintf(path, sizeof(path), "%s/plan.json", s->dir);
+    int rc = write_text(path, pj, 0644, err, errlen);
+    free(pj);
+    if (rc < 0)
+        return -1;
+    char self[PATH_MAX];
+    const char *bin = getenv("REWIND_BIN");
+    if (bin && *bin) {
+        snprintf(self, sizeof(self), "%s", bin);
+    } else {
+        ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (k <= 0)
+            return fail(err, errlen, "cannot find this program (/proc/self/exe)");
+        self[k] = 0;
+    }
+    if (strchr(self, '\''))
+        return fail(err, errlen, "the path of rewind has a quote: %s", self);
+    char script[2 * PATH_MAX + 200];
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\n# a task of rewind check --via slurm (docs/distributed.md)\n"
+             "exec '%s' check-task '%s' \"${SLURM_ARRAY_TASK_ID:-0}\"\n",
+             self, s->dir);
+    snprintf(path, sizeof(path), "%s/task.sh", s->dir);
+    if (write_text(path, script, 0755, err, errlen) < 0)
+        return -1;
+    char spec[64];
+    snprintf(spec, sizeof(spec), "0-%llu", (unsigned long long)(s->ntasks - 1));
+    uint64_t job;
+    if (submit(s, spec, &job, err, errlen) < 0)
+        return -1;
+    double t = mono();
+    for (uint64_t k = 0; k < s->ntasks; k++)
+        s->tasks[k] =
+            (struct task){.job = job, .array_index = (int)k, .attempts = 1, .submitted = t};
+    return 0;
+}
+
+/* Read out/: every outcome not yet delivered goes to pending. */
+static void scan(struct eng *e)
+{
+    struct slurm *s = e->priv;
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/out", s->dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        unsigned long long v = strtoull(de->d_name, &end, 10);
+        if (end == de->d_name || strcmp(end, ".json") || v < e->plan.first || v > e->plan.last)
+            continue;
+        uint64_t i = v - e->plan.first;
+        if (s->got[i])
+            continue;
+        s->got[i] = 1; /* invariant 1 */
+        s->pending[s->npending++] = v;
+    }
+    closedir(d);
+}
+
+static uint64_t task_of(const struct eng *e, const struct slurm *s, uint64_t sched)
+{
+    return (sched - e->plan.first) % s->ntasks;
+}
+
+/* squeue: the state of every task's current attempt (invariant 2). */
+static int poll_tasks(struct eng *e, char *err, size_t errlen)
+{
+    struct slurm *s = e->priv;
+    char jl[2048] = "";
+    size_t o = 0;
+    /* only the jobs of tasks not settled: squeue refuses a purged job id */
+    for (uint64_t k = 0; k < s->ntasks && o < sizeof(jl) - 32; k++) {
+        const struct task *t = &s->tasks[k];
+        int dup = 0;
+        for (uint64_t j = 0; j < k && !dup; j++)
+            dup = s->tasks[j].job == t->job && s->tasks[j].attempts <= 2;
+        if (t->attempts <= 2 && !dup)
+            o += (size_t)snprintf(jl + o, sizeof(jl) - o, "%s%llu", o ? "," : "",
+                                  (unsigned long long)t->job);
+    }
+    if (!o)
+        return 0;
+    char *argv[] = {"squeue", "-h", "-r", "-t", "all", "-j", jl, "-o", "%A|%i|%T|%N", NULL};
+    static char out[1 << 20];
+    char el[400];
+    int rc = slurm_cmd(argv, out, sizeof(out), el, sizeof(el));
+    if (rc != 0 && strstr(el, "Invalid job id"))
+        out[0] = 0; /* purged: gone, as below */
+    else if (rc != 0)
+        return fail(err, errlen, "--via slurm: squeue failed: %s", el[0] ? el : "no output");
+    for (uint64_t k = 0; k < s->ntasks; k++)
+        s->tasks[k].ended = 0;
+    int *listed = calloc(s->ntasks, sizeof(int));
+    if (!listed)
+        return fail(err, errlen, "out of memory");
+    for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *f[4] = {0};
+        int nf = 0;
+        for (char *q = line; nf < 4;) {
+            f[nf++] = q;
+            char *bar = strchr(q, '|');
+            if (!bar)
+                break;
+            *bar = 0;
+            q = bar + 1;
+        }
+        if (nf < 4)
+            continue;
+        /* %i is JOB_INDEX for an array task; its array job is the part before '_'. */
+        char *us = strchr(f[1], '_');
+        if (!us)
+            continue;
+        unsigned long long job = strtoull(f[1], NULL, 10), idx = strtoull(us + 1, NULL, 10);
+        for (uint64_t k = 0; k < s->ntasks; k++) {
+            struct task *t = &s->tasks[k];
+            if (t->job != job || (unsigned long long)t->array_index != idx)
+                continue;
+            listed[k] = 1;
+            t->seen = 1;
+            snprintf(t->state, sizeof(t->state), "%s", f[2]);
+            if (f[3][0] && strcmp(f[3], "(null)"))
+                snprintf(t->node, sizeof(t->node), "%s", f[3]);
+            t->ended = strcmp(f[2], "PENDING") && strcmp(f[2], "RUNNING") &&
+                       strcmp(f[2], "CONFIGURING") && strcmp(f[2], "COMPLETING") &&
+                       strcmp(f[2], "SUSPENDED") && strcmp(f[2], "REQUEUED") &&
+                       strcmp(f[2], "RESIZING");
+        }
+    }
+    double now = mono();
+    for (uint64_t k = 0; k < s->ntasks; k++) {
+        struct task *t = &s->tasks[k];
+        if (!listed[k] && (t->seen || now - t->submitted > SLURM_GONE_GRACE_S)) {
+            t->ended = 1; /* gone from squeue */
+            snprintf(t->state, sizeof(t->state), "gone");
+        }
+    }
+    free(listed);
+    return 0;
+}
+
+/* After a poll: retry or give up on tasks that ended with work left. */
+static int settle(struct eng *e, char *err, size_t errlen)
+{
+    struct slurm *s = e->priv;
+    const struct eng_plan *p = &e->plan;
+    scan(e); /* invariant 2: a task writes its files before it ends */
+    for (uint64_t k = 0; k < s->ntasks; k++) {
+        struct task *t = &s->tasks[k];
+        if (!t->ended || t->attempts > 2)
+            continue;
+        int left = 0;
+        for (uint64_t sc = p->first + k; sc <= p->last; sc += s->ntasks)
+            left += !s->got[sc - p->first];
+        if (!left) {
+            t->attempts = 3; /* done with it */
+            continue;
+        }
+        if (t->attempts == 1) {
+            char spec[32];
+            snprintf(spec, sizeof(spec), "%llu", (unsigned long long)k);
+            uint64_t job;
+            if (submit(s, spec, &job, err, errlen) < 0)
+                return -1;
+            fprintf(stderr,
+                    "rewind: check: task %llu ended (%s%s%s) with %d schedules left: "
+                    "submitted again as job %llu\n",
+                    (unsigned long long)k, t->state, t->node[0] ? " on " : "", t->node, left,
+                    (unsigned long long)job);
+            *t = (struct task){
+                .job = job, .array_index = (int)k, .attempts = 2, .submitted = mono()};
+            continue;
+        }
+        for (uint64_t sc = p->first + k; sc <= p->last; sc += s->ntasks)
+            if (!s->got[sc - p->first]) {
+                s->got[sc - p->first] = 1;
+                s->lost[s->nlost++] = sc;
+            }
+        t->attempts = 3;
+    }
+    return 0;
+}
+
+static int deliver_one(struct eng *e, uint64_t sc, struct eng_outcome *out)
+{
+    struct slurm *s = e->priv;
+    char path[PATH_MAX + 64], why[300];
+    snprintf(path, sizeof(path), "%s/out/%llu.json", s->dir, (unsigned long long)sc);
+    if (eng_outcome_read(path, out, why, sizeof(why)) < 0 || out->schedule != sc) {
+        memset(out, 0, sizeof(*out));
+        out->schedule = sc;
+        snprintf(out->why, sizeof(out->why), "its outcome file: %.250s", why);
+        return 1;
+    }
+    if (out->ok) {
+        snprintf(path, sizeof(path), "%s/out/%llu.rwa", s->dir, (unsigned long long)sc);
+        struct rw_archive_stats st;
+        struct rw_error re;
+        if (rw_import(s->h, path, &st, &re) < 0 || strcmp(st.run, out->r.id)) {
+            out->ok = 0;
+            snprintf(out->why, sizeof(out->why), "importing its run %s: %.200s", out->r.id, re.msg);
+        }
+        unlink(path);
+    }
+    return 1;
+}
+
+static int snext(struct eng *e, struct eng_outcome *out, volatile sig_atomic_t *abort, char *err,
+                 size_t errlen)
+{
+    struct slurm *s = e->priv;
+    for (;;) {
+        if (*abort && !s->cancelled)
+            e->ops->cancel(e);
+        if (s->npending)
+            return deliver_one(e, s->pending[--s->npending], out);
+        if (s->nlost) {
+            uint64_t sc = s->lost[--s->nlost];
+            const struct task *t = &s->tasks[task_of(e, s, sc)];
+            out->schedule = sc;
+            out->lost = 1;
+            snprintf(out->where, sizeof(out->where), "%.30s task %llu", t->node[0] ? t->node : "?",
+                     (unsigned long long)task_of(e, s, sc));
+            snprintf(out->why, sizeof(out->why), "its task died twice (last %s)", t->state);
+            return 1;
+        }
+        if (s->cancelled)
+            return 0;
+        scan(e);
+        if (s->npending)
+            continue;
+        uint64_t done = 0;
+        for (uint64_t i = 0; i < s->n; i++)
+            done += s->got[i];
+        if (done == s->n)
+            return 0;
+        if (mono() - s->last_poll >= 1.0) {
+            s->last_poll = mono();
+            if (poll_tasks(e, err, errlen) < 0 || settle(e, err, errlen) < 0)
+                return -1;
+            continue;
+        }
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void scancel_all(struct slurm *s)
+{
+    for (size_t i = 0; i < s->njobs; i++) {
+        char id[32], el[200];
+        snprintf(id, sizeof(id), "%llu", (unsigned long long)s->jobs[i]);
+        char *argv[] = {"scancel", id, NULL};
+        slurm_cmd(argv, NULL, 0, el, sizeof(el));
+    }
+}
+
+static void scancel_eng(struct eng *e)
+{
+    struct slurm *s = e->priv;
+    if (!s || s->cancelled)
+        return;
+    s->cancelled = 1; /* invariant 3 */
+    scancel_all(s);
+}
+
+static void sclose(struct eng *e)
+{
+    struct slurm *s = e->priv;
+    if (!s)
+        return;
+    if (s->dir[0]) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof(path), "%s/base.rwa", s->dir);
+        unlink(path); /* the share keeps plan, outcomes and logs, not the pages */
+    }
+    rw_home_close(s->h);
+    free(s->tasks);
+    free(s->got);
+    free(s->pending);
+    free(s->lost);
+    free(s);
+    e->priv = NULL;
+}
+
+const struct eng_ops eng_slurm_ops = {
+    .name = "slurm",
+    .preflight = spreflight,
+    .start = sstart,
+    .next = snext,
+    .cancel = scancel_eng,
+    .close = sclose,
+};

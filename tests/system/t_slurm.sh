@@ -1,0 +1,115 @@
+# t_slurm.sh: `check --via slurm` on a real Slurm cluster started by the
+# test itself (tools/slurm-cluster.sh: munged, slurmctld and two slurmd
+# node names on this machine, all state under $T/slurm, stopped on exit),
+# and `--via local` (docs/distributed.md). The long versions (32 schedules)
+# are in tests/system/LONG.
+
+# Start the cluster; stop it when the test's subshell ends.
+slurm_up() {
+    command -v sbatch >/dev/null 2>&1 && { command -v slurmctld >/dev/null 2>&1 ||
+        [ -x /usr/sbin/slurmctld ]; } || skip "slurm-wlm and munge are not installed (tools/deps.sh)"
+    trap '"$TOP/tools/slurm-cluster.sh" stop "$T/slurm" >/dev/null 2>&1 || true' EXIT
+    "$TOP/tools/slurm-cluster.sh" start "$T/slurm" 2 >"$T/slurm.out" 2>"$T/slurm.err" ||
+        fail "the cluster did not start: $(tail -n 3 "$T/slurm.err" "$T"/slurm/log/*.log 2>&1)"
+    export SLURM_CONF="$T/slurm/slurm.conf"
+}
+
+# A second home for the local check of the same spec (same image cache).
+home2() {
+    mkdir -p "$T/home2"
+    [ -d "$T/home2/images" ] || cp -al "$REWIND_HOME/images" "$T/home2/images"
+}
+
+# check.py A.json B.json: both checks found the same schedule, narrowed to
+# the same deciding step between the same two runs, from the same schedule 0.
+same_check() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for r in (a, b):
+    assert r["found"] and r["narrowed"], r
+for k in ("schedule", "deciding_step", "window"):
+    assert a[k] == b[k], (k, a[k], b[k])
+for k in ("schedule0", "failing", "passing_run", "failing_run"):
+    assert a[k]["id"] == b[k]["id"], (k, a[k], b[k])
+print("schedule", a["schedule"], "deciding step", a["deciding_step"])
+PY
+}
+
+test_slurm_check_finds_the_pool_race_like_a_local_check() {
+    slurm_up
+    run_rw s check --via slurm --share "$T/share" --schedules 4 -j 2 --json --root "$ROOT" -- /usr/bin/pool
+    [ "$RC" -eq 1 ] || fail "check --via slurm exit $RC: $(tail -n 5 s.err) $(cat s.out)"
+    # every schedule's line says where it ran
+    grep -q '^rewind: check: schedule [0-9]* (.*): run .* steps on node[12] task [01]' s.err ||
+        fail "no schedule ran on a node: $(grep schedule s.err | head -n 3)"
+    python3 -c 'import json,sys; r=json.load(open("s.out")); assert "node" in r["ran_on"], r' ||
+        fail "the report lacks ran_on: $(cat s.out)"
+    home2
+    REWIND_HOME=$T/home2 run_rw l check --schedules 4 -j 2 --json --root "$ROOT" -- /usr/bin/pool
+    [ "$RC" -eq 1 ] || fail "the local check exit $RC: $(tail -n 5 l.err)"
+    same_check s.out l.out >&2 || fail "slurm and local checks differ: $(cat s.out) $(cat l.out)"
+    # --via local goes through the same engine interface and agrees too
+    mkdir -p "$T/home3"; cp -al "$REWIND_HOME/images" "$T/home3/images"
+    REWIND_HOME=$T/home3 run_rw v check --via local --schedules 4 -j 2 --json --root "$ROOT" -- /usr/bin/pool
+    [ "$RC" -eq 1 ] || fail "check --via local exit $RC: $(tail -n 5 v.err)"
+    same_check v.out l.out >&2 || fail "--via local and local checks differ"
+    # the runs the tasks made are in this home, readable
+    local failr; failr=$(python3 -c 'import json; print(json.load(open("s.out"))["failing"]["id"])')
+    run_rw w show "$failr"
+    expect_rc 0
+}
+
+# The short version of the 32-schedule one: pool-fixed, no difference.
+test_slurm_fixed_pool_and_a_killed_task_retried() {
+    slurm_up
+    "$REWIND" check --via slurm --share "$T/share" --schedules 4 -j 2 --root "$ROOT" \
+        -- /usr/bin/pool-fixed >c.out 2>c.err &
+    local cpid=$! pid="" i
+    # kill task 0 mid-run: once its home holds the imported base run
+    for i in $(seq 600); do
+        if ls -d "$T"/share/check-*/work/t0.*/home/runs/* >/dev/null 2>&1; then
+            pid=$(cat "$T"/share/check-*/work/t0.pid 2>/dev/null) && [ -n "$pid" ] && break
+        fi
+        kill -0 "$cpid" 2>/dev/null || break
+        sleep 0.5
+    done
+    [ -n "$pid" ] || { wait "$cpid"; fail "task 0 never started: $(tail -n 5 c.err)"; }
+    sleep 1
+    kill -9 "$pid" || fail "task 0 (pid $pid) was gone before it could be killed"
+    echo "killed task 0 (pid $pid)" >&2
+    set +e
+    wait "$cpid"
+    RC=$?
+    set -e
+    [ "$RC" -eq 0 ] || fail "check exit $RC after a task was killed: $(tail -n 8 c.err) $(cat c.out)"
+    expect_grep c.err 'task 0 ended (.*) with [0-9]* schedules left: submitted again'
+    expect_grep c.out '^no difference: 4 schedules ended like schedule 0'
+    expect_no_grep c.out 'lost'
+}
+
+test_slurm_check_fixed_pool_32_schedules() {
+    slurm_up
+    run_rw c check --via slurm --schedules 32 -j 4 --root "$ROOT" -- /usr/bin/pool-fixed
+    [ "$RC" -eq 0 ] || fail "the fixed pool via slurm: exit $RC: $(tail -n 5 c.err c.out)"
+    expect_grep c.out '^no difference: 32 schedules ended like schedule 0'
+    expect_grep c.out '^the schedules ran on: node[12] [0-9]*, node[12] [0-9]*'
+}
+
+test_slurm_no_sbatch_or_no_controller_is_one_line() {
+    command -v sbatch >/dev/null 2>&1 || skip "slurm-wlm is not installed (tools/deps.sh)"
+    mkdir -p "$T/bin"
+    PATH=$T/bin run_rw n check --via slurm --schedules 2 --root "$ROOT" -- /usr/bin/pool-fixed
+    [ "$RC" -ne 0 ] || fail "no sbatch: exit 0"
+    [ "$(wc -l <n.err)" -eq 1 ] || fail "no sbatch: not one line: $(cat n.err)"
+    expect_grep n.err 'sbatch not found in PATH'
+    # a cluster that was started and stopped: its controller does not answer
+    slurm_up
+    "$TOP/tools/slurm-cluster.sh" stop "$T/slurm"
+    run_rw u check --via slurm --schedules 2 --root "$ROOT" -- /usr/bin/pool-fixed
+    [ "$RC" -ne 0 ] || fail "no controller: exit 0"
+    [ "$(wc -l <u.err)" -eq 1 ] || fail "no controller: not one line: $(cat u.err)"
+    expect_grep u.err 'the Slurm controller does not answer'
+    # nothing was recorded before the check gave up
+    [ -z "$(ls "$REWIND_HOME/runs" 2>/dev/null)" ] || fail "runs were recorded: $(ls "$REWIND_HOME/runs")"
+}

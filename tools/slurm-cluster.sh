@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# tools/slurm-cluster.sh start DIR [NODES] | stop DIR | env DIR
+#
+# A throw-away Slurm cluster on this machine, for tests and benchmarks of
+# `rewind check --via slurm` (docs/distributed.md): munged, slurmctld and
+# NODES (default 2) slurmd daemons, each with its own NodeName (node1,
+# node2, ...) and port on 127.0.0.1, every file (munge key, slurm.conf,
+# state, spool, logs, sockets) under DIR. Runs as the calling user (root in
+# the test host). `env DIR` prints the exports a client needs (SLURM_CONF).
+# Needs Debian's slurm-wlm and munge (tools/deps.sh).
+set -euo pipefail
+cmd=${1:-}; dir=${2:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start DIR [NODES] | stop DIR | env DIR" >&2; exit 2; }
+mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+
+stop() {
+    for f in "$dir"/run/*.pid; do
+        [ -e "$f" ] || continue
+        pid=$(cat "$f" 2>/dev/null || true)
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    done
+    for _ in $(seq 50); do
+        alive=0
+        for f in "$dir"/run/*.pid; do
+            [ -e "$f" ] || continue
+            pid=$(cat "$f" 2>/dev/null || true)
+            [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && alive=1
+        done
+        [ $alive = 0 ] && break
+        sleep 0.1
+    done
+    for f in "$dir"/run/*.pid; do
+        [ -e "$f" ] || continue
+        pid=$(cat "$f" 2>/dev/null || true)
+        [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
+        rm -f "$f"
+    done
+    if [ -s "$dir/run/munge.sockdir" ]; then
+        sd=$(cat "$dir/run/munge.sockdir")
+        case "$sd" in /tmp/rwmunge.*) rm -rf "$sd" ;; esac
+        rm -f "$dir/run/munge.sockdir"
+    fi
+}
+
+case "$cmd" in
+env) echo "export SLURM_CONF=$dir/slurm.conf"; exit 0 ;;
+stop) stop; exit 0 ;;
+start) ;;
+*) echo "usage: $0 start DIR [NODES] | stop DIR | env DIR" >&2; exit 2 ;;
+esac
+
+nodes=${3:-2}
+for b in munged slurmctld slurmd sbatch; do
+    command -v "$b" >/dev/null 2>&1 || [ -x "/usr/sbin/$b" ] ||
+        { echo "slurm-cluster: $b not found (tools/deps.sh installs slurm-wlm and munge)" >&2; exit 1; }
+done
+PATH=$PATH:/usr/sbin
+stop
+mkdir -p "$dir/run" "$dir/log" "$dir/state" "$dir/munge"
+chmod 700 "$dir/munge"
+key=$dir/munge/munge.key
+[ -s "$key" ] || { head -c 1024 /dev/urandom >"$key"; chmod 400 "$key"; }
+# the socket's path must fit in 108 bytes: a short directory of its own
+sockdir=$(mktemp -d /tmp/rwmunge.XXXXXX)
+chmod 755 "$sockdir"
+echo "$sockdir" >"$dir/run/munge.sockdir"
+sock=$sockdir/munge.sock
+munged --force --socket="$sock" --key-file="$key" --pid-file="$dir/run/munged.pid" \
+    --log-file="$dir/log/munged.log" --seed-file="$dir/munge/seed" 2>>"$dir/log/munged.log"
+
+# The test host VM starts with loopback down, no other interface and no
+# host name. Slurm resolves with AI_ADDRCONFIG, which finds nothing on a
+# machine whose only IPv4 address is 127.0.0.1: give lo one more.
+if ! ip -o link show lo 2>/dev/null | grep -q 'UP'; then
+    ip link set lo up 2>/dev/null || true
+    ip addr add 10.254.254.1/32 dev lo 2>/dev/null || true
+fi
+# slurmd loads its cgroup plugin even with proctrack/linuxproc: the v1 one
+# (cgroup.conf below) needs a writable /sys/fs/cgroup with the freezer
+# hierarchy. The test host VM has none: mount them there (root only).
+if [ "$(id -u)" = 0 ] && ! grep -q ' /sys/fs/cgroup ' /proc/mounts 2>/dev/null; then
+    mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup 2>/dev/null || true
+fi
+if [ "$(id -u)" = 0 ] && ! grep -q ' /sys/fs/cgroup/freezer ' /proc/mounts 2>/dev/null; then
+    mkdir -p /sys/fs/cgroup/freezer 2>/dev/null &&
+        mount -t cgroup -o freezer cgroup /sys/fs/cgroup/freezer 2>/dev/null || true
+fi
+host=$(hostname -s 2>/dev/null || hostname)
+# (localhost: the one name /etc/hosts resolves there)
+if [ -z "$host" ] || [ "$host" = "(none)" ] || ! getent hosts "$host" >/dev/null 2>&1; then
+    [ "$(id -u)" = 0 ] && hostname localhost 2>/dev/null && host=localhost
+fi
+user=$(id -un)
+base=$(( 17000 + ($$ % 500) * 20 ))
+{
+    echo "ClusterName=rewindtest"
+    echo "SlurmctldHost=$host(127.0.0.1)"
+    echo "SlurmctldPort=$base"
+    echo "SlurmUser=$user"
+    echo "SlurmdUser=$user"
+    echo "AuthType=auth/munge"
+    echo "CredType=cred/munge"
+    echo "AuthInfo=socket=$sock"
+    echo "StateSaveLocation=$dir/state"
+    echo "SlurmdSpoolDir=$dir/spool/%n"
+    echo "SlurmctldPidFile=$dir/run/slurmctld.pid"
+    echo "SlurmdPidFile=$dir/run/slurmd.%n.pid"
+    echo "SlurmctldLogFile=$dir/log/slurmctld.log"
+    echo "SlurmdLogFile=$dir/log/slurmd.%n.log"
+    echo "ProctrackType=proctrack/linuxproc"
+    echo "TaskPlugin=task/none"
+    echo "SwitchType=switch/none"
+    echo "MpiDefault=none"
+    echo "SelectType=select/cons_tres"
+    echo "SelectTypeParameters=CR_CPU"
+    echo "SchedulerType=sched/builtin"
+    echo "JobCompType=jobcomp/none"
+    echo "AccountingStorageType=accounting_storage/none"
+    echo "JobAcctGatherType=jobacct_gather/none"
+    echo "ReturnToService=2"
+    echo "SlurmdTimeout=30"
+    echo "MessageTimeout=5"
+    echo "MinJobAge=600"
+    echo "KillWait=2"
+    echo "SchedulerParameters=sched_interval=1"
+    for i in $(seq "$nodes"); do
+        echo "NodeName=node$i NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base + i)) CPUs=1 State=UNKNOWN"
+    done
+    echo "PartitionName=rw Nodes=node[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
+} >"$dir/slurm.conf"
+printf 'CgroupPlugin=cgroup/v1\nCgroupAutomount=yes\n' >"$dir/cgroup.conf"
+export SLURM_CONF=$dir/slurm.conf
+slurmctld -f "$SLURM_CONF" -i 2>>"$dir/log/slurmctld.err"
+for i in $(seq "$nodes"); do
+    mkdir -p "$dir/spool/node$i"
+    slurmd -f "$SLURM_CONF" -N "node$i" 2>>"$dir/log/slurmd.err"
+done
+# Up when every node is idle.
+for _ in $(seq 300); do
+    idle=$(sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
+    [ "$idle" -ge "$nodes" ] && { echo "export SLURM_CONF=$SLURM_CONF"; exit 0; }
+    sleep 0.2
+done
+echo "slurm-cluster: the nodes did not come up in 60 s; logs in $dir/log" >&2
+sinfo -N >&2 || true
+exit 1
