@@ -200,11 +200,15 @@ static void on_step(void *ctx, struct platform *p)
     uint64_t e[2] = {p->step, 0};
     memcpy(&e[1], h.b, 8);
     fwrite(e, sizeof(e), 1, s->states);
+    uint64_t grew = sizeof(e);
     if (s->ram_every && p->step % s->ram_every == 0 && kvm_ram_hash(s->vm, h.b) == 0) {
         e[0] = p->step | 1ull << 63;
         memcpy(&e[1], h.b, 8);
         fwrite(e, sizeof(e), 1, s->states);
+        grew += sizeof(e);
     }
+    if (run_limits_states(&s->lim, grew)) /* the state log is disk the run uses */
+        limit_hit(s);
 }
 
 static void console_keep(struct run_sink *s, const uint8_t *p, size_t n)
@@ -1064,6 +1068,13 @@ int run_finish(struct run_ctx *c)
     char name[RW_ID_MAX];
     check_against_stored(c, name, sizeof(name));
     res->events = c->dir.trace.count;
+    if (c->keep == RUN_KEEP_IF_DIFFERENT &&
+        (res->outcome == RW_TIMEOUT || res->outcome == RW_LIMIT || res->outcome == RW_SPIN)) {
+        /* a replay cut by --timeout or a limit compares nothing: not kept */
+        res->diverged = 0;
+        rundir_abort(&c->dir);
+        return 0;
+    }
     if ((c->keep == RUN_KEEP_IF_DIFFERENT || c->parent) && res->had_stored && !res->diverged) {
         /* Identical to the stored run: nothing new to keep (invariant 5). */
         rundir_abort(&c->dir);
