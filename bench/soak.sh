@@ -37,8 +37,10 @@ export REWIND_HOME=${REWIND_HOME:-$st/home}
 kinds=("" "--schedule 5")
 # less RAM to map and hash per run (the suite needs little), and a fixed
 # epoch: the default one is today's midnight, so a soak that runs past
-# midnight would otherwise see a new spec (a new id) for every later run
-flags=${SOAK_FLAGS:---mem 256 --epoch 2026-11-30}
+# midnight would otherwise see a new spec (a new id) for every later run;
+# the spin limit (wall time with no step) far above the default 60 s: on a
+# host shared by many VMs a run can stall that long and is no divergence
+flags=${SOAK_FLAGS:---mem 256 --epoch 2026-11-30 --spin-limit 900}
 start=0 div=0 past=0 # runs done, divergences and seconds spent before this start
 if [ -f "$st/progress" ]; then
     read -r start div past <"$st/progress" || true

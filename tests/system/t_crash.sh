@@ -48,7 +48,7 @@ print([m.get(k) for k in ("id","state","outcome","steps","trace_hash","ram_hash"
         "$REWIND_HOME/runs/$1/manifest.json"
 }
 # Files outside complete runs, images (gc --dry-run says none is dead), the
-# image cache's keys, the store and the lock files.
+# image cache's keys and directory-root indexes, the store and the lock files.
 debris() { (cd "$REWIND_HOME" && find . -type f | sort | python3 -c '
 import sys, os
 runs = set(sys.argv[1:])
@@ -57,6 +57,7 @@ for p in sys.stdin.read().split():
     if len(parts) == 4 and parts[1] == "runs" and parts[2] in runs: continue
     if len(parts) == 3 and parts[1] == "images" and p.endswith(".erofs"): continue
     if len(parts) == 4 and parts[1:3] == ["images", "keys"]: continue  # image cache keys
+    if len(parts) == 4 and parts[1:3] == ["images", "index"]: continue  # a directory root's file hashes
     if parts[1] == "store" and (p in ("./store/index", "./store/lock") or
                                 (parts[2] == "packs" and p.endswith(".pack"))): continue
     if p == "./gc.lock": continue
