@@ -57,7 +57,7 @@ for p in sys.stdin.read().split():
     if len(parts) == 4 and parts[1] == "runs" and parts[2] in runs: continue
     if len(parts) == 3 and parts[1] == "images" and p.endswith(".erofs"): continue
     if len(parts) == 4 and parts[1:3] == ["images", "keys"]: continue  # image cache keys
-    if len(parts) == 4 and parts[1:3] == ["images", "index"]: continue  # a directory root's file hashes
+    if len(parts) == 4 and parts[1:3] == ["images", "index"]: continue  # the file-hash index of a directory root (a cache)
     if parts[1] == "store" and (p in ("./store/index", "./store/lock") or
                                 (parts[2] == "packs" and p.endswith(".pack"))): continue
     if p == "./gc.lock": continue
