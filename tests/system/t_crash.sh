@@ -86,6 +86,8 @@ after_kill() {
         [ "$what" != baseline ] || [ -e "$T/snap.$id" ] || { snap "$id" >"$T/snap.$id"; echo "$id" >>"$T/known"; }
     done <"$T/now"
     for d in $(incomplete_dirs); do
+        # an import's staging directory is not a run: gc takes it (below)
+        case $d in .import.*) continue ;; esac
         "$REWIND" remove "$d" >/dev/null 2>&1 || fail "$what: cannot remove the killed run $d"
     done
     local before; before=$(cd "$REWIND_HOME" && find . -type f | wc -l)
