@@ -88,7 +88,15 @@ after_kill() {
     for d in $(incomplete_dirs); do
         # an import's staging directory is not a run: gc takes it (below)
         case $d in .import.*) continue ;; esac
-        "$REWIND" remove "$d" >/dev/null 2>&1 || fail "$what: cannot remove the killed run $d"
+        # `remove ID` takes an incomplete run when no complete run has its
+        # id; beside a complete one (a replacement killed after its swap)
+        # remove cannot name it, so it goes by hand
+        local did=${d#.}; did=${did%%.*}
+        if grep -qx "$did" "$T/now"; then
+            rm -rf "${REWIND_HOME:?}/runs/$d"
+        else
+            "$REWIND" remove "$did" >/dev/null 2>&1 || fail "$what: cannot remove the killed run $d"
+        fi
     done
     local before; before=$(cd "$REWIND_HOME" && find . -type f | wc -l)
     find "$REWIND_HOME" -name '*.tmp*' -exec touch -d '2 hours ago' {} +
