@@ -183,8 +183,9 @@ $(B)/fp/%.o: %.c
 	$(CC) $(WARN) $(INC) $(CFLAGS) -DRW_FAILPOINTS -MMD -MP -c $< -o $@
 $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
-# tests/system/t_crash.sh (make check-long) needs it.
+# tests/system/t_crash.sh (its short walk in make check, the full one in check-long) needs it.
 check-long: $(B)/rewind-fp
+check: $(B)/rewind-fp
 -include $(FP_OBJ:.o=.d)
 
 format:

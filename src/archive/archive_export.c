@@ -34,6 +34,7 @@
 #include "home/homelock.h"
 #include "home/paths.h"
 #include "trace/keyframe.h"
+#include "trace/trace.h"
 
 #define KF_REC_HDR 24 /* u32 magic | u32 npages | u64 step | u32 state_len | u32 crc */
 
@@ -154,6 +155,36 @@ static void close_run(struct xrun *r)
             close(r->fd[i]);
 }
 
+/* A trace that refers to its parent's prefix (trace.h, version 2) goes
+ * into the archive whole: an archive's traces stand alone, whether or not
+ * the parent travels with it. r's trace fd becomes that of a temp file
+ * holding the whole trace. */
+static int flat_trace(struct xp *x, struct xrun *r, const char *name, char *err, size_t errlen)
+{
+    char p[4300], parent[TRACE_REF_NAME];
+    if (run_path(p, sizeof(p), x->home, name, "trace") < 0 || trace_parent(p, parent) < 0)
+        return util_fail(err, errlen, "cannot read the trace of run %s", name);
+    if (!parent[0])
+        return 0;
+    FILE *t = tmpfile();
+    uint64_t len = 0;
+    int fd = -1;
+    if (t && trace_write_flat(p, t, &len) == 0)
+        fd = dup(fileno(t));
+    if (t)
+        fclose(t);
+    if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return util_fail(err, errlen, "cannot read the trace of run %s with its parent %s's prefix",
+                         name, parent);
+    }
+    close(r->fd[ARCH_F_TRACE]);
+    r->fd[ARCH_F_TRACE] = fd;
+    r->len[ARCH_F_TRACE] = len;
+    return 0;
+}
+
 /* Open the files of run name that go into the archive. */
 static int open_run(struct xp *x, struct xrun *r, const char *name, char *err, size_t errlen)
 {
@@ -181,6 +212,8 @@ static int open_run(struct xp *x, struct xrun *r, const char *name, char *err, s
         else
             r->len[i] = (uint64_t)sb.st_size;
     }
+    if (rc == 0)
+        rc = flat_trace(x, r, name, err, errlen);
     if (rc == 0 && r->fd[ARCH_F_KEYFRAMES] >= 0) {
         char p[4300];
         if (run_path(p, sizeof(p), x->home, name, "keyframes") < 0 ||

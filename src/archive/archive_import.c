@@ -514,7 +514,12 @@ static int check_trace(struct imp *m, struct irun *r, uint64_t *events, char *er
     struct trace_reader *t = malloc(sizeof(*t));
     if (!t)
         return util_fail(err, errlen, "out of memory");
-    int rc = trace_open_read(t, p);
+    /* a trace may refer to a parent's prefix (trace.h, version 2): the
+     * parent staged beside it or a run of the home, checked by its hash */
+    char runs[4300];
+    int rc = home_path(runs, sizeof(runs), m->home, HOME_RUNS, NULL, NULL) == 0
+                 ? trace_open_read_in(t, p, runs)
+                 : -2;
     if (rc < 0) {
         free(t);
         return util_fail(err, errlen, "the trace of run %s is not a trace of this version",

@@ -12,19 +12,23 @@
 static void help(void)
 {
     puts("usage: rewind fork RUN STEP [--schedule S] [--schedule-until B] [--name NAME]\n"
+         "                            [--timeout S] [--max-trace MB] [--max-disk MB]\n"
          "\n"
          "Make a new run identical to RUN through STEP and perturbed by schedule S after\n"
          "it (default 0: unperturbed from STEP on), started from RUN's keyframe before\n"
          "STEP. The fork is a run like any other: replay, log, cat, diff, fork again.\n"
-         "Exits with the job's status, like rewind run.");
+         "Exits with the job's status, like rewind run.\n"
+         "\n"
+         "  --timeout S                     give up after S seconds of wall time\n"
+         "  --max-trace MB, --max-disk MB   disk limits of the fork (see rewind run)");
 }
 
 int cmd_fork(int argc, char **argv)
 {
     struct rw_options o;
     uint64_t step;
-    static const struct cli_derived d = {"fork", "schedule,schedule-until,name,timeout", 2,
-                                         "RUN and STEP", help};
+    static const struct cli_derived d = {
+        "fork", "schedule,schedule-until,name,timeout,max-trace,max-disk", 2, "RUN and STEP", help};
     rw_home *h;
     int ex = cli_start(argc, argv, &d, &o, &step, &h);
     if (ex >= 0)

@@ -16,6 +16,7 @@
 static void help(void)
 {
     puts("usage: rewind replay RUN [--from STEP] [--verify-restores N] [--timeout S]\n"
+         "                     [--max-trace MB] [--max-disk MB]\n"
          "\n"
          "Run RUN's spec again (same kernel, init and root image) and compare every\n"
          "record, the step count and the final RAM. Exit 0 when identical, 1 when the\n"
@@ -25,15 +26,17 @@ static void help(void)
          "                       booting (the history before it is RUN's own)\n"
          "  --verify-restores N  then restore N of the replay's keyframes, evenly spaced,\n"
          "                       into the same VM, run each to the end and compare\n"
-         "  --timeout S          give up after S seconds of wall time");
+         "  --timeout S          give up after S seconds of wall time\n"
+         "  --max-trace MB, --max-disk MB\n"
+         "                       disk limits of the replay (see rewind run)");
 }
 
 int cmd_replay(int argc, char **argv)
 {
     struct rw_options o;
     uint64_t none;
-    static const struct cli_derived d = {"replay", "from,verify-restores,timeout,test-hole", 1,
-                                         "one run", help};
+    static const struct cli_derived d = {
+        "replay", "from,verify-restores,timeout,test-hole,max-trace,max-disk", 1, "one run", help};
     rw_home *h;
     int ex = cli_start(argc, argv, &d, &o, &none, &h);
     if (ex >= 0)
@@ -44,6 +47,12 @@ int cmd_replay(int argc, char **argv)
     rw_home_close(h);
     if (rc < 0)
         return cli_fail(&err);
+    if (r.outcome == RW_TIMEOUT || r.outcome == RW_LIMIT || r.outcome == RW_SPIN) {
+        /* cut short: nothing was compared past where it stopped */
+        printf("cut: %s after %llu steps: %s\n", rw_outcome_word(r.outcome),
+               (unsigned long long)r.steps, r.message);
+        return r.exit_code;
+    }
     int bad = r.diverged || r.restores_failed;
     if (r.diverged)
         printf("parts: %s\n", r.divergence);

@@ -185,6 +185,10 @@ int rundir_finish(struct rundir *d, const char *manifest_json, char *err, size_t
         snprintf(err, errlen, "cannot write the trace in %s", d->staging);
         return -1;
     }
+    /* a fork's first own entries are its parent's: refer to them too
+     * (trace.h); on failure the trace stays as written */
+    if (stage_path(d, "trace", path, sizeof(path)) == 0)
+        trace_compact(path);
     if (stage_path(d, "manifest.json", path, sizeof(path)) < 0 ||
         rundir_write_file(path, manifest_json) < 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));

@@ -3,8 +3,9 @@
  *
  * A run whose keyframes other runs build on (forks, shell sessions: their
  * keyframes file names it as its parent) is kept unless forced, because
- * removing it would cut their chains. Pages and images it alone used stay
- * until rw_gc.
+ * removing it would cut their chains. A forced removal first gives every
+ * run whose trace refers to its prefix (trace.h, version 2) a whole trace
+ * of its own. Pages and images it alone used stay until rw_gc.
  *
  * Invariants:
  *  1. All references are resolved, and without force every run's children
@@ -23,10 +24,49 @@
 #include "home/runref.h"
 #include "rewind.h"
 #include "trace/keyframe.h"
+#include "trace/trace.h"
 #include "util/check.h"
 
-/* How many runs not being removed name `name` as their keyframes' parent;
- * the first of them in `child`. */
+/* Does run `run` build on run `name`: its keyframes or its trace (a prefix
+ * reference, trace.h) name it as their parent? */
+static int builds_on(const char *home, const char *run, const char *name)
+{
+    char path[PATH_MAX], parent[TRACE_REF_NAME];
+    struct kf_file k;
+    int on = 0;
+    if (home_path(path, sizeof(path), home, HOME_RUNS, run, "keyframes") == 0 &&
+        kf_open(path, &k) == 0) {
+        on = !strcmp(k.parent, name);
+        kf_close_read(&k);
+    }
+    if (!on && home_path(path, sizeof(path), home, HOME_RUNS, run, "trace") == 0 &&
+        trace_parent(path, parent) == 0)
+        on = !strcmp(parent, name);
+    return on;
+}
+
+/* The runs not being removed whose trace refers to run `name` get a trace
+ * of their own (a forced removal must not cut their history). 0 or -1. */
+static int flatten_children(const char *home, const char *name, char (*gone)[RW_ID_MAX], int ngone)
+{
+    char **names = NULL;
+    int count = runref_list(home, &names), rc = 0;
+    for (int i = 0; i < count && rc == 0; i++) {
+        int removed = 0;
+        for (int j = 0; j < ngone; j++)
+            removed |= !strcmp(gone[j], names[i]);
+        char path[PATH_MAX], parent[TRACE_REF_NAME];
+        if (!removed && home_path(path, sizeof(path), home, HOME_RUNS, names[i], "trace") == 0 &&
+            trace_parent(path, parent) == 0 && !strcmp(parent, name))
+            rc = trace_flatten(path);
+    }
+    if (count >= 0)
+        runref_free(names, count);
+    return rc;
+}
+
+/* How many runs not being removed build on `name` (their keyframes or
+ * their trace name it as their parent); the first of them in `child`. */
 static int children(const char *home, const char *name, char (*gone)[RW_ID_MAX], int ngone,
                     char child[RW_ID_MAX])
 {
@@ -36,14 +76,8 @@ static int children(const char *home, const char *name, char (*gone)[RW_ID_MAX],
         int removed = 0;
         for (int j = 0; j < ngone; j++)
             removed |= !strcmp(gone[j], names[i]);
-        char path[PATH_MAX];
-        struct kf_file k;
-        if (removed || home_path(path, sizeof(path), home, HOME_RUNS, names[i], "keyframes") < 0 ||
-            kf_open(path, &k) != 0)
-            continue;
-        if (!strcmp(k.parent, name) && !found++)
+        if (!removed && builds_on(home, names[i], name) && !found++)
             snprintf(child, RW_ID_MAX, "%s", names[i]);
-        kf_close_read(&k);
     }
     if (count >= 0)
         runref_free(names, count);
@@ -72,6 +106,12 @@ int rw_remove(rw_home *h, const char *const *refs, int n, int force,
                               "them too, or use --force (nothing removed)",
                               refs[i], k, k > 1 ? "s" : "", child, k > 1 ? ", ..." : "");
     }
+    for (int i = 0; i < n; i++)
+        if (flatten_children(home, ids[i], ids, n) < 0)
+            return apierr_set(err, RW_EINTERNAL,
+                              "cannot give the forks of run %s a trace of their own (nothing "
+                              "removed)",
+                              refs[i]);
     int rc = 0;
     for (int i = 0; i < n; i++) {
         char path[PATH_MAX];

@@ -201,11 +201,15 @@ static void on_step(void *ctx, struct platform *p)
     uint64_t e[2] = {p->step, 0};
     memcpy(&e[1], h.b, 8);
     fwrite(e, sizeof(e), 1, s->states);
+    uint64_t grew = sizeof(e);
     if (s->ram_every && p->step % s->ram_every == 0 && kvm_ram_hash(s->vm, h.b) == 0) {
         e[0] = p->step | 1ull << 63;
         memcpy(&e[1], h.b, 8);
         fwrite(e, sizeof(e), 1, s->states);
+        grew += sizeof(e);
     }
+    if (run_limits_states(&s->lim, grew)) /* the state log is disk the run uses */
+        limit_hit(s);
 }
 
 static void console_keep(struct run_sink *s, const uint8_t *p, size_t n)
@@ -768,25 +772,41 @@ int run_boot(struct run_ctx *c)
 
 /* Feed the entries of the trace at path with step <= upto into the sink (the
  * trace hash, and the new trace file when the sink has one): the history a
- * run restored from a keyframe shares with its source (invariant 3). */
-static int replay_prefix(const char *path, uint64_t upto, struct run_sink *s, char *err,
-                         size_t errlen)
+ * run restored from a keyframe shares with its source (invariant 3). The
+ * new trace refers to that prefix of run `from` instead of copying it
+ * (trace.h, version 2), unless the new run may be published under that
+ * very name (its id is from's). */
+static int replay_prefix(const char *path, const char *from, const char *id, uint64_t upto,
+                         struct run_sink *s, char *err, size_t errlen)
 {
-    struct trace_reader r;
-    if (trace_open_read(&r, path) != 0)
+    struct trace_reader *r = malloc(sizeof(*r));
+    if (!r)
+        return fail(err, errlen, "out of memory");
+    if (trace_open_read(r, path) != 0) {
+        free(r);
         return fail(err, errlen, "cannot read the trace %s", path);
+    }
+    struct trace_prefix pre = {0};
+    int refer = s->file && from && id && strcmp(from, id) != 0 && trace_prefix_begin(&pre) == 0;
     struct trace_entry e;
-    while (trace_next(&r, &e) == 1 && e.step <= upto) {
+    while (trace_next(r, &e) == 1 && e.step <= upto) {
         hash_record(s, e.step, &e.rec, e.payload, e.payload_len);
         note_exec(s, &e.rec, e.payload, e.payload_len);
-        if (s->file)
-            trace_append(s->file, e.step, (const struct rewind_record *)r.buf);
+        if (refer)
+            trace_prefix_add(&pre, e.step, (const struct rewind_record *)r->buf);
+        else if (s->file)
+            trace_append(s->file, e.step, (const struct rewind_record *)r->buf);
     }
-    int torn = r.torn;
-    trace_close_read(&r);
-    if (torn)
+    int torn = r->torn;
+    trace_close_read(r);
+    free(r);
+    if (torn) {
+        trace_prefix_drop(&pre);
         return fail(err, errlen, "the trace %s is torn before step %llu", path,
                     (unsigned long long)upto);
+    }
+    if (refer && trace_refer(s->file, from, &pre) < 0)
+        return fail(err, errlen, "cannot write the trace's reference to run %s", from);
     return 0;
 }
 
@@ -835,7 +855,7 @@ int run_restore(struct run_ctx *c, const char *from, uint64_t step, uint64_t for
         ctx_fail(c, "bad run name %s", from);
         goto out;
     }
-    rc = replay_prefix(tp, c->p->step, c->sink, ERR);
+    rc = replay_prefix(tp, from, res->id, c->p->step, c->sink, ERR);
 out:
     kf_chain_free(&ch);
     return rc;
@@ -1044,7 +1064,7 @@ static int verify_one(struct run_ctx *c, const struct kf_chain *ch, size_t l, si
         return -1;
     uint64_t from = p->step;
     s->trace = hash_new();
-    if (!s->trace || replay_prefix(trace_path, from, s, ERR) < 0)
+    if (!s->trace || replay_prefix(trace_path, NULL, NULL, from, s, ERR) < 0)
         return -1;
     struct vcpu_limits lim = {.abort = c->o->abort};
     if (vcpu_run(p, &lim) < 0)
@@ -1147,6 +1167,13 @@ int run_finish(struct run_ctx *c)
     char name[RW_ID_MAX];
     check_against_stored(c, name, sizeof(name));
     res->events = c->dir.trace.count;
+    if (c->keep == RUN_KEEP_IF_DIFFERENT &&
+        (res->outcome == RW_TIMEOUT || res->outcome == RW_LIMIT || res->outcome == RW_SPIN)) {
+        /* a replay cut by --timeout or a limit compares nothing: not kept */
+        res->diverged = 0;
+        rundir_abort(&c->dir);
+        return 0;
+    }
     if ((c->keep == RUN_KEEP_IF_DIFFERENT || c->parent) && res->had_stored && !res->diverged) {
         /* Identical to the stored run: nothing new to keep (invariant 5). */
         rundir_abort(&c->dir);

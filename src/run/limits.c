@@ -29,6 +29,7 @@ static int check(struct run_limits *l)
     uint64_t disk = l->trace_bytes + l->kf_bytes;
     if (disk < l->trace_bytes)
         disk = UINT64_MAX;
+    disk = disk > UINT64_MAX - l->states_bytes ? UINT64_MAX : disk + l->states_bytes;
     if (l->trace_bytes > l->max_trace)
         l->hit = "trace";
     else if (disk > l->max_disk)
@@ -50,6 +51,12 @@ int run_limits_keyframes(struct run_limits *l, uint64_t bytes)
     return check(l);
 }
 
+int run_limits_states(struct run_limits *l, uint64_t bytes)
+{
+    l->states_bytes = l->states_bytes > UINT64_MAX - bytes ? UINT64_MAX : l->states_bytes + bytes;
+    return check(l);
+}
+
 static void mib(uint64_t bytes, char *out, size_t n)
 {
     if (bytes == UINT64_MAX)
@@ -63,10 +70,14 @@ void run_limits_message(const struct run_limits *l, uint64_t step, char *out, si
     RW_ASSERT(l->hit);
     char cap[40];
     int trace = !strcmp(l->hit, "trace");
+    char states[64] = "";
+    if (l->states_bytes)
+        snprintf(states, sizeof(states), ", %llu of state log",
+                 (unsigned long long)l->states_bytes);
     mib(trace ? l->max_trace : l->max_disk, cap, sizeof(cap));
     snprintf(out, n,
              "%s limit of %s (--max-%s) hit at step %llu: %llu bytes of trace, %llu of "
-             "keyframes and pages",
+             "keyframes and pages%s",
              l->hit, cap, l->hit, (unsigned long long)step, (unsigned long long)l->trace_bytes,
-             (unsigned long long)l->kf_bytes);
+             (unsigned long long)l->kf_bytes, states);
 }

@@ -6,8 +6,8 @@
  * (`--max-trace`, `--max-disk`; 0 takes rw_defaults):
  *
  *   trace  the bytes of trace entries this run's records add
- *   disk   those plus the keyframes file and the compressed pages this run
- *          appended to the store
+ *   disk   those plus the keyframes file, the compressed pages this run
+ *          appended to the store and the --state-log file ("states")
  *
  * A cap hit ends the run at the end of that step with the outcome "limit"
  * (exit code RW_ELIMIT); its message names the cap. The run is kept like a
@@ -28,6 +28,7 @@ struct run_limits {
     uint64_t max_trace, max_disk; /* bytes */
     uint64_t trace_bytes;         /* trace entries this run added */
     uint64_t kf_bytes;            /* keyframes file + pages appended to the store */
+    uint64_t states_bytes;        /* the --state-log file */
     const char *hit;              /* NULL, "trace" or "disk" */
 };
 
@@ -40,6 +41,8 @@ void run_limits_init(struct run_limits *l, uint64_t max_trace_mb, uint64_t max_d
 int run_limits_trace(struct run_limits *l, uint32_t reclen);
 /* The keyframe side now holds bytes in all. 1 when a cap is hit by it. */
 int run_limits_keyframes(struct run_limits *l, uint64_t bytes);
+/* The --state-log file grew by bytes. 1 when a cap is hit by it. */
+int run_limits_states(struct run_limits *l, uint64_t bytes);
 /* One line naming the cap hit ("trace limit of 1 MiB (--max-trace) hit ..."). */
 void run_limits_message(const struct run_limits *l, uint64_t step, char *out, size_t n);
 

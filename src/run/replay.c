@@ -65,7 +65,8 @@ int rw_replay(rw_home *h, const char *ref, const struct rw_options *op, struct r
     st.o.spin_limit_s = op->spin_limit_s;
     if (rc == 0)
         rc = replay_run(&st.o, ins, from, from_step, op->verify_restores, res, err);
-    if (rc == 0 && !res->had_stored)
+    int cut = res->outcome == RW_TIMEOUT || res->outcome == RW_LIMIT || res->outcome == RW_SPIN;
+    if (rc == 0 && !res->had_stored && !cut)
         rc = run_usage(err, "the stored run disappeared during the replay");
     run_stored_free(&st);
     return rc;

@@ -322,10 +322,11 @@ int kf_chain_map(const struct kf_chain *c, size_t link, size_t idx, hash256 *map
                                  c->link[l].run);
             for (uint32_t j = 0; j < c->link[l].file.e[i].npages; j++) {
                 if (pg[j].pfn >= npfn) {
+                    unsigned long long pfn = (unsigned long long)pg[j].pfn; /* before the free */
                     free(pg);
                     return util_fail(err, errlen,
                                      "keyframe %zu of run %s names page %llu beyond RAM", i,
-                                     c->link[l].run, (unsigned long long)pg[j].pfn);
+                                     c->link[l].run, pfn);
                 }
                 map[pg[j].pfn] = pg[j].hash;
             }

@@ -66,6 +66,21 @@ static inline void fuzz_write(const char *path, const void *p, size_t n)
         abort();
 }
 
+/* The scratch home (into home, hn bytes) with its run directory runs/r
+ * made; the path of runs/r/file into out (n bytes), written with the n
+ * bytes of p unless p is NULL. */
+static inline const char *fuzz_run_file(char *home, size_t hn, const char *file, const void *p,
+                                        size_t len, char *out, size_t n)
+{
+    fuzz_path(home, hn, "home");
+    snprintf(out, n, "%s/runs/r", home);
+    rundir_mkdirs(out);
+    snprintf(out, n, "%s/runs/r/%s", home, file);
+    if (p)
+        fuzz_write(out, p, len);
+    return out;
+}
+
 /* Remove rel under the scratch directory (a file or a tree). */
 static inline void fuzz_clear(const char *rel)
 {

@@ -25,11 +25,7 @@ static void each(void *ctx, const hash256 *h)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char home[512], p[600];
-    fuzz_path(home, sizeof(home), "home");
-    snprintf(p, sizeof(p), "%s/runs/r", home);
-    rundir_mkdirs(p);
-    snprintf(p, sizeof(p), "%s/runs/r/keyframes", home);
-    fuzz_write(p, data, size);
+    fuzz_run_file(home, sizeof(home), "keyframes", data, size, p, sizeof(p));
 
     struct kf_file k;
     if (kf_open(p, &k) == 0) {

@@ -36,9 +36,7 @@ static int listed(void *ctx, const struct rw_run_info *info, const struct rw_err
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char home[512], p[700], kernel[600], init[600];
-    fuzz_path(home, sizeof(home), "home");
-    snprintf(p, sizeof(p), "%s/runs/r", home);
-    rundir_mkdirs(p);
+    fuzz_run_file(home, sizeof(home), "manifest.json", NULL, 0, p, sizeof(p));
     snprintf(p, sizeof(p), "%s/images", home);
     rundir_mkdirs(p);
     snprintf(p, sizeof(p), "%s/images/%s.erofs", home, IMAGE);
@@ -52,10 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t mlen = nul ? (size_t)(nul - data) : size;
     const uint8_t *spec = nul ? nul + 1 : data;
     size_t slen = nul ? size - mlen - 1 : size;
-    snprintf(p, sizeof(p), "%s/runs/r/manifest.json", home);
-    fuzz_write(p, data, mlen);
-    snprintf(p, sizeof(p), "%s/runs/r/spec.json", home);
-    fuzz_write(p, spec, slen);
+    fuzz_run_file(home, sizeof(home), "manifest.json", data, mlen, p, sizeof(p));
+    fuzz_run_file(home, sizeof(home), "spec.json", spec, slen, p, sizeof(p));
 
     rw_home *h;
     struct rw_error err;

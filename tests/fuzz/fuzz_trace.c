@@ -35,16 +35,11 @@ static int count_proc(void *ctx, const struct rw_proc *p)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char home[512], p[600];
-    fuzz_path(home, sizeof(home), "home");
-    snprintf(p, sizeof(p), "%s/runs/r", home);
-    rundir_mkdirs(p);
-    snprintf(p, sizeof(p), "%s/runs/r/manifest.json", home);
     const char *man =
         "{\"id\":\"r\",\"state\":\"complete\",\"steps\":1000,\"events\":3,"
         "\"spec\":{\"image\":\"00\",\"argv\":[\"/bin/true\"],\"env\":[],\"cwd\":\"/\"}}";
-    fuzz_write(p, man, strlen(man));
-    snprintf(p, sizeof(p), "%s/runs/r/trace", home);
-    fuzz_write(p, data, size);
+    fuzz_run_file(home, sizeof(home), "manifest.json", man, strlen(man), p, sizeof(p));
+    fuzz_run_file(home, sizeof(home), "trace", data, size, p, sizeof(p));
 
     struct trace_reader r;
     uint64_t direct = 0;

@@ -17,6 +17,14 @@
 # would cost more than the whole walk under the host VM).
 # Temp files younger than an hour are kept by gc on purpose (another rewind
 # may still be writing them); the test ages them by two hours first.
+# Speed: one base home is prepared once (crash_base); every kill happens in
+# a fresh copy of it (cp --reflink=auto: packs are appended to in place, so
+# they are copied, never hard-linked), so the checks after a kill look only
+# at the base's runs and the killed one, never at what earlier kills left.
+# test_crash_at_chosen_failpoints (make check) walks a few failpoints that
+# cover run publishing, store append, store gc and import;
+# test_crash_at_every_failpoint (make check-long, tests/system/LONG) walks
+# every one.
 
 FP=$TOP/build/rewind-fp
 JOB_A='echo crash-base; echo x > /tmp/f'
@@ -40,7 +48,7 @@ print([m.get(k) for k in ("id","state","outcome","steps","trace_hash","ram_hash"
         "$REWIND_HOME/runs/$1/manifest.json"
 }
 # Files outside complete runs, images (gc --dry-run says none is dead), the
-# image cache's keys, the store and the lock files.
+# image cache's keys and directory-root indexes, the store and the lock files.
 debris() { (cd "$REWIND_HOME" && find . -type f | sort | python3 -c '
 import sys, os
 runs = set(sys.argv[1:])
@@ -49,24 +57,14 @@ for p in sys.stdin.read().split():
     if len(parts) == 4 and parts[1] == "runs" and parts[2] in runs: continue
     if len(parts) == 3 and parts[1] == "images" and p.endswith(".erofs"): continue
     if len(parts) == 4 and parts[1:3] == ["images", "keys"]: continue  # image cache keys
+    if len(parts) == 4 and parts[1:3] == ["images", "index"]: continue  # the file-hash index of a directory root (a cache)
     if parts[1] == "store" and (p in ("./store/index", "./store/lock") or
                                 (parts[2] == "packs" and p.endswith(".pack"))): continue
     if p == "./gc.lock": continue
     print(p)' $(ls "$REWIND_HOME/runs" | grep -v '^\.')); }
 
-# fp_do NAME K CMD...: CMD (with $FP as the rewind) killed at the K-th hit
-# of NAME; fails unless it died of SIGKILL (the failpoint was reached).
-fp_do() {
-    local name=$1 k=$2; shift 2
-    set +e
-    REWIND_FAILPOINT="$name:$k" "$FP" "$@" >"$T/fp.out" 2>"$T/fp.err"
-    local rc=$?
-    set -e
-    [ $rc -eq 137 ] || fail "$name:$k not reached by '$*' (exit $rc: $(tail -n 2 "$T/fp.err" | tr '\n' '|'))"
-}
-
 # After a kill: the checks above, then cleanup and gc. Published runs are
-# remembered in $T/known (id) and $T/snap.<id>.
+# remembered in $T/known (id) and $T/snap.<id> (by the baseline check only).
 after_kill() {
     local what=$1 id
     "$REWIND" ls >/dev/null 2>"$T/ls.err" || fail "$what: the home does not open: $(cat "$T/ls.err")"
@@ -83,10 +81,22 @@ after_kill() {
         "$REWIND" show "$id" >"$T/show.out" 2>&1 || fail "$what: show $id: $(tail -n 1 "$T/show.out")"
         "$REWIND" events "$id" >"$T/ev.out" 2>&1 || fail "$what: events $id: $(tail -n 1 "$T/ev.out")"
         ! grep -q 'truncated or corrupt' "$T/ev.out" || fail "$what: run $id is listed complete with a torn trace"
-        [ -e "$T/snap.$id" ] || { snap "$id" >"$T/snap.$id"; echo "$id" >>"$T/known"; }
+        # the base's runs are remembered; a run a kill published is not
+        # (the next kill starts from a fresh copy of the base)
+        [ "$what" != baseline ] || [ -e "$T/snap.$id" ] || { snap "$id" >"$T/snap.$id"; echo "$id" >>"$T/known"; }
     done <"$T/now"
     for d in $(incomplete_dirs); do
-        "$REWIND" remove "$d" >/dev/null 2>&1 || fail "$what: cannot remove the killed run $d"
+        # an import's staging directory is not a run: gc takes it (below)
+        case $d in .import.*) continue ;; esac
+        # `remove ID` takes an incomplete run when no complete run has its
+        # id; beside a complete one (a replacement killed after its swap)
+        # remove cannot name it, so it goes by hand
+        local did=${d#.}; did=${did%%.*}
+        if grep -qx "$did" "$T/now"; then
+            rm -rf "${REWIND_HOME:?}/runs/$d"
+        else
+            "$REWIND" remove "$did" >/dev/null 2>&1 || fail "$what: cannot remove the killed run $d"
+        fi
     done
     local before; before=$(cd "$REWIND_HOME" && find . -type f | wc -l)
     find "$REWIND_HOME" -name '*.tmp*' -exec touch -d '2 hours ago' {} +
@@ -107,43 +117,130 @@ PY
 }
 
 # hits FILE NAME: how often NAME was reached in a REWIND_FAILPOINT_COUNT file.
-hits() { grep -cx "$2" "$1" || true; }
+hits() { grep -cx "$2" "$1" 2>/dev/null || true; }
 
-test_crash_at_every_failpoint() {
+# crash_base: the home every kill starts from, in $T/base: A (the run every
+# later crash must leave intact and every fork starts from) and the debris
+# of B (another root, so another image, and another job: exported to
+# $T/b.rewind, then removed and gc'd): B's archive is what the import walk
+# imports, its pages and image what the gc walk frees. Sets A, B, FROM.
+crash_base() {
     [ -x "$FP" ] || fail "build/rewind-fp is missing (make build/rewind-fp)"
-    REWIND_FAILPOINT=list "$FP" >"$T/fps" || fail "rewind-fp cannot list its failpoints"
-    [ "$(wc -l <"$T/fps")" -ge 20 ] || fail "only $(wc -l <"$T/fps") failpoints listed"
+    export REWIND_HOME=$T/base
+    mkdir -p "$REWIND_HOME"
+    cp -al "$T/home/images" "$REWIND_HOME/images" 2>/dev/null || true
     : >"$T/known"; : >"$T/walk.log"; WALKED=0
-    # A: the run every later crash must leave intact. Its failpoint hits
-    # tell how often a run reaches each one.
+    # A's failpoint hits tell how often a run reaches each failpoint
     REWIND_FAILPOINT_COUNT="$T/hits.run" "$FP" run --root "$ROOT" --keyframe-every $KF \
         -- sh -c "$JOB_A" >a.out 2>a.err || fail "run A: $(tail -n 2 a.err)"
-    local a; a=$(run_id a.err)
-    # B: another root (so another image) and job; exported, then removed:
-    # its archive is what the import walk imports, its pages and image
-    # what the gc walk frees.
+    A=$(run_id a.err)
     cp -a "$ROOTDIR" "$T/root2"; echo other >"$T/root2/crash-marker"
     run_rw b run --root "$T/root2" --keyframe-every $KF -- sh -c 'echo crash-b'
     expect_rc 0
-    local b; b=$(run_id b.err)
-    # F1: a fork of A near its end. A fork starts from a keyframe instead of
-    # booting (~5x cheaper under the host VM), so the walk's runs are forks.
+    B=$(run_id b.err)
+    # the forks start near A's end: a fork starts from a keyframe instead
+    # of booting (~5x cheaper under the host VM), so the walk's runs are forks
     local steps; steps=$(steps_of a.err); FROM=$((steps * 3 / 4))
-    REWIND_FAILPOINT_COUNT="$T/hits.fork" "$FP" fork "$a" $FROM --schedule 1 >f.out 2>f.err ||
-        fail "fork of A: $(tail -n 2 f.err)"
-    run_rw x export "$b" --replayable -o "$T/b.rewind"; expect_rc 0
-    run_rw r remove "$b"; expect_rc 0
+    run_rw x export "$B" --replayable -o "$T/b.rewind"; expect_rc 0
+    run_rw r remove "$B"; expect_rc 0
+    rm -rf "$T/root2"
     run_rw g gc; expect_rc 0
     after_kill "baseline"
-    # Which failpoints an import and a gc reach: counted on a copy of the home.
-    cp -a "$REWIND_HOME" "$T/hc"
-    REWIND_HOME="$T/hc" REWIND_FAILPOINT_COUNT="$T/hits.import" "$FP" import "$T/b.rewind" >/dev/null 2>&1 ||
-        fail "counting import failed"
-    REWIND_HOME="$T/hc" "$REWIND" remove "$b" >/dev/null 2>&1
-    echo x >"$T/hc/images/old.tmp.1"; touch -d '2 hours ago' "$T/hc/images/old.tmp.1"
-    REWIND_HOME="$T/hc" REWIND_FAILPOINT_COUNT="$T/hits.gc" "$FP" gc >/dev/null 2>&1 || fail "counting gc failed"
-    rm -rf "$T/hc"
     WALKED=0
+}
+
+# crash_home: a fresh copy of the base home in $T/kh, as REWIND_HOME.
+crash_home() {
+    rm -rf "$T/kh"
+    cp -a --reflink=auto "$T/base" "$T/kh"
+    export REWIND_HOME=$T/kh
+}
+
+# crash_count: which failpoints an import, a gc, a fork and a replacing fork
+# reach, and how often (hits.SCENARIO), each counted in a copy of the base.
+crash_count() {
+    local s
+    for s in fork import gc replace; do
+        crash_home
+        crash_setup $s 0
+        REWIND_FAILPOINT_COUNT="$T/hits.$s" crash_cmd $s 0 >/dev/null 2>"$T/count.err" ||
+            fail "counting $s failed: $(tail -n 2 "$T/count.err" | tr '\n' '|')"
+    done
+}
+
+# crash_setup SCEN N: what scenario SCEN needs in the home before its kill.
+crash_setup() {
+    case $1 in
+    gc) # B imported then removed, and an old temp file: gc has pages, an
+        # image and a temp file to free
+        run_rw i import "$T/b.rewind"; expect_rc 0
+        run_rw r remove "$B"; expect_rc 0
+        echo x >"$REWIND_HOME/images/old.tmp.1"
+        touch -d '2 hours ago' "$REWIND_HOME/images/old.tmp.1" ;;
+    replace) # the same fork cut by --timeout first: a complete run then
+        # replaces the stored cut one (rundir.publish.remove_old)
+        run_rw c fork "$A" $FROM --schedule $((2000 + $2)) --timeout 0.001
+        expect_rc 124 ;;
+    esac
+}
+
+# crash_cmd SCEN N: the command of scenario SCEN, with $FP as the rewind.
+crash_cmd() {
+    case $1 in
+    fork) "$FP" fork "$A" $FROM --schedule $((1000 + $2)) ;;
+    replace) "$FP" fork "$A" $FROM --schedule $((2000 + $2)) ;;
+    run) "$FP" run --root "$ROOT" --keyframe-every $KF -- sh -c "echo crash $2" ;;
+    import) "$FP" import "$T/b.rewind" ;;
+    gc) "$FP" gc ;;
+    esac
+}
+
+# crash_kill NAME K SCEN N: in a fresh copy of the base, scenario SCEN
+# (schedule number N) killed at the K-th hit of NAME, then the checks.
+crash_kill() {
+    local name=$1 k=$2 scen=$3 n=$4
+    crash_home
+    crash_setup "$scen" "$n"
+    set +e
+    REWIND_FAILPOINT="$name:$k" crash_cmd "$scen" "$n" >"$T/fp.out" 2>"$T/fp.err"
+    local rc=$?
+    set -e
+    grep -qx "$A" "$T/known" || fail "run A is not among the runs the base published"
+    [ $rc -eq 137 ] || fail "$name:$k not reached by $scen (exit $rc: $(tail -n 2 "$T/fp.err" | tr '\n' '|'))"
+    after_kill "$name:$k ($scen)"
+}
+
+# crash_end: A still replays identically in the base home (from the forks'
+# keyframe; pages lost to a crash would fail its seek or its final RAM).
+crash_end() {
+    export REWIND_HOME=$T/base
+    run_rw p replay "$A" --from $FROM
+    [ "$RC" -eq 0 ] || fail "replay $A after the walk: $(tail -n 2 p.out p.err | tr '\n' '|')"
+    expect_grep p.out identical
+    rm -rf "$T/kh"
+    cp "$T/walk.log" "$TOP/build/t_crash.walk.log" 2>/dev/null || true
+}
+
+# The short walk (make check): run publishing (a fork's rename, and the
+# removal of the cut run it replaces), store append, store gc and import.
+test_crash_at_chosen_failpoints() {
+    crash_base
+    local fp
+    for fp in "rundir.publish.rename fork" "rundir.publish.remove_old replace" \
+        "store.append.index import" "store.gc.rename_index gc" "import.publish.rename import"; do
+        set -- $fp
+        crash_kill "$1" 1 "$2" 1
+    done
+    crash_end
+    [ "$WALKED" -eq 5 ] || fail "walked $WALKED kills, expected 5"
+    echo "failpoints walked: $WALKED, all recovered" >>"$T/walk.log"
+}
+
+test_crash_at_every_failpoint() {
+    crash_base
+    REWIND_FAILPOINT=list "$FP" >"$T/fps" || fail "rewind-fp cannot list its failpoints"
+    [ "$(wc -l <"$T/fps")" -ge 20 ] || fail "only $(wc -l <"$T/fps") failpoints listed"
+    crash_count
     local n=0 name k last scen scens
     while read -r name; do
         n=$((n + 1))
@@ -152,53 +249,23 @@ test_crash_at_every_failpoint() {
         # CRASH_FULL=1 every one that reaches it, a run's at its first and
         # last hit (default: the last only for the manifest writes).
         scens=""
-        for scen in import gc fork run; do
+        for scen in import gc fork replace run; do
             [ "$(hits "$T/hits.$scen" "$name")" -gt 0 ] && scens="$scens $scen"
         done
-        # rundir.publish.remove_old is reached only when a run replaces a
-        # stored one of the same id, i.e. a complete run replacing one cut
-        # by --timeout (an identical re-run or re-fork is not republished):
-        # no scenario here makes one yet, so it is named, not walked.
-        if [ "$name" = rundir.publish.remove_old ]; then
-            echo "$name: not walked (no scenario replaces a stored run)" >>"$T/walk.log"; continue
-        fi
         [ -n "$scens" ] || fail "no scenario reaches failpoint $name (add one to t_crash.sh)"
         [ "${CRASH_FULL:-0}" = 1 ] || scens=$(echo $scens | awk '{print $1}')
         for scen in $scens; do
             last=1
-            if [[ $scen == fork || $scen == run ]] && { [ "${CRASH_FULL:-0}" = 1 ] || [[ $name == rundir.write_file.* ]]; }; then
+            if [[ $scen == fork || $scen == run || $scen == replace ]] &&
+                { [ "${CRASH_FULL:-0}" = 1 ] || [[ $name == rundir.write_file.* ]]; }; then
                 last=$(hits "$T/hits.$scen" "$name")
             fi
             for k in $(printf '%s\n' 1 "$last" | sort -un); do
-                case $scen in
-                fork) fp_do "$name" "$k" fork "$a" $FROM --schedule $((1000 + 10 * n + k)) ;;
-                run) fp_do "$name" "$k" run --root "$ROOT" --keyframe-every $KF -- sh -c "echo crash $n $k" ;;
-                import) fp_do "$name" "$k" import "$T/b.rewind" ;;
-                gc)
-                    run_rw i import "$T/b.rewind"; expect_rc 0
-                    run_rw r remove "$b"; expect_rc 0
-                    echo x >"$REWIND_HOME/images/old.tmp.1"
-                    touch -d '2 hours ago' "$REWIND_HOME/images/old.tmp.1"
-                    fp_do "$name" "$k" gc ;;
-                esac
-                after_kill "$name:$k ($scen)"
-                # an import killed after publishing leaves B: take it out again
-                if [ $scen = import ] && grep -qx "$b" "$T/known"; then
-                    run_rw r remove "$b"; expect_rc 0
-                    sed -i "/^$b\$/d" "$T/known"; rm -f "$T/snap.$b"
-                    run_rw g gc; expect_rc 0
-                fi
+                crash_kill "$name" "$k" "$scen" $((10 * n + k))
             done
         done
     done <"$T/fps"
-    # Everything still listed replays identically (pages lost to a crash
-    # would fail the seek to a keyframe or the final RAM).
-    while read -r id; do
-        if [ "$id" = "$a" ]; then run_rw p replay "$id" --from $FROM; else run_rw p replay "$id"; fi
-        [ "$RC" -eq 0 ] || fail "replay $id after the walk: $(tail -n 2 p.out p.err | tr '\n' '|')"
-        expect_grep p.out identical
-    done <"$T/known"
-    grep -qx "$a" "$T/known" || fail "run A is not listed at the end"
-    echo "failpoints walked: $WALKED kills over $n failpoints" >>"$T/walk.log"
+    crash_end
+    echo "failpoints walked: $WALKED kills over $n failpoints, all recovered" >>"$T/walk.log"
     cp "$T/walk.log" "$TOP/build/t_crash.walk.log" 2>/dev/null || true
 }

@@ -10,9 +10,12 @@
  * undefined behaviour fails it instead of printing a line and going on.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "home/rundir.h"
+#include "trace/keyframe.h"
 #include "unit.h"
 #include "vmm/kvm.h"
 #include "vmm/platform.h"
@@ -82,8 +85,37 @@ static void misaligned_record(void)
     free(vm.dirty);
 }
 
+/* fuzz_keyframes: a keyframe naming a page beyond RAM made kf_chain_map
+ * read the page list it had just freed for its error message. */
+static void page_beyond_ram(void)
+{
+    char home[] = "/tmp/fuzzfix.XXXXXX", p[600], err[512];
+    CHECK(mkdtemp(home) != NULL, "mkdtemp");
+    snprintf(p, sizeof(p), "%s/runs/r", home);
+    rundir_mkdirs(p);
+    snprintf(p, sizeof(p), "%s/runs/r/keyframes", home);
+    struct kf_writer w;
+    struct kf_page pg = {.pfn = 5000}; /* past the 4096 pages mapped below */
+    uint8_t state[16] = {0};
+    CHECK(kf_create(&w, p, NULL, 0) == 0 && kf_append(&w, 1, state, sizeof(state), &pg, 1) == 0 &&
+              kf_close(&w) == 0,
+          "write a keyframe naming page 5000");
+    static struct kf_chain c;
+    static hash256 map[4096];
+    size_t link, idx;
+    CHECK(kf_chain_load(home, "r", &c, err, sizeof(err)) == 0 &&
+              kf_chain_find(&c, UINT64_MAX, &link, &idx) == 0,
+          "load the chain");
+    CHECK(kf_chain_map(&c, link, idx, map, 4096, err, sizeof(err)) < 0 &&
+              strstr(err, "page 5000 beyond RAM") != NULL,
+          err);
+    kf_chain_free(&c);
+    rundir_remove_tree(home);
+}
+
 int main(void)
 {
     misaligned_record();
+    page_beyond_ram();
     return unit_done();
 }

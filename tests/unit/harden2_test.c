@@ -102,6 +102,15 @@ static void test_limits(void)
     CHECK(!run_limits_trace(&l, 100) && !run_limits_keyframes(&l, 1 << 20) &&
               run_limits_keyframes(&l, 2 << 20) && !strcmp(l.hit, "disk"),
           "the disk cap counts trace, keyframes and pages together");
+    run_limits_init(&l, 10, 1);
+    CHECK(!run_limits_trace(&l, 100) && !run_limits_states(&l, (1 << 20) - 120) &&
+              run_limits_states(&l, 8) && !strcmp(l.hit, "disk"),
+          "the disk cap counts the --state-log file");
+    run_limits_message(&l, 5, msg, sizeof(msg));
+    CHECK(strstr(msg, "of state log") != NULL, msg);
+    run_limits_init(&l, 10, 1);
+    CHECK(!run_limits_states(&l, UINT64_MAX) || !strcmp(l.hit, "disk"),
+          "a huge state log saturates, no wrap");
 }
 
 /* ---- defects 10 and 11: names, "@", ls --json ---------------------------- */
