@@ -86,11 +86,12 @@ test_sdk_go_records() {
     cmp -s a.out host.out || fail "output differs outside rewind: $(cat a.out) / $(cat host.out)"
 }
 
-# The Python SDK needs a root with python3 (build/roots/compat.erofs); the
-# module and the program are handed to the job as arguments.
+# The Python SDK needs a root with python3: build/roots/python.erofs, the
+# test root plus Debian's python3 (tools/mkroot-python.sh, made by `make
+# all`); the module and the program are handed to the job as arguments.
 test_sdk_python_records() {
-    local croot=$TOP/build/roots/compat.erofs
-    [ -e "$croot" ] || skip "no root with python3 ($croot)"
+    local croot=$TOP/build/roots/python.erofs
+    [ -e "$croot" ] || fail "no root with python3: make build/roots/python.erofs"
     run_rw a run --root "$croot" -- sh -c \
         'mkdir -p /tmp/sdk && printf %s "$1" > /tmp/sdk/rewind.py && printf %s "$2" > /tmp/sdk/sdk_py.py && cd /tmp/sdk && exec python3 sdk_py.py fail' \
         sh "$(cat "$TOP/guest/sdk/python/rewind.py")" "$(cat "$TOP/tests/guest/sdk_py.py")"
