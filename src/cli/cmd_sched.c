@@ -127,7 +127,7 @@ static int on_step(void *ctx, const struct rw_sched_step *x)
 
 static void print_json(const struct state *s, const char *id, const struct rw_sched_stats *stats)
 {
-    printf("{\"run\":\"%s\",\"from\":%" PRIu64 ",\"to\":%" PRIu64 ",\"switches\":%" PRIu64
+    printf("{\"run\":\"%s\",\"from\":%" PRIu64 ",\"to\":%" PRIu64 ",\"switch_count\":%" PRIu64
            ",\"lost\":%" PRIu64 ",\n\"threads\":[",
            id, s->from, s->to, stats->switches, stats->lost);
     for (size_t i = 0; i < s->nlane; i++) {

@@ -14,7 +14,7 @@ sched_check() {
     python3 - s.json o.json <<'PY'
 import json, re, sys
 s = json.load(open(sys.argv[1])); out = json.load(open(sys.argv[2]))
-assert s["switches"] > 0 and s["lost"] == 0, s["switches"]
+assert s["switch_count"] > 0 and s["lost"] == 0, s["switch_count"]
 def held(step):
     for x in s["stretches"]:
         if not x["between"] and x["from"] <= step <= x["to"]:
@@ -31,11 +31,12 @@ ping, pong = tids["ping"], tids["pong"]
 assert ping != pong
 names = {t["tid"]: t for t in s["threads"]}
 assert names[ping]["name"] == "pingpong" and names[ping]["pid"] == names[pong]["pid"], names
-# alternation: the stretches of the two threads, in order, from ping's first line
-seq = [x["tid"] for x in s["stretches"] if x["tid"] in (ping, pong) and not x["between"]]
-seq = [t for i, t in enumerate(seq) if i == 0 or seq[i - 1] != t]
-first = seq.index(ping)
-assert seq[first:first + 12] == [ping, pong] * 6, seq
+# alternation: the stretches that hold the lines, in order, belong to ping,
+# pong, ping, ... and each line is in a stretch after the previous line's
+held_at = [next(i for i, x in enumerate(s["stretches"])
+                if not x["between"] and x["from"] <= step <= x["to"]) for step, _, _ in lines]
+assert all(a < b for a, b in zip(held_at, held_at[1:])), held_at
+assert [s["stretches"][i]["tid"] for i in held_at] == [ping, pong] * 6, held_at
 print(ping, pong)
 PY
 }

@@ -3,13 +3,20 @@
  * "Context switches") as the monitor drains it (sched_drain_switches in
  * src/vmm/sched.c) and as a trace reader takes the SCHED record back
  * (schedrec_parse in src/trace/schedrec.c), both fed untrusted input: an
- * overflowing count, tids above the kernel's limit, malformed records.
+ * overflowing count, tids above the kernel's limit, malformed records; and
+ * rw_sched_switches / rw_sched_running over a trace written by hand.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "home/rundir.h"
+#include "rewind.h"
 #include "trace/describe.h"
 #include "trace/schedrec.h"
+#include "trace/trace.h"
 #include "unit.h"
 #include "vmm/sched.h"
 
@@ -131,10 +138,93 @@ static void test_describe(void)
     CHECK(strstr(out, "malformed") != NULL, out);
 }
 
+static void rec(struct trace_writer *w, uint64_t step, unsigned kind, uint32_t pid, uint32_t tid,
+                uint64_t aux, unsigned flags, const void *payload, size_t n)
+{
+    static _Alignas(8) uint8_t buf[REWIND_RECORD_MAX];
+    struct rewind_record *r = (struct rewind_record *)buf;
+    *r = (struct rewind_record){
+        (uint32_t)(sizeof(*r) + n), (uint16_t)kind, (uint16_t)flags, pid, tid, aux};
+    memcpy(buf + sizeof(*r), payload, n);
+    trace_append(w, step, r);
+}
+
+struct seen {
+    uint64_t steps[8], lost;
+    struct rw_sched_switch sw[8];
+    int n, nsw;
+};
+
+static int on_step(void *ctx, const struct rw_sched_step *st)
+{
+    struct seen *s = ctx;
+    if (s->n < 8)
+        s->steps[s->n] = st->step;
+    s->n++;
+    s->lost += st->lost;
+    for (size_t i = 0; i < st->n && s->nsw < 8; i++)
+        s->sw[s->nsw++] = st->sw[i];
+    return 0;
+}
+
+static void test_api(void)
+{
+    char home[64], dir[128], path[160];
+    snprintf(home, sizeof(home), "/tmp/schedsw_test.%d", (int)getpid());
+    rundir_remove_tree(home);
+    const char *good = "aaaa000000000001", *bad = "bbbb000000000002";
+    struct trace_writer w;
+    const struct rewind_switch s5[] = {{0, 21}, {21, 22}}, s7[] = {{22, 21}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(dir, sizeof(dir), "%s/runs/%s", home, k ? bad : good);
+        CHECK(rundir_mkdirs(dir) == 0, "run directory");
+        snprintf(path, sizeof(path), "%s/trace", dir);
+        CHECK(trace_open_write(&w, path) == 0, "trace");
+        rec(&w, 2, REWIND_REC_FORK, 1, 1, 21, 0, "", 0);
+        rec(&w, 3, REWIND_REC_EXEC, 21, 21, 0, 0, "/usr/bin/pingpong\0pingpong", 26);
+        rec(&w, 4, REWIND_REC_FORK, 21, 21, 22, 1, "", 0);
+        rec(&w, 5, REWIND_REC_SCHED, 0, 0, 0, 0, s5, sizeof(s5));
+        rec(&w, 7, REWIND_REC_SCHED, k ? 9 : 0, 0, 1, 0, s7, sizeof(s7)); /* bad: a pid */
+        CHECK(trace_close(&w) == 0, "trace written");
+    }
+    rw_home *h = NULL;
+    struct rw_error err;
+    CHECK(rw_home_open(home, &h, &err) == 0 && h, "home");
+    if (!h)
+        return;
+    struct seen s = {0};
+    struct rw_sched_stats st;
+    CHECK(rw_sched_switches(h, good, 0, UINT64_MAX, on_step, &s, &st, NULL, &err) == 0, err.msg);
+    CHECK(s.n == 2 && s.steps[0] == 5 && s.steps[1] == 7, "two steps with switches");
+    CHECK(st.records == 2 && st.switches == 3 && st.lost == 1 && s.lost == 1, "stats");
+    CHECK(s.nsw == 3 && s.sw[0].prev.tid == 0 && !strcmp(s.sw[0].prev.name, "idle"), "idle");
+    CHECK(s.sw[1].next.tid == 22 && s.sw[1].next.pid == 21 &&
+              !strcmp(s.sw[1].next.name, "pingpong"),
+          "a thread is named after its process's program");
+    memset(&s, 0, sizeof(s));
+    CHECK(rw_sched_switches(h, good, 6, 7, on_step, &s, NULL, NULL, &err) == 0 && s.n == 1 &&
+              s.steps[0] == 7,
+          "--from/--to bound the steps");
+    struct rw_sched_thread t;
+    CHECK(rw_sched_running(h, good, 4, &t, NULL, &err) == 0, "no switch by step 4");
+    CHECK(rw_sched_running(h, good, 5, &t, NULL, &err) == 1 && t.tid == 22, "22 made step 5");
+    CHECK(rw_sched_running(h, good, 6, &t, NULL, &err) == 1 && t.tid == 22, "and step 6");
+    CHECK(rw_sched_running(h, good, 9, &t, NULL, &err) == 1 && t.tid == 21 && t.pid == 21,
+          "21 from step 7 on");
+    CHECK(rw_sched_switches(h, bad, 0, UINT64_MAX, on_step, &s, NULL, NULL, &err) == -1 &&
+              strstr(err.msg, "bad trace record at step 7") && err.code == RW_EINTERNAL,
+          err.msg);
+    CHECK(rw_sched_running(h, bad, 6, &t, NULL, &err) == 1, "before the bad record: read");
+    CHECK(rw_sched_running(h, "cccc000000000003", 6, &t, NULL, &err) == -1, "no such run");
+    rw_home_close(h);
+    rundir_remove_tree(home);
+}
+
 int main(void)
 {
     test_drain();
     test_parse();
     test_describe();
+    test_api();
     return unit_done();
 }
