@@ -106,6 +106,11 @@ $(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC)
 	tools/mkroot-debian.sh $@
 check-long: $(B)/roots/compat.erofs
 
+# A root with Debian's python3 for t_sdk's Python test (tools/mkroot-python.sh).
+$(B)/roots/python.erofs: tools/mkroot-python.sh $(B)/roots/test.stamp
+	tools/mkroot-python.sh $@ $(B)/roots/test
+all: $(B)/roots/python.erofs
+
 kernel:
 	@guest/linux/build.sh $(B)/kernel
 

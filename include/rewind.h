@@ -602,6 +602,45 @@ int rw_ps(rw_home *h, const char *id, uint64_t upto,
           int (*fn)(void *ctx, const struct rw_proc *p), void *ctx, struct rw_trace_status *st,
           struct rw_error *err);
 
+/* Which thread held the guest's CPU (docs/guest-abi.md, "Context
+ * switches"): the guest kernel reports every context switch, and the
+ * monitor writes those made between step S-1 and step S as one sched event
+ * at step S. */
+struct rw_sched_thread {
+    uint32_t tid;  /* 0: the idle task (nothing runnable) */
+    uint32_t pid;  /* its process (thread group); 0 if the trace does not say */
+    char name[32]; /* its process's program (last exec's file name), "idle",
+                    * "[kernel]" for kernel threads, "?" if the trace does not say */
+};
+struct rw_sched_switch {
+    struct rw_sched_thread prev, next; /* prev stopped, next ran */
+};
+/* The switches of one step, in order. */
+struct rw_sched_step {
+    uint64_t step;                    /* made after step - 1, before step */
+    size_t n;                         /* 0..64 */
+    const struct rw_sched_switch *sw; /* valid during the callback */
+    uint64_t lost;                    /* more switches, past the guest's ring (not listed) */
+};
+struct rw_sched_stats {
+    uint64_t records, switches, lost; /* over the steps reported */
+};
+
+/* Call fn for each step in [from, to] of run id at which the guest switched
+ * threads, in order, until fn returns non-zero. Returns 0 with *stats and
+ * *st filled (either may be NULL), or -1 with err when the trace is missing,
+ * foreign, or holds a malformed sched record. */
+int rw_sched_switches(rw_home *h, const char *id, uint64_t from, uint64_t to,
+                      int (*fn)(void *ctx, const struct rw_sched_step *s), void *ctx,
+                      struct rw_sched_stats *stats, struct rw_trace_status *st,
+                      struct rw_error *err);
+
+/* The thread that ran at step (made the port write that was step): the next
+ * of the last switch at or before it. Returns 1 with *out, 0 when the trace
+ * has no switch by then, or -1 with err as rw_sched_switches. */
+int rw_sched_running(rw_home *h, const char *id, uint64_t step, struct rw_sched_thread *out,
+                     struct rw_trace_status *st, struct rw_error *err);
+
 /* Where two runs' traces part. */
 struct rw_diff {
     int identical;           /* 1: every event equal, same length */

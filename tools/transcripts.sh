@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# transcripts.sh [--check] [FILE...]: keep the transcripts in markdown files
-# real (docs/tutorials/README.md says how to write one).
+# transcripts.sh [--check] [--only ID,...] [FILE...]: keep the transcripts
+# in markdown files real (docs/tutorials/README.md says how to write one).
 #
 # In a markdown file (default: docs/tutorials/*.md) a transcript is a line
 # `<!-- transcript: ID -->` followed by a fenced code block. The script
@@ -10,7 +10,10 @@
 # each block is rewritten with what its script prints now; with --check
 # nothing is written, and any difference is printed as a diff and makes the
 # exit status 1. Exit status 2: bad usage, a missing script, a transcript
-# line not followed by a fenced block, or a script that failed.
+# line not followed by a fenced block, or a script that failed. With
+# --only, just the transcripts named run and are compared (or rewritten);
+# the others are left as written (tests/system/t_transcripts.sh checks the
+# quick ones in make check, all of them in make check-long).
 #
 # Each script runs in a fresh directory with a fresh REWIND_HOME, with
 # REWIND (the rewind binary: $REWIND_UNDER_TEST, else build/rewind) and
@@ -25,18 +28,27 @@
 set -uo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 check=0
+only=
 files=()
+want_only=0
 for a in "$@"; do
+    if [ $want_only = 1 ]; then
+        only=",$a,"
+        want_only=0
+        continue
+    fi
     case "$a" in
     --check) check=1 ;;
+    --only) want_only=1 ;;
     -h | --help)
-        sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     -*) echo "transcripts.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     *) files+=("$a") ;;
     esac
 done
+[ $want_only = 0 ] || { echo "transcripts.sh: --only needs IDs" >&2; exit 2; }
 if [ ${#files[@]} -eq 0 ]; then
     shopt -s nullglob
     files=("$TOP"/docs/tutorials/*.md)
@@ -75,6 +87,7 @@ PY
     ) || exit 2
     [ -n "$ids" ] || continue
     for id in $ids; do
+        [ -z "$only" ] || [ "${only#*,"$id",}" != "$only" ] || continue
         run_script "$id" "$work/$id.out" || exit 2
     done
     python3 - "$f" "$work" "$check" <<'PY'
@@ -98,7 +111,13 @@ while i < len(lines):
     if j >= len(lines):
         sys.exit("%s: transcript %s: its block never ends" % (path, m.group(1)))
     old = lines[i + 1:j]
-    new = open(os.path.join(work, m.group(1) + ".out"), encoding="utf-8").read().rstrip("\n").split("\n")
+    made = os.path.join(work, m.group(1) + ".out")
+    if not os.path.exists(made):  # not selected by --only: kept as written
+        out.extend(old)
+        out.append(lines[j])
+        i = j + 1
+        continue
+    new = open(made, encoding="utf-8").read().rstrip("\n").split("\n")
     if old != new:
         differ = True
         sys.stdout.writelines(difflib.unified_diff(

@@ -72,6 +72,15 @@ enum rewind_stop {
 #define REWIND_SHARED_MAGIC 0x31444e4957455200ull /* "\0REWIND1" */
 #define REWIND_SHARED_REQ_MAX 1024
 #define REWIND_SHARED_INPUT_MAX 1024
+#define REWIND_SW_MAX 64       /* context switches the shared page holds between two steps */
+#define REWIND_TID_MAX 4194304u /* the guest kernel's PID_MAX_LIMIT: no tid is above it */
+
+/* One context switch: the thread ids (the kernel's task_pid_nr; 0 is the
+ * idle task) of the task that stopped and the task that ran next. */
+struct rewind_switch {
+    __u32 prev;
+    __u32 next;
+};
 
 struct rewind_shared {
     __u64 magic;      /* guest writes REWIND_SHARED_MAGIC before registering */
@@ -88,6 +97,10 @@ struct rewind_shared {
     __u32 input_len;  /* monitor: bytes valid in input; guest sets 0 once read */
     __u8 req[REWIND_SHARED_REQ_MAX];
     __u8 input[REWIND_SHARED_INPUT_MAX];
+    /* Context switches (see "Context switches" below). */
+    __u32 sw_count; /* guest: entries valid in sw; the monitor drains them and sets 0 */
+    __u32 sw_lost;  /* guest: switches not stored because sw was full; the monitor sets 0 */
+    struct rewind_switch sw[REWIND_SW_MAX];
 };
 
 /* job_status values above 0xffff are not wait statuses: */
@@ -112,7 +125,8 @@ enum rewind_record_kind {
     REWIND_REC_MARK = 10,   /* a line written to /dev/rewind */
     REWIND_REC_ASSERT = 11, /* SDK assertion */
     REWIND_REC_INIT = 12,   /* rewind-init message; aux = enum rewind_init_event */
-    REWIND_REC_KIND_MAX = 12,
+    REWIND_REC_SCHED = 13,  /* context switches; made by the monitor, see below */
+    REWIND_REC_KIND_MAX = 13,
 };
 
 enum rewind_init_event {
@@ -226,6 +240,19 @@ enum rewind_input_type {
  * (not a kernel thread, not PID 1, not idle) without a stall pending, it
  * sleeps shared->stall_ns of virtual time before it next returns to user
  * mode. Otherwise the request is ignored.
+ */
+
+/*
+ * Context switches. The guest kernel's scheduler (the hook in __schedule(),
+ * irqs off, before context_switch()) appends {prev tid, next tid} to
+ * shared->sw and bumps sw_count; when sw is full it bumps sw_lost instead.
+ * No port exit: at the start of every step the monitor drains the ring
+ * into one REWIND_REC_SCHED record at that step (pid 0, tid 0, flags 0,
+ * aux = sw_lost, payload = sw_count struct rewind_switch entries in order)
+ * and sets both counters to 0. So a SCHED record at step S holds exactly
+ * the switches made after step S-1 and before step S. The monitor refuses
+ * sw_count above REWIND_SW_MAX and a tid above REWIND_TID_MAX, and
+ * the guest may not send kind REWIND_REC_SCHED through REWIND_PORT_RECORD.
  */
 
 #endif

@@ -30,6 +30,7 @@ int cmd_log(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cmd_asserts(int argc, char **argv);
+int cmd_sched(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_remove(int argc, char **argv);

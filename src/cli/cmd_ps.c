@@ -3,6 +3,8 @@
  * STEP (default: the end), as a tree under init, rebuilt from the trace
  * (rw_ps in include/rewind.h); with --ended, the processes that ended by
  * STEP and how, in words (rw_wait_status_text), from their exit events.
+ * The process whose thread held the CPU at STEP (rw_sched_running) is
+ * marked '*' (JSON: "ran_tid"), and a last line names that thread.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,18 +17,24 @@
 struct out {
     uint64_t upto;
     int json, n, ended;
+    int ran; /* 1: thread `running` held the CPU at upto */
+    struct rw_sched_thread running;
 };
 
 static int show(void *ctx, const struct rw_proc *p)
 {
     struct out *o = ctx;
+    int ran = o->ran && o->running.tid && o->running.pid == p->pid;
     if (o->json) {
         printf("%s{\"pid\":%u,\"ppid\":%u,\"threads\":%d,\"argv\":", o->n++ ? ",\n" : "", p->pid,
                p->ppid, p->threads);
         cli_read_json_str(p->argv, strlen(p->argv));
+        if (ran)
+            printf(",\"ran_tid\":%u", o->running.tid);
         putchar('}');
     } else {
-        printf("%7u %7u %7d  %*s%s\n", p->pid, p->ppid, p->threads, 2 * p->depth, "", p->argv);
+        printf("%c%7u %7u %7d  %*s%s\n", ran ? '*' : ' ', p->pid, p->ppid, p->threads,
+               2 * p->depth, "", p->argv);
     }
     return 0;
 }
@@ -63,7 +71,22 @@ static int read_ps(rw_home *h, const char *id, void *ctx, struct rw_trace_status
         q.kind = rw_event_kind("exit");
         return rw_events(h, id, &q, show_end, o, st, err);
     }
-    return rw_ps(h, id, o->upto, show, o, st, err);
+    int r = rw_sched_running(h, id, o->upto, &o->running, NULL, err);
+    if (r < 0)
+        return r;
+    o->ran = r;
+    if (rw_ps(h, id, o->upto, show, o, st, err) < 0)
+        return -1;
+    if (o->json)
+        return 0;
+    if (!o->ran)
+        printf("(the trace reports no context switch by then: no thread is marked)\n");
+    else if (o->running.tid == 0)
+        printf("* held the CPU: nothing (the idle task)\n");
+    else
+        printf("* held the CPU: thread %u of pid %u (%s)\n", o->running.tid, o->running.pid,
+               o->running.name);
+    return 0;
 }
 
 int cmd_ps(int argc, char **argv)
@@ -83,7 +106,9 @@ int cmd_ps(int argc, char **argv)
         else if (c == 'h') {
             puts("usage: rewind ps RUN [STEP] [--ended] [--json]\n\nThe process tree alive at STEP "
                  "(default: the end of the run): pid, ppid,\nthreads and argv, rebuilt from "
-                 "the trace's fork, exec and exit events.\n\n--ended  the processes that "
+                 "the trace's fork, exec and exit events.\nThe process whose thread held the CPU "
+                 "at STEP (made that step) is\nmarked '*' (JSON: ran_tid), and a last line "
+                 "names the thread\n(rewind sched shows them all).\n\n--ended  the processes that "
                  "ended by STEP instead: pid, the step of\n         their end, how they ended "
                  "(\"exited 1\", \"killed by SIGSEGV (core)\")\n         and their command "
                  "name.");
@@ -99,6 +124,6 @@ int cmd_ps(int argc, char **argv)
     if (o.ended)
         snprintf(head, sizeof(head), "%7s %10s  %-28s %s\n", "PID", "STEP", "END", "COMM");
     else
-        snprintf(head, sizeof(head), "%7s %7s %7s  %s\n", "PID", "PPID", "THREADS", "ARGV");
+        snprintf(head, sizeof(head), " %7s %7s %7s  %s\n", "PID", "PPID", "THREADS", "ARGV");
     return cli_read_trace(argv[optind], o.json, head, read_ps, &o);
 }

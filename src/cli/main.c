@@ -21,6 +21,7 @@ static const struct cli_command commands[] = {
     {"ps", cmd_ps, "the processes alive at a step"},
     {"events", cmd_events, "a run's events with their steps"},
     {"asserts", cmd_asserts, "a run's SDK assertions: catalog, hits, failures"},
+    {"sched", cmd_sched, "which thread held the CPU between steps (per-thread lanes)"},
     {"diff", cmd_diff, "the first event where two runs part"},
     {"remove", cmd_remove, "delete runs"},
     {"gc", cmd_gc, "free pages and images no run needs"},

@@ -783,7 +783,7 @@ static void tail_of(const char *home, const char *name, uint64_t from_index,
     struct trace_entry e;
     uint64_t i = 0;
     while (trace_next(&r, &e) == 1 && t->n < RW_TAIL_MAX) {
-        if (i++ < from_index || e.rec.kind == REWIND_REC_CONSOLE)
+        if (i++ < from_index || e.rec.kind == REWIND_REC_CONSOLE || e.rec.kind == REWIND_REC_SCHED)
             continue;
         char d[256];
         describe_entry(&e, d, sizeof(d));

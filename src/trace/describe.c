@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "rewind.h"
+#include "trace/schedrec.h"
 #include "trace/sdk.h"
 #include "util/bytes.h"
 
@@ -25,6 +26,7 @@ static const char *const names[] = {
     [REWIND_REC_OPEN] = "open",       [REWIND_REC_UNLINK] = "unlink",
     [REWIND_REC_RENAME] = "rename",   [REWIND_REC_MARK] = "mark",
     [REWIND_REC_ASSERT] = "assert",   [REWIND_REC_INIT] = "init",
+    [REWIND_REC_SCHED] = "sched",
 };
 
 const char *describe_kind(unsigned kind)
@@ -108,6 +110,25 @@ static void escape(const unsigned char *p, size_t len, char *out, size_t n, size
     out[o < n ? o : n - 1] = 0;
 }
 
+/* "sched 21->22 22->21" (+ " (lost 3)"); the raw form if malformed. */
+static void describe_sched(const struct trace_entry *e, char *out, size_t n)
+{
+    struct rewind_switch sw[REWIND_SW_MAX];
+    uint32_t k;
+    uint64_t lost;
+    char why[200];
+    if (schedrec_parse(&e->rec, e->payload, e->payload_len, sw, &k, &lost, why, sizeof(why)) <
+        0) {
+        snprintf(out, n, "sched (malformed: %s)", why);
+        return;
+    }
+    size_t o = (size_t)snprintf(out, n, "sched");
+    for (uint32_t i = 0; i < k && o < n; i++)
+        o += (size_t)snprintf(out + o, n - o, " %u->%u", sw[i].prev, sw[i].next);
+    if (lost && o < n)
+        snprintf(out + o, n - o, " (lost %llu)", (unsigned long long)lost);
+}
+
 void describe_entry(const struct trace_entry *e, char *out, size_t n)
 {
     char text[512];
@@ -144,6 +165,9 @@ void describe_entry(const struct trace_entry *e, char *out, size_t n)
                  addr);
         break;
     }
+    case REWIND_REC_SCHED:
+        describe_sched(e, out, n);
+        break;
     default:
         snprintf(out, n, "%s pid %u/%u aux %llu: \"%s\"", describe_kind(r->kind), r->pid, r->tid,
                  (unsigned long long)r->aux, text);

@@ -99,6 +99,11 @@ static void do_record(struct platform *p, uint32_t gpa)
         platform_refuse(p, "record at 0x%x length %u has unknown kind %u", gpa, len, r->kind);
         return;
     }
+    if (r->kind == REWIND_REC_SCHED) { /* only the monitor makes these (drain_switches) */
+        platform_refuse(p, "record at 0x%x has kind %u, which only the monitor writes", gpa,
+                        r->kind);
+        return;
+    }
     if (p->on_record)
         p->on_record(p->record_ctx, p->step, r, buf + sizeof(*r), len - sizeof(*r));
 }
@@ -254,6 +259,26 @@ void platform_host_exit(struct platform *p)
     }
 }
 
+/* The context switches the guest made since the last step, as one SCHED
+ * record at this step (sched.h, invariants 3-5). 0, or -1 if refused. */
+static int drain_switches(struct platform *p)
+{
+    struct rewind_shared *sh = shared(p);
+    if (!sh)
+        return 0;
+    struct rewind_record *rec = (struct rewind_record *)p->rec_buf;
+    char why[160];
+    int r = sched_drain_switches(sh, rec, why, sizeof(why));
+    if (r < 0) {
+        platform_refuse(p, "%s", why);
+        return -1;
+    }
+    if (r > 0 && p->on_record)
+        p->on_record(p->record_ctx, p->step, rec, p->rec_buf + sizeof(*rec),
+                     rec->len - sizeof(*rec));
+    return 0;
+}
+
 /* Schedule perturbation (sched.h): a pure function of the spec and the step. */
 static void perturb(struct platform *p, uint16_t port)
 {
@@ -286,6 +311,8 @@ void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
 {
     uint64_t step = ++p->step;
     p->now_ns += p->quantum_ns;
+    if (drain_switches(p) < 0)
+        port = 0; /* refused: the step does nothing else (the default case below) */
     switch (port) {
     case REWIND_PORT_RECORD:
         do_record(p, value);
@@ -305,6 +332,8 @@ void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
     case REWIND_PORT_SHARED:
         do_shared(p, value);
         break;
+    case 0:
+        break; /* the context-switch ring was refused above */
     default:
         platform_refuse(p, "access to unassigned platform port 0x%x", port);
         break;

@@ -5,6 +5,9 @@
 #include "vmm/sched.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#include "util/check.h"
 
 static uint64_t mix(uint64_t x)
 {
@@ -107,4 +110,43 @@ int sched_push(struct sched *s, uint64_t schedule, uint64_t from, uint64_t until
     s->seg[k++] = (struct sched_segment){schedule, from, until, origin, horizon};
     s->n = k;
     return 0;
+}
+
+_Static_assert(sizeof(struct rewind_record) + REWIND_SW_MAX * sizeof(struct rewind_switch) <=
+                   REWIND_RECORD_MAX,
+               "a full ring fits one record");
+
+int sched_drain_switches(struct rewind_shared *sh, struct rewind_record *rec, char *why,
+                         size_t why_len)
+{
+    uint32_t n = __atomic_load_n(&sh->sw_count, __ATOMIC_RELAXED); /* invariant 3: once */
+    uint32_t lost = sh->sw_lost;
+    sh->sw_count = 0; /* invariant 4 */
+    sh->sw_lost = 0;
+    if (n == 0 && lost == 0)
+        return 0; /* invariant 5 */
+    if (n > REWIND_SW_MAX) {
+        snprintf(why, why_len, "context-switch ring holds %u entries (at most %u)", n,
+                 (unsigned)REWIND_SW_MAX);
+        return -1;
+    }
+    struct rewind_switch *out = (struct rewind_switch *)(rec + 1);
+    for (uint32_t i = 0; i < n; i++) {
+        struct rewind_switch e;
+        memcpy(&e, &sh->sw[i], sizeof(e));
+        if (e.prev > REWIND_TID_MAX || e.next > REWIND_TID_MAX) {
+            snprintf(why, why_len, "context switch %u names thread %u (above %u)", i,
+                     e.prev > REWIND_TID_MAX ? e.prev : e.next, (unsigned)REWIND_TID_MAX);
+            return -1;
+        }
+        out[i] = e;
+    }
+    RW_ASSERT(sizeof(*rec) + n * sizeof(*out) <= REWIND_RECORD_MAX);
+    rec->len = (uint32_t)(sizeof(*rec) + n * sizeof(*out));
+    rec->kind = REWIND_REC_SCHED;
+    rec->flags = 0;
+    rec->pid = 0;
+    rec->tid = 0;
+    rec->aux = lost;
+    return 1;
 }

@@ -25,7 +25,10 @@
 #ifndef REWIND_VMM_SCHED_H
 #define REWIND_VMM_SCHED_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "../../guest/include/rewind_abi.h"
 
 #define SCHED_MAX_SEGMENTS 16
 #define SCHED_PCT_POINTS 3
@@ -67,5 +70,28 @@ void sched_describe(const struct sched_decision *d, char *buf, unsigned len);
  * empty. */
 int sched_push(struct sched *s, uint64_t schedule, uint64_t from, uint64_t until, uint64_t origin,
                uint64_t horizon);
+
+/*
+ * Context switches (rewind_abi.h, "Context switches"): the guest kernel
+ * appends each switch to the shared page's ring without a port exit; the
+ * platform drains the ring at the start of every step into one
+ * REWIND_REC_SCHED record at that step.
+ *
+ * Invariants:
+ *  3. The ring is guest memory, untrusted: sw_count is read once, and a
+ *     count above REWIND_SW_MAX or a tid above REWIND_TID_MAX is refused
+ *     (-1), never copied.
+ *  4. The ring is emptied (sw_count = sw_lost = 0) whatever the outcome, so
+ *     a switch is reported at exactly one step.
+ *  5. A record is made only when the guest made a switch or lost one: a
+ *     step without switches adds nothing to the trace.
+ */
+
+/* Drain sh's ring into rec (REWIND_RECORD_MAX bytes): 1 with a SCHED
+ * record in rec (pid 0, tid 0, aux = switches lost, payload = the
+ * entries), 0 when the ring is empty, -1 with why filled when it breaks the
+ * contract. */
+int sched_drain_switches(struct rewind_shared *sh, struct rewind_record *rec, char *why,
+                         size_t why_len);
 
 #endif

@@ -152,7 +152,7 @@ test_check_is_a_record_and_ls_groups_it() {
 # whose window is a system call, was not reached in 32 schedules: see the
 # unmet sometimes below.)
 test_check_finds_a_failing_always() {
-    run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/sdk_race point
+    run_rw c check --schedules 32 -j 2 --json --root "$ROOT" -- /usr/bin/sdk_race point
     [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err) $(cat c.out)"
     python3 - c.out > ids <<'PY' || fail "report: $(cat c.out)"
 import json, sys
@@ -168,8 +168,11 @@ PY
     read -r failr pass < ids
     run_rw q replay "$failr"
     [ "$RC" -eq 0 ] || fail "the failing run does not replay: $(cat q.out q.err)"
+    expect_grep q.out '^identical: '
     run_rw a asserts "$failr"
-    expect_grep a.out 'no update is lost'
+    expect_grep a.out '^FAILED  *always .*"no update is lost"'
+    run_rw a asserts "$pass"
+    expect_grep a.out '^ok  *always .*"no update is lost"'
 }
 
 # The fixed program: the always holds in every schedule, and the sometimes

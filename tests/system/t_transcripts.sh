@@ -1,10 +1,20 @@
 # Transcripts: every transcript in docs/tutorials is what its script prints
 # now (tools/transcripts.sh --check), so a stale tutorial fails the suite.
+# All of them take many minutes in the test host (checks over 64
+# schedules): make check-long. make check runs the quick ones (single runs).
+
+QUICK=props-silent,props-first-run,props-show,sched-pingpong
 
 test_tutorial_transcripts_are_current() {
     "$TOP/tools/transcripts.sh" --check >tx.out 2>tx.err
     local rc=$?
     [ $rc -eq 0 ] || fail "transcripts.sh --check: exit $rc: $(head -c 1500 tx.out) $(tail -n 3 tx.err)"
+}
+
+test_quick_transcripts_are_current() {
+    "$TOP/tools/transcripts.sh" --check --only "$QUICK" >tx.out 2>tx.err
+    local rc=$?
+    [ $rc -eq 0 ] || fail "transcripts.sh --check --only $QUICK: exit $rc: $(head -c 1500 tx.out) $(tail -n 3 tx.err)"
 }
 
 # Negative twin: a transcript edited by hand is found stale, and its diff
@@ -23,7 +33,16 @@ test_a_stale_transcript_fails_the_check() {
     [ $rc -eq 1 ] || fail "a stale transcript: exit $rc, expected 1: $(cat c.out c.err)"
     expect_grep c.out '^-hello$'
     expect_grep c.out '^+hi$'
+    # --only another transcript: the stale one is neither run nor compared
+    printf '<!-- transcript: fresh -->\n```\n$ echo ok\nok\n```\n' >> t.md
+    printf 'source "$TX_LIB"\ntx echo ok\n' > docs/tutorials/transcripts/fresh.sh
+    tools/transcripts.sh --check --only fresh t.md > o.out 2> o.err || fail "--only fresh: $(cat o.out o.err)"
+    set +e
+    tools/transcripts.sh --check --only stale,fresh t.md > o2.out 2> o2.err
+    rc=$?
+    set -e
+    [ $rc -eq 1 ] || fail "--only stale,fresh: exit $rc, expected 1"
     tools/transcripts.sh t.md > w.out 2> w.err || fail "rewrite: $(cat w.err)"
     tools/transcripts.sh --check t.md > c2.out 2> c2.err || fail "still stale after a rewrite: $(cat c2.out)"
-    expect_file t.md "$(printf '<!-- transcript: stale -->\n```\n$ echo hi\nhi\n```')"
+    expect_file t.md "$(printf '<!-- transcript: stale -->\n```\n$ echo hi\nhi\n```\n<!-- transcript: fresh -->\n```\n$ echo ok\nok\n```')"
 }

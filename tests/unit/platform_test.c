@@ -425,6 +425,58 @@ static void test_host_exit(void)
     CHECK(P.step == 2 && F.sent == 1 && P.now_ns == 12 * QUANTUM, "the hole fires the timer");
 }
 
+/* Context switches: the ring in the shared page is drained at the start of
+ * the next step into one SCHED record at that step, before the step's own
+ * record; a breach (count above the ring, a tid above the limit) is
+ * refused; the guest may not send a SCHED record itself. */
+static void test_switches(void)
+{
+    boot();
+    CHECK(register_shared(), "registered");
+    platform_port_out(&P, REWIND_PORT_CLOCK, 0);
+    CHECK(S.n == 0, "no switch, no record");
+    sh()->sw[0] = (struct rewind_switch){5, 6};
+    sh()->sw[1] = (struct rewind_switch){6, 0};
+    sh()->sw_count = 2;
+    sh()->sw_lost = 1;
+    put_record(REC_GPA, sizeof(struct rewind_record) + 2, REWIND_REC_OUTPUT, "hi");
+    platform_port_out(&P, REWIND_PORT_RECORD, REC_GPA);
+    CHECK(P.outcome == PLATFORM_RUNNING && S.n == 2, "the sched record, then the step's own");
+    CHECK(S.kind == REWIND_REC_OUTPUT && S.step == 3, "the step's own record last");
+    CHECK(sh()->sw_count == 0 && sh()->sw_lost == 0, "the ring is emptied");
+    boot();
+    CHECK(register_shared(), "registered");
+    sh()->sw[0] = (struct rewind_switch){5, 6};
+    sh()->sw_count = 1;
+    platform_port_out(&P, REWIND_PORT_CLOCK, 0);
+    CHECK(S.n == 1 && S.kind == REWIND_REC_SCHED && S.step == 2 && S.len == 8 && S.aux == 0,
+          "a clock step with one switch: one sched record at that step");
+    CHECK(!memcmp(S.payload, &sh()->sw[0], 8), "its entry");
+
+    boot();
+    CHECK(register_shared(), "registered");
+    sh()->sw_count = REWIND_SW_MAX + 1;
+    platform_port_out(&P, REWIND_PORT_CLOCK, 0);
+    expect_guest_error("ring holds 65 entries", 2, "an overflowing count ends the run");
+    CHECK(P.refused == 1 && S.n == 0, "refused once, nothing in the trace");
+
+    boot();
+    CHECK(register_shared(), "registered");
+    sh()->sw[0] = (struct rewind_switch){REWIND_TID_MAX + 1, 1};
+    sh()->sw_count = 1;
+    put_record(REC_GPA, sizeof(struct rewind_record) + 2, REWIND_REC_OUTPUT, "hi");
+    platform_port_out(&P, REWIND_PORT_RECORD, REC_GPA);
+    expect_guest_error("names thread 4194305", 2, "a bad tid ends the run");
+    CHECK(S.n == 0, "nor the step's own record reaches the trace");
+
+    boot();
+    CHECK(register_shared(), "registered");
+    put_record(REC_GPA, sizeof(struct rewind_record) + 8, REWIND_REC_SCHED, "\1\0\0\0\2\0\0\0");
+    platform_port_out(&P, REWIND_PORT_RECORD, REC_GPA);
+    expect_guest_error("only the monitor writes", 2, "a forged sched record is refused");
+    CHECK(S.n == 0, "and not handed up");
+}
+
 /* Every breach is counted once; without the hole the first one ends the
  * run, with PLATFORM_HOLE_REFUSE_GO_ON the run goes on and the monitor's
  * state is untouched by what it refused (platform.c invariant 5). */
@@ -644,6 +696,7 @@ int main(void)
     test_stop();
     test_input_inspect();
     test_host_exit();
+    test_switches();
     test_refuse_count();
     test_refuse_fuzz();
     test_exits();
