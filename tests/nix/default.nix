@@ -1,0 +1,31 @@
+# Test derivations for rewind nix (docs/nix.md): busybox is the only
+# input, added to the store from ./busybox (tests/nix/setup.sh).
+let
+  bb = builtins.path { path = ./busybox; name = "busybox"; };
+  mk = name: script: derivation {
+    inherit name;
+    system = "x86_64-linux";
+    builder = "${bb}/bin/sh";
+    args = [ "-c" script ];
+    PATH = "${bb}/bin";
+  };
+in {
+  # a reproducible build: a few files, a directory, an executable, a link
+  hello = mk "hello" ''
+    mkdir -p $out/bin $out/share
+    echo "hello from rewind" > $out/share/greeting
+    printf '#!/bin/sh\necho hi\n' > $out/bin/hi
+    chmod 755 $out/bin/hi
+    ln -s ../share/greeting $out/link
+  '';
+  # embeds the order the build directory is read in
+  listing = mk "listing" ''
+    mkdir -p src $out
+    for f in alpha beta gamma delta epsilon zeta eta theta; do echo $f > src/$f; done
+    find src > $out/list
+  '';
+  # needs the network: fails in the VM, which has none
+  fetch = mk "fetch" ''
+    wget -q -O $out http://example.com/
+  '';
+}
