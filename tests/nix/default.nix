@@ -2,13 +2,14 @@
 # input, added to the store from ./busybox (tests/nix/setup.sh).
 let
   bb = builtins.path { path = ./busybox; name = "busybox"; };
-  mk = name: script: derivation {
+  mkx = extra: name: script: derivation ({
     inherit name;
     system = "x86_64-linux";
     builder = "${bb}/bin/sh";
     args = [ "-c" script ];
     PATH = "${bb}/bin";
-  };
+  } // extra);
+  mk = mkx { };
 in {
   # a reproducible build: a few files, a directory, an executable, a link
   hello = mk "hello" ''
@@ -25,7 +26,11 @@ in {
     find src > $out/list
   '';
   # needs the network: fails in the VM, which has none
-  fetch = mk "fetch" ''
+  fetch = mkx {
+    outputHashMode = "flat";
+    outputHashAlgo = "sha256";
+    outputHash = "0000000000000000000000000000000000000000000000000000";
+  } "fetch" ''
     wget -q -O $out http://example.com/
   '';
 }
