@@ -27,7 +27,7 @@ test_dirorder_changes_a_listing_and_blame_names_find() {
     # negative twin: the same spec collects the same files
     run_rw same diff --files "$A" "$A"
     expect_rc 0
-    expect_grep same.out 'identical: 2 collected entries'
+    expect_grep same.out 'identical: 3 collected entries'
     # the varied order shows in the listing, and only there
     run_rw d diff --files --no-diffoscope "$A" "$B"
     expect_rc 1
