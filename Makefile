@@ -11,7 +11,7 @@ LIBS    += -lmicrohttpd
 B       := build
 
 # The engine, one folder per stage (docs/architecture.md); the CLI on top.
-ENGINE_DIRS := util vmm image home trace store archive explore run
+ENGINE_DIRS := util vmm image home trace store archive explore run nix
 LIB_SRC := $(foreach d,$(ENGINE_DIRS),$(sort $(wildcard src/$(d)/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)

@@ -156,6 +156,16 @@ struct rw_run_config {
      * NULL, and a --property command run in the VM after the job (or NULL). */
     char **expect;
     const char *property;
+    /* Variation and outputs (docs/nix.md; part of the spec only when set):
+     * dirorder_on: the guest kernel returns directory entries in an order
+     * drawn from dirorder; track_writes: a glob, each write to a matching
+     * regular file is a record (rewind blame); collect: a path in the job's
+     * root whose files are kept with the run (rewind diff --files). */
+    int dirorder_on;
+    uint64_t dirorder;
+    const char *track_writes;
+    const char *collect;
+    const char *nix_drv; /* rewind nix: the derivation built (part of the spec) */
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:
@@ -293,6 +303,8 @@ struct rw_check_config {
                                 (0: where the job starts) */
     int keep_going;          /* run all N schedules, counting failures */
     int vary_seed;           /* schedule k also gets seed base+k (a run from boot) */
+    int vary_dirorder;       /* schedule k also gets directory order k (docs/nix.md) */
+    int vary_epoch;          /* schedule k also gets epoch base + k * RW_VARY_EPOCH_STEP */
     double probe_timeout_s;  /* wall limit of each schedule and probe (0: default) */
     /* Where the schedules run (docs/distributed.md): NULL for this process's
        workers; "local" or "slurm" for an engine (src/explore/engine.h). */
@@ -301,6 +313,9 @@ struct rw_check_config {
     const char *via_args;    /* slurm: extra sbatch arguments, split at blanks */
 };
 void rw_check_config_init(struct rw_check_config *c);
+/* --vary epoch: schedule or build k starts its wall clock this many seconds
+ * times k after the base epoch (a bit over 11 days, not a whole day). */
+#define RW_VARY_EPOCH_STEP 1000003
 
 struct rw_check_side {
     char id[RW_ID_MAX];
@@ -762,5 +777,94 @@ struct rw_image_info {
  * obs->progress (obs may be NULL). 0, or -1 with err (RW_EROOT). */
 int rw_image(rw_home *h, const char *root, const struct rw_observer *obs,
              struct rw_image_info *out, struct rw_error *err);
+
+/* ---- Collected outputs and write tracking (docs/nix.md) ---- */
+
+/* One entry a run kept with --collect PATH. */
+struct rw_collected {
+    char path[1024]; /* relative to PATH ("." for PATH itself) */
+    char type;       /* 'f' file, 'd' directory, 'l' symlink (content: its target) */
+    unsigned mode;   /* permission bits */
+    uint64_t size;   /* bytes of content */
+    char sha256[65]; /* of the content */
+};
+/* The entries run id (resolved) collected, sorted by path: a malloc'd array
+ * in *out (free it), its length in *n, and in status "ok", "truncated", or
+ * why the collection is incomplete. Built from the run's trace on first use
+ * (the content kept as pages in the store). 0 or -1 with err (RW_EUSAGE:
+ * the run collected nothing). */
+int rw_collect_list(rw_home *h, const char *id, struct rw_collected **out, size_t *n,
+                    char *status, size_t statuslen, struct rw_error *err);
+/* The content of the collected entry path of run id (malloc'd into *data,
+ * *len bytes, verified against its SHA-256). 0 or -1 with err (RW_EUSAGE:
+ * no such entry). */
+int rw_collect_read(rw_home *h, const char *id, const char *path, void **data, size_t *len,
+                    struct rw_error *err);
+
+/* One write a run made with --track-writes GLOB recorded (REWIND_REC_WRITE). */
+struct rw_write {
+    uint64_t index, step; /* the event's index in the trace, and its step */
+    uint32_t pid, tid;
+    uint64_t offset, length; /* where in the file, how many bytes */
+    uint64_t fnv;            /* FNV-1a-64 of the bytes (rw_fnv64) */
+    unsigned flags;          /* bit 0: the hash covers a prefix only; bit 1: the
+                                run's last tracked write (limit reached) */
+    char path[1024];         /* as the writer saw it */
+};
+/* Call fn for each write record of run id in trace order (fn returning
+ * nonzero stops; < 0 makes this return -1). 0 with *st or -1 with err. */
+int rw_writes(rw_home *h, const char *id, int (*fn)(void *ctx, const struct rw_write *w),
+              void *ctx, struct rw_trace_status *st, struct rw_error *err);
+/* The FNV-1a-64 hash the guest kernel gives the bytes of a write. */
+uint64_t rw_fnv64(const void *p, size_t n);
+
+/* `rewind repro`: K builds of one command with varied inputs (src/run/repro.c). */
+#define RW_REPRO_MAX 64
+struct rw_repro_config {
+    struct rw_run_config run; /* the command; run.collect is required */
+    uint64_t builds;          /* K, 2..RW_REPRO_MAX */
+    int vary_seed, vary_dirorder, vary_epoch; /* build k: seed+k, dirorder k, epoch+k*step */
+    void (*progress)(void *ctx, const char *line); /* one line per build, or NULL */
+    void *progress_ctx;
+    volatile sig_atomic_t *abort;
+};
+struct rw_repro_build {
+    char id[RW_ID_MAX];
+    enum rw_outcome outcome;
+    int exit_code;
+    uint64_t seed, dirorder;
+    int dirorder_on;
+    int64_t epoch_s;
+};
+/* Fill c: 2 builds, every variation on. */
+void rw_repro_config_init(struct rw_repro_config *c);
+/* Record the builds into b[0..builds-1]. 0, or -1 with err. */
+int rw_repro(rw_home *h, const struct rw_repro_config *c, struct rw_repro_build *b,
+             struct rw_error *err);
+
+/* `rewind nix`: a derivation built in the VM from its input closure, its
+ * output's NAR hash compared with the store's copy (src/nix/build.c). */
+struct rw_nix_config {
+    const char *installable; /* ".#attr", "FLAKE#attr" or a .drv path (or NULL with file) */
+    const char *file, *attr; /* -f FILE [-A attr] */
+    struct rw_run_config run; /* mem, seed, epoch, dirorder, track_writes, kernel, init,
+                                 observer, abort: root, argv, env, cwd, collect are set here */
+};
+struct rw_nix_report {
+    char drv[1100];           /* the derivation */
+    char out_name[64], out_path[1100]; /* its output (one: "out" or the only one) */
+    struct rw_result run;     /* the build's run */
+    char nar_hash[80];        /* "sha256:<nix base-32>" of the output built ("" if it failed) */
+    int in_store;             /* the store holds a valid copy of the output */
+    char store_hash[80];      /* and its hash */
+    int matches;              /* the two are equal */
+    int network;              /* a fixed-output or impure derivation (it may need the network) */
+    char message[400];        /* why the build failed, in words ("" if it did not) */
+};
+void rw_nix_config_init(struct rw_nix_config *c);
+/* Evaluate, realise the inputs, build in the VM, hash. 0 with *r (the build
+ * may have failed: r->message), or -1 with err. */
+int rw_nix_build(rw_home *h, const struct rw_nix_config *c, struct rw_nix_report *r,
+                 struct rw_error *err);
 
 #endif

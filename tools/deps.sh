@@ -12,6 +12,7 @@ command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 pkgs+=(mmdebstrap)  # tools/mkroot-debian.sh: the compatibility suite's Debian root
 pkgs+=(slurm-wlm munge)  # check --via slurm: tools/slurm-cluster.sh, tests/system/t_slurm.sh
 pkgs+=(liblz4-dev)  # bench/ingest.sh: lz4 against zstd for keyframe pages
+pkgs+=(nix-bin diffoscope-minimal)  # docs/nix.md: rewind nix (a local store), diff --files
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -126,7 +126,9 @@ enum rewind_record_kind {
     REWIND_REC_ASSERT = 11, /* SDK assertion */
     REWIND_REC_INIT = 12,   /* rewind-init message; aux = enum rewind_init_event */
     REWIND_REC_SCHED = 13,  /* context switches; made by the monitor, see below */
-    REWIND_REC_KIND_MAX = 13,
+    REWIND_REC_WRITE = 14,  /* --track-writes: aux = offset; payload: u64 len, u64 FNV-1a-64
+                               of the bytes, path (guest/linux/patches/20-nix.patch) */
+    REWIND_REC_KIND_MAX = 14,
 };
 
 enum rewind_init_event {

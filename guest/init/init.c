@@ -48,6 +48,7 @@
  * after the job is reaped instead of before.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -81,6 +82,7 @@ struct job {
     const char *cwd;
     const char *property;        /* NULL: none */
     char *files[ARGS_MAX + 1];   /* file properties' paths, NULL-terminated */
+    const char *collect;         /* --collect PATH, or NULL */
 };
 
 static int ctl_fd = -1;
@@ -178,14 +180,19 @@ static void parse_job(struct job *j)
     if (take_list(&p, end, j->argv) < 1 || take_list(&p, end, j->envp) < 0 ||
         !(j->cwd = next(&p, end)))
         die("/job is malformed");
-    if (p == end)
-        return;
-    char *tag = next(&p, end);
-    if (!tag || strcmp(tag, "REWINDPROPS1") || !(j->property = next(&p, end)) ||
-        take_list(&p, end, j->files) < 0)
-        die("/job has malformed properties");
-    if (!*j->property)
-        j->property = NULL;
+    while (p < end) {
+        char *tag = next(&p, end);
+        if (tag && !strcmp(tag, "REWINDCOLLECT1")) {
+            if (!(j->collect = next(&p, end)) || !*j->collect)
+                die("/job has a malformed collect path");
+            continue;
+        }
+        if (!tag || strcmp(tag, "REWINDPROPS1") || !(j->property = next(&p, end)) ||
+            take_list(&p, end, j->files) < 0)
+            die("/job has malformed properties");
+        if (!*j->property)
+            j->property = NULL;
+    }
 }
 
 static void mkdirs(const char *path)
@@ -999,6 +1006,113 @@ static void serve_properties(const struct job *j)
     }
 }
 
+/*
+ * --collect PATH (docs/nix.md): after the job and its properties, a child in
+ * the job's root and cwd walks PATH (entries sorted by name with strcmp, so
+ * the directory order the kernel returns does not matter) and reports each
+ * entry as marks:
+ *   "rewind-init:collect\n" T " " MODE " " SIZE " " REL   T: f, d or l; MODE
+ *                                                        octal; REL relative
+ *                                                        to PATH ("." for it)
+ *   "rewind-init:collect-data\n" + bytes                 content of the last
+ *                                                        f (or l's target)
+ *   "rewind-init:collect-end\n" + "ok" | a reason       once, last
+ * At most COLLECT_MAX bytes of content are reported ("truncated" at the end).
+ */
+#define COLLECT_MAX (256ull << 20)
+static uint64_t collect_bytes;
+
+static int name_cmp(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int collect_walk(const char *path, const char *rel, int depth)
+{
+    struct stat st;
+    char head[4400];
+    if (lstat(path, &st) < 0)
+        return depth ? 0 : -1;
+    char t = S_ISREG(st.st_mode) ? 'f' : S_ISDIR(st.st_mode) ? 'd' : S_ISLNK(st.st_mode) ? 'l' : 0;
+    if (!t)
+        return 0;
+    int hl = snprintf(head, sizeof(head), "%c %o %llu %s", t, (unsigned)(st.st_mode & 07777),
+                      (unsigned long long)st.st_size, rel);
+    if (hl < 0 || (size_t)hl >= sizeof(head))
+        return 0;
+    prop_mark("rewind-init:collect\n", head, (size_t)hl);
+    if (t == 'l') {
+        char target[4096];
+        ssize_t n = readlink(path, target, sizeof(target));
+        if (n > 0)
+            prop_mark("rewind-init:collect-data\n", target, (size_t)n);
+    } else if (t == 'f') {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        char buf[3000];
+        ssize_t n;
+        while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0) {
+            if (collect_bytes + (uint64_t)n > COLLECT_MAX) {
+                close(fd);
+                return 1;
+            }
+            collect_bytes += (uint64_t)n;
+            prop_mark("rewind-init:collect-data\n", buf, (size_t)n);
+        }
+        if (fd >= 0)
+            close(fd);
+    } else if (depth < 64) {
+        struct dirent **list;
+        int n = scandir(path, &list, NULL, name_cmp);
+        int stop = 0;
+        for (int i = 0; i < n; i++) {
+            const char *nm = list[i]->d_name;
+            if (!stop && strcmp(nm, ".") && strcmp(nm, "..")) {
+                char *cp = malloc(strlen(path) + strlen(nm) + 2);
+                char *cr = malloc(strlen(rel) + strlen(nm) + 2);
+                if (cp && cr) {
+                    sprintf(cp, "%s/%s", path, nm);
+                    if (!strcmp(rel, "."))
+                        sprintf(cr, "%s", nm);
+                    else
+                        sprintf(cr, "%s/%s", rel, nm);
+                    stop = collect_walk(cp, cr, depth + 1) > 0;
+                }
+                free(cp);
+                free(cr);
+            }
+            free(list[i]);
+        }
+        if (n >= 0)
+            free(list);
+        return stop;
+    }
+    return 0;
+}
+
+static void serve_collect(const struct job *j)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return;
+    if (pid == 0) {
+        const char *why = "ok";
+        if (chroot("/newroot") < 0 || chdir("/") < 0 || chdir(j->cwd) < 0)
+            why = strerror(errno);
+        else {
+            int r = collect_walk(j->collect, ".", 0);
+            if (r < 0)
+                why = strerror(errno);
+            else if (r > 0)
+                why = "truncated";
+        }
+        prop_mark("rewind-init:collect-end\n", why, strlen(why));
+        _exit(0);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+}
+
 /* A running inspection (the job may have exited while it was frozen) ends
  * first; a pending request is served after the kill, in what is left. */
 static void kill_leftovers(void)
@@ -1029,6 +1143,10 @@ int main(void)
     kill_leftovers();
     if (j.property || j.files[0]) {
         serve_properties(&j);
+        kill_leftovers();
+    }
+    if (j.collect) {
+        serve_collect(&j);
         kill_leftovers();
     }
     emit(REWIND_INIT_JOB_EXIT, "");

@@ -32,6 +32,23 @@ int cmd_events(int argc, char **argv);
 int cmd_asserts(int argc, char **argv);
 int cmd_sched(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+/* docs/nix.md: diff --files (cmd_diff_files.c), blame, repro. */
+int cmd_diff_files(int argc, char **argv);
+int cmd_blame(int argc, char **argv);
+int cmd_repro(int argc, char **argv);
+int cmd_nix(int argc, char **argv);
+/* Print (or as JSON) who wrote byte offset of guest file path in run id;
+ * content: the file's collected bytes or NULL. 0 blamed, 1 no write covers
+ * it, -1 error (printed). */
+int cli_blame(rw_home *h, const char *id, const char *path, uint64_t offset, const void *content,
+              size_t clen, int json, const char *indent);
+/* path relative to run ref's --collect PATH into rel. 0 or -1 (an error line
+ * unless quiet). */
+int cli_collect_rel(const char *ref, const char *path, char *rel, size_t rellen, int quiet);
+int cli_diff_ranges(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
+                    uint64_t from[], uint64_t to[], int max);
+int cli_diff_range(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
+                   uint64_t *first, uint64_t *last);
 int cmd_replay(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_gc(int argc, char **argv);

@@ -18,7 +18,7 @@
 
 static void help(void)
 {
-    puts("usage: rewind check [--schedules N] [-j JOBS] [--json] [--keep-going] [--vary seed]\n"
+    puts("usage: rewind check [--schedules N] [-j JOBS] [--json] [--keep-going] [--vary seed|dirorder|epoch]\n"
          "                    [--probe-timeout S] [--via local|slurm [--share DIR]\n"
          "                    [--slurm-args 'ARGS']] [--run RUN | --from RUN:STEP | RUN-OPTIONS -- "
          "CMD]\n"
@@ -38,6 +38,9 @@ static void help(void)
          "  --json             one JSON object on stdout instead of words\n"
          "  --keep-going       run all N schedules; count the failures (fraction, 95% interval)\n"
          "  --vary seed        schedule k also gets seed base+k (each a run from boot)\n"
+         "  --vary dirorder    schedule k also gets directory order k (--dirorder k)\n"
+         "  --vary epoch       schedule k also starts its clock k*1000003 s later\n"
+         "                     (--vary is repeatable)\n"
          "  --probe-timeout S  wall limit of each schedule and probe (default 600): one\n"
          "                     that hangs ends as timeout\n"
          "  --via local        run the schedules as tasks of the engine interface on this\n"
@@ -333,9 +336,14 @@ int cmd_check(int argc, char **argv)
             } else if (!strcmp(a, "--run")) {
                 c.base_run = v;
             } else if (!strcmp(a, "--vary")) {
-                if (strcmp(v, "seed"))
-                    return cli_error(2, "--vary takes 'seed': %s", v);
-                c.vary_seed = 1;
+                if (!strcmp(v, "seed"))
+                    c.vary_seed = 1;
+                else if (!strcmp(v, "dirorder"))
+                    c.vary_dirorder = 1;
+                else if (!strcmp(v, "epoch"))
+                    c.vary_epoch = 1;
+                else
+                    return cli_error(2, "--vary takes seed, dirorder or epoch: %s", v);
             } else if (!strcmp(a, "--probe-timeout")) {
                 c.probe_timeout_s = strtod(v, &end);
                 if (*end || !(c.probe_timeout_s > 0) || c.probe_timeout_s > 1e7)

@@ -34,6 +34,9 @@ int cmd_diff(int argc, char **argv)
                                        {0, 0, 0, 0}};
     uint64_t context = 3;
     int json = 0, c;
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--files")) /* docs/nix.md: the collected files */
+            return cmd_diff_files(argc, argv);
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         if (c == 'c') {
@@ -44,7 +47,8 @@ int cmd_diff(int argc, char **argv)
         else if (c == 'h') {
             puts("usage: rewind diff RUN-A RUN-B [--context N] [--json]\n\nThe first event "
                  "where two runs part, with N events of context (default 3)\nfrom each side. "
-                 "Exit 0 if identical, 1 if they differ.");
+                 "Exit 0 if identical, 1 if they differ.\n\n       rewind diff --files RUN-A RUN-B [--json]"
+                 "\n\nThe files the runs kept with --collect that differ (see diff --files --help).");
             return 0;
         } else
             return cli_error(2, "see rewind diff --help");

@@ -56,6 +56,12 @@ static void help(FILE *f)
           "  --no-keyframes   keep no keyframes (no seek, cat, shell or fork for this run)\n"
           "  --keyframe-every N  a keyframe every N steps (default 4096) and where the\n"
           "                   job starts\n"
+          "  --dirorder N     the guest kernel returns directory entries in an order drawn\n"
+          "                   from N, on every filesystem (docs/nix.md)\n"
+          "  --track-writes GLOB  record each write to a regular file whose path matches\n"
+          "                   GLOB ('*' matches '/' too) for `rewind blame`\n"
+          "  --collect PATH   keep the files under PATH (in the job's root, after the job)\n"
+          "                   with the run, for `rewind diff --files`\n"
           "  --expect P       a property of the run (repeatable; part of the spec):\n"
           "                   exit=N, outcome=WORD, 'output~ERE' (the job's output\n"
           "                   matches the POSIX extended regex), 'file:/PATH~ERE' (the\n"
@@ -122,6 +128,9 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
         {"spin-limit", required_argument, 0, 'L'},
         {"expect", required_argument, 0, 'X'},
         {"property", required_argument, 0, 'Y'},
+        {"dirorder", required_argument, 0, 'O'},
+        {"track-writes", required_argument, 0, 'W'},
+        {"collect", required_argument, 0, 'G'},
         {0, 0, 0, 0},
     };
     static char *env[ENV_MAX + 1];
@@ -226,6 +235,17 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
             if (!*optarg)
                 return ARGERR("--property needs a command");
             c.property = optarg;
+            break;
+        case 'O':
+            if (cli_read_step(optarg, &c.dirorder) < 0)
+                return ARGERR("--dirorder must be a non-negative integer: %s", optarg);
+            c.dirorder_on = 1;
+            break;
+        case 'W':
+            c.track_writes = optarg;
+            break;
+        case 'G':
+            c.collect = optarg;
             break;
         case 'H':
             if (cli_test_hole(optarg, &c) < 0)

@@ -37,6 +37,9 @@ static const struct cli_command commands[] = {
     {"verify", cmd_verify, "re-hash every stored page; check every run's pages are there"},
     {"image", cmd_image, "make a root's image ahead of a run (cached) and print its id"},
     {"serve", cmd_serve, "the timeline in a browser: a local web server with a token"},
+    {"nix", cmd_nix, "build a Nix derivation in the VM; does its NAR hash match the store's?"},
+    {"repro", cmd_repro, "build K times with varied seeds, dir orders, epochs; what differs, who wrote it"},
+    {"blame", cmd_blame, "the process that wrote a byte of a file (runs with --track-writes)"},
     {"open", cmd_open, "print the URL of a run at a step (starts rewind serve if needed)"},
 };
 

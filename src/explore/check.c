@@ -300,6 +300,24 @@ static void worker_limits(const struct check_opts *c)
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
+/* --vary: schedule k's variation applied to o (docs/nix.md). */
+static void vary_apply(const struct check_opts *c, struct run_opts *o, uint64_t k)
+{
+    if (c->vary_seed)
+        o->seed += k;
+    if (c->vary_dirorder && k) {
+        o->dirorder_on = 1;
+        o->dirorder = k;
+    }
+    if (c->vary_epoch)
+        o->epoch_s += (int64_t)k * RW_VARY_EPOCH_STEP;
+}
+
+static int vary_any(const struct check_opts *c)
+{
+    return c->vary_seed || c->vary_dirorder || c->vary_epoch;
+}
+
 static int do_work(struct ctx *x, const struct work *w, struct rw_result *r, struct rw_error *e)
 {
     struct run_opts o = x->base;
@@ -307,7 +325,7 @@ static int do_work(struct ctx *x, const struct work *w, struct rw_result *r, str
     if (!w->record)
         return run_fork(&o, x->base_name, w->schedule, w->from, w->until, x->rep->start + 1,
                         x->horizon, r, e);
-    o.seed = x->base.seed + w->seed_add;
+    vary_apply(x->c, &o, w->seed_add);
     o.quiet = 1;
     o.name = NULL;
     o.sched.n = 0;
@@ -527,7 +545,7 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
             struct work wk = {.schedule = next,
                               .from = rep->start + 1,
                               .until = UINT64_MAX,
-                              .record = c->vary_seed,
+                              .record = vary_any(c),
                               .seed_add = next};
             if (launch(x, ws, &wk, err, errlen) < 0) {
                 failed = 1;
@@ -914,7 +932,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
     if (!rep->found || *c->abort || rep->schedule == 0)
         goto out;
     rep->strategy = sched_strategy(rep->schedule);
-    if (c->vary_seed) {
+    if (vary_any(c)) {
         /* Narrow against schedule 0 at the failing schedule's seed. */
         struct worker w = {0};
         struct worker_msg msg;
@@ -929,7 +947,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
         snprintf(seed_name, sizeof(seed_name), "%s", msg.r.id);
         add_run(&x, seed_name);
         x.base_name = seed_name;
-        x.base.seed += rep->schedule;
+        vary_apply(c, &x.base, rep->schedule);
         x.last_step = explore_trace_last_step(c->home, seed_name);
         side_of(&x.seed_base, &msg.r);
         x.ref = &x.seed_base;
@@ -1000,6 +1018,8 @@ int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_repo
         .from_step = cfg->from_step,
         .keep_going = cfg->keep_going,
         .vary_seed = cfg->vary_seed,
+        .vary_dirorder = cfg->vary_dirorder,
+        .vary_epoch = cfg->vary_epoch,
         .probe_timeout_s = cfg->probe_timeout_s,
         .via = cfg->via,
         .share = cfg->share,

@@ -39,6 +39,7 @@ struct check_opts {
     uint64_t from_step;           /* with base_run: fork after this step (0: job start) */
     int keep_going;               /* all N schedules, counting failures */
     int vary_seed;                /* schedule k: a run from boot with seed base+k */
+    int vary_dirorder, vary_epoch; /* and directory order k, epoch base + k * step */
     double probe_timeout_s;       /* each worker's wall limit (0: the default) */
     const char *via, *share, *via_args; /* an engine for the schedules (engine.h) */
 };

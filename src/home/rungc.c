@@ -102,6 +102,45 @@ static int images_of_file(struct live *l, const char *path, int manifest)
     return rc;
 }
 
+/* The pages of runs/<name>/collect.json (src/run/collect.c) are live too.
+ * 0 (also when there is none) or -1 (unreadable: nothing is collected). */
+static int collected_pages(const char *home, const char *name, struct live *l)
+{
+    char p[PATH_MAX];
+    if (home_path(p, sizeof(p), home, HOME_RUNS, name, "collect.json") < 0)
+        return -1;
+    if (access(p, F_OK) != 0)
+        return errno == ENOENT ? 0 : -1;
+    json_error_t je;
+    json_t *o = json_load_file(p, 0, &je), *f, *pg;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return -1;
+    }
+    size_t i, k;
+    json_array_foreach(json_object_get(o, "files"), i, f)
+    {
+        json_array_foreach(json_object_get(f, "pages"), k, pg)
+        {
+            const char *x = json_string_value(pg);
+            hash256 h;
+            int ok = x && strlen(x) == 64;
+            for (int b = 0; ok && b < 32; b++) {
+                unsigned v;
+                ok = sscanf(x + 2 * b, "%2x", &v) == 1;
+                h.b[b] = (unsigned char)v;
+            }
+            if (!ok) {
+                json_decref(o);
+                return -1;
+            }
+            add_page(l, &h);
+        }
+    }
+    json_decref(o);
+    return 0;
+}
+
 static int is_import_dir(const char *name)
 {
     return !strncmp(name, ".import.", 8);
@@ -129,6 +168,9 @@ static int read_run(const char *home, const char *name, struct live *l, struct r
         return util_fail(err, errlen, "cannot read %s: %s; nothing was collected", p,
                          strerror(errno));
     }
+    if (collected_pages(home, name, l) < 0)
+        return util_fail(err, errlen, "cannot read the collected files of run %s; nothing was "
+                                      "collected", name);
     if (l->pages.oom)
         return util_fail(err, errlen, "out of memory reading the keyframes; nothing was collected");
     static const char *files[] = {"manifest.json", "spec.json"};

@@ -32,6 +32,8 @@
 
 #define fail util_fail
 
+static int run_kernel_word_ok(const char *s, size_t max);
+
 const struct rw_run_defaults rw_defaults = {
     .path_env = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     .home_env = "HOME=/root",
@@ -256,7 +258,33 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     }
     if (o->property && !o->property[0])
         return run_usage(err, "--property needs a command");
+    o->dirorder_on = c->dirorder_on;
+    o->dirorder = c->dirorder;
+    o->track_writes = c->track_writes;
+    o->collect = c->collect;
+    o->nix_drv = c->nix_drv;
+    if (o->dirorder_on && o->dirorder > (uint64_t)INT64_MAX)
+        return run_usage(err, "--dirorder must be below 2^63: %llu",
+                         (unsigned long long)o->dirorder);
+    if (o->track_writes && !run_kernel_word_ok(o->track_writes, 200))
+        return run_usage(err, "--track-writes needs a glob of 1..200 printable bytes "
+                              "without spaces or quotes: %s",
+                         o->track_writes);
+    if (o->collect && (!o->collect[0] || strlen(o->collect) > 1024 || strchr(o->collect, '\n')))
+        return run_usage(err, "--collect needs a path of 1..1024 bytes without newlines");
     return 0;
+}
+
+/* A word the guest kernel's command line can carry unquoted. */
+static int run_kernel_word_ok(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (!n || n > max)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] <= ' ' || s[i] > '~' || s[i] == '"' || s[i] == '\'')
+            return 0;
+    return 1;
 }
 
 static char **strv_from_json(json_t *a)
@@ -328,6 +356,20 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
     o->expect = ex && json_array_size(ex) ? strv_from_json(ex) : NULL;
     o->property = pr ? strdup(json_string_value(pr)) : NULL;
     o->home = home;
+    json_t *dord = json_object_get(spec, "dirorder");
+    json_t *tw = json_object_get(spec, "track_writes"), *col = json_object_get(spec, "collect");
+    if ((dord && !json_is_integer(dord)) || (tw && !json_is_string(tw)) ||
+        (col && !json_is_string(col)) ||
+        (tw && !run_kernel_word_ok(json_string_value(tw), 200)))
+        return fail(err, errlen, "the run's spec has a malformed dirorder, track_writes or collect");
+    o->dirorder_on = dord != NULL;
+    o->dirorder = (uint64_t)json_integer_value(dord);
+    o->track_writes = tw ? strdup(json_string_value(tw)) : NULL;
+    o->collect = col ? strdup(json_string_value(col)) : NULL;
+    json_t *nd = json_object_get(spec, "nix_drv");
+    if (nd && !json_is_string(nd))
+        return fail(err, errlen, "the run's spec has a malformed nix_drv");
+    o->nix_drv = nd ? strdup(json_string_value(nd)) : NULL;
     if ((ex && json_array_size(ex) && !o->expect) || (pr && !o->property))
         return fail(err, errlen, "out of memory");
     if (!o->root || !o->cwd || !o->argv || !o->env || !o->mem_mib || !o->quantum_ns)
@@ -419,6 +461,10 @@ void run_stored_free(struct run_stored *st)
     st->o.argv = st->o.env = NULL;
     strv_free(st->o.expect);
     free((char *)st->o.property);
+    free((char *)st->o.track_writes);
+    free((char *)st->o.collect);
+    free((char *)st->o.nix_drv);
+    st->o.track_writes = st->o.collect = st->o.nix_drv = NULL;
     st->o.expect = NULL;
     st->o.property = NULL;
 }
@@ -575,6 +621,16 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
     if (json_is_string(json_object_get(spec, "property"))) {
         fputs(" --property ", f);
         shq(f, json_string_value(json_object_get(spec, "property")));
+    }
+    if (json_is_integer(json_object_get(spec, "dirorder")))
+        fprintf(f, " --dirorder %lld", (long long)json_integer_value(json_object_get(spec, "dirorder")));
+    if (json_is_string(json_object_get(spec, "track_writes"))) {
+        fputs(" --track-writes ", f);
+        shq(f, json_string_value(json_object_get(spec, "track_writes")));
+    }
+    if (json_is_string(json_object_get(spec, "collect"))) {
+        fputs(" --collect ", f);
+        shq(f, json_string_value(json_object_get(spec, "collect")));
     }
     fputs(" --", f);
     json_array_foreach(json_object_get(spec, "argv"), i, v)

@@ -566,6 +566,8 @@ static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, 
 {
     size_t jlen = 0;
     char *job = job_encode_props(o->argv, o->env, o->cwd, o->property, o->expect, &jlen);
+    if (job && o->collect)
+        job = job_append_collect(job, o->collect, &jlen);
     int rc = -1;
     if (!job)
         return fail(err, errlen, "out of memory");
@@ -694,6 +696,11 @@ int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_insp
         .inputs_hash = "",
         .expect = o->expect,
         .property = o->property,
+        .dirorder_on = o->dirorder_on,
+        .dirorder = o->dirorder,
+        .track_writes = o->track_writes,
+        .collect = o->collect,
+        .nix_drv = o->nix_drv,
     };
     memcpy(c->spec.kernel_hash, sp0.kernel_hash, sizeof(c->spec.kernel_hash));
     memcpy(c->spec.init_hash, sp0.init_hash, sizeof(c->spec.init_hash));
@@ -755,8 +762,18 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
 int run_boot(struct run_ctx *c)
 {
     const struct run_opts *o = c->o;
+    char cmdline[512];
+    int cl = snprintf(cmdline, sizeof(cmdline), "%s", KERNEL_CMDLINE);
+    if (o->dirorder_on) /* docs/nix.md: guest/linux/patches/20-nix.patch reads these */
+        cl += snprintf(cmdline + cl, sizeof(cmdline) - (size_t)cl, " rewind.dirorder=%llu",
+                       (unsigned long long)o->dirorder);
+    if (o->track_writes)
+        cl += snprintf(cmdline + cl, sizeof(cmdline) - (size_t)cl, " rewind.track=%s",
+                       o->track_writes);
+    if (cl < 0 || (size_t)cl >= sizeof(cmdline))
+        return ctx_fail(c, "the kernel command line is too long");
     struct boot_config bc = {.kernel_path = o->kernel,
-                             .cmdline = KERNEL_CMDLINE,
+                             .cmdline = cmdline,
                              .initrd = c->rd.data,
                              .initrd_size = c->rd.size,
                              .with_image = 1};

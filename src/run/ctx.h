@@ -79,6 +79,11 @@ struct run_opts {
     double spin_limit_s; /* no step for this long (wall time): outcome spin; 0: off */
     char **expect;        /* properties: --expect strings (NULL: none) */
     const char *property; /* properties: --property command (NULL: none) */
+    int dirorder_on;      /* docs/nix.md: directory order drawn from dirorder */
+    uint64_t dirorder;
+    const char *track_writes; /* a glob (NULL: none) */
+    const char *collect;      /* a path in the job's root (NULL: none) */
+    const char *nix_drv;      /* rewind nix: the .drv path (NULL: none) */
 };
 
 /* An inspection (cat, shell): run to step `at`, freeze the guest's

@@ -46,6 +46,21 @@ char *job_encode(char **argv, char **env, const char *cwd, size_t *len)
     return buf;
 }
 
+char *job_append_collect(char *job, const char *collect, size_t *len)
+{
+    size_t add = sizeof("REWINDCOLLECT1") + strlen(collect) + 1;
+    char *buf = realloc(job, *len + add), *p;
+    if (!buf) {
+        free(job);
+        return NULL;
+    }
+    p = buf + *len;
+    put(&p, "REWINDCOLLECT1");
+    put(&p, collect);
+    *len = (size_t)(p - buf);
+    return buf;
+}
+
 char *job_encode_props(char **argv, char **env, const char *cwd, const char *property,
                        char **expect, size_t *len)
 {

@@ -19,4 +19,8 @@ char *job_encode(char **argv, char **env, const char *cwd, size_t *len);
 char *job_encode_props(char **argv, char **env, const char *cwd, const char *property,
                        char **expect, size_t *len);
 
+/* Append the --collect section ("REWINDCOLLECT1\0" path NUL, docs/nix.md) to
+ * a job of *len bytes (freed on failure: NULL). */
+char *job_append_collect(char *job, const char *collect, size_t *len);
+
 #endif

@@ -65,6 +65,14 @@ char *spec_to_json(const struct run_spec *s)
         json_object_set_new(o, "expect", strv(s->expect));
     if (s->property)
         json_object_set_new(o, "property", json_string(s->property));
+    if (s->dirorder_on) /* docs/nix.md: absent unless given, old ids unchanged */
+        json_object_set_new(o, "dirorder", json_integer((json_int_t)s->dirorder));
+    if (s->track_writes)
+        json_object_set_new(o, "track_writes", json_string(s->track_writes));
+    if (s->collect)
+        json_object_set_new(o, "collect", json_string(s->collect));
+    if (s->nix_drv)
+        json_object_set_new(o, "nix_drv", json_string(s->nix_drv));
     if (s->test_holes) /* absent when 0, so ordinary ids never depend on it */
         json_object_set_new(o, "test_holes", json_integer((json_int_t)s->test_holes));
     char *out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);

@@ -37,6 +37,12 @@ struct run_spec {
      * without properties are unchanged. */
     char **expect;        /* NULL-terminated, or NULL */
     const char *property; /* NULL: none */
+    /* docs/nix.md, each absent from the JSON when unset (ids unchanged). */
+    int dirorder_on;
+    uint64_t dirorder;
+    const char *track_writes; /* NULL: none */
+    const char *collect;      /* NULL: none */
+    const char *nix_drv;      /* NULL: none */
 };
 
 /* Parse a spec's "perturb" array into s (seed not set). 0, or -1 if malformed. */

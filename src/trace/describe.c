@@ -27,6 +27,7 @@ static const char *const names[] = {
     [REWIND_REC_RENAME] = "rename",   [REWIND_REC_MARK] = "mark",
     [REWIND_REC_ASSERT] = "assert",   [REWIND_REC_INIT] = "init",
     [REWIND_REC_SCHED] = "sched",
+    [REWIND_REC_WRITE] = "write",
 };
 
 const char *describe_kind(unsigned kind)
@@ -168,6 +169,16 @@ void describe_entry(const struct trace_entry *e, char *out, size_t n)
     case REWIND_REC_SCHED:
         describe_sched(e, out, n);
         break;
+    case REWIND_REC_WRITE: /* docs/nix.md: u64 length, u64 FNV-1a-64, path */
+        if (e->payload_len >= 16) {
+            escape(e->payload + 16, e->payload_len - 16, text, sizeof(text), 160);
+            snprintf(out, n, "write pid %u/%u %s: %llu bytes at %llu (fnv %016llx)", r->pid,
+                     r->tid, text, (unsigned long long)bytes_get_u64(e->payload),
+                     (unsigned long long)r->aux,
+                     (unsigned long long)bytes_get_u64(e->payload + 8));
+            break;
+        }
+        /* fall through */
     default:
         snprintf(out, n, "%s pid %u/%u aux %llu: \"%s\"", describe_kind(r->kind), r->pid, r->tid,
                  (unsigned long long)r->aux, text);

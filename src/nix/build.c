@@ -1,0 +1,476 @@
+/*
+ * nix build: `rewind nix INSTALLABLE` (rw_nix_build in include/rewind.h,
+ * docs/nix.md). The user's nix evaluates the installable to a derivation
+ * and realises its inputs on the host; the input closure becomes the VM's
+ * root; the builder runs there with the derivation's environment and
+ * arguments, /build as its directory and no network; its output is
+ * collected (src/run/collect.c) and hashed as Nix does (NAR, nar.c), then
+ * compared with the store's copy.
+ *
+ * Invariants:
+ *  1. The root holds exactly the closure's store paths (at their store
+ *     paths), /build, and the few directories and files rewind-init and a
+ *     builder need (/dev, /proc, /sys, /tmp, /etc/passwd, /etc/group); no
+ *     file of the host outside the closure.
+ *  2. The derivation (its .drv path, a function of its content) is part of
+ *     the run's spec, so the run id is a function of the derivation.
+ *  3. Nix is only asked through its command line (nix-instantiate, nix
+ *     show-derivation, nix-store); its output is parsed as untrusted text
+ *     (store paths checked: absolute, no "..", no control bytes).
+ *  4. The temporary root is removed whatever happens; the image made from
+ *     it is kept in the home like any root's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "home/apierr.h"
+#include "nix/nar.h"
+#include "rewind.h"
+#include "util/check.h"
+
+extern char **environ;
+
+#define OUT_MAX (64u << 20)
+#define CLOSURE_MAX 4096
+
+/* Run argv (PATH lookup), its stdout into *out (NUL-terminated, malloc'd),
+ * stderr to ours unless quiet. Returns the exit status (0..255, 255 if it
+ * could not run or was killed). */
+static int cmd(char *const argv[], char **out, int quiet)
+{
+    int pfd[2] = {-1, -1};
+    *out = NULL;
+    if (pipe(pfd) < 0)
+        return 255;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+    posix_spawn_file_actions_addclose(&fa, pfd[0]);
+    if (quiet)
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pfd[1]);
+    if (rc != 0) {
+        close(pfd[0]);
+        return 255;
+    }
+    size_t n = 0, cap = 4096;
+    char *b = malloc(cap);
+    ssize_t k;
+    while (b && (k = read(pfd[0], b + n, cap - n - 1)) != 0) {
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            break;
+        n += (size_t)k;
+        if (n + 1 == cap && cap < OUT_MAX) {
+            char *nb = realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        } else if (n + 1 == cap)
+            break;
+    }
+    close(pfd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (b)
+        b[n] = 0;
+    *out = b;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+/* Invariant 3: an absolute path without "..", control bytes or quotes. */
+static int store_path_ok(const char *p)
+{
+    if (!p || p[0] != '/' || strlen(p) > 1000 || strstr(p, "/../") || strstr(p, "/./"))
+        return 0;
+    for (const char *s = p; *s; s++)
+        if ((unsigned char)*s < 33 || *s == 127 || *s == '\'' || *s == '"' || *s == '\\')
+            return 0;
+    size_t l = strlen(p);
+    return !(l >= 3 && !strcmp(p + l - 3, "/.."));
+}
+
+static char *last_line(char *s)
+{
+    if (!s)
+        return NULL;
+    size_t l = strlen(s);
+    while (l && (s[l - 1] == '\n' || s[l - 1] == '\r'))
+        s[--l] = 0;
+    char *nl = strrchr(s, '\n');
+    return nl ? nl + 1 : s;
+}
+
+/* The .drv path of the installable. */
+static int find_drv(const struct rw_nix_config *c, char *drv, size_t n, struct rw_error *err)
+{
+    char *out = NULL;
+    int st;
+    const char *inst = c->installable;
+    if (c->file) {
+        char *argv[] = {"nix-instantiate", (char *)c->file, "-A", (char *)(c->attr ? c->attr : ""),
+                        NULL};
+        if (!c->attr)
+            argv[2] = NULL;
+        st = cmd(argv, &out, 0);
+    } else if (inst && strlen(inst) > 4 && !strcmp(inst + strlen(inst) - 4, ".drv")) {
+        snprintf(drv, n, "%s", inst);
+        return store_path_ok(drv) ? 0 : apierr_set(err, RW_EUSAGE, "not a store path: %s", inst);
+    } else if (inst && strchr(inst, '#')) {
+        char expr[1200];
+        snprintf(expr, sizeof(expr), "%s.drvPath", inst);
+        char *argv[] = {
+            "nix", "--extra-experimental-features", "nix-command flakes", "eval", "--raw", expr,
+            NULL};
+        st = cmd(argv, &out, 0);
+    } else {
+        return apierr_set(
+            err, RW_EUSAGE,
+            "an installable is .#attr, FLAKE#attr, a .drv path, or -f FILE -A attr: %s",
+            inst ? inst : "(none)");
+    }
+    char *l = last_line(out);
+    if (st != 0 || !l || !store_path_ok(l) || strlen(l) >= n) {
+        free(out);
+        return apierr_set(err, RW_EUSAGE, "nix could not evaluate %s (exit %d)",
+                          c->file ? c->file : inst, st);
+    }
+    snprintf(drv, n, "%s", l);
+    free(out);
+    return 0;
+}
+
+static int run_tool(char *const argv[], int quiet)
+{
+    char *out = NULL;
+    int st = cmd(argv, &out, quiet);
+    free(out);
+    return st;
+}
+
+static int mkdirs(const char *path)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+        return -1;
+    for (char *s = tmp + 1; *s; s++)
+        if (*s == '/') {
+            *s = 0;
+            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                return -1;
+            *s = '/';
+        }
+    return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int put_file(const char *root, const char *rel, const char *text)
+{
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof(p), "%s/%s", root, rel) >= (int)sizeof(p))
+        return -1;
+    FILE *f = fopen(p, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+/* Invariant 1: the closure at its store paths, and what init needs. */
+static int make_root(const char *root, char *closure, struct rw_error *err)
+{
+    static const char *dirs[] = {"dev", "proc", "sys", "tmp", "build", "etc", "bin"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        if (snprintf(p, sizeof(p), "%s/%s", root, dirs[i]) >= (int)sizeof(p) || mkdirs(p) < 0)
+            return apierr_set(err, RW_EINTERNAL, "cannot make %s: %s", p, strerror(errno));
+    }
+    if (snprintf(p, sizeof(p), "%s/tmp", root) < (int)sizeof(p))
+        chmod(p, 01777);
+    if (put_file(root, "etc/passwd",
+                 "root:x:0:0:Nix build user:/build:/noshell\nnixbld:x:1000:100:Nix build "
+                 "user:/build:/noshell\nnobody:x:65534:65534:Nobody:/:/noshell\n") < 0 ||
+        put_file(root, "etc/group", "root:x:0:\nnixbld:!:100:\nnogroup:x:65534:\n") < 0)
+        return apierr_set(err, RW_EINTERNAL, "cannot write %s/etc", root);
+    size_t count = 0;
+    for (char *save = NULL, *sp = strtok_r(closure, "\n", &save); sp;
+         sp = strtok_r(NULL, "\n", &save)) {
+        if (!store_path_ok(sp) || ++count > CLOSURE_MAX)
+            return apierr_set(err, RW_EINTERNAL, "nix-store named a bad store path: %.200s", sp);
+        char dst[PATH_MAX], parent[PATH_MAX];
+        if (snprintf(dst, sizeof(dst), "%s%s", root, sp) >= (int)sizeof(dst) ||
+            snprintf(parent, sizeof(parent), "%s", dst) >= (int)sizeof(parent))
+            return apierr_set(err, RW_EINTERNAL, "a store path is too long: %.200s", sp);
+        *strrchr(parent, '/') = 0;
+        if (mkdirs(parent) < 0)
+            return apierr_set(err, RW_EINTERNAL, "cannot make %s: %s", parent, strerror(errno));
+        char *argv[] = {"cp", "-a", "--", sp, dst, NULL};
+        if (run_tool(argv, 0) != 0)
+            return apierr_set(err, RW_EINTERNAL, "cannot copy %s into the root", sp);
+    }
+    return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+    char *argv[] = {"rm", "-rf", "--", (char *)dir, NULL};
+    run_tool(argv, 1);
+}
+
+/* The NAR hash of run id's collected output. */
+static int nar_of_run(rw_home *h, const char *id, char out[80], struct rw_error *err)
+{
+    struct rw_collected *v = NULL;
+    size_t n = 0;
+    char status[256];
+    if (rw_collect_list(h, id, &v, &n, status, sizeof(status), err) < 0)
+        return -1;
+    if (strcmp(status, "ok")) {
+        free(v);
+        return apierr_set(err, RW_EINTERNAL, "the output was not collected whole: %s", status);
+    }
+    struct nix_node *nodes = calloc(n ? n : 1, sizeof(*nodes));
+    void **data = calloc(n ? n : 1, sizeof(*data));
+    int rc = nodes && data ? 0 : apierr_set(err, RW_EINTERNAL, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        size_t len = 0;
+        if (v[i].type != 'd' && rw_collect_read(h, id, v[i].path, &data[i], &len, err) < 0)
+            rc = -1;
+        nodes[i] = (struct nix_node){v[i].path, v[i].type, (v[i].mode & 0100) != 0, data[i], len};
+    }
+    hash256 hh;
+    if (rc == 0 && nix_nar_hash(nodes, n, &hh) < 0)
+        rc = apierr_set(err, RW_EINTERNAL, "the collected output is not a tree Nix can archive");
+    if (rc == 0) {
+        char b32[60];
+        nix_base32(hh.b, 32, b32);
+        snprintf(out, 80, "sha256:%s", b32);
+    }
+    for (size_t i = 0; data && i < n; i++)
+        free(data[i]);
+    free(data);
+    free(nodes);
+    free(v);
+    return rc;
+}
+
+void rw_nix_config_init(struct rw_nix_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    rw_run_config_init(&c->run);
+}
+
+int rw_nix_build(rw_home *h, const struct rw_nix_config *c, struct rw_nix_report *r,
+                 struct rw_error *err)
+{
+    RW_ASSERT(h && c && r);
+    memset(r, 0, sizeof(*r));
+    if (find_drv(c, r->drv, sizeof(r->drv), err) < 0)
+        return -1;
+    char *js = NULL;
+    char *sd[] = {"nix", "--extra-experimental-features", "nix-command", "show-derivation", r->drv,
+                  NULL};
+    if (cmd(sd, &js, 0) != 0 || !js) {
+        free(js);
+        return apierr_set(err, RW_EUSAGE, "nix show-derivation %s failed", r->drv);
+    }
+    json_error_t je;
+    json_t *all = json_loads(js, 0, &je);
+    free(js);
+    json_t *d = json_object_get(all, r->drv);
+    json_t *outs = json_object_get(d, "outputs"), *env = json_object_get(d, "env");
+    const char *builder = json_string_value(json_object_get(d, "builder"));
+    json_t *args = json_object_get(d, "args");
+    int rc = -1;
+    char root[PATH_MAX] = "";
+    char **argv = NULL, **envv = NULL;
+    char *closure = NULL;
+    if (!json_is_object(outs) || !json_is_object(env) || !store_path_ok(builder) ||
+        !json_is_array(args)) {
+        apierr_set(err, RW_EUSAGE, "nix show-derivation gave an unexpected answer for %s", r->drv);
+        goto out;
+    }
+    const char *system = json_string_value(json_object_get(d, "system"));
+    if (!system || strcmp(system, "x86_64-linux")) {
+        apierr_set(err, RW_EUSAGE, "%s is for %s; rewind builds x86_64-linux", r->drv,
+                   system ? system : "no system");
+        goto out;
+    }
+    json_t *o1 = json_object_get(outs, "out");
+    const char *oname = "out";
+    if (!o1 && json_object_size(outs) == 1) {
+        void *it = json_object_iter(outs);
+        oname = json_object_iter_key(it);
+        o1 = json_object_iter_value(it);
+    }
+    const char *opath = json_string_value(json_object_get(o1, "path"));
+    if (!store_path_ok(opath)) {
+        apierr_set(err, RW_EUSAGE, "%s has no output path rewind can build (outputs: %zu)", r->drv,
+                   json_object_size(outs));
+        goto out;
+    }
+    snprintf(r->out_name, sizeof(r->out_name), "%s", oname);
+    snprintf(r->out_path, sizeof(r->out_path), "%s", opath);
+    r->network =
+        json_object_get(env, "outputHash") != NULL || json_object_get(env, "__impure") != NULL;
+    /* Realise the inputs on the host, then the closure of the inputs. */
+    char *rq[CLOSURE_MAX + 8];
+    size_t nq = 0;
+    rq[nq++] = "nix-store";
+    rq[nq++] = "--realise";
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(d, "inputDrvs"), k, v)
+    {
+        if (!store_path_ok(k) || nq >= CLOSURE_MAX) {
+            apierr_set(err, RW_EUSAGE, "%s names a bad input", r->drv);
+            goto out;
+        }
+        rq[nq++] = (char *)k;
+    }
+    rq[nq] = NULL;
+    char *realised = NULL;
+    if (nq > 2 && cmd(rq, &realised, 0) != 0) {
+        free(realised);
+        apierr_set(err, RW_EUSAGE, "nix-store --realise of the inputs of %s failed", r->drv);
+        goto out;
+    }
+    nq = 0;
+    rq[nq++] = "nix-store";
+    rq[nq++] = "-qR";
+    for (char *save = NULL, *sp = realised ? strtok_r(realised, "\n", &save) : NULL;
+         sp && nq < CLOSURE_MAX; sp = strtok_r(NULL, "\n", &save))
+        if (store_path_ok(sp))
+            rq[nq++] = sp;
+    size_t i;
+    json_array_foreach(json_object_get(d, "inputSrcs"), i, v)
+    {
+        if (!store_path_ok(json_string_value(v)) || nq >= CLOSURE_MAX) {
+            free(realised);
+            apierr_set(err, RW_EUSAGE, "%s names a bad input source", r->drv);
+            goto out;
+        }
+        rq[nq++] = (char *)json_string_value(v);
+    }
+    rq[nq] = NULL;
+    int qs = nq > 2 ? cmd(rq, &closure, 0) : 0;
+    free(realised);
+    if (qs != 0) {
+        apierr_set(err, RW_EUSAGE, "nix-store -qR of the inputs of %s failed", r->drv);
+        goto out;
+    }
+    /* Invariant 1: the root. */
+    if (snprintf(root, sizeof(root), "%s/tmp.nix.%ld", rw_home_path(h), (long)getpid()) >=
+        (int)sizeof(root)) {
+        root[0] = 0;
+        apierr_set(err, RW_EUSAGE, "the home's path is too long");
+        goto out;
+    }
+    remove_tree(root);
+    if (mkdirs(root) < 0) {
+        apierr_set(err, RW_EINTERNAL, "cannot make %s: %s", root, strerror(errno));
+        goto out;
+    }
+    if (make_root(root, closure ? closure : (char *)"", err) < 0)
+        goto out;
+    /* The builder's command line and environment, as Nix gives them. */
+    size_t na = json_array_size(args), ne = json_object_size(env);
+    argv = calloc(na + 2, sizeof(char *));
+    envv = calloc(ne + 16, sizeof(char *));
+    if (!argv || !envv) {
+        apierr_set(err, RW_EINTERNAL, "out of memory");
+        goto out;
+    }
+    argv[0] = strdup(builder);
+    json_array_foreach(args, i, v) argv[i + 1] =
+        strdup(json_string_value(v) ? json_string_value(v) : "");
+    size_t e = 0;
+    static const char *fixed[] = {"PATH=/path-not-set",   "HOME=/homeless-shelter",
+                                  "NIX_BUILD_TOP=/build", "TMPDIR=/build",
+                                  "TEMPDIR=/build",       "TMP=/build",
+                                  "TEMP=/build",          "NIX_BUILD_CORES=1",
+                                  "NIX_LOG_FD=2",         "TERM=xterm-256color"};
+    json_object_foreach(env, k, v)
+    {
+        char *s = NULL;
+        if (asprintf(&s, "%s=%s", k, json_string_value(v) ? json_string_value(v) : "") < 0) {
+            apierr_set(err, RW_EINTERNAL, "out of memory");
+            goto out;
+        }
+        envv[e++] = s;
+    }
+    for (size_t f = 0; f < sizeof(fixed) / sizeof(fixed[0]); f++) {
+        size_t kl = strchr(fixed[f], '=') - fixed[f] + 1, j;
+        for (j = 0; j < e && strncmp(envv[j], fixed[f], kl); j++)
+            ;
+        if (j == e) /* the derivation's own value wins (PATH, ...) */
+            envv[e++] = strdup(fixed[f]);
+    }
+    char nixstore[PATH_MAX];
+    if (snprintf(nixstore, sizeof(nixstore), "NIX_STORE=%s", opath) >= (int)sizeof(nixstore))
+        goto out;
+    *strrchr(nixstore, '/') = 0;
+    envv[e++] = strdup(nixstore);
+    struct rw_run_config rc2 = c->run;
+    rc2.root = root;
+    rc2.argv = argv;
+    rc2.env = envv;
+    rc2.cwd = "/build";
+    rc2.collect = opath;
+    rc2.nix_drv = r->drv; /* invariant 2 */
+    if (rw_record(h, &rc2, &r->run, err) < 0)
+        goto out;
+    rc = 0;
+    if (r->run.outcome != RW_EXITED || r->run.exit_code != 0) {
+        snprintf(r->message, sizeof(r->message), "the builder failed (%s, exit %d)%s",
+                 rw_outcome_word(r->run.outcome), r->run.exit_code,
+                 r->network ? ": this derivation fetches from the network (it is fixed-output), "
+                              "and the VM has no network"
+                            : "");
+        goto out;
+    }
+    if (nar_of_run(h, r->run.id, r->nar_hash, err) < 0) {
+        rc = -1;
+        goto out;
+    }
+    char *chk[] = {"nix-store", "--check-validity", (char *)opath, NULL};
+    if (run_tool(chk, 1) == 0) {
+        char *hq = NULL;
+        char *qh[] = {"nix-store", "-q", "--hash", (char *)opath, NULL};
+        if (cmd(qh, &hq, 0) == 0 && last_line(hq)) {
+            r->in_store = 1;
+            snprintf(r->store_hash, sizeof(r->store_hash), "%s", last_line(hq));
+            r->matches = !strcmp(r->store_hash, r->nar_hash);
+        }
+        free(hq);
+    }
+out:
+    if (root[0])
+        remove_tree(root); /* invariant 4 */
+    for (size_t j = 0; argv && argv[j]; j++)
+        free(argv[j]);
+    for (size_t j = 0; envv && envv[j]; j++)
+        free(envv[j]);
+    free(argv);
+    free(envv);
+    free(closure);
+    json_decref(all);
+    return rc;
+}

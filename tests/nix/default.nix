@@ -1,0 +1,36 @@
+# Test derivations for rewind nix (docs/nix.md): busybox is the only
+# input, added to the store from ./busybox (tests/nix/setup.sh).
+let
+  bb = builtins.path { path = ./busybox; name = "busybox"; };
+  mkx = extra: name: script: derivation ({
+    inherit name;
+    system = "x86_64-linux";
+    builder = "${bb}/bin/sh";
+    args = [ "-c" script ];
+    PATH = "${bb}/bin";
+  } // extra);
+  mk = mkx { };
+in {
+  # a reproducible build: a few files, a directory, an executable, a link
+  hello = mk "hello" ''
+    mkdir -p $out/bin $out/share
+    echo "hello from rewind" > $out/share/greeting
+    printf '#!/bin/sh\necho hi\n' > $out/bin/hi
+    chmod 755 $out/bin/hi
+    ln -s ../share/greeting $out/link
+  '';
+  # embeds the order the build directory is read in
+  listing = mk "listing" ''
+    mkdir -p src $out
+    for f in alpha beta gamma delta epsilon zeta eta theta; do echo $f > src/$f; done
+    find src > $out/list
+  '';
+  # needs the network: fails in the VM, which has none
+  fetch = mkx {
+    outputHashMode = "flat";
+    outputHashAlgo = "sha256";
+    outputHash = "0000000000000000000000000000000000000000000000000000";
+  } "fetch" ''
+    wget -q -O $out http://example.com/
+  '';
+}
