@@ -6,12 +6,12 @@ WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 # The engine and its front ends include from src/ and the public include/.
 # Guest programs do not: their rewind.h is the guest SDK (guest/sdk).
 INC     := -Isrc -Iinclude
-LIBS    := -lcrypto -ljansson -lzstd -lelf -pthread -lm
+LIBS    := -lcrypto -ljansson -lzstd -ldw -lelf -pthread -lm
 LIBS    += -lmicrohttpd
 B       := build
 
 # The engine, one folder per stage (docs/architecture.md); the CLI on top.
-ENGINE_DIRS := util vmm image home trace store archive explore run
+ENGINE_DIRS := util vmm image home trace store archive explore run guestos
 LIB_SRC := $(foreach d,$(ENGINE_DIRS),$(sort $(wildcard src/$(d)/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
@@ -69,6 +69,17 @@ GUEST_PROGS := $(patsubst tests/guest/%.c,$(B)/guest/%,$(wildcard tests/guest/*.
 $(B)/guest/%: tests/guest/%.c guest/sdk/rewind.h
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O2 -static -pthread -Iguest/sdk -o $@ $<
+
+# Programs for the debugger (rewind where, rewind gdb: docs/debugging.md):
+# with debug information, not optimized, so every function has its frame.
+$(B)/guest/dbg_%: tests/guest/dbg_%.c
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O0 -g -static -pthread -o $@ $<
+# pool with debug information (the buggy one), for gdb at its SIGSEGV.
+GUEST_PROGS += $(B)/guest/pool-g
+$(B)/guest/pool-g: examples/pool/pool.c
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
 
 # The example of examples/pool, buggy and fixed, goes into the test root too.
 GUEST_PROGS += $(B)/guest/pool $(B)/guest/pool-fixed

@@ -417,6 +417,69 @@ int rw_machine_regs(rw_machine *m, struct rw_regs *regs, struct rw_error *err);
 /* Free m and its VM (nothing of it is kept). */
 void rw_machine_close(rw_machine *m);
 
+/* ---- Debugging a paused machine (src/run/debug.c, docs/debugging.md) ---- */
+
+/* A thread of the guest as its kernel lists it. */
+struct rw_thread {
+    uint32_t tid, pid; /* the thread's id and its process's (tgid) */
+    char comm[17];
+    unsigned state;    /* the kernel's __state: 0 running, 1 sleeping, 2 disk wait, ... */
+    int current;       /* on the CPU */
+    int kernel;        /* a kernel thread (no user memory) */
+};
+/* Every thread of m's guest now, up to max, into out; *n gets how many
+ * there are. 0 or -1 with err. */
+int rw_machine_threads(rw_machine *m, struct rw_thread *out, size_t max, size_t *n,
+                       struct rw_error *err);
+/* A thread's user-mode registers: the vCPU's when it is on the CPU in user
+ * mode, else those its kernel saved (in_kernel 1). */
+struct rw_uregs {
+    struct rw_regs r;
+    uint64_t cs, ss, orig_rax, fs_base;
+    int in_kernel;
+};
+/* Thread tid's user registers. 0 or -1 with err (RW_EUSAGE: no such thread
+ * or a kernel thread). */
+int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct rw_error *err);
+/* Process pid's memory at addr through its page tables: bytes read or
+ * written (fewer when a page is not mapped; 0 when pid is not there).
+ * Writes reach read-only pages too (a debugger's breakpoints). */
+size_t rw_machine_read(rw_machine *m, uint32_t pid, uint64_t addr, void *buf, size_t n);
+size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *buf, size_t n);
+
+/* `rewind where`: the stack of every thread of a process at a step. */
+#define RW_FRAMES_MAX 64
+struct rw_frame {
+    uint64_t pc;       /* a caller's frame: the call site (return address - 1) */
+    char func[128];    /* "" if unknown */
+    uint64_t func_off;
+    char file[256];    /* "" without line information */
+    int line;
+    int kernel;        /* a frame of the guest kernel */
+    int guess;         /* kernel: a return address found on the stack, not unwound */
+};
+struct rw_stack {
+    struct rw_thread t;
+    int nframes, nkframes;
+    struct rw_frame frames[RW_FRAMES_MAX];  /* user mode, innermost first */
+    struct rw_frame kframes[RW_FRAMES_MAX]; /* kernel (with kernel set) */
+    char why[300];     /* why the user stack is short or empty ("" if not) */
+};
+struct rw_where {
+    uint32_t pid;      /* the process (o->pid, else the job) */
+    uint64_t step;
+    char exe[256];     /* the program it exec'd, as the trace names it */
+    size_t nthreads;
+    struct rw_stack *threads; /* rw_where_free */
+};
+/* The stacks of process o->pid (0: the job) at step of run ref, from
+ * throwaway forks (nothing stored changes); kernel: the kernel stacks too.
+ * 0 with *w (rw_where_free), or -1 with err (RW_EUSAGE: no such process
+ * or step). */
+int rw_where(rw_home *h, const char *ref, uint64_t step, const struct rw_options *o, int kernel,
+             struct rw_where *w, struct rw_error *err);
+void rw_where_free(struct rw_where *w);
+
 /* ---- Reading: runs, specs, events, processes, comparison, store upkeep ---- */
 
 /* A stored run as its manifest and spec describe it. Strings are empty
