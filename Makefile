@@ -18,6 +18,8 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 SERVE_SRC := $(sort $(wildcard src/serve/*.c))
 SERVE_OBJ := $(SERVE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/$(B)/gen/serve_assets.o
+# rewind gdb's remote-protocol stub (src/gdbstub): a front end like cli/.
+GDBS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(sort $(wildcard src/gdbstub/*.c)))
 
 .PHONY: all deps kernel check check-long unit system demo clean format
 all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/test.stamp $(B)/roots/test.erofs $(B)/examples/director
@@ -33,7 +35,7 @@ $(B)/librewind.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(B)/rewind: $(CLI_OBJ) $(SERVE_OBJ) $(B)/librewind.a
+$(B)/rewind: $(CLI_OBJ) $(SERVE_OBJ) $(GDBS_OBJ) $(B)/librewind.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
 # rewind serve (src/serve, docs/serve.md): a front end linked into build/rewind,

@@ -447,6 +447,49 @@ int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct
 size_t rw_machine_read(rw_machine *m, uint32_t pid, uint64_t addr, void *buf, size_t n);
 size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *buf, size_t n);
 
+/* Running a paused machine on under a debugger's control: hardware
+ * breakpoints and watchpoints (the CPU's four debug registers) and
+ * single-stepping one thread's user instructions. A debug exit is never a
+ * step: the machine runs exactly as it would without them. */
+#define RW_DEBUG_SLOTS 3 /* breakpoints and watchpoints at once (one register is rewind's) */
+enum rw_watch_kind { RW_BREAK = 0, RW_WATCH_WRITE = 1, RW_WATCH_ACCESS = 3 };
+struct rw_watch {
+    uint64_t addr;
+    enum rw_watch_kind kind;
+    unsigned len; /* watchpoints: 1, 2, 4 or 8 (addr aligned to it) */
+};
+struct rw_resume {
+    uint32_t pid;        /* stop only in a thread of this process, in user mode */
+    struct rw_watch w[RW_DEBUG_SLOTS];
+    int nw;
+    uint32_t step_tid;   /* non-zero: stop after one user instruction of this thread */
+    uint64_t until_step; /* non-zero: stop when the run reaches this step */
+    volatile sig_atomic_t *abort;
+};
+enum rw_stop_why {
+    RW_STOP_BREAK,   /* a breakpoint: w[slot] */
+    RW_STOP_WATCH,   /* a watchpoint: w[slot] was written (or read) */
+    RW_STOP_STEPPED, /* step_tid made its one instruction */
+    RW_STOP_STEP,    /* until_step reached */
+    RW_STOP_ENDED,   /* the run ended (outcome in the machine) */
+    RW_STOP_ABORTED, /* *abort was set */
+};
+struct rw_stop {
+    enum rw_stop_why why;
+    uint32_t tid;   /* the thread stopped in (BREAK, WATCH, STEPPED) */
+    uint64_t step;  /* the machine's step */
+    uint64_t pc;    /* its user pc */
+    int slot;
+    uint64_t debug_exits; /* debug exits taken by this call */
+};
+/* Run m on until one of r's conditions. 0 with *s, or -1 with err. */
+int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                      struct rw_error *err);
+/* How the run of m ended or stands: its outcome, steps, the trace hash of
+ * its records from step 0 and the job's exit status; ran to its end first
+ * when run_to_end. 0 or -1 with err. */
+int rw_machine_finish(rw_machine *m, int run_to_end, struct rw_result *r, struct rw_error *err);
+
 /* `rewind where`: the stack of every thread of a process at a step. */
 #define RW_FRAMES_MAX 64
 struct rw_frame {
@@ -479,6 +522,16 @@ struct rw_where {
 int rw_where(rw_home *h, const char *ref, uint64_t step, const struct rw_options *o, int kernel,
              struct rw_where *w, struct rw_error *err);
 void rw_where_free(struct rw_where *w);
+/* The process a debugger looks at: *pid (0: the job's, filled in) alive at
+ * step, and the program it last exec'd (its path in the guest) into path.
+ * 0 or -1 with err (RW_EUSAGE: none, or it has exited). */
+int rw_process_program(rw_home *h, const char *ref, uint64_t step, uint32_t *pid, char *path,
+                       size_t n, struct rw_error *err);
+/* Copy the file path, as process pid saw it at step, out of the guest (a
+ * throwaway rw_cat) into a new temporary file whose name goes into tmp
+ * (the caller removes it; tmp[0] == 0 when none was made). 0 or -1. */
+int rw_program_copy(rw_home *h, const char *ref, uint64_t step, uint32_t pid, const char *path,
+                    const struct rw_options *o, char tmp[64], struct rw_error *err);
 
 /* ---- Reading: runs, specs, events, processes, comparison, store upkeep ---- */
 

@@ -37,6 +37,7 @@ static const struct cli_command commands[] = {
     {"serve", cmd_serve, "the timeline in a browser: a local web server with a token"},
     {"open", cmd_open, "print the URL of a run at a step (starts rewind serve if needed)"},
     {"where", cmd_where, "the stack of every thread of a process at a step"},
+    {"gdb", cmd_gdb, "gdb on a process at a step: forward and reverse (a throwaway)"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

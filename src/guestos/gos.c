@@ -7,9 +7,11 @@
  *    addresses, the direct map included, are translated through it;
  *  - init_task's contents are known: comm "swapper", pid 0, real_parent,
  *    parent and group_leader pointing to init_task (as src/vmm/spin.c
- *    does), stack == init_stack, active_mm == &init_mm and mm == NULL;
+ *    does), stack == init_stack, mm == NULL and active_mm a kernel pointer
+ *    (&init_mm, or the mm it borrows while lazy);
  *  - the fields between are laid out as Linux 6.1's task_struct has them:
- *    __state just before stack, tasks two words before mm, thread_group
+ *    __state just before stack, tasks two words before mm (the first such
+ *    pair whose tasks is a ring of tasks through init_task), thread_group
  *    112 bytes after group_leader; each is checked in memory (thread_group
  *    of init_task is an empty list; tasks is a ring through init_task whose
  *    nodes are tasks);
@@ -237,32 +239,29 @@ int gos_open(struct gos *g, const struct gos_mem *mem, const struct gos_syms *s,
         snprintf(why, n, "init_task's thread_group is not where Linux 6.1 has it");
         return -1;
     }
-    for (size_t off = 8; off < l->pid; off += 8) {
-        if (!l->stack && bytes_get_u64(buf + off) == s->init_stack)
+    for (size_t off = 8; off < l->pid && !l->stack; off += 8)
+        if (bytes_get_u64(buf + off) == s->init_stack)
             l->stack = off;
-        if (l->stack && !l->mm && bytes_get_u64(buf + off) == s->init_mm && off >= 8 &&
-            bytes_get_u64(buf + off - 8) == 0)
-            l->mm = off - 8;
-    }
-    if (!l->stack || !l->mm || l->mm < l->stack + 32) {
-        snprintf(why, n, "no stack/active_mm in init_task");
+    if (!l->stack) {
+        snprintf(why, n, "no stack in init_task");
         return -1;
     }
     l->state = l->stack - 8;
-    /* The task list: two words before mm (no SMP fields between), else search. */
-    if (tasks_ring_ok(g, l->mm - 16)) {
-        l->tasks = l->mm - 16;
-    } else {
-        l->tasks = 0;
-        for (size_t off = l->mm - 24; off > l->stack; off -= 8)
-            if (tasks_ring_ok(g, off)) {
-                l->tasks = off;
-                break;
-            }
-        if (!l->tasks) {
-            snprintf(why, n, "no task list in init_task");
-            return -1;
+    /* mm (NULL: a kernel thread) then active_mm (&init_mm, or the mm it
+     * borrows while lazy), with the task list two words before them (no
+     * SMP fields between); the ring through init_task decides. */
+    for (size_t off = l->stack + 24; off + 16 <= l->pid && !l->mm; off += 8) {
+        uint64_t active = bytes_get_u64(buf + off + 8);
+        if (bytes_get_u64(buf + off) != 0 || active < 0xffff800000000000ull)
+            continue;
+        if (tasks_ring_ok(g, off - 16)) {
+            l->mm = off;
+            l->tasks = off - 16;
         }
+    }
+    if (!l->mm) {
+        snprintf(why, n, "no mm/active_mm and task list in init_task");
+        return -1;
     }
     uint8_t mmb[GOS_SCAN_MM];
     if (gos_kread(g, s->init_mm, mmb, sizeof(mmb)) < 0) {

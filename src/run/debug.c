@@ -23,6 +23,7 @@
 #include "run/debug.h"
 #include "run/machine.h"
 #include "util/check.h"
+#include "vmm/vcpu.h"
 
 struct rw_machine_debug {
     struct gos g;
@@ -216,4 +217,255 @@ size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *
     if (debug_pgd(m, pid, &pgd, &err) < 0)
         return 0;
     return gos_vwrite(&m->dbg->g, pgd, addr, buf, n);
+}
+
+/* ---- Running on under a debugger (rw_machine_resume) ----
+ *
+ * Invariants (continued):
+ *  4. A debug exit is never a step: only vcpu_handle_exit moves p->step,
+ *     and it is never called for KVM_EXIT_DEBUG (asserted around each).
+ *  5. Debug register slot 3 is rewind's own (the return of a stepped
+ *     thread to user mode); the caller's breakpoints use slots 0..2.
+ *  6. Guest debugging is switched off again before rw_machine_resume
+ *     returns: a machine that runs on without a debugger takes no debug
+ *     exits.
+ */
+
+#define DR7_RF 0x10000ull /* RFLAGS.RF: the next instruction's breakpoint is not taken */
+#define INTERNAL_SLOT 3
+
+static int set_debug(rw_machine *m, const struct rw_watch *w, int nw, int internal,
+                     uint64_t internal_addr, int single)
+{
+    struct kvm_guest_debug d;
+    memset(&d, 0, sizeof(d));
+    uint64_t dr7 = 0;
+    for (int i = 0; i < nw; i++) {
+        unsigned len = w[i].kind == RW_BREAK ? 0
+                       : w[i].len == 8       ? 2
+                       : w[i].len == 4       ? 3
+                                             : w[i].len - 1;
+        d.arch.debugreg[i] = w[i].addr;
+        dr7 |= 1ull << (2 * i);
+        dr7 |= (uint64_t)w[i].kind << (16 + 4 * i);
+        dr7 |= (uint64_t)len << (18 + 4 * i);
+    }
+    if (internal) {
+        d.arch.debugreg[INTERNAL_SLOT] = internal_addr; /* invariant 5 */
+        dr7 |= 1ull << (2 * INTERNAL_SLOT);
+    }
+    d.arch.debugreg[7] = dr7;
+    if (dr7 || single)
+        d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP;
+    if (single)
+        d.control |= KVM_GUESTDBG_SINGLESTEP;
+    return ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d);
+}
+
+/* The task on the CPU: its tid and tgid. 0 or -1. */
+static int on_cpu(rw_machine *m, uint32_t *tid, uint32_t *tgid)
+{
+    struct gos *g = &m->dbg->g;
+    uint8_t b[8];
+    uint64_t cur;
+    if (gos_kread(g, g->sym.current_task, b, 8) < 0)
+        return -1;
+    memcpy(&cur, b, 8);
+    if (gos_kread(g, cur + g->lay.pid, b, 8) < 0)
+        return -1;
+    memcpy(tid, b, 4);
+    memcpy(tgid, b + 4, 4);
+    return 0;
+}
+
+/* Where thread tid returns to user mode: its saved rip. 0 or -1. */
+static int return_rip(rw_machine *m, uint32_t tid, uint64_t *rip, struct rw_error *err)
+{
+    const struct gos_task *t = debug_task(m, tid, err);
+    struct gos_regs r;
+    if (!t || gos_user_regs(&m->dbg->g, t, &r) < 0) {
+        if (t) {
+            err->code = RW_EUSAGE;
+            snprintf(err->msg, sizeof(err->msg), "thread %u has no user registers", tid);
+        }
+        return -1;
+    }
+    *rip = r.rip;
+    return 0;
+}
+
+static int set_rf(rw_machine *m)
+{
+    struct kvm_regs k;
+    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0)
+        return -1;
+    k.rflags |= DR7_RF;
+    return ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k);
+}
+
+int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                      struct rw_error *err)
+{
+    memset(s, 0, sizeof(*s));
+    if (r->nw < 0 || r->nw > RW_DEBUG_SLOTS) {
+        err->code = RW_EUSAGE;
+        snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once",
+                 RW_DEBUG_SLOTS);
+        return -1;
+    }
+    if (!debug_gos(m, err))
+        return -1;
+    struct platform *p = m->c.p;
+    struct kvm_run *run = m->c.vm.run;
+    /* Stepping: phase 1 waits for the thread to be back in user mode (a
+     * breakpoint where it returns), phase 2 single-steps one instruction. */
+    int phase = 0;
+    uint64_t internal = 0, step_from = 0;
+    if (r->step_tid) {
+        struct kvm_sregs sr;
+        uint32_t tid = 0, tgid = 0;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 || on_cpu(m, &tid, &tgid) < 0) {
+            err->code = RW_EINTERNAL;
+            snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU's state");
+            return -1;
+        }
+        if ((sr.cs.selector & 3) == 3 && tid == r->step_tid) {
+            phase = 2;
+        } else {
+            if (return_rip(m, r->step_tid, &internal, err) < 0)
+                return -1;
+            phase = 1;
+        }
+        if (return_rip(m, r->step_tid, &step_from, err) < 0 && phase == 1)
+            return -1;
+        if (phase == 2) {
+            struct kvm_regs k;
+            if (ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) == 0)
+                step_from = k.rip;
+        }
+    }
+    if (set_debug(m, r->w, r->nw, phase == 1, internal, phase == 2) < 0) {
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+        return -1;
+    }
+    set_rf(m); /* resuming at a breakpoint's address does not hit it again */
+    int rc = 0;
+    run_active_kvm_run = run;
+    for (;;) {
+        if (p->outcome != PLATFORM_RUNNING) {
+            s->why = RW_STOP_ENDED;
+            break;
+        }
+        if (r->abort && *r->abort) {
+            s->why = RW_STOP_ABORTED;
+            break;
+        }
+        if (r->until_step && p->step >= r->until_step) {
+            s->why = RW_STOP_STEP;
+            break;
+        }
+        int kr = ioctl(m->c.vm.vcpu_fd, KVM_RUN, 0);
+        uint64_t step = p->step;
+        if (kr < 0) {
+            if (errno == EINTR || errno == EAGAIN) {
+                run->immediate_exit = 0;
+                platform_host_exit(p);
+                RW_ASSERT(p->step == step); /* invariant 4 */
+                continue;
+            }
+            err->code = RW_EINTERNAL;
+            snprintf(err->msg, sizeof(err->msg), "KVM_RUN: %s", strerror(errno));
+            rc = -1;
+            break;
+        }
+        if (run->exit_reason != KVM_EXIT_DEBUG) {
+            int stepped = vcpu_handle_exit(p);
+            RW_ASSERT(p->step == step + (uint64_t)stepped);
+            continue;
+        }
+        /* A debug exit: never a step (invariant 4). */
+        s->debug_exits++;
+        uint64_t dr6 = run->debug.arch.dr6;
+        struct kvm_sregs sr;
+        struct kvm_regs k;
+        uint32_t tid = 0, tgid = 0;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 ||
+            ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
+            err->code = RW_EINTERNAL;
+            snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU at a debug exit");
+            rc = -1;
+            break;
+        }
+        RW_ASSERT(p->step == step);
+        int user = (sr.cs.selector & 3) == 3;
+        int resume_rf = 0;
+        if (phase == 2 && (dr6 & 0x4000)) { /* a single step */
+            if (user && tid == r->step_tid) {
+                s->why = RW_STOP_STEPPED;
+                s->tid = tid;
+                s->pc = k.rip;
+                break;
+            }
+            /* Into the kernel (a syscall, an interrupt): wait for its return. */
+            if (return_rip(m, r->step_tid, &internal, err) < 0) {
+                rc = -1;
+                break;
+            }
+            phase = 3;
+            set_debug(m, r->w, r->nw, 1, internal, 0);
+            continue;
+        }
+        int slot = -1;
+        for (int i = 0; i < 4; i++)
+            if (dr6 & (1ull << i))
+                slot = i;
+        if (slot == INTERNAL_SLOT && phase && user && tid == r->step_tid) {
+            if (phase == 1 || (phase == 3 && k.rip == step_from)) {
+                phase = 2; /* now step the instruction itself */
+                set_debug(m, r->w, r->nw, 0, 0, 1);
+                set_rf(m);
+                continue;
+            }
+            s->why = RW_STOP_STEPPED; /* back from the kernel after the instruction */
+            s->tid = tid;
+            s->pc = k.rip;
+            break;
+        }
+        if (slot >= 0 && slot < r->nw && user && tgid == r->pid) {
+            s->why = r->w[slot].kind == RW_BREAK ? RW_STOP_BREAK : RW_STOP_WATCH;
+            s->slot = slot;
+            s->tid = tid;
+            s->pc = k.rip;
+            break;
+        }
+        /* Someone else's context, or a spurious exit: go on. */
+        if (slot >= 0 && (slot == INTERNAL_SLOT || r->w[slot].kind == RW_BREAK))
+            resume_rf = 1;
+        if (resume_rf)
+            set_rf(m);
+    }
+    run_active_kvm_run = NULL;
+    set_debug(m, NULL, 0, 0, 0, 0); /* invariant 6 */
+    s->step = p->step;
+    if (s->why == RW_STOP_ENDED && p->outcome == PLATFORM_RUNNING)
+        s->why = RW_STOP_STEP;
+    return rc;
+}
+
+int rw_machine_finish(rw_machine *m, int run_to_end, struct rw_result *r, struct rw_error *err)
+{
+    if (!m->settled) {
+        if (run_to_end && m->c.p->outcome == PLATFORM_RUNNING && run_loop(&m->c, 0) < 0) {
+            *err = m->err;
+            return -1;
+        }
+        if (run_settle(&m->c) < 0) {
+            *err = m->err;
+            return -1;
+        }
+        m->settled = 1;
+    }
+    *r = m->res;
+    return 0;
 }

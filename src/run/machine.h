@@ -14,6 +14,7 @@ struct rw_machine {
     struct rw_error err; /* the context's own (its failures are copied out) */
     uint64_t step;
     struct rw_machine_debug *dbg; /* NULL until a debugging function needs it */
+    int settled; /* rw_machine_finish ran run_settle: the machine runs no more */
 };
 
 /* Free m->dbg (rw_machine_close calls it). */

@@ -255,40 +255,56 @@ static int stacks(rw_machine *m, const char *exe, int kernel, struct rw_where *w
     return 0;
 }
 
-int rw_where(rw_home *h, const char *ref, uint64_t step, const struct rw_options *op, int kernel,
-             struct rw_where *w, struct rw_error *err)
+int rw_process_program(rw_home *h, const char *ref, uint64_t step, uint32_t *pid, char *path,
+                       size_t n, struct rw_error *err)
 {
-    memset(w, 0, sizeof(*w));
-    w->step = step;
     char id[RW_ID_MAX];
     if (rw_resolve(h, ref, id, err) < 0)
         return -1;
-    struct exec_find f = {.pid = (uint32_t)op->pid};
+    struct exec_find f = {.pid = *pid};
     struct rw_event_query q = RW_EVENTS_ALL;
     q.to = step;
     if (rw_events(h, id, &q, on_event, &f, NULL, err) < 0)
         return -1;
+    err->code = RW_EUSAGE;
     if (!f.found) {
-        err->code = RW_EUSAGE;
-        if (op->pid)
+        if (*pid)
             snprintf(err->msg, sizeof(err->msg),
-                     "process %llu never exec'd a program by step %llu (see rewind ps)",
-                     (unsigned long long)op->pid, (unsigned long long)step);
+                     "process %u never exec'd a program by step %llu (see rewind ps)", *pid,
+                     (unsigned long long)step);
         else
             snprintf(err->msg, sizeof(err->msg), "the job has not started by step %llu",
                      (unsigned long long)step);
         return -1;
     }
     if (f.exited) {
-        err->code = RW_EUSAGE;
         snprintf(err->msg, sizeof(err->msg), "process %u has exited by step %llu", f.pid,
                  (unsigned long long)step);
         return -1;
     }
-    w->pid = f.pid;
-    snprintf(w->exe, sizeof(w->exe), "%s", f.path);
+    *pid = f.pid;
+    snprintf(path, n, "%s", f.path);
+    return 0;
+}
+
+int rw_program_copy(rw_home *h, const char *ref, uint64_t step, uint32_t pid, const char *path,
+                    const struct rw_options *op, char tmp[64], struct rw_error *err)
+{
+    return copy_program(h, ref, step, pid, path, op, tmp, err);
+}
+
+int rw_where(rw_home *h, const char *ref, uint64_t step, const struct rw_options *op, int kernel,
+             struct rw_where *w, struct rw_error *err)
+{
+    memset(w, 0, sizeof(*w));
+    w->step = step;
+    uint32_t pid = (uint32_t)op->pid;
+    if (rw_process_program(h, ref, step, &pid, w->exe, sizeof(w->exe), err) < 0)
+        return -1;
+    w->pid = pid;
+
     char tmp[64];
-    if (copy_program(h, ref, step, f.pid, f.path, op, tmp, err) < 0) {
+    if (copy_program(h, ref, step, pid, w->exe, op, tmp, err) < 0) {
         if (tmp[0])
             unlink(tmp); /* invariant 3 */
         return -1;

@@ -111,7 +111,7 @@ static void build(void)
         put(PGD_K + 0x2000 + i * 8, (i << 21) | 0x83);
     task(INIT_TASK, 0, 0, "swapper", INIT_STACK, 0, INIT_TASK);
     bytes_put_u32(ram + INIT_TASK + O_STATE, 0);
-    put(INIT_TASK + O_MM + 8, va(INIT_MM));
+    put(INIT_TASK + O_MM + 8, va(MM_B)); /* lazy: borrows the last task's mm */
     put(INIT_TASK + O_GL, va(INIT_TASK));
     put(INIT_MM + MM_PGD, va(PGD_K));
     task(T_A, 1, 1, "init", 0x400000, MM_B, T_A);

@@ -1,0 +1,96 @@
+# rewind gdb: Debian's gdb (batch mode) on a process at a step of a stored
+# run, through the remote-protocol stub (docs/debugging.md): forward with
+# hardware breakpoints, the session's run equal to the stored run, reverse
+# execution by replay, one-line errors.
+
+# out_step RUN TEXT: the step of the first output event containing TEXT
+gdb_out_step() {
+    "$REWIND" events "$1" --kind output --json | python3 -c '
+import json, sys
+for e in json.load(sys.stdin):
+    if sys.argv[1] in e["payload"]:
+        print(e["step"]); break' "$2"
+}
+
+# dbg_run: record dbg_threads; sets ID and AT (a few steps after "ready")
+dbg_run() {
+    command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
+    run_rw a run --root "$ROOT" -- /usr/bin/dbg_threads
+    expect_rc 0
+    ID=$(run_id a.err)
+    local s; s=$(gdb_out_step "$ID" ready)
+    [ -n "$s" ] || fail "no ready output"
+    AT=$((s + 5))
+}
+
+test_gdb_break_continue_print_next() {
+    dbg_run
+    run_rw g gdb "$ID" "$AT" --verify -- -batch \
+        -ex 'info threads' -ex 'break bump' -ex 'continue' -ex 'print i' \
+        -ex 'continue' -ex 'print i' -ex 'next' -ex 'bt' -ex 'finish'
+    expect_rc 0
+    # four threads, the stop in bump with its argument, next goes on in bump,
+    # finish returns to wait_sleep
+    [ "$(grep -c '^[* ] [0-9]* *Thread ' g.out)" -eq 4 ] || fail "threads: $(cat g.out)"
+    expect_grep g.out 'Breakpoint 1, bump (i=1) at .*dbg_threads.c:'
+    expect_grep g.out '^\$1 = 1$'
+    expect_grep g.out 'Breakpoint 1, bump (i=2)'
+    expect_grep g.out '^\$2 = 2$'
+    expect_grep g.out 'in wait_sleep () at .*dbg_threads.c'
+    expect_grep g.out 'Run till exit from'
+    # the machine ran on to the run's end: the same trace as the stored run
+    expect_grep g.err 'trace [0-9a-f]* equal to run'
+}
+
+test_gdb_reverse_continue_and_stepi() {
+    dbg_run
+    local regs='info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15'
+    run_rw g gdb "$ID" "$AT" -- -batch \
+        -ex 'break bump' -ex 'continue' -ex 'continue' -ex 'print i' \
+        -ex 'reverse-continue' -ex 'print i' \
+        -ex 'stepi' -ex 'stepi' -ex 'echo MARK-A\n' -ex "$regs" \
+        -ex 'reverse-stepi' -ex 'echo MARK-B\n' -ex "$regs" -ex 'stepi' -ex 'echo MARK-C\n' -ex "$regs"
+    expect_rc 0
+    expect_grep g.out '^\$1 = 2$'
+    expect_grep g.out '^\$2 = 1$'
+    python3 - g.out <<'PY' || fail "reverse-stepi then stepi: $(cat g.out)"
+import re, sys
+t = open(sys.argv[1]).read()
+def regs(mark):
+    part = t.split(mark, 1)[1].split("MARK", 1)[0]
+    return dict(re.findall(r"^(r\w+)\s+(0x[0-9a-f]+)", part, re.M))
+a, b, c = regs("MARK-A"), regs("MARK-B"), regs("MARK-C")
+assert len(a) == 17, a
+assert a == c, (a, c)
+assert a["rip"] != b["rip"], (a, b)
+PY
+}
+
+test_gdb_errors_are_one_line() {
+    dbg_run
+    run_rw e1 gdb "$ID" "$AT" --pid 999 -- -batch -ex bt
+    [ "$RC" -eq 2 ] || fail "--pid 999: rc $RC $(cat e1.err)"
+    [ "$(wc -l < e1.err)" -eq 1 ] || fail "not one line: $(cat e1.err)"
+    run_rw e2 gdb "$ID" 99999999 -- -batch -ex bt
+    [ "$RC" -eq 2 ] || fail "past the end: rc $RC $(cat e2.err)"
+    [ "$(wc -l < e2.err)" -eq 1 ] || fail "not one line: $(cat e2.err)"
+    run_rw e3 gdb "$ID" "$AT" -- -batch -ex 'break no_such_function'
+    [ "$RC" -ne 0 ] || fail "an unknown symbol: rc 0"
+    expect_grep e3.err 'Function "no_such_function" not defined'
+}
+
+# The pool's crash (long: check over 64 schedules): bt at the SIGSEGV step
+# names the worker and its line.
+test_gdb_bt_at_the_pool_crash() {
+    command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
+    run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/pool-g
+    [ "$RC" -eq 1 ] || fail "check found no crash of pool-g: rc $RC $(tail -n 3 c.err)"
+    local failr; failr=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["failing_run"]["id"])' c.out)
+    local s; s=$("$REWIND" events "$failr" --kind signal --json | python3 -c '
+import json, sys
+print([e["step"] for e in json.load(sys.stdin)][0])')
+    [ -n "$s" ] || fail "no signal event in $failr"
+    run_rw g gdb "$failr" "$s" -- -batch -ex bt
+    expect_rc 0
+    expect_grep g.out 'worker (.*pool.c:[0-9]'
+}
