@@ -10,6 +10,7 @@ pkgs=(gcc make libc6-dev libssl-dev libzstd-dev libjansson-dev erofs-utils busyb
 pkgs+=(libmicrohttpd-dev chromium curl)
 command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 pkgs+=(mmdebstrap)  # tools/mkroot-debian.sh: the compatibility suite's Debian root
+pkgs+=(gdb libdw-dev)  # rewind gdb (Debian's gdb), rewind where (elfutils' libdwfl)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

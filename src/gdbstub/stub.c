@@ -382,6 +382,8 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
     resume_of(s, &r);
     r.abort = s->cfg->abort;
     r.step_tid = step_tid;
+    if (step_tid)
+        r.nw = 0; /* reverse-stepi counts single steps only */
     const struct pos target = s->here;
     if (!step_tid && !target.boundary && r.nw < RW_DEBUG_SLOTS) {
         /* stop at the target itself even if no breakpoint is there */

@@ -303,6 +303,15 @@ static int set_rf(rw_machine *m)
     return ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k);
 }
 
+/* Tests only (REWIND_TEST_HOLES=1 and REWIND_TEST_HOLE_DEBUG_TIME=1): each
+ * debug exit moves the guest's clock, so a debugged machine no longer runs
+ * as it would without the debugger (tests/system/t_gdb.sh sees it). */
+static int hole_debug_time(void)
+{
+    const char *holes = getenv("REWIND_TEST_HOLES"), *h = getenv("REWIND_TEST_HOLE_DEBUG_TIME");
+    return holes && h && !strcmp(holes, "1") && !strcmp(h, "1");
+}
+
 int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
                       struct rw_error *err)
 {
@@ -386,6 +395,8 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         }
         /* A debug exit: never a step (invariant 4). */
         s->debug_exits++;
+        if (hole_debug_time())
+            p->now_ns += 1000; /* tests only: the negative twin of invariant 4 */
         uint64_t dr6 = run->debug.arch.dr6;
         struct kvm_sregs sr;
         struct kvm_regs k;
@@ -400,7 +411,7 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         RW_ASSERT(p->step == step);
         int user = (sr.cs.selector & 3) == 3;
         int resume_rf = 0;
-        if (phase == 2 && (dr6 & 0x4000)) { /* a single step */
+        if (phase == 2 && ((dr6 & 0x4000) || !(dr6 & 0xf))) { /* a single step */
             if (user && tid == r->step_tid) {
                 s->why = RW_STOP_STEPPED;
                 s->tid = tid;
