@@ -27,6 +27,7 @@
 
 struct rw_machine_debug {
     struct gos g;
+    uint64_t dr[4], dr7; /* the debug registers as last set */
     int open;
     struct gos_task *tasks;
     size_t ntasks;
@@ -255,6 +256,8 @@ static int set_debug(rw_machine *m, const struct rw_watch *w, int nw, int intern
         dr7 |= 1ull << (2 * INTERNAL_SLOT);
     }
     d.arch.debugreg[7] = dr7;
+    m->dbg->dr7 = dr7;
+    memcpy(m->dbg->dr, d.arch.debugreg, sizeof(m->dbg->dr));
     if (dr7 || single)
         d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP;
     if (single)
@@ -294,13 +297,22 @@ static int return_rip(rw_machine *m, uint32_t tid, uint64_t *rip, struct rw_erro
     return 0;
 }
 
+/* Resuming at the address of an instruction breakpoint: set RFLAGS.RF so
+ * the instruction runs instead of hitting it again. Only then (RF is left
+ * alone everywhere else, so the guest's state is what it would be). */
 static int set_rf(rw_machine *m)
 {
     struct kvm_regs k;
     if (ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0)
         return -1;
-    k.rflags |= DR7_RF;
-    return ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k);
+    for (int i = 0; i < 4; i++) {
+        uint64_t dr7 = m->dbg->dr7;
+        if ((dr7 >> (2 * i) & 1) && ((dr7 >> (16 + 4 * i)) & 3) == 0 && m->dbg->dr[i] == k.rip) {
+            k.rflags |= DR7_RF;
+            return ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k);
+        }
+    }
+    return 0;
 }
 
 /* Tests only (REWIND_TEST_HOLES=1 and REWIND_TEST_HOLE_DEBUG_TIME=1): each
@@ -410,7 +422,6 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         }
         RW_ASSERT(p->step == step);
         int user = (sr.cs.selector & 3) == 3;
-        int resume_rf = 0;
         if (phase == 2 && ((dr6 & 0x4000) || !(dr6 & 0xf))) { /* a single step */
             if (user && tid == r->step_tid) {
                 s->why = RW_STOP_STEPPED;
@@ -451,10 +462,7 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
             break;
         }
         /* Someone else's context, or a spurious exit: go on. */
-        if (slot >= 0 && (slot == INTERNAL_SLOT || r->w[slot].kind == RW_BREAK))
-            resume_rf = 1;
-        if (resume_rf)
-            set_rf(m);
+        set_rf(m);
     }
     run_active_kvm_run = NULL;
     set_debug(m, NULL, 0, 0, 0, 0); /* invariant 6 */
