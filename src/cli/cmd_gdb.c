@@ -174,7 +174,9 @@ int cmd_gdb(int argc, char **argv)
                               .history = history,
                               .max_singlesteps = 200000,
                               .abort = abort_flag,
-                              .notes = stderr};
+                              .notes = stderr,
+                              .exe = exe,
+                              .exe_local = tmp[0] ? tmp : NULL};
     struct gdbs_result res;
     struct gdbs_session *s;
     if (gdbs_start(&cfg, &res, &s, &err) < 0) {

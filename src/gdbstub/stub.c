@@ -21,10 +21,12 @@
  */
 #include "gdbstub/stub.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gdbstub/packet.h"
 
@@ -35,6 +37,13 @@ struct pos {
     int boundary; /* at the start of the step (no thread stopped) */
     uint32_t tid;
     struct rw_regs r;
+};
+
+/* A file gdb opened with vFile:open: a host copy of the guest's file. */
+#define GDBS_FILES 16
+struct gfile {
+    int fd;       /* -1: free */
+    char tmp[64]; /* the copy to remove at the end ("" if not ours) */
 };
 
 struct bp {
@@ -59,6 +68,7 @@ struct gdbs_session {
     struct gdbs_result *res;
     struct rw_thread th[MAX_THREADS];
     size_t nth;
+    struct gfile files[GDBS_FILES];
     char out[GDBS_PACKET_MAX];
 };
 
@@ -489,6 +499,104 @@ static int vcont(struct gdbs_session *s, const char *a)
     return forward(s, any_step ? step_tid : 0);
 }
 
+/* ---- Files: the program, served from the guest's filesystem ---- */
+
+/* qXfer:exec-file:read:ANNEX:OFFSET,LENGTH: the program's guest path. */
+static int xfer_exec(struct gdbs_session *s, const char *a)
+{
+    const char *c = strchr(a, ':');
+    if (!c)
+        return send(s, "E01");
+    uint64_t off = strtoull(c + 1, NULL, 16);
+    size_t n = strlen(s->cfg->exe);
+    if (off >= n)
+        return send(s, "l");
+    snprintf(s->out, sizeof(s->out), "l%s", s->cfg->exe + off);
+    return send(s, s->out);
+}
+
+/* vFile:open:HEXPATH,FLAGS,MODE / pread:FD,COUNT,OFFSET / close:FD /
+ * setfs:PID. Files are read only; a file other than the program is copied
+ * out of the guest at the session's step first (a throwaway rw_cat). */
+static int vfile(struct gdbs_session *s, const char *a)
+{
+    if (!strncmp(a, "setfs:", 6))
+        return send(s, "F0");
+    if (!strncmp(a, "open:", 5)) {
+        const char *comma = strchr(a + 5, ',');
+        char path[1024];
+        unsigned char raw[1024];
+        long n = comma ? gdbs_fromhex(a + 5, (size_t)(comma - (a + 5)), raw, sizeof(raw) - 1) : -1;
+        if (n <= 0)
+            return send(s, "F-1,16"); /* EINVAL */
+        memcpy(path, raw, (size_t)n);
+        path[n] = 0;
+        if (strtoul(comma + 1, NULL, 16) & 3)
+            return send(s, "F-1,d"); /* EACCES: read only */
+        int slot = -1;
+        for (int i = 0; i < GDBS_FILES; i++)
+            if (s->files[i].fd < 0) {
+                slot = i;
+                break;
+            }
+        if (slot < 0)
+            return send(s, "F-1,18"); /* EMFILE */
+        struct gfile *f = &s->files[slot];
+        f->tmp[0] = 0;
+        const char *host = NULL;
+        if (s->cfg->exe_local && !strcmp(path, s->cfg->exe)) {
+            host = s->cfg->exe_local;
+        } else {
+            struct rw_options o;
+            struct rw_error err;
+            rw_options_init(&o);
+            o.abort = s->cfg->abort;
+            if (rw_program_copy(s->cfg->h, s->cfg->ref, s->cfg->step, s->cfg->pid, path, &o, f->tmp,
+                                &err) < 0) {
+                if (f->tmp[0])
+                    unlink(f->tmp);
+                f->tmp[0] = 0;
+                return send(s, "F-1,2"); /* ENOENT */
+            }
+            host = f->tmp;
+        }
+        f->fd = open(host, O_RDONLY | O_CLOEXEC);
+        if (f->fd < 0)
+            return send(s, "F-1,2");
+        snprintf(s->out, sizeof(s->out), "F%x", slot);
+        return send(s, s->out);
+    }
+    if (!strncmp(a, "pread:", 6)) {
+        char *end;
+        unsigned long slot = strtoul(a + 6, &end, 16);
+        if (slot >= GDBS_FILES || s->files[slot].fd < 0 || *end != ',')
+            return send(s, "F-1,9"); /* EBADF */
+        unsigned long count = strtoul(end + 1, &end, 16);
+        unsigned long long off = *end == ',' ? strtoull(end + 1, NULL, 16) : 0;
+        if (count > GDBS_PACKET_MAX / 2 - 32)
+            count = GDBS_PACKET_MAX / 2 - 32;
+        char buf[GDBS_PACKET_MAX / 2];
+        ssize_t got = pread(s->files[slot].fd, buf, count, (off_t)off);
+        if (got < 0)
+            return send(s, "F-1,5"); /* EIO */
+        int h = snprintf(s->out, sizeof(s->out), "F%zx;", (size_t)got);
+        memcpy(s->out + h, buf, (size_t)got);
+        return gdbs_send(&s->conn, s->out, (size_t)h + (size_t)got);
+    }
+    if (!strncmp(a, "close:", 6)) {
+        unsigned long slot = strtoul(a + 6, NULL, 16);
+        if (slot >= GDBS_FILES || s->files[slot].fd < 0)
+            return send(s, "F-1,9");
+        close(s->files[slot].fd);
+        s->files[slot].fd = -1;
+        if (s->files[slot].tmp[0])
+            unlink(s->files[slot].tmp);
+        s->files[slot].tmp[0] = 0;
+        return send(s, "F0");
+    }
+    return send(s, "");
+}
+
 static int handle(struct gdbs_session *s, const char *p, int *done)
 {
     if (p[0] == 0x03)
@@ -551,7 +659,7 @@ static int handle(struct gdbs_session *s, const char *p, int *done)
     }
     if (!strncmp(p, "qSupported", 10))
         return send(s, "PacketSize=3fff;QStartNoAckMode+;hwbreak+;ReverseContinue+;"
-                       "ReverseStep+;vContSupported+");
+                       "ReverseStep+;vContSupported+;qXfer:exec-file:read+");
     if (!strcmp(p, "QStartNoAckMode")) {
         int rc = send(s, "OK");
         s->conn.no_ack = 1;
@@ -590,6 +698,10 @@ static int handle(struct gdbs_session *s, const char *p, int *done)
         *done = 1;
         return send(s, "OK");
     }
+    if (!strncmp(p, "qXfer:exec-file:read:", 21))
+        return xfer_exec(s, p + 21);
+    if (!strncmp(p, "vFile:", 6))
+        return vfile(s, p + 6);
     return send(s, ""); /* not supported */
 }
 
@@ -606,6 +718,8 @@ int gdbs_start(const struct gdbs_config *cfg, struct gdbs_result *res, struct gd
     }
     s->cfg = cfg;
     s->res = res;
+    for (int i = 0; i < GDBS_FILES; i++)
+        s->files[i].fd = -1;
     if (rw_seek(cfg->h, cfg->ref, cfg->step, &s->m, err) < 0) { /* invariant 2 */
         free(s);
         return -1;
@@ -650,6 +764,12 @@ int gdbs_end(struct gdbs_session *s, int finish, struct rw_error *err)
             snprintf(s->res->trace_hash, sizeof(s->res->trace_hash), "%s", rr.trace_hash);
             s->res->steps = rr.steps;
         }
+    }
+    for (int i = 0; i < GDBS_FILES; i++) {
+        if (s->files[i].fd >= 0)
+            close(s->files[i].fd);
+        if (s->files[i].tmp[0])
+            unlink(s->files[i].tmp);
     }
     rw_machine_close(s->m);
     free(s);

@@ -113,3 +113,24 @@ test_gdb_verify_sees_a_debugger_that_perturbs() {
     [ "$RC" -eq 1 ] || fail "a perturbing debugger: rc $RC $(cat g.err)"
     expect_grep g.err 'DIFFERS from run'
 }
+
+# --port: the stub alone; a gdb started without the program gets it from
+# the guest through the protocol (qXfer:exec-file, vFile), symbols included.
+test_gdb_port_serves_the_program() {
+    dbg_run
+    local port=$((20000 + RANDOM % 20000))
+    "$REWIND" gdb "$ID" "$AT" --port "$port" >s.out 2>s.err &
+    local stub=$!
+    local i
+    for i in $(seq 1 600); do
+        grep -q 'gdb stub for process' s.err 2>/dev/null && break
+        kill -0 "$stub" 2>/dev/null || break
+        sleep 1
+    done
+    expect_grep s.err "on 127.0.0.1:$port"
+    gdb -q -nx -batch -ex 'set remotetimeout 600' -ex "target remote 127.0.0.1:$port" \
+        -ex 'thread apply all bt' >g.out 2>g.err
+    wait "$stub" || true
+    expect_grep g.out 'wait_pipe () at .*dbg_threads.c:'
+    expect_grep g.out 'main () at .*dbg_threads.c:'
+}
