@@ -443,7 +443,8 @@ struct rw_uregs {
 int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct rw_error *err);
 /* Process pid's memory at addr through its page tables: bytes read or
  * written (fewer when a page is not mapped; 0 when pid is not there).
- * Writes reach read-only pages too (a debugger's breakpoints). */
+ * pid 0: through the vCPU's current page tables (the kernel, and the
+ * process on the CPU). Writes reach read-only pages too. */
 size_t rw_machine_read(rw_machine *m, uint32_t pid, uint64_t addr, void *buf, size_t n);
 size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *buf, size_t n);
 
@@ -459,10 +460,13 @@ struct rw_watch {
     unsigned len; /* watchpoints: 1, 2, 4 or 8 (addr aligned to it) */
 };
 struct rw_resume {
-    uint32_t pid;        /* stop only in a thread of this process, in user mode */
+    uint32_t pid;        /* stop only in a thread of this process, in user mode;
+                            0: anywhere (the whole machine) */
     struct rw_watch w[RW_DEBUG_SLOTS];
     int nw;
     uint32_t step_tid;   /* non-zero: stop after one user instruction of this thread */
+    int cpu_step;        /* stop after one instruction of the vCPU, whatever runs
+                            (with pid 0: the whole machine) */
     uint64_t until_step; /* non-zero: stop when the run reaches this step */
     volatile sig_atomic_t *abort;
 };

@@ -27,7 +27,7 @@
 
 static void help(void)
 {
-    puts("usage: rewind gdb RUN STEP [--pid P] [--port N] [--verify] [--history STEP]\n"
+    puts("usage: rewind gdb RUN STEP [--pid P | --kernel] [--port N] [--verify] [--history STEP]\n"
          "                  [--timeout S] [-- GDB-ARGS...]\n\n"
          "Debug process P (default: the job) at STEP of RUN with gdb: a throwaway\n"
          "machine paused at STEP, shown to gdb as a Linux process (its threads,\n"
@@ -37,6 +37,8 @@ static void help(void)
          "reverse-next and reverse-finish replay the run from a step before. Nothing\n"
          "stored changes.\n\n"
          "  --pid P         the process (see rewind ps)\n"
+         "  --kernel        the whole machine: the vCPU as one thread, the guest kernel's\n"
+         "                  symbols, breakpoints anywhere (no reverse execution)\n"
          "  --port N        serve the stub alone on 127.0.0.1:N (target remote :N)\n"
          "  --verify        after the session, run on to the run's end and check the\n"
          "                  trace is the stored run's (exit 1 if not)\n"
@@ -81,16 +83,13 @@ static int on_exec(void *ctx, const struct rw_event *ev)
 int cmd_gdb(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"pid", required_argument, 0, 'p'},
-        {"port", required_argument, 0, 'P'},
-        {"verify", no_argument, 0, 'v'},
-        {"history", required_argument, 0, 'H'},
-        {"timeout", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
+        {"pid", required_argument, 0, 'p'},     {"port", required_argument, 0, 'P'},
+        {"verify", no_argument, 0, 'v'},        {"history", required_argument, 0, 'H'},
+        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {"kernel", no_argument, 0, 'k'},        {0, 0, 0, 0},
     };
     uint64_t pid = 0, port = 0, history = 0;
-    int verify = 0, c, use_port = 0;
+    int verify = 0, c, use_port = 0, kernel = 0;
     double timeout = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -106,6 +105,9 @@ int cmd_gdb(int argc, char **argv)
             break;
         case 'v':
             verify = 1;
+            break;
+        case 'k':
+            kernel = 1;
             break;
         case 'H':
             if (cli_read_step(optarg, &history) < 0 || history == 0)
@@ -123,6 +125,8 @@ int cmd_gdb(int argc, char **argv)
             return cli_error(2, "see rewind gdb --help");
         }
     }
+    if (kernel && pid)
+        return cli_error(2, "--pid and --kernel exclude each other");
     if (argc - optind < 2)
         return cli_error(2, "gdb needs RUN STEP (see rewind gdb --help)");
     const char *ref = argv[optind];
@@ -141,11 +145,14 @@ int cmd_gdb(int argc, char **argv)
     struct rw_error err;
     uint32_t p32 = (uint32_t)pid;
     char exe[256];
-    if (rw_process_program(h, ref, step, &p32, exe, sizeof(exe), &err) < 0) {
+    if (kernel) { /* the whole machine: the guest kernel's ELF */
+        snprintf(exe, sizeof(exe), "%s", rw_default_kernel());
+        p32 = 0;
+    } else if (rw_process_program(h, ref, step, &p32, exe, sizeof(exe), &err) < 0) {
         rw_home_close(h);
         return cli_fail(&err);
     }
-    if (!history) {
+    if (!history && !kernel) {
         char id[RW_ID_MAX];
         struct first_exec f = {p32, 1};
         struct rw_event_query q = RW_EVENTS_ALL;
@@ -161,7 +168,7 @@ int cmd_gdb(int argc, char **argv)
     rw_options_init(&o);
     o.abort = abort_flag;
     char tmp[64] = "";
-    if (!use_port && rw_program_copy(h, ref, step, p32, exe, &o, tmp, &err) < 0) {
+    if (!use_port && !kernel && rw_program_copy(h, ref, step, p32, exe, &o, tmp, &err) < 0) {
         if (tmp[0])
             unlink(tmp);
         rw_home_close(h);
@@ -176,7 +183,10 @@ int cmd_gdb(int argc, char **argv)
                               .abort = abort_flag,
                               .notes = stderr,
                               .exe = exe,
-                              .exe_local = tmp[0] ? tmp : NULL};
+                              .exe_local = kernel   ? exe
+                                           : tmp[0] ? tmp
+                                                    : NULL,
+                              .kernel = kernel};
     struct gdbs_result res;
     struct gdbs_session *s;
     if (gdbs_start(&cfg, &res, &s, &err) < 0) {
@@ -197,7 +207,8 @@ int cmd_gdb(int argc, char **argv)
     }
     pid_t child = -1;
     if (use_port) {
-        fprintf(stderr, "rewind: gdb stub for process %u at step %llu on 127.0.0.1:%d\n", p32,
+        fprintf(stderr, "rewind: gdb stub for %s %u at step %llu on 127.0.0.1:%d\n",
+                kernel ? "the whole machine, vcpu" : "process", kernel ? 0 : p32,
                 (unsigned long long)step, bound);
     } else {
         char target[64], *args[argc + 16];
@@ -212,7 +223,7 @@ int cmd_gdb(int argc, char **argv)
         args[k++] = target;
         for (int i = rest; i < argc; i++)
             args[k++] = argv[i];
-        args[k++] = tmp;
+        args[k++] = kernel ? exe : tmp;
         args[k] = NULL;
         child = fork();
         if (child == 0) {

@@ -89,6 +89,12 @@ static int threads(struct gdbs_session *s)
     size_t n;
     struct rw_error err;
     s->nth = 0;
+    if (s->cfg->kernel) { /* the whole machine: one thread, the vCPU */
+        s->th[0] = (struct rw_thread){.tid = 1, .current = 1};
+        snprintf(s->th[0].comm, sizeof(s->th[0].comm), "vcpu");
+        s->nth = 1;
+        return 0;
+    }
     if (rw_machine_threads(s->m, all, MAX_THREADS, &n, &err) < 0)
         return -1;
     for (size_t i = 0; i < n && i < MAX_THREADS; i++)
@@ -118,11 +124,24 @@ static uint32_t default_thread(struct gdbs_session *s)
     return s->nth ? s->th[0].tid : 0;
 }
 
+static int kernel_mode;
+
+/* A thread's registers (the vCPU's for the whole machine). */
+static int uregs(rw_machine *m, uint32_t tid, struct rw_uregs *u, struct rw_error *err)
+{
+    if (!kernel_mode)
+        return rw_machine_user_regs(m, tid, u, err);
+    memset(u, 0, sizeof(*u));
+    u->cs = 0x10;
+    u->ss = 0x18;
+    return rw_machine_regs(m, &u->r, err);
+}
+
 static int regs_of(rw_machine *m, uint32_t tid, struct rw_regs *r)
 {
     struct rw_uregs u;
     struct rw_error err;
-    if (rw_machine_user_regs(m, tid, &u, &err) < 0)
+    if (uregs(m, tid, &u, &err) < 0)
         return -1;
     *r = u.r;
     r->rflags &= ~(uint64_t)0x10100; /* RF and TF are the debugger's */
@@ -160,7 +179,7 @@ static int reply_regs(struct gdbs_session *s)
 {
     struct rw_uregs u;
     struct rw_error err;
-    if (rw_machine_user_regs(s->m, s->gtid, &u, &err) < 0)
+    if (uregs(s->m, s->gtid, &u, &err) < 0)
         return send(s, "E01");
     const struct rw_regs *r = &u.r;
     uint64_t g[17] = {r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi, r->rbp, r->rsp, r->r8,
@@ -296,7 +315,10 @@ static int forward(struct gdbs_session *s, uint32_t tid)
 {
     struct rw_resume r;
     resume_of(s, &r);
-    r.step_tid = tid;
+    if (s->cfg->kernel)
+        r.cpu_step = tid != 0;
+    else
+        r.step_tid = tid;
     struct rw_stop st;
     struct rw_error err;
     if (rw_machine_resume(s->m, &r, &st, &err) < 0) {
@@ -316,6 +338,8 @@ static int forward(struct gdbs_session *s, uint32_t tid)
         set_here(s, s->gtid, 1);
         return reply_stop(s);
     }
+    if (s->cfg->kernel && st.why != RW_STOP_STEP)
+        st.tid = 1;
     s->gtid = s->ctid = st.tid ? st.tid : s->gtid;
     set_here(s, s->gtid, st.tid == 0);
     return reply_stop(s);
@@ -388,6 +412,10 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
 
 static int reverse(struct gdbs_session *s, uint32_t step_tid)
 {
+    if (s->cfg->kernel) {
+        note(s, "%s", "reverse execution of the whole machine (--kernel) is not supported");
+        return send(s, "E01");
+    }
     struct rw_resume r;
     resume_of(s, &r);
     r.abort = s->cfg->abort;
@@ -718,6 +746,7 @@ int gdbs_start(const struct gdbs_config *cfg, struct gdbs_result *res, struct gd
     }
     s->cfg = cfg;
     s->res = res;
+    kernel_mode = cfg->kernel;
     for (int i = 0; i < GDBS_FILES; i++)
         s->files[i].fd = -1;
     if (rw_seek(cfg->h, cfg->ref, cfg->step, &s->m, err) < 0) { /* invariant 2 */

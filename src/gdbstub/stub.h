@@ -16,7 +16,8 @@ struct gdbs_config {
     rw_home *h;
     const char *ref;          /* the run */
     uint64_t step;            /* where the session starts */
-    uint32_t pid;             /* the process shown (resolved: never 0) */
+    uint32_t pid;             /* the process shown (resolved: never 0 unless kernel) */
+    int kernel;               /* the whole machine: one thread (the vCPU), kernel memory */
     uint64_t history;         /* the first step reverse execution may reach */
     uint64_t max_singlesteps; /* reverse-stepi: the longest stretch single-stepped */
     volatile sig_atomic_t *abort;

@@ -202,20 +202,33 @@ int debug_pgd(rw_machine *m, uint32_t pid, uint64_t *pgd, struct rw_error *err)
     return -1;
 }
 
-size_t rw_machine_read(rw_machine *m, uint32_t pid, uint64_t addr, void *buf, size_t n)
+/* The page table of pid, or with pid 0 the vCPU's (CR3). 0 or -1. */
+static int pgd_of(rw_machine *m, uint32_t pid, uint64_t *pgd)
 {
     struct rw_error err;
+    if (!debug_gos(m, &err))
+        return -1;
+    if (pid)
+        return debug_pgd(m, pid, pgd, &err);
+    struct kvm_sregs s;
+    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &s) < 0)
+        return -1;
+    *pgd = s.cr3 & 0x000ffffffffff000ull;
+    return 0;
+}
+
+size_t rw_machine_read(rw_machine *m, uint32_t pid, uint64_t addr, void *buf, size_t n)
+{
     uint64_t pgd;
-    if (debug_pgd(m, pid, &pgd, &err) < 0)
+    if (pgd_of(m, pid, &pgd) < 0)
         return 0;
     return gos_vread(&m->dbg->g, pgd, addr, buf, n);
 }
 
 size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *buf, size_t n)
 {
-    struct rw_error err;
     uint64_t pgd;
-    if (debug_pgd(m, pid, &pgd, &err) < 0)
+    if (pgd_of(m, pid, &pgd) < 0)
         return 0;
     return gos_vwrite(&m->dbg->g, pgd, addr, buf, n);
 }
@@ -365,7 +378,9 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
                 step_from = k.rip;
         }
     }
-    if (set_debug(m, r->w, r->nw, phase == 1, internal, phase == 2) < 0) {
+    if (r->cpu_step)
+        phase = 4; /* one instruction of whatever runs */
+    if (set_debug(m, r->w, r->nw, phase == 1, internal, phase == 2 || phase == 4) < 0) {
         err->code = RW_EINTERNAL;
         snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
         return -1;
@@ -422,6 +437,12 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         }
         RW_ASSERT(p->step == step);
         int user = (sr.cs.selector & 3) == 3;
+        if (phase == 4 && ((dr6 & 0x4000) || !(dr6 & 0xf))) {
+            s->why = RW_STOP_STEPPED;
+            s->tid = tid;
+            s->pc = k.rip;
+            break;
+        }
         if (phase == 2 && ((dr6 & 0x4000) || !(dr6 & 0xf))) { /* a single step */
             if (user && tid == r->step_tid) {
                 s->why = RW_STOP_STEPPED;
@@ -454,7 +475,7 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
             s->pc = k.rip;
             break;
         }
-        if (slot >= 0 && slot < r->nw && user && tgid == r->pid) {
+        if (slot >= 0 && slot < r->nw && (r->pid == 0 || (user && tgid == r->pid))) {
             s->why = r->w[slot].kind == RW_BREAK ? RW_STOP_BREAK : RW_STOP_WATCH;
             s->slot = slot;
             s->tid = tid;

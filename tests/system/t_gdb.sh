@@ -134,3 +134,23 @@ test_gdb_port_serves_the_program() {
     expect_grep g.out 'wait_pipe () at .*dbg_threads.c:'
     expect_grep g.out 'main () at .*dbg_threads.c:'
 }
+
+# --kernel: the whole machine, the guest kernel's symbols, a breakpoint in
+# the kernel, a single step of the vCPU.
+test_gdb_kernel_whole_machine() {
+    dbg_run
+    run_rw k gdb "$ID" "$AT" --kernel --verify -- -batch -ex 'break schedule' -ex 'continue' \
+        -ex 'echo MARK-A\n' -ex 'print $pc' -ex 'stepi' -ex 'echo MARK-B\n' -ex 'print $pc'
+    expect_rc 0
+    expect_grep k.out 'Breakpoint 1, 0x[0-9a-f]* in schedule ()'
+    python3 - k.out <<'PY' || fail "stepi: $(cat k.out)"
+import re, sys
+t = open(sys.argv[1]).read()
+a = re.search(r"MARK-A\n\$\d+ = .*?(0x[0-9a-f]+)", t).group(1)
+b = re.search(r"MARK-B\n\$\d+ = .*?(0x[0-9a-f]+)", t).group(1)
+assert a != b and int(a, 16) >= 0xffffffff80000000, (a, b)
+PY
+    expect_grep k.err 'equal to run'
+    run_rw e gdb "$ID" "$AT" --kernel -- -batch -ex 'reverse-stepi'
+    expect_grep e.err 'not supported'
+}
