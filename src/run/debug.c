@@ -423,7 +423,7 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         /* A debug exit: never a step (invariant 4). */
         s->debug_exits++;
         if (hole_debug_time())
-            p->now_ns += 1000; /* tests only: the negative twin of invariant 4 */
+            p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
         uint64_t dr6 = run->debug.arch.dr6;
         struct kvm_sregs sr;
         struct kvm_regs k;
