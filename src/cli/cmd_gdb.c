@@ -220,6 +220,8 @@ int cmd_gdb(int argc, char **argv)
         args[k++] = "-ex";
         args[k++] = "set remotetimeout 3600";
         args[k++] = "-ex";
+        args[k++] = "set exec-file-mismatch off";
+        args[k++] = "-ex";
         args[k++] = target;
         for (int i = rest; i < argc; i++)
             args[k++] = argv[i];
