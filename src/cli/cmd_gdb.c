@@ -92,7 +92,14 @@ int cmd_gdb(int argc, char **argv)
     int verify = 0, c, use_port = 0, kernel = 0;
     double timeout = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    /* rewind's options end at "--": what follows is gdb's. */
+    int dd = argc;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--")) {
+            dd = i;
+            break;
+        }
+    while ((c = getopt_long(dd, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
             if (cli_read_step(optarg, &pid) < 0 || pid == 0 || pid > 4194304)
@@ -127,17 +134,13 @@ int cmd_gdb(int argc, char **argv)
     }
     if (kernel && pid)
         return cli_error(2, "--pid and --kernel exclude each other");
-    if (argc - optind < 2)
+    if (dd - optind != 2)
         return cli_error(2, "gdb needs RUN STEP (see rewind gdb --help)");
     const char *ref = argv[optind];
     uint64_t step;
     if (cli_read_step(argv[optind + 1], &step) < 0 || step == 0)
         return cli_error(2, "STEP must be a positive step number: %s", argv[optind + 1]);
-    int rest = optind + 2;
-    if (rest < argc && !strcmp(argv[rest], "--"))
-        rest++;
-    else if (rest < argc)
-        return cli_error(2, "unexpected %s (gdb's own arguments go after --)", argv[rest]);
+    int rest = dd < argc ? dd + 1 : argc;
     rw_home *h = cli_open_home();
     if (!h)
         return RW_EINTERNAL;
