@@ -159,8 +159,21 @@ static void set_here(struct gdbs_session *s, uint32_t tid, int boundary)
         regs_of(s->m, tid, &s->here.r);
 }
 
+/* REWIND_GDB_LOG=1: every packet both ways on stderr (truncated). */
+static int log_on = -1;
+static void log_packet(const char *dir, const char *p)
+{
+    if (log_on < 0) {
+        const char *e = getenv("REWIND_GDB_LOG");
+        log_on = e && !strcmp(e, "1");
+    }
+    if (log_on)
+        fprintf(stderr, "rewind: gdb %s %.120s\n", dir, p);
+}
+
 static int send(struct gdbs_session *s, const char *p)
 {
+    log_packet("<-", p);
     return gdbs_sends(&s->conn, p);
 }
 
@@ -776,6 +789,7 @@ void gdbs_serve(struct gdbs_session *s, int fd)
         int r = gdbs_recv(&s->conn);
         if (r <= 0)
             break;
+        log_packet("->", s->conn.in);
         if (handle(s, s->conn.in, &done) < 0)
             break;
     }

@@ -245,16 +245,29 @@ size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *
  *     exits.
  */
 
-#define DR7_RF 0x10000ull /* RFLAGS.RF: the next instruction's breakpoint is not taken */
 #define INTERNAL_SLOT 3
+
+static int set_debug_skip(rw_machine *m, const struct rw_watch *w, int nw, int internal,
+                          uint64_t internal_addr, int single, int skip, uint64_t skip_rip);
 
 static int set_debug(rw_machine *m, const struct rw_watch *w, int nw, int internal,
                      uint64_t internal_addr, int single)
+{
+    return set_debug_skip(m, w, nw, internal, internal_addr, single, 0, 0);
+}
+
+/* Arm the debug registers; with skip, leave out the instruction
+ * breakpoints at skip_rip (the vCPU is there and must run it: stepping
+ * over a breakpoint without relying on RFLAGS.RF). */
+static int set_debug_skip(rw_machine *m, const struct rw_watch *w, int nw, int internal,
+                          uint64_t internal_addr, int single, int skip, uint64_t skip_rip)
 {
     struct kvm_guest_debug d;
     memset(&d, 0, sizeof(d));
     uint64_t dr7 = 0;
     for (int i = 0; i < nw; i++) {
+        if (skip && w[i].kind == RW_BREAK && w[i].addr == skip_rip)
+            continue;
         unsigned len = w[i].kind == RW_BREAK ? 0
                        : w[i].len == 8       ? 2
                        : w[i].len == 4       ? 3
@@ -264,7 +277,7 @@ static int set_debug(rw_machine *m, const struct rw_watch *w, int nw, int intern
         dr7 |= (uint64_t)w[i].kind << (16 + 4 * i);
         dr7 |= (uint64_t)len << (18 + 4 * i);
     }
-    if (internal) {
+    if (internal && !(skip && internal_addr == skip_rip)) {
         d.arch.debugreg[INTERNAL_SLOT] = internal_addr; /* invariant 5 */
         dr7 |= 1ull << (2 * INTERNAL_SLOT);
     }
@@ -307,24 +320,6 @@ static int return_rip(rw_machine *m, uint32_t tid, uint64_t *rip, struct rw_erro
         return -1;
     }
     *rip = r.rip;
-    return 0;
-}
-
-/* Resuming at the address of an instruction breakpoint: set RFLAGS.RF so
- * the instruction runs instead of hitting it again. Only then (RF is left
- * alone everywhere else, so the guest's state is what it would be). */
-static int set_rf(rw_machine *m)
-{
-    struct kvm_regs k;
-    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0)
-        return -1;
-    for (int i = 0; i < 4; i++) {
-        uint64_t dr7 = m->dbg->dr7;
-        if ((dr7 >> (2 * i) & 1) && ((dr7 >> (16 + 4 * i)) & 3) == 0 && m->dbg->dr[i] == k.rip) {
-            k.rflags |= DR7_RF;
-            return ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k);
-        }
-    }
     return 0;
 }
 
@@ -380,12 +375,22 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
     }
     if (r->cpu_step)
         phase = 4; /* one instruction of whatever runs */
-    if (set_debug(m, r->w, r->nw, phase == 1, internal, phase == 2 || phase == 4) < 0) {
+    struct kvm_regs k0;
+    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k0) < 0) {
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU's registers");
+        return -1;
+    }
+    /* Never hit a breakpoint at the instruction the vCPU stands on: step
+     * over it first (over), then arm them all. */
+    int over = phase != 2 && phase != 4;
+    if (set_debug_skip(m, r->w, r->nw, phase == 1, internal, phase == 2 || phase == 4 || over, 1,
+                       k0.rip) < 0) {
         err->code = RW_EINTERNAL;
         snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
         return -1;
     }
-    set_rf(m); /* resuming at a breakpoint's address does not hit it again */
+    uint64_t same_rip = 0, same_n = 0;
     int rc = 0;
     run_active_kvm_run = run;
     for (;;) {
@@ -437,6 +442,25 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         }
         RW_ASSERT(p->step == step);
         int user = (sr.cs.selector & 3) == 3;
+        if (k.rip == same_rip) {
+            if (++same_n > 100000) {
+                err->code = RW_EINTERNAL;
+                snprintf(err->msg, sizeof(err->msg),
+                         "debug exits make no progress at 0x%llx (step %llu)",
+                         (unsigned long long)k.rip, (unsigned long long)p->step);
+                rc = -1;
+                break;
+            }
+        } else {
+            same_rip = k.rip;
+            same_n = 0;
+        }
+        if (over) { /* the step over the first instruction is done: arm all */
+            over = 0;
+            set_debug(m, r->w, r->nw, phase == 1 || phase == 3, internal, 0);
+            if ((dr6 & 0x4000) || !(dr6 & 0xf))
+                continue;
+        }
         if (phase == 4 && ((dr6 & 0x4000) || !(dr6 & 0xf))) {
             s->why = RW_STOP_STEPPED;
             s->tid = tid;
@@ -466,8 +490,7 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         if (slot == INTERNAL_SLOT && phase && user && tid == r->step_tid) {
             if (phase == 1 || (phase == 3 && k.rip == step_from)) {
                 phase = 2; /* now step the instruction itself */
-                set_debug(m, r->w, r->nw, 0, 0, 1);
-                set_rf(m);
+                set_debug_skip(m, r->w, r->nw, 0, 0, 1, 1, k.rip);
                 continue;
             }
             s->why = RW_STOP_STEPPED; /* back from the kernel after the instruction */
@@ -482,8 +505,13 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
             s->pc = k.rip;
             break;
         }
-        /* Someone else's context, or a spurious exit: go on. */
-        set_rf(m);
+        /* Someone else's context, or a spurious exit: go on, stepping over
+         * an instruction breakpoint first. */
+        if (slot >= 0 && (slot == INTERNAL_SLOT || r->w[slot].kind == RW_BREAK) && phase != 2 &&
+            phase != 4) {
+            over = 1;
+            set_debug_skip(m, r->w, r->nw, phase == 1 || phase == 3, internal, 1, 1, k.rip);
+        }
     }
     run_active_kvm_run = NULL;
     set_debug(m, NULL, 0, 0, 0, 0); /* invariant 6 */

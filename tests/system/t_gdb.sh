@@ -12,6 +12,19 @@ for e in json.load(sys.stdin):
         print(e["step"]); break' "$2"
 }
 
+# gdb_rw OUTPREFIX ARGS...: rewind gdb ARGS with a wall-clock limit (a hang
+# fails the test, with the packets logged in OUTPREFIX.log); sets RC.
+gdb_rw() {
+    local p=$1; shift
+    set +e
+    REWIND_GDB_LOG=1 timeout -k 5 400 "$REWIND" gdb "$@" >"$p.out" 2>"$p.log"
+    RC=$?
+    set -e
+    grep -v '^rewind: gdb [<-]' "$p.log" >"$p.err" || true
+    LAST=$p
+    [ "$RC" -ne 124 ] || fail "rewind gdb timed out: $(tail -n 20 "$p.log" | tr '\n' '|') $(tail -n 20 "$p.out" | tr '\n' '|')"
+}
+
 # dbg_run: record dbg_threads; sets ID and AT (a few steps after "ready")
 dbg_run() {
     command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
@@ -25,7 +38,7 @@ dbg_run() {
 
 test_gdb_break_continue_print_next() {
     dbg_run
-    run_rw g gdb "$ID" "$AT" --verify -- -batch \
+    gdb_rw g "$ID" "$AT" --verify -- -batch \
         -ex 'info threads' -ex 'break bump' -ex 'continue' -ex 'print i' \
         -ex 'continue' -ex 'print i' -ex 'next' -ex 'bt' -ex 'finish'
     expect_rc 0
@@ -50,7 +63,7 @@ PY
 test_gdb_reverse_continue_and_stepi() {
     dbg_run
     local regs='info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15'
-    run_rw g gdb "$ID" "$AT" -- -batch \
+    gdb_rw g "$ID" "$AT" -- -batch \
         -ex 'break bump' -ex 'continue' -ex 'continue' -ex 'print i' \
         -ex 'reverse-continue' -ex 'print i' \
         -ex 'stepi' -ex 'stepi' -ex 'echo MARK-A\n' -ex "$regs" \
@@ -76,13 +89,13 @@ PY
 
 test_gdb_errors_are_one_line() {
     dbg_run
-    run_rw e1 gdb "$ID" "$AT" --pid 999 -- -batch -ex bt
+    gdb_rw e1 "$ID" "$AT" --pid 999 -- -batch -ex bt
     [ "$RC" -eq 2 ] || fail "--pid 999: rc $RC $(cat e1.err)"
     [ "$(wc -l < e1.err)" -eq 1 ] || fail "not one line: $(cat e1.err)"
-    run_rw e2 gdb "$ID" 99999999 -- -batch -ex bt
+    gdb_rw e2 "$ID" 99999999 -- -batch -ex bt
     [ "$RC" -eq 2 ] || fail "past the end: rc $RC $(cat e2.err)"
     [ "$(wc -l < e2.err)" -eq 1 ] || fail "not one line: $(cat e2.err)"
-    run_rw e3 gdb "$ID" "$AT" -- -batch -ex 'break no_such_function'
+    gdb_rw e3 "$ID" "$AT" -- -batch -ex 'break no_such_function'
     [ "$RC" -ne 0 ] || fail "an unknown symbol: rc 0"
     expect_grep e3.err 'Function "no_such_function" not defined'
 }
@@ -98,7 +111,7 @@ test_gdb_bt_at_the_pool_crash() {
 import json, sys
 print([e["step"] for e in json.load(sys.stdin)][0])')
     [ -n "$s" ] || fail "no signal event in $failr"
-    run_rw g gdb "$failr" "$s" -- -batch -ex bt
+    gdb_rw g "$failr" "$s" -- -batch -ex bt
     expect_rc 0
     expect_grep g.out 'worker (.*pool.c:[0-9]'
 }
@@ -108,7 +121,7 @@ print([e["step"] for e in json.load(sys.stdin)][0])')
 # part from the stored one.
 test_gdb_verify_sees_a_debugger_that_perturbs() {
     dbg_run
-    REWIND_TEST_HOLES=1 REWIND_TEST_HOLE_DEBUG_TIME=1 run_rw g gdb "$ID" "$AT" --verify -- -batch \
+    REWIND_TEST_HOLES=1 REWIND_TEST_HOLE_DEBUG_TIME=1 gdb_rw g "$ID" "$AT" --verify -- -batch \
         -ex 'break bump' -ex 'continue' -ex 'continue'
     [ "$RC" -eq 1 ] || fail "a perturbing debugger: rc $RC $(cat g.err)"
     expect_grep g.err 'DIFFERS from run'
@@ -128,7 +141,7 @@ test_gdb_port_serves_the_program() {
         sleep 1
     done
     expect_grep s.err "on 127.0.0.1:$port"
-    gdb -q -nx -batch -ex 'set remotetimeout 600' -ex "target remote 127.0.0.1:$port" \
+    timeout -k 5 400 gdb -q -nx -batch -ex 'set remotetimeout 600' -ex "target remote 127.0.0.1:$port" \
         -ex 'thread apply all bt' >g.out 2>g.err
     wait "$stub" || true
     expect_grep g.out 'wait_pipe () at .*dbg_threads.c:'
@@ -139,7 +152,7 @@ test_gdb_port_serves_the_program() {
 # the kernel, a single step of the vCPU.
 test_gdb_kernel_whole_machine() {
     dbg_run
-    run_rw k gdb "$ID" "$AT" --kernel --verify -- -batch -ex 'break schedule' -ex 'continue' \
+    gdb_rw k "$ID" "$AT" --kernel --verify -- -batch -ex 'break schedule' -ex 'continue' \
         -ex 'echo MARK-A\n' -ex 'print $pc' -ex 'stepi' -ex 'echo MARK-B\n' -ex 'print $pc'
     expect_rc 0
     expect_grep k.out 'Breakpoint 1, 0x[0-9a-f]* in schedule ()'
@@ -151,6 +164,6 @@ b = re.search(r"MARK-B\n\$\d+ = .*?(0x[0-9a-f]+)", t).group(1)
 assert a != b and int(a, 16) >= 0xffffffff80000000, (a, b)
 PY
     expect_grep k.err 'equal to run'
-    run_rw e gdb "$ID" "$AT" --kernel -- -batch -ex 'reverse-stepi'
+    gdb_rw e "$ID" "$AT" --kernel -- -batch -ex 'reverse-stepi'
     expect_grep e.err 'not supported'
 }
