@@ -436,7 +436,10 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
     if (step_tid)
         r.nw = 0; /* reverse-stepi counts single steps only */
     const struct pos target = s->here;
-    if (!step_tid && !target.boundary && r.nw < RW_DEBUG_SLOTS) {
+    int have_bp = 0;
+    for (int i = 0; i < r.nw; i++)
+        have_bp |= r.w[i].kind == RW_BREAK && r.w[i].addr == target.r.rip;
+    if (!step_tid && !target.boundary && !have_bp && r.nw < RW_DEBUG_SLOTS) {
         /* stop at the target itself even if no breakpoint is there */
         r.w[r.nw].addr = target.r.rip;
         r.w[r.nw].kind = RW_BREAK;

@@ -484,7 +484,7 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
             continue;
         }
         int slot = -1;
-        for (int i = 0; i < 4; i++)
+        for (int i = 3; i >= 0; i--) /* the lowest: the caller's before rewind's */
             if (dr6 & (1ull << i))
                 slot = i;
         if (slot == INTERNAL_SLOT && phase && user && tid == r->step_tid) {
