@@ -40,7 +40,7 @@ PY
     # the text form, and --kernel: each thread's kernel stack shows the scheduler
     run_rw k where "$id" "$s" --kernel
     expect_rc 0
-    expect_grep k.out 'in wait_pipe .*dbg_threads.c:'
+    expect_grep k.out 'in wait_pipe.* at .*dbg_threads.c:'
     expect_grep k.out 'kernel:'
     expect_grep k.out '__schedule\|schedule'
     # nothing stored changed
