@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +210,7 @@ int cmd_gdb(int argc, char **argv)
         return cli_error(RW_EUSAGE, "cannot listen on 127.0.0.1:%d: %s", (int)port, strerror(e));
     }
     pid_t child = -1;
+    int gstatus = 0;
     if (use_port) {
         fprintf(stderr, "rewind: gdb stub for %s %u at step %llu on 127.0.0.1:%d\n",
                 kernel ? "the whole machine, vcpu" : "process", kernel ? 0 : p32,
@@ -239,14 +241,18 @@ int cmd_gdb(int argc, char **argv)
         }
     }
     int cfd = -1;
-    while (cfd < 0) {
-        cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (cfd < 0 && errno != EINTR)
+    for (;;) { /* until gdb connects, gdb exits, or the abort flag */
+        struct pollfd pf = {.fd = lfd, .events = POLLIN};
+        int pr = poll(&pf, 1, 1000);
+        if (pr > 0) {
+            cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (cfd >= 0)
+                break;
+        }
+        if (*abort_flag)
             break;
-        if (cfd < 0 && *abort_flag)
-            break;
-        if (cfd < 0 && child > 0 && waitpid(child, NULL, WNOHANG) == child) {
-            child = -1;
+        if (child > 0 && waitpid(child, &gstatus, WNOHANG) == child) {
+            child = -2; /* gdb ended without connecting */
             break;
         }
     }
@@ -255,14 +261,14 @@ int cmd_gdb(int argc, char **argv)
         gdbs_serve(s, cfd);
         close(cfd);
     }
-    int status = 0;
+    int status = gstatus;
     if (child > 0)
         while (waitpid(child, &status, 0) < 0 && errno == EINTR)
             ;
     if (tmp[0])
         unlink(tmp);
     int rc = gdbs_end(s, verify, &err);
-    int ex = child > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    int ex = child != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
     if (rc < 0) {
         rw_home_close(h);
         return cli_fail(&err);
