@@ -6,18 +6,20 @@ WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 # The engine and its front ends include from src/ and the public include/.
 # Guest programs do not: their rewind.h is the guest SDK (guest/sdk).
 INC     := -Isrc -Iinclude
-LIBS    := -lcrypto -ljansson -lzstd -lelf -pthread -lm
+LIBS    := -lcrypto -ljansson -lzstd -ldw -lelf -pthread -lm
 LIBS    += -lmicrohttpd
 B       := build
 
 # The engine, one folder per stage (docs/architecture.md); the CLI on top.
-ENGINE_DIRS := util vmm image home trace store archive explore run nix
+ENGINE_DIRS := util vmm image home trace store archive explore run nix guestos
 LIB_SRC := $(foreach d,$(ENGINE_DIRS),$(sort $(wildcard src/$(d)/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 SERVE_SRC := $(sort $(wildcard src/serve/*.c))
 SERVE_OBJ := $(SERVE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/$(B)/gen/serve_assets.o
+# rewind gdb's remote-protocol stub (src/gdbstub): a front end like cli/.
+GDBS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(sort $(wildcard src/gdbstub/*.c)))
 
 .PHONY: all deps kernel check check-long unit system demo clean format
 all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/test.stamp $(B)/roots/test.erofs $(B)/examples/director
@@ -33,7 +35,7 @@ $(B)/librewind.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(B)/rewind: $(CLI_OBJ) $(SERVE_OBJ) $(B)/librewind.a
+$(B)/rewind: $(CLI_OBJ) $(SERVE_OBJ) $(GDBS_OBJ) $(B)/librewind.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
 # rewind serve (src/serve, docs/serve.md): a front end linked into build/rewind,
@@ -69,6 +71,17 @@ GUEST_PROGS := $(patsubst tests/guest/%.c,$(B)/guest/%,$(wildcard tests/guest/*.
 $(B)/guest/%: tests/guest/%.c guest/sdk/rewind.h
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O2 -static -pthread -Iguest/sdk -o $@ $<
+
+# Programs for the debugger (rewind where, rewind gdb: docs/debugging.md):
+# with debug information, not optimized, so every function has its frame.
+$(B)/guest/dbg_%: tests/guest/dbg_%.c
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O0 -g -static -pthread -o $@ $<
+# pool with debug information (the buggy one), for gdb at its SIGSEGV.
+GUEST_PROGS += $(B)/guest/pool-g
+$(B)/guest/pool-g: examples/pool/pool.c
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
 
 # The example of examples/pool, buggy and fixed, goes into the test root too.
 GUEST_PROGS += $(B)/guest/pool $(B)/guest/pool-fixed

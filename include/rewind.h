@@ -444,6 +444,126 @@ int rw_machine_regs(rw_machine *m, struct rw_regs *regs, struct rw_error *err);
 /* Free m and its VM (nothing of it is kept). */
 void rw_machine_close(rw_machine *m);
 
+/* ---- Debugging a paused machine (src/run/debug.c, docs/debugging.md) ---- */
+
+/* A thread of the guest as its kernel lists it. */
+struct rw_thread {
+    uint32_t tid, pid; /* the thread's id and its process's (tgid) */
+    char comm[17];
+    unsigned state;    /* the kernel's __state: 0 running, 1 sleeping, 2 disk wait, ... */
+    int current;       /* on the CPU */
+    int kernel;        /* a kernel thread (no user memory) */
+};
+/* Every thread of m's guest now, up to max, into out; *n gets how many
+ * there are. 0 or -1 with err. */
+int rw_machine_threads(rw_machine *m, struct rw_thread *out, size_t max, size_t *n,
+                       struct rw_error *err);
+/* A thread's user-mode registers: the vCPU's when it is on the CPU in user
+ * mode, else those its kernel saved (in_kernel 1). */
+struct rw_uregs {
+    struct rw_regs r;
+    uint64_t cs, ss, orig_rax, fs_base;
+    int in_kernel;
+};
+/* Thread tid's user registers. 0 or -1 with err (RW_EUSAGE: no such thread
+ * or a kernel thread). */
+int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct rw_error *err);
+/* Process pid's memory at addr through its page tables: bytes read or
+ * written (fewer when a page is not mapped; 0 when pid is not there).
+ * pid 0: through the vCPU's current page tables (the kernel, and the
+ * process on the CPU). Writes reach read-only pages too. */
+size_t rw_machine_read(rw_machine *m, uint32_t pid, uint64_t addr, void *buf, size_t n);
+size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *buf, size_t n);
+
+/* Running a paused machine on under a debugger's control: hardware
+ * breakpoints and watchpoints (the CPU's four debug registers) and
+ * single-stepping one thread's user instructions. A debug exit is never a
+ * step: the machine runs exactly as it would without them. */
+#define RW_DEBUG_SLOTS 3 /* breakpoints and watchpoints at once (one register is rewind's) */
+enum rw_watch_kind { RW_BREAK = 0, RW_WATCH_WRITE = 1, RW_WATCH_ACCESS = 3 };
+struct rw_watch {
+    uint64_t addr;
+    enum rw_watch_kind kind;
+    unsigned len; /* watchpoints: 1, 2, 4 or 8 (addr aligned to it) */
+};
+struct rw_resume {
+    uint32_t pid;        /* stop only in a thread of this process, in user mode;
+                            0: anywhere (the whole machine) */
+    struct rw_watch w[RW_DEBUG_SLOTS];
+    int nw;
+    uint32_t step_tid;   /* non-zero: stop after one user instruction of this thread */
+    int cpu_step;        /* stop after one instruction of the vCPU, whatever runs
+                            (with pid 0: the whole machine) */
+    uint64_t until_step; /* non-zero: stop when the run reaches this step */
+    volatile sig_atomic_t *abort;
+};
+enum rw_stop_why {
+    RW_STOP_BREAK,   /* a breakpoint: w[slot] */
+    RW_STOP_WATCH,   /* a watchpoint: w[slot] was written (or read) */
+    RW_STOP_STEPPED, /* step_tid made its one instruction */
+    RW_STOP_STEP,    /* until_step reached */
+    RW_STOP_ENDED,   /* the run ended (outcome in the machine) */
+    RW_STOP_ABORTED, /* *abort was set */
+};
+struct rw_stop {
+    enum rw_stop_why why;
+    uint32_t tid;   /* the thread stopped in (BREAK, WATCH, STEPPED) */
+    uint64_t step;  /* the machine's step */
+    uint64_t pc;    /* its user pc */
+    int slot;
+    uint64_t debug_exits; /* debug exits taken by this call */
+};
+/* Run m on until one of r's conditions. 0 with *s, or -1 with err. */
+int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                      struct rw_error *err);
+/* How the run of m ended or stands: its outcome, steps, the trace hash of
+ * its records from step 0 and the job's exit status; ran to its end first
+ * when run_to_end. 0 or -1 with err. */
+int rw_machine_finish(rw_machine *m, int run_to_end, struct rw_result *r, struct rw_error *err);
+
+/* `rewind where`: the stack of every thread of a process at a step. */
+#define RW_FRAMES_MAX 64
+struct rw_frame {
+    uint64_t pc;       /* a caller's frame: the call site (return address - 1) */
+    char func[128];    /* "" if unknown */
+    uint64_t func_off;
+    char file[256];    /* "" without line information */
+    int line;
+    int kernel;        /* a frame of the guest kernel */
+    int guess;         /* kernel: a return address found on the stack, not unwound */
+};
+struct rw_stack {
+    struct rw_thread t;
+    int nframes, nkframes;
+    struct rw_frame frames[RW_FRAMES_MAX];  /* user mode, innermost first */
+    struct rw_frame kframes[RW_FRAMES_MAX]; /* kernel (with kernel set) */
+    char why[300];     /* why the user stack is short or empty ("" if not) */
+};
+struct rw_where {
+    uint32_t pid;      /* the process (o->pid, else the job) */
+    uint64_t step;
+    char exe[256];     /* the program it exec'd, as the trace names it */
+    size_t nthreads;
+    struct rw_stack *threads; /* rw_where_free */
+};
+/* The stacks of process o->pid (0: the job) at step of run ref, from
+ * throwaway forks (nothing stored changes); kernel: the kernel stacks too.
+ * 0 with *w (rw_where_free), or -1 with err (RW_EUSAGE: no such process
+ * or step). */
+int rw_where(rw_home *h, const char *ref, uint64_t step, const struct rw_options *o, int kernel,
+             struct rw_where *w, struct rw_error *err);
+void rw_where_free(struct rw_where *w);
+/* The process a debugger looks at: *pid (0: the job's, filled in) alive at
+ * step, and the program it last exec'd (its path in the guest) into path.
+ * 0 or -1 with err (RW_EUSAGE: none, or it has exited). */
+int rw_process_program(rw_home *h, const char *ref, uint64_t step, uint32_t *pid, char *path,
+                       size_t n, struct rw_error *err);
+/* Copy the file path, as process pid saw it at step, out of the guest (a
+ * throwaway rw_cat) into a new temporary file whose name goes into tmp
+ * (the caller removes it; tmp[0] == 0 when none was made). 0 or -1. */
+int rw_program_copy(rw_home *h, const char *ref, uint64_t step, uint32_t pid, const char *path,
+                    const struct rw_options *o, char tmp[64], struct rw_error *err);
+
 /* ---- Reading: runs, specs, events, processes, comparison, store upkeep ---- */
 
 /* A stored run as its manifest and spec describe it. Strings are empty

@@ -41,6 +41,8 @@ static const struct cli_command commands[] = {
     {"repro", cmd_repro, "build K times with varied seeds, dir orders, epochs; what differs, who wrote it"},
     {"blame", cmd_blame, "the process that wrote a byte of a file (runs with --track-writes)"},
     {"open", cmd_open, "print the URL of a run at a step (starts rewind serve if needed)"},
+    {"where", cmd_where, "the stack of every thread of a process at a step"},
+    {"gdb", cmd_gdb, "gdb on a process at a step: forward and reverse (a throwaway)"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

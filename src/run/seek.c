@@ -14,16 +14,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "run/modes.h"
+#include "run/machine.h"
 #include "util/check.h"
-
-struct rw_machine {
-    struct run_stored st;
-    struct run_ctx c;
-    struct rw_result res;
-    struct rw_error err; /* the context's own (its failures are copied out) */
-    uint64_t step;
-};
 
 int rw_seek(rw_home *h, const char *ref, uint64_t step, rw_machine **out, struct rw_error *err)
 {
@@ -108,6 +100,7 @@ void rw_machine_close(rw_machine *m)
 {
     if (!m)
         return;
+    debug_free(m);
     struct rw_error scratch;
     m->c.err = &scratch;
     run_close(&m->c, -1); /* -1: remove the throwaway's staging directory */

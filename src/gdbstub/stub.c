@@ -1,0 +1,823 @@
+/*
+ * stub: see stub.h. The packets served (docs/debugging.md has the list):
+ * qSupported, ?, qfThreadInfo/qsThreadInfo, qC, H, T, g, m, M, Z0/Z1/Z2/
+ * Z3/Z4 and z (hardware debug registers), c, s, vCont, bc, bs, D, k.
+ *
+ * A position is a step plus what happened since it: the thread that
+ * stopped and its registers (or "at the step's start" for a boundary).
+ * Reverse execution replays from a step before the current position on a
+ * fresh machine (rw_seek), counts the stops that come before the position,
+ * and replays again to the last of them.
+ *
+ * Invariants:
+ *  1. Only threads of cfg->pid are shown, and the machine stops only in
+ *     them (rw_machine_resume's pid).
+ *  2. The session's machine is a throwaway (rw_seek): nothing stored
+ *     changes, whatever gdb writes.
+ *  3. A replay for reverse execution reproduces the current position or
+ *     the command fails with an error: it never lands on a guess.
+ *  4. Reverse execution never goes before cfg->history (gdb is told the
+ *     history begins there).
+ */
+#include "gdbstub/stub.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gdbstub/packet.h"
+
+#define MAX_THREADS 1024
+
+struct pos {
+    uint64_t step;
+    int boundary; /* at the start of the step (no thread stopped) */
+    uint32_t tid;
+    struct rw_regs r;
+};
+
+/* A file gdb opened with vFile:open: a host copy of the guest's file. */
+#define GDBS_FILES 16
+struct gfile {
+    int fd;       /* -1: free */
+    char tmp[64]; /* the copy to remove at the end ("" if not ours) */
+};
+
+struct bp {
+    int type; /* Z type 0..4 */
+    uint64_t addr;
+    unsigned len;
+};
+
+struct gdbs_session {
+    const struct gdbs_config *cfg;
+    struct gdbs_conn conn;
+    rw_machine *m;
+    uint32_t gtid; /* Hg: registers and memory */
+    uint32_t ctid; /* Hc: stepping */
+    struct bp bps[RW_DEBUG_SLOTS];
+    int nbps;
+    struct pos here;
+    struct rw_stop last;
+    int have_last;
+    int ended, exit_status_known;
+    uint64_t job_status;
+    struct gdbs_result *res;
+    struct rw_thread th[MAX_THREADS];
+    size_t nth;
+    struct gfile files[GDBS_FILES];
+    char out[GDBS_PACKET_MAX];
+};
+
+static void note(const struct gdbs_session *s, const char *fmt, const char *a)
+{
+    if (s->cfg->notes) {
+        fprintf(s->cfg->notes, "rewind: ");
+        fprintf(s->cfg->notes, fmt, a);
+        fputc('\n', s->cfg->notes);
+        fflush(s->cfg->notes);
+    }
+}
+
+/* The threads of the process now (invariant 1). */
+static int threads(struct gdbs_session *s)
+{
+    static struct rw_thread all[MAX_THREADS];
+    size_t n;
+    struct rw_error err;
+    s->nth = 0;
+    if (s->cfg->kernel) { /* the whole machine: one thread, the vCPU */
+        s->th[0] = (struct rw_thread){.tid = 1, .current = 1};
+        snprintf(s->th[0].comm, sizeof(s->th[0].comm), "vcpu");
+        s->nth = 1;
+        return 0;
+    }
+    if (rw_machine_threads(s->m, all, MAX_THREADS, &n, &err) < 0)
+        return -1;
+    for (size_t i = 0; i < n && i < MAX_THREADS; i++)
+        if (all[i].pid == s->cfg->pid && !all[i].kernel)
+            s->th[s->nth++] = all[i];
+    return 0;
+}
+
+static int has_thread(struct gdbs_session *s, uint32_t tid)
+{
+    threads(s);
+    for (size_t i = 0; i < s->nth; i++)
+        if (s->th[i].tid == tid)
+            return 1;
+    return 0;
+}
+
+static uint32_t default_thread(struct gdbs_session *s)
+{
+    threads(s);
+    for (size_t i = 0; i < s->nth; i++)
+        if (s->th[i].current)
+            return s->th[i].tid;
+    for (size_t i = 0; i < s->nth; i++)
+        if (s->th[i].tid == s->cfg->pid)
+            return s->th[i].tid;
+    return s->nth ? s->th[0].tid : 0;
+}
+
+static int kernel_mode;
+
+/* A thread's registers (the vCPU's for the whole machine). */
+static int uregs(rw_machine *m, uint32_t tid, struct rw_uregs *u, struct rw_error *err)
+{
+    if (!kernel_mode)
+        return rw_machine_user_regs(m, tid, u, err);
+    memset(u, 0, sizeof(*u));
+    u->cs = 0x10;
+    u->ss = 0x18;
+    return rw_machine_regs(m, &u->r, err);
+}
+
+static int regs_of(rw_machine *m, uint32_t tid, struct rw_regs *r)
+{
+    struct rw_uregs u;
+    struct rw_error err;
+    if (uregs(m, tid, &u, &err) < 0)
+        return -1;
+    *r = u.r;
+    r->rflags &= ~(uint64_t)0x10100; /* RF and TF are the debugger's */
+    return 0;
+}
+
+/* The current position after a stop (or at a step's start). */
+static void set_here(struct gdbs_session *s, uint32_t tid, int boundary)
+{
+    memset(&s->here, 0, sizeof(s->here));
+    s->here.step = rw_machine_step(s->m);
+    s->here.boundary = boundary;
+    s->here.tid = tid;
+    if (!boundary)
+        regs_of(s->m, tid, &s->here.r);
+}
+
+/* REWIND_GDB_LOG=1: every packet both ways on stderr (truncated). */
+static int log_on = -1;
+static void log_packet(const char *dir, const char *p)
+{
+    if (log_on < 0) {
+        const char *e = getenv("REWIND_GDB_LOG");
+        log_on = e && !strcmp(e, "1");
+    }
+    if (log_on)
+        fprintf(stderr, "rewind: gdb %s %.120s\n", dir, p);
+}
+
+static int send(struct gdbs_session *s, const char *p)
+{
+    log_packet("<-", p);
+    return gdbs_sends(&s->conn, p);
+}
+
+static void put_le(char **o, uint64_t v, int bytes)
+{
+    unsigned char b[8];
+    for (int i = 0; i < bytes; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    gdbs_tohex(b, (size_t)bytes, *o);
+    *o += 2 * bytes;
+}
+
+/* g: rax rbx rcx rdx rsi rdi rbp rsp r8..r15 rip (8 bytes each), eflags cs
+ * ss ds es fs gs (4 each); the rest is left unavailable. */
+static int reply_regs(struct gdbs_session *s)
+{
+    struct rw_uregs u;
+    struct rw_error err;
+    if (uregs(s->m, s->gtid, &u, &err) < 0)
+        return send(s, "E01");
+    const struct rw_regs *r = &u.r;
+    uint64_t g[17] = {r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi, r->rbp, r->rsp, r->r8,
+                      r->r9,  r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip};
+    char *o = s->out;
+    for (int i = 0; i < 17; i++)
+        put_le(&o, g[i], 8);
+    put_le(&o, r->rflags & ~(uint64_t)0x10100, 4);
+    put_le(&o, u.cs ? u.cs : 0x33, 4);
+    put_le(&o, u.ss ? u.ss : 0x2b, 4);
+    for (int i = 0; i < 4; i++)
+        put_le(&o, 0, 4);
+    *o = 0;
+    return send(s, s->out);
+}
+
+static int reply_mem(struct gdbs_session *s, const char *args)
+{
+    char *end;
+    uint64_t addr = strtoull(args, &end, 16);
+    if (*end != ',')
+        return send(s, "E01");
+    uint64_t len = strtoull(end + 1, NULL, 16);
+    if (len > (GDBS_PACKET_MAX - 8) / 2)
+        len = (GDBS_PACKET_MAX - 8) / 2;
+    unsigned char buf[GDBS_PACKET_MAX / 2];
+    size_t got = rw_machine_read(s->m, s->cfg->pid, addr, buf, (size_t)len);
+    if (!got && len)
+        return send(s, "E14");
+    gdbs_tohex(buf, got, s->out);
+    return send(s, s->out);
+}
+
+static int write_mem(struct gdbs_session *s, const char *args)
+{
+    char *end;
+    uint64_t addr = strtoull(args, &end, 16);
+    if (*end != ',')
+        return send(s, "E01");
+    uint64_t len = strtoull(end + 1, &end, 16);
+    if (*end != ':')
+        return send(s, "E01");
+    unsigned char buf[GDBS_PACKET_MAX / 2];
+    long n = gdbs_fromhex(end + 1, strlen(end + 1), buf, sizeof(buf));
+    if (n < 0 || (uint64_t)n != len)
+        return send(s, "E01");
+    if (rw_machine_write(s->m, s->cfg->pid, addr, buf, (size_t)n) != (size_t)n)
+        return send(s, "E14");
+    return send(s, "OK");
+}
+
+static void resume_of(struct gdbs_session *s, struct rw_resume *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->pid = s->cfg->pid;
+    r->abort = s->cfg->abort;
+    for (int i = 0; i < s->nbps; i++) {
+        r->w[i].addr = s->bps[i].addr;
+        r->w[i].kind = s->bps[i].type <= 1   ? RW_BREAK
+                       : s->bps[i].type == 2 ? RW_WATCH_WRITE
+                                             : RW_WATCH_ACCESS;
+        r->w[i].len = s->bps[i].len;
+    }
+    r->nw = s->nbps;
+}
+
+static int set_bp(struct gdbs_session *s, const char *args, int insert)
+{
+    int type = args[0] - '0';
+    char *end;
+    if (type < 0 || type > 4 || args[1] != ',')
+        return send(s, "E01");
+    uint64_t addr = strtoull(args + 2, &end, 16);
+    unsigned len = *end == ',' ? (unsigned)strtoul(end + 1, NULL, 16) : 1;
+    if (type >= 2 && len != 1 && len != 2 && len != 4 && len != 8)
+        return send(s, "E01");
+    if (type >= 2 && addr % len)
+        return send(s, "E01");
+    for (int i = 0; i < s->nbps; i++)
+        if (s->bps[i].type == type && s->bps[i].addr == addr) {
+            if (!insert) {
+                s->bps[i] = s->bps[--s->nbps];
+            }
+            return send(s, "OK");
+        }
+    if (!insert)
+        return send(s, "OK");
+    if (s->nbps == RW_DEBUG_SLOTS)
+        return send(s, "E0E"); /* gdb: cannot insert (too many) */
+    s->bps[s->nbps++] = (struct bp){type, addr, type >= 2 ? len : 1};
+    return send(s, "OK");
+}
+
+/* The job's wait status when the run has ended. */
+static void end_status(struct gdbs_session *s)
+{
+    struct rw_result r;
+    struct rw_error err;
+    if (!s->exit_status_known && rw_machine_finish(s->m, 0, &r, &err) == 0) {
+        s->job_status = r.job_status;
+        s->exit_status_known = 1;
+        snprintf(s->res->trace_hash, sizeof(s->res->trace_hash), "%s", r.trace_hash);
+    }
+}
+
+static int reply_stop(struct gdbs_session *s)
+{
+    if (s->ended) {
+        end_status(s);
+        unsigned st = (unsigned)s->job_status;
+        if ((st & 0x7f) == 0)
+            snprintf(s->out, sizeof(s->out), "W%02x", (st >> 8) & 0xff);
+        else
+            snprintf(s->out, sizeof(s->out), "X%02x", st & 0x7f);
+        return send(s, s->out);
+    }
+    const struct rw_stop *l = &s->last;
+    uint32_t tid = s->here.boundary ? s->gtid : s->here.tid;
+    if (s->have_last && l->why == RW_STOP_WATCH)
+        snprintf(s->out, sizeof(s->out), "T05watch:%" PRIx64 ";thread:%x;", s->bps[l->slot].addr,
+                 tid);
+    else if (s->have_last && l->why == RW_STOP_BREAK)
+        snprintf(s->out, sizeof(s->out), "T05hwbreak:;thread:%x;", tid);
+    else if (s->have_last && l->why == RW_STOP_STEP && l->slot == -2)
+        snprintf(s->out, sizeof(s->out), "T05replaylog:begin;thread:%x;", tid);
+    else
+        snprintf(s->out, sizeof(s->out), "T05thread:%x;", tid);
+    return send(s, s->out);
+}
+
+/* Run forward: step thread tid (0: continue). */
+static int forward(struct gdbs_session *s, uint32_t tid)
+{
+    struct rw_resume r;
+    resume_of(s, &r);
+    if (s->cfg->kernel)
+        r.cpu_step = tid != 0;
+    else
+        r.step_tid = tid;
+    struct rw_stop st;
+    struct rw_error err;
+    if (rw_machine_resume(s->m, &r, &st, &err) < 0) {
+        note(s, "%s", err.msg);
+        return send(s, "E01");
+    }
+    s->res->debug_exits += st.debug_exits;
+    s->last = st;
+    s->have_last = 1;
+    if (st.why == RW_STOP_ENDED) {
+        s->ended = 1;
+        s->res->ended = 1;
+        return reply_stop(s);
+    }
+    if (st.why == RW_STOP_ABORTED) {
+        note(s, "%s", "interrupted");
+        set_here(s, s->gtid, 1);
+        return reply_stop(s);
+    }
+    if (s->cfg->kernel && st.why != RW_STOP_STEP)
+        st.tid = 1;
+    s->gtid = s->ctid = st.tid ? st.tid : s->gtid;
+    set_here(s, s->gtid, st.tid == 0);
+    return reply_stop(s);
+}
+
+/* ---- Reverse execution (invariants 3 and 4) ---- */
+
+static int same_pos(rw_machine *m, const struct rw_stop *st, const struct pos *p)
+{
+    if (p->boundary || st->step != p->step || st->tid != p->tid)
+        return 0;
+    struct rw_regs r;
+    return regs_of(m, st->tid, &r) == 0 && !memcmp(&r, &p->r, sizeof(r));
+}
+
+/* Replay from step `from` with r (step_tid set: single steps), counting
+ * the stops strictly before target. *found: target was reached. With
+ * stop_at > 0, stop at the stop_at-th stop instead and leave the machine
+ * there in *out. 0 or -1 with err. */
+static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume *r0,
+                  const struct pos *target, uint64_t stop_at, uint64_t *count, int *found,
+                  rw_machine **out, struct rw_error *err)
+{
+    rw_machine *m;
+    if (rw_seek(s->cfg->h, s->cfg->ref, from, &m, err) < 0)
+        return -1;
+    s->res->replays++;
+    struct rw_resume r = *r0;
+    r.until_step = target->boundary ? target->step : target->step + 1;
+    *count = 0;
+    *found = 0;
+    uint64_t limit = r.step_tid ? s->cfg->max_singlesteps : UINT64_MAX;
+    for (;;) {
+        struct rw_stop st;
+        if (rw_machine_resume(m, &r, &st, err) < 0) {
+            rw_machine_close(m);
+            return -1;
+        }
+        s->res->debug_exits += st.debug_exits;
+        if (st.why == RW_STOP_ABORTED || st.why == RW_STOP_ENDED || st.why == RW_STOP_STEP) {
+            *found = st.why == RW_STOP_STEP && target->boundary;
+            break;
+        }
+        if (same_pos(m, &st, target)) {
+            *found = 1;
+            break;
+        }
+        if (st.why == RW_STOP_BREAK && st.slot >= s->nbps)
+            continue; /* the extra breakpoint at the target's pc, elsewhere */
+        ++*count;
+        if (stop_at && *count == stop_at) {
+            s->last = st;
+            *out = m;
+            return 0;
+        }
+        if (*count > limit) {
+            rw_machine_close(m);
+            err->code = RW_EUSAGE;
+            snprintf(err->msg, sizeof(err->msg),
+                     "reverse-stepi: more than %" PRIu64
+                     " instructions of thread %u since step %" PRIu64
+                     ": too long to single-step (start gdb at a later step)",
+                     limit, r.step_tid, from);
+            return -1;
+        }
+    }
+    rw_machine_close(m);
+    return 0;
+}
+
+static int reverse(struct gdbs_session *s, uint32_t step_tid)
+{
+    if (s->cfg->kernel) {
+        note(s, "%s", "reverse execution of the whole machine (--kernel) is not supported");
+        return send(s, "E01");
+    }
+    struct rw_resume r;
+    resume_of(s, &r);
+    r.abort = s->cfg->abort;
+    r.step_tid = step_tid;
+    if (step_tid)
+        r.nw = 0; /* reverse-stepi counts single steps only */
+    const struct pos target = s->here;
+    int have_bp = 0;
+    for (int i = 0; i < r.nw; i++)
+        have_bp |= r.w[i].kind == RW_BREAK && r.w[i].addr == target.r.rip;
+    if (!step_tid && !target.boundary && !have_bp && r.nw < RW_DEBUG_SLOTS) {
+        /* stop at the target itself even if no breakpoint is there */
+        r.w[r.nw].addr = target.r.rip;
+        r.w[r.nw].kind = RW_BREAK;
+        r.nw++;
+    }
+    uint64_t hist = s->cfg->history;
+    uint64_t window = 1;
+    for (;;) {
+        uint64_t from = target.step > hist + window ? target.step - window : hist;
+        if (from < 1)
+            from = 1;
+        if (!target.boundary && window == 1 && from < target.step)
+            from = target.step; /* first: since the current step's start */
+        uint64_t n;
+        int found;
+        struct rw_error err;
+        if (replay(s, from, &r, &target, 0, &n, &found, NULL, &err) < 0) {
+            note(s, "%s", err.msg);
+            return send(s, "E01");
+        }
+        if (!found) { /* invariant 3 */
+            note(s, "%s", "reverse execution could not reproduce the current position");
+            return send(s, "E01");
+        }
+        if (n > 0) {
+            rw_machine *m;
+            uint64_t n2;
+            if (replay(s, from, &r, &target, n, &n2, &found, &m, &err) < 0) {
+                note(s, "%s", err.msg);
+                return send(s, "E01");
+            }
+            rw_machine_close(s->m);
+            s->m = m;
+            s->have_last = 1;
+            if (s->last.why == RW_STOP_BREAK && s->last.slot >= s->nbps)
+                s->last.why = RW_STOP_STEPPED;
+            s->gtid = s->ctid = s->last.tid;
+            set_here(s, s->last.tid, 0);
+            return reply_stop(s);
+        }
+        if (from <= hist) { /* invariant 4: the beginning of the history */
+            rw_machine *m;
+            if (rw_seek(s->cfg->h, s->cfg->ref, hist, &m, &err) < 0) {
+                note(s, "%s", err.msg);
+                return send(s, "E01");
+            }
+            s->res->replays++;
+            rw_machine_close(s->m);
+            s->m = m;
+            memset(&s->last, 0, sizeof(s->last));
+            s->last.why = RW_STOP_STEP;
+            s->last.slot = -2;
+            s->have_last = 1;
+            if (!has_thread(s, s->gtid))
+                s->gtid = s->ctid = default_thread(s);
+            set_here(s, s->gtid, 1);
+            return reply_stop(s);
+        }
+        window = window < 2 ? 4096 : window * 2;
+    }
+}
+
+/* ---- Packets ---- */
+
+static int threads_reply(struct gdbs_session *s)
+{
+    threads(s);
+    char *o = s->out;
+    *o++ = 'm';
+    for (size_t i = 0; i < s->nth && o + 16 < s->out + sizeof(s->out); i++)
+        o += sprintf(o, "%s%x", i ? "," : "", s->th[i].tid);
+    *o = 0;
+    return send(s, s->nth ? s->out : "l");
+}
+
+/* vCont;ACTION[:TID];...: the first action that names a thread or none. */
+static int vcont(struct gdbs_session *s, const char *a)
+{
+    uint32_t step_tid = 0;
+    int any_step = 0;
+    while (*a == ';') {
+        a++;
+        char act = *a++;
+        if (act == 'C' || act == 'S')
+            while (*a && *a != ':' && *a != ';')
+                a++; /* a signal: not delivered */
+        uint32_t tid = 0;
+        if (*a == ':') {
+            char *end;
+            long t = strtol(a + 1, &end, 16);
+            tid = t > 0 ? (uint32_t)t : 0;
+            a = end;
+        }
+        if ((act == 's' || act == 'S') && !any_step) {
+            any_step = 1;
+            step_tid = tid ? tid : s->ctid;
+        }
+        while (*a && *a != ';')
+            a++;
+    }
+    return forward(s, any_step ? step_tid : 0);
+}
+
+/* ---- Files: the program, served from the guest's filesystem ---- */
+
+/* qXfer:exec-file:read:ANNEX:OFFSET,LENGTH: the program's guest path. */
+static int xfer_exec(struct gdbs_session *s, const char *a)
+{
+    const char *c = strchr(a, ':');
+    if (!c)
+        return send(s, "E01");
+    uint64_t off = strtoull(c + 1, NULL, 16);
+    size_t n = strlen(s->cfg->exe);
+    if (off >= n)
+        return send(s, "l");
+    snprintf(s->out, sizeof(s->out), "l%s", s->cfg->exe + off);
+    return send(s, s->out);
+}
+
+/* vFile:open:HEXPATH,FLAGS,MODE / pread:FD,COUNT,OFFSET / close:FD /
+ * setfs:PID. Files are read only; a file other than the program is copied
+ * out of the guest at the session's step first (a throwaway rw_cat). */
+static int vfile(struct gdbs_session *s, const char *a)
+{
+    if (!strncmp(a, "setfs:", 6))
+        return send(s, "F0");
+    if (!strncmp(a, "open:", 5)) {
+        const char *comma = strchr(a + 5, ',');
+        char path[1024];
+        unsigned char raw[1024];
+        long n = comma ? gdbs_fromhex(a + 5, (size_t)(comma - (a + 5)), raw, sizeof(raw) - 1) : -1;
+        if (n <= 0)
+            return send(s, "F-1,16"); /* EINVAL */
+        memcpy(path, raw, (size_t)n);
+        path[n] = 0;
+        if (strtoul(comma + 1, NULL, 16) & 3)
+            return send(s, "F-1,d"); /* EACCES: read only */
+        int slot = -1;
+        for (int i = 0; i < GDBS_FILES; i++)
+            if (s->files[i].fd < 0) {
+                slot = i;
+                break;
+            }
+        if (slot < 0)
+            return send(s, "F-1,18"); /* EMFILE */
+        struct gfile *f = &s->files[slot];
+        f->tmp[0] = 0;
+        const char *host = NULL;
+        if (s->cfg->exe_local && !strcmp(path, s->cfg->exe)) {
+            host = s->cfg->exe_local;
+        } else {
+            struct rw_options o;
+            struct rw_error err;
+            rw_options_init(&o);
+            o.abort = s->cfg->abort;
+            if (rw_program_copy(s->cfg->h, s->cfg->ref, s->cfg->step, s->cfg->pid, path, &o, f->tmp,
+                                &err) < 0) {
+                if (f->tmp[0])
+                    unlink(f->tmp);
+                f->tmp[0] = 0;
+                return send(s, "F-1,2"); /* ENOENT */
+            }
+            host = f->tmp;
+        }
+        f->fd = open(host, O_RDONLY | O_CLOEXEC);
+        if (f->fd < 0)
+            return send(s, "F-1,2");
+        snprintf(s->out, sizeof(s->out), "F%x", slot);
+        return send(s, s->out);
+    }
+    if (!strncmp(a, "pread:", 6)) {
+        char *end;
+        unsigned long slot = strtoul(a + 6, &end, 16);
+        if (slot >= GDBS_FILES || s->files[slot].fd < 0 || *end != ',')
+            return send(s, "F-1,9"); /* EBADF */
+        unsigned long count = strtoul(end + 1, &end, 16);
+        unsigned long long off = *end == ',' ? strtoull(end + 1, NULL, 16) : 0;
+        if (count > GDBS_PACKET_MAX / 2 - 32)
+            count = GDBS_PACKET_MAX / 2 - 32;
+        char buf[GDBS_PACKET_MAX / 2];
+        ssize_t got = pread(s->files[slot].fd, buf, count, (off_t)off);
+        if (got < 0)
+            return send(s, "F-1,5"); /* EIO */
+        int h = snprintf(s->out, sizeof(s->out), "F%zx;", (size_t)got);
+        memcpy(s->out + h, buf, (size_t)got);
+        return gdbs_send(&s->conn, s->out, (size_t)h + (size_t)got);
+    }
+    if (!strncmp(a, "close:", 6)) {
+        unsigned long slot = strtoul(a + 6, NULL, 16);
+        if (slot >= GDBS_FILES || s->files[slot].fd < 0)
+            return send(s, "F-1,9");
+        close(s->files[slot].fd);
+        s->files[slot].fd = -1;
+        if (s->files[slot].tmp[0])
+            unlink(s->files[slot].tmp);
+        s->files[slot].tmp[0] = 0;
+        return send(s, "F0");
+    }
+    return send(s, "");
+}
+
+static int handle(struct gdbs_session *s, const char *p, int *done)
+{
+    if (p[0] == 0x03)
+        return 0; /* an interrupt while stopped: nothing to do */
+    if (s->ended && p[0] != 'D' && p[0] != 'k' && strncmp(p, "vKill", 5) && strncmp(p, "q", 1) &&
+        p[0] != '?')
+        return send(s, "E01");
+    switch (p[0]) {
+    case '?':
+        return reply_stop(s);
+    case 'g':
+        return reply_regs(s);
+    case 'G':
+    case 'P':
+    case 'p':
+    case 'X':
+        return send(s, "");
+    case 'm':
+        return reply_mem(s, p + 1);
+    case 'M':
+        return write_mem(s, p + 1);
+    case 'Z':
+        return set_bp(s, p + 1, 1);
+    case 'z':
+        return set_bp(s, p + 1, 0);
+    case 'c':
+        return forward(s, 0);
+    case 's':
+        return forward(s, s->ctid);
+    case 'H': {
+        long t = strtol(p + 2, NULL, 16);
+        if (t > 0 && !has_thread(s, (uint32_t)t))
+            return send(s, "E01");
+        if (t > 0) {
+            if (p[1] == 'g')
+                s->gtid = (uint32_t)t;
+            else
+                s->ctid = (uint32_t)t;
+        }
+        return send(s, "OK");
+    }
+    case 'T': {
+        long t = strtol(p + 1, NULL, 16);
+        return send(s, t > 0 && has_thread(s, (uint32_t)t) ? "OK" : "E01");
+    }
+    case 'D':
+        *done = 1;
+        return send(s, "OK");
+    case 'k':
+        *done = 1;
+        return 0;
+    case 'b':
+        if (p[1] == 'c')
+            return reverse(s, 0);
+        if (p[1] == 's')
+            return reverse(s, s->ctid);
+        return send(s, "");
+    default:
+        break;
+    }
+    if (!strncmp(p, "qSupported", 10))
+        return send(s, "PacketSize=3fff;QStartNoAckMode+;hwbreak+;ReverseContinue+;"
+                       "ReverseStep+;vContSupported+;qXfer:exec-file:read+");
+    if (!strcmp(p, "QStartNoAckMode")) {
+        int rc = send(s, "OK");
+        s->conn.no_ack = 1;
+        return rc;
+    }
+    if (!strcmp(p, "qfThreadInfo"))
+        return threads_reply(s);
+    if (!strcmp(p, "qsThreadInfo"))
+        return send(s, "l");
+    if (!strcmp(p, "qC")) {
+        snprintf(s->out, sizeof(s->out), "QC%x", s->gtid);
+        return send(s, s->out);
+    }
+    if (!strcmp(p, "qAttached"))
+        return send(s, "1");
+    if (!strcmp(p, "qSymbol::"))
+        return send(s, "OK");
+    if (!strncmp(p, "qThreadExtraInfo,", 17)) {
+        long t = strtol(p + 17, NULL, 16);
+        threads(s);
+        for (size_t i = 0; i < s->nth; i++)
+            if (s->th[i].tid == (uint32_t)t) {
+                char txt[64];
+                snprintf(txt, sizeof(txt), "%s%s", s->th[i].comm,
+                         s->th[i].current ? " (on the CPU)" : "");
+                gdbs_tohex((const unsigned char *)txt, strlen(txt), s->out);
+                return send(s, s->out);
+            }
+        return send(s, "E01");
+    }
+    if (!strcmp(p, "vCont?"))
+        return send(s, "vCont;c;C;s;S");
+    if (!strncmp(p, "vCont;", 6))
+        return vcont(s, p + 5);
+    if (!strncmp(p, "vKill", 5)) {
+        *done = 1;
+        return send(s, "OK");
+    }
+    if (!strncmp(p, "qXfer:exec-file:read:", 21))
+        return xfer_exec(s, p + 21);
+    if (!strncmp(p, "vFile:", 6))
+        return vfile(s, p + 6);
+    return send(s, ""); /* not supported */
+}
+
+int gdbs_start(const struct gdbs_config *cfg, struct gdbs_result *res, struct gdbs_session **out,
+               struct rw_error *err)
+{
+    memset(res, 0, sizeof(*res));
+    *out = NULL;
+    struct gdbs_session *s = calloc(1, sizeof(*s));
+    if (!s) {
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "out of memory");
+        return -1;
+    }
+    s->cfg = cfg;
+    s->res = res;
+    kernel_mode = cfg->kernel;
+    for (int i = 0; i < GDBS_FILES; i++)
+        s->files[i].fd = -1;
+    if (rw_seek(cfg->h, cfg->ref, cfg->step, &s->m, err) < 0) { /* invariant 2 */
+        free(s);
+        return -1;
+    }
+    if (threads(s) < 0 || s->nth == 0) {
+        err->code = RW_EUSAGE;
+        snprintf(err->msg, sizeof(err->msg), "no process %u at step %" PRIu64, cfg->pid, cfg->step);
+        rw_machine_close(s->m);
+        free(s);
+        return -1;
+    }
+    s->gtid = s->ctid = default_thread(s);
+    set_here(s, s->gtid, 1);
+    *out = s;
+    return 0;
+}
+
+void gdbs_serve(struct gdbs_session *s, int fd)
+{
+    s->conn.fd = fd;
+    s->conn.no_ack = 0;
+    s->conn.bpos = s->conn.bend = 0;
+    int done = 0;
+    while (!done) {
+        int r = gdbs_recv(&s->conn);
+        if (r <= 0)
+            break;
+        log_packet("->", s->conn.in);
+        if (handle(s, s->conn.in, &done) < 0)
+            break;
+    }
+}
+
+int gdbs_end(struct gdbs_session *s, int finish, struct rw_error *err)
+{
+    int rc = 0;
+    s->res->steps = rw_machine_step(s->m);
+    if (finish) {
+        struct rw_result rr;
+        if (rw_machine_finish(s->m, 1, &rr, err) < 0) {
+            rc = -1;
+        } else {
+            snprintf(s->res->trace_hash, sizeof(s->res->trace_hash), "%s", rr.trace_hash);
+            s->res->steps = rr.steps;
+        }
+    }
+    for (int i = 0; i < GDBS_FILES; i++) {
+        if (s->files[i].fd >= 0)
+            close(s->files[i].fd);
+        if (s->files[i].tmp[0])
+            unlink(s->files[i].tmp);
+    }
+    rw_machine_close(s->m);
+    free(s);
+    return rc;
+}

@@ -1,0 +1,539 @@
+/*
+ * debug: a paused machine (rw_seek) seen as the guest kernel sees it: its
+ * threads, a thread's user registers, a process's memory (src/guestos over
+ * the VM's RAM). docs/debugging.md.
+ *
+ * Invariants:
+ *  1. The guest kernel's offsets are found once per machine (gos_open) and
+ *     the task list is read again at each call: the machine may have run.
+ *  2. Guest memory is reached only through kvm_gpa/kvm_gpa_w (bounds
+ *     checked), and writes mark the pages written (a kept fork's keyframes
+ *     see them).
+ *  3. A thread's registers come from the vCPU only when it is the one on
+ *     the CPU and the vCPU is in user mode; otherwise from the pt_regs the
+ *     kernel saved when it entered the kernel.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "guestos/gos.h"
+#include "run/debug.h"
+#include "run/machine.h"
+#include "util/check.h"
+#include "vmm/vcpu.h"
+
+struct rw_machine_debug {
+    struct gos g;
+    uint64_t dr[4], dr7; /* the debug registers as last set */
+    int open;
+    struct gos_task *tasks;
+    size_t ntasks;
+};
+
+static int mem_read(void *ctx, uint64_t gpa, void *buf, size_t n)
+{
+    const struct kvm_vm *vm = ctx;
+    const void *p = kvm_gpa(vm, gpa, n); /* invariant 2 */
+    if (!p)
+        return -1;
+    memcpy(buf, p, n);
+    return 0;
+}
+
+static int mem_write(void *ctx, uint64_t gpa, const void *buf, size_t n)
+{
+    struct kvm_vm *vm = ctx;
+    void *p = kvm_gpa_w(vm, gpa, n); /* invariant 2 */
+    if (!p)
+        return -1;
+    memcpy(p, buf, n);
+    return 0;
+}
+
+void debug_free(struct rw_machine *m)
+{
+    if (!m->dbg)
+        return;
+    free(m->dbg->tasks);
+    free(m->dbg);
+    m->dbg = NULL;
+}
+
+static int fail(struct rw_error *err, enum rw_code code, const char *fmt, const char *why)
+{
+    err->code = code;
+    snprintf(err->msg, sizeof(err->msg), fmt, why);
+    return -1;
+}
+
+struct gos *debug_gos(rw_machine *m, struct rw_error *err)
+{
+    if (!m->dbg) {
+        m->dbg = calloc(1, sizeof(*m->dbg));
+        m->dbg->tasks = calloc(GOS_TASKS_MAX, sizeof(struct gos_task));
+        if (!m->dbg || !m->dbg->tasks) {
+            debug_free(m);
+            fail(err, RW_EINTERNAL, "%s", "out of memory");
+            return NULL;
+        }
+    }
+    if (!m->dbg->open) { /* invariant 1 */
+        char why[300];
+        struct gos_syms s;
+        struct gos_mem mem = {.ctx = &m->c.vm, .read = mem_read, .write = mem_write};
+        if (gos_syms_load(m->st.o.kernel, &s, why, sizeof(why)) < 0 ||
+            gos_open(&m->dbg->g, &mem, &s, why, sizeof(why)) < 0) {
+            fail(err, RW_EINTERNAL, "cannot read the guest kernel's tasks: %s", why);
+            return NULL;
+        }
+        m->dbg->open = 1;
+    }
+    return &m->dbg->g;
+}
+
+int debug_tasks(rw_machine *m, const struct gos_task **tasks, size_t *n, struct rw_error *err)
+{
+    struct gos *g = debug_gos(m, err);
+    if (!g)
+        return -1;
+    char why[300];
+    if (gos_tasks(g, m->dbg->tasks, GOS_TASKS_MAX, &m->dbg->ntasks, why, sizeof(why)) < 0)
+        return fail(err, RW_EINTERNAL, "cannot read the guest kernel's tasks: %s", why);
+    *tasks = m->dbg->tasks;
+    *n = m->dbg->ntasks;
+    return 0;
+}
+
+const struct gos_task *debug_task(rw_machine *m, uint32_t tid, struct rw_error *err)
+{
+    const struct gos_task *t;
+    size_t n;
+    if (debug_tasks(m, &t, &n, err) < 0)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (t[i].pid == tid)
+            return &t[i];
+    err->code = RW_EUSAGE;
+    snprintf(err->msg, sizeof(err->msg), "no thread %u at step %llu", tid,
+             (unsigned long long)m->c.p->step);
+    return NULL;
+}
+
+int rw_machine_threads(rw_machine *m, struct rw_thread *out, size_t max, size_t *count,
+                       struct rw_error *err)
+{
+    const struct gos_task *t;
+    size_t n;
+    if (debug_tasks(m, &t, &n, err) < 0)
+        return -1;
+    *count = n;
+    for (size_t i = 0; i < n && i < max; i++) {
+        out[i] = (struct rw_thread){.tid = t[i].pid,
+                                    .pid = t[i].tgid,
+                                    .state = t[i].state,
+                                    .current = t[i].current,
+                                    .kernel = t[i].kernel_thread};
+        memcpy(out[i].comm, t[i].comm, sizeof(out[i].comm));
+    }
+    return 0;
+}
+
+/* Is the vCPU in user mode? 1, 0, or -1. */
+static int vcpu_user(rw_machine *m, struct kvm_regs *k)
+{
+    struct kvm_sregs s;
+    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &s) < 0 ||
+        ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, k) < 0)
+        return -1;
+    return (s.cs.selector & 3) == 3;
+}
+
+int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct rw_error *err)
+{
+    const struct gos_task *t = debug_task(m, tid, err);
+    if (!t)
+        return -1;
+    memset(r, 0, sizeof(*r));
+    struct kvm_regs k;
+    int user = t->current ? vcpu_user(m, &k) : 0;
+    if (user < 0)
+        return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
+    if (user) { /* invariant 3 */
+        struct kvm_sregs s;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &s) < 0)
+            return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
+        r->r = (struct rw_regs){k.rax, k.rbx, k.rcx, k.rdx, k.rsi, k.rdi, k.rsp, k.rbp, k.r8,
+                                k.r9,  k.r10, k.r11, k.r12, k.r13, k.r14, k.r15, k.rip, k.rflags};
+        r->cs = s.cs.selector;
+        r->ss = s.ss.selector;
+        r->fs_base = s.fs.base;
+        return 0;
+    }
+    struct gos_regs g;
+    if (gos_user_regs(&m->dbg->g, t, &g) < 0)
+        return fail(err, RW_EUSAGE, "thread %s has no user registers (a kernel thread)", t->comm);
+    r->r = (struct rw_regs){g.rax, g.rbx, g.rcx, g.rdx, g.rsi, g.rdi, g.rsp, g.rbp, g.r8,
+                            g.r9,  g.r10, g.r11, g.r12, g.r13, g.r14, g.r15, g.rip, g.rflags};
+    r->cs = g.cs;
+    r->ss = g.ss;
+    r->orig_rax = g.orig_rax;
+    r->in_kernel = 1;
+    return 0;
+}
+
+/* The page table of process pid (any of its threads). 0 or -1 with err. */
+int debug_pgd(rw_machine *m, uint32_t pid, uint64_t *pgd, struct rw_error *err)
+{
+    const struct gos_task *t;
+    size_t n;
+    if (debug_tasks(m, &t, &n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (t[i].tgid == pid && !t[i].kernel_thread) {
+            *pgd = t[i].pgd;
+            return 0;
+        }
+    err->code = RW_EUSAGE;
+    snprintf(err->msg, sizeof(err->msg), "no process %u at step %llu", pid,
+             (unsigned long long)m->c.p->step);
+    return -1;
+}
+
+/* The page table of pid, or with pid 0 the vCPU's (CR3). 0 or -1. */
+static int pgd_of(rw_machine *m, uint32_t pid, uint64_t *pgd)
+{
+    struct rw_error err;
+    if (!debug_gos(m, &err))
+        return -1;
+    if (pid)
+        return debug_pgd(m, pid, pgd, &err);
+    struct kvm_sregs s;
+    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &s) < 0)
+        return -1;
+    *pgd = s.cr3 & 0x000ffffffffff000ull;
+    return 0;
+}
+
+size_t rw_machine_read(rw_machine *m, uint32_t pid, uint64_t addr, void *buf, size_t n)
+{
+    uint64_t pgd;
+    if (pgd_of(m, pid, &pgd) < 0)
+        return 0;
+    return gos_vread(&m->dbg->g, pgd, addr, buf, n);
+}
+
+size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *buf, size_t n)
+{
+    uint64_t pgd;
+    if (pgd_of(m, pid, &pgd) < 0)
+        return 0;
+    return gos_vwrite(&m->dbg->g, pgd, addr, buf, n);
+}
+
+/* ---- Running on under a debugger (rw_machine_resume) ----
+ *
+ * Invariants (continued):
+ *  4. A debug exit is never a step: only vcpu_handle_exit moves p->step,
+ *     and it is never called for KVM_EXIT_DEBUG (asserted around each).
+ *  5. Debug register slot 3 is rewind's own (the return of a stepped
+ *     thread to user mode); the caller's breakpoints use slots 0..2.
+ *  6. Guest debugging is switched off again before rw_machine_resume
+ *     returns: a machine that runs on without a debugger takes no debug
+ *     exits.
+ */
+
+#define INTERNAL_SLOT 3
+
+static int set_debug_skip(rw_machine *m, const struct rw_watch *w, int nw, int internal,
+                          uint64_t internal_addr, int single, int skip, uint64_t skip_rip);
+
+static int set_debug(rw_machine *m, const struct rw_watch *w, int nw, int internal,
+                     uint64_t internal_addr, int single)
+{
+    return set_debug_skip(m, w, nw, internal, internal_addr, single, 0, 0);
+}
+
+/* Arm the debug registers; with skip, leave out the instruction
+ * breakpoints at skip_rip (the vCPU is there and must run it: stepping
+ * over a breakpoint without relying on RFLAGS.RF). */
+static int set_debug_skip(rw_machine *m, const struct rw_watch *w, int nw, int internal,
+                          uint64_t internal_addr, int single, int skip, uint64_t skip_rip)
+{
+    struct kvm_guest_debug d;
+    memset(&d, 0, sizeof(d));
+    uint64_t dr7 = 0;
+    for (int i = 0; i < nw; i++) {
+        if (skip && w[i].kind == RW_BREAK && w[i].addr == skip_rip)
+            continue;
+        unsigned len = w[i].kind == RW_BREAK ? 0
+                       : w[i].len == 8       ? 2
+                       : w[i].len == 4       ? 3
+                                             : w[i].len - 1;
+        d.arch.debugreg[i] = w[i].addr;
+        dr7 |= 1ull << (2 * i);
+        dr7 |= (uint64_t)w[i].kind << (16 + 4 * i);
+        dr7 |= (uint64_t)len << (18 + 4 * i);
+    }
+    if (internal && !(skip && internal_addr == skip_rip)) {
+        d.arch.debugreg[INTERNAL_SLOT] = internal_addr; /* invariant 5 */
+        dr7 |= 1ull << (2 * INTERNAL_SLOT);
+    }
+    d.arch.debugreg[7] = dr7;
+    m->dbg->dr7 = dr7;
+    memcpy(m->dbg->dr, d.arch.debugreg, sizeof(m->dbg->dr));
+    if (dr7 || single)
+        d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP;
+    if (single)
+        d.control |= KVM_GUESTDBG_SINGLESTEP;
+    return ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d);
+}
+
+/* The task on the CPU: its tid and tgid. 0 or -1. */
+static int on_cpu(rw_machine *m, uint32_t *tid, uint32_t *tgid)
+{
+    struct gos *g = &m->dbg->g;
+    uint8_t b[8];
+    uint64_t cur;
+    if (gos_kread(g, g->sym.current_task, b, 8) < 0)
+        return -1;
+    memcpy(&cur, b, 8);
+    if (gos_kread(g, cur + g->lay.pid, b, 8) < 0)
+        return -1;
+    memcpy(tid, b, 4);
+    memcpy(tgid, b + 4, 4);
+    return 0;
+}
+
+/* Where thread tid returns to user mode: its saved rip. 0 or -1. */
+static int return_rip(rw_machine *m, uint32_t tid, uint64_t *rip, struct rw_error *err)
+{
+    const struct gos_task *t = debug_task(m, tid, err);
+    struct gos_regs r;
+    if (!t || gos_user_regs(&m->dbg->g, t, &r) < 0) {
+        if (t) {
+            err->code = RW_EUSAGE;
+            snprintf(err->msg, sizeof(err->msg), "thread %u has no user registers", tid);
+        }
+        return -1;
+    }
+    *rip = r.rip;
+    return 0;
+}
+
+/* Tests only (REWIND_TEST_HOLES=1 and REWIND_TEST_HOLE_DEBUG_TIME=1): each
+ * debug exit moves the guest's clock, so a debugged machine no longer runs
+ * as it would without the debugger (tests/system/t_gdb.sh sees it). */
+static int hole_debug_time(void)
+{
+    const char *holes = getenv("REWIND_TEST_HOLES"), *h = getenv("REWIND_TEST_HOLE_DEBUG_TIME");
+    return holes && h && !strcmp(holes, "1") && !strcmp(h, "1");
+}
+
+int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                      struct rw_error *err)
+{
+    memset(s, 0, sizeof(*s));
+    if (r->nw < 0 || r->nw > RW_DEBUG_SLOTS) {
+        err->code = RW_EUSAGE;
+        snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once",
+                 RW_DEBUG_SLOTS);
+        return -1;
+    }
+    if (!debug_gos(m, err))
+        return -1;
+    struct platform *p = m->c.p;
+    struct kvm_run *run = m->c.vm.run;
+    /* Stepping: phase 1 waits for the thread to be back in user mode (a
+     * breakpoint where it returns), phase 2 single-steps one instruction. */
+    int phase = 0;
+    uint64_t internal = 0, step_from = 0;
+    if (r->step_tid) {
+        struct kvm_sregs sr;
+        uint32_t tid = 0, tgid = 0;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 || on_cpu(m, &tid, &tgid) < 0) {
+            err->code = RW_EINTERNAL;
+            snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU's state");
+            return -1;
+        }
+        if ((sr.cs.selector & 3) == 3 && tid == r->step_tid) {
+            phase = 2;
+        } else {
+            if (return_rip(m, r->step_tid, &internal, err) < 0)
+                return -1;
+            phase = 1;
+        }
+        if (return_rip(m, r->step_tid, &step_from, err) < 0 && phase == 1)
+            return -1;
+        if (phase == 2) {
+            struct kvm_regs k;
+            if (ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) == 0)
+                step_from = k.rip;
+        }
+    }
+    if (r->cpu_step)
+        phase = 4; /* one instruction of whatever runs */
+    struct kvm_regs k0;
+    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k0) < 0) {
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU's registers");
+        return -1;
+    }
+    /* Never hit a breakpoint at the instruction the vCPU stands on: step
+     * over it first (over), then arm them all. */
+    int over = phase != 2 && phase != 4;
+    if (set_debug_skip(m, r->w, r->nw, phase == 1, internal, phase == 2 || phase == 4 || over, 1,
+                       k0.rip) < 0) {
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+        return -1;
+    }
+    uint64_t same_rip = 0, same_n = 0;
+    int rc = 0;
+    run_active_kvm_run = run;
+    for (;;) {
+        if (p->outcome != PLATFORM_RUNNING) {
+            s->why = RW_STOP_ENDED;
+            break;
+        }
+        if (r->abort && *r->abort) {
+            s->why = RW_STOP_ABORTED;
+            break;
+        }
+        if (r->until_step && p->step >= r->until_step) {
+            s->why = RW_STOP_STEP;
+            break;
+        }
+        int kr = ioctl(m->c.vm.vcpu_fd, KVM_RUN, 0);
+        uint64_t step = p->step;
+        if (kr < 0) {
+            if (errno == EINTR || errno == EAGAIN) {
+                run->immediate_exit = 0;
+                platform_host_exit(p);
+                RW_ASSERT(p->step == step); /* invariant 4 */
+                continue;
+            }
+            err->code = RW_EINTERNAL;
+            snprintf(err->msg, sizeof(err->msg), "KVM_RUN: %s", strerror(errno));
+            rc = -1;
+            break;
+        }
+        if (run->exit_reason != KVM_EXIT_DEBUG) {
+            int stepped = vcpu_handle_exit(p);
+            RW_ASSERT(p->step == step + (uint64_t)stepped);
+            continue;
+        }
+        /* A debug exit: never a step (invariant 4). */
+        s->debug_exits++;
+        if (hole_debug_time())
+            p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
+        uint64_t dr6 = run->debug.arch.dr6;
+        struct kvm_sregs sr;
+        struct kvm_regs k;
+        uint32_t tid = 0, tgid = 0;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 ||
+            ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
+            err->code = RW_EINTERNAL;
+            snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU at a debug exit");
+            rc = -1;
+            break;
+        }
+        RW_ASSERT(p->step == step);
+        int user = (sr.cs.selector & 3) == 3;
+        if (k.rip == same_rip) {
+            if (++same_n > 100000) {
+                err->code = RW_EINTERNAL;
+                snprintf(err->msg, sizeof(err->msg),
+                         "debug exits make no progress at 0x%llx (step %llu)",
+                         (unsigned long long)k.rip, (unsigned long long)p->step);
+                rc = -1;
+                break;
+            }
+        } else {
+            same_rip = k.rip;
+            same_n = 0;
+        }
+        if (over) { /* the step over the first instruction is done: arm all */
+            over = 0;
+            set_debug(m, r->w, r->nw, phase == 1 || phase == 3, internal, 0);
+            if ((dr6 & 0x4000) || !(dr6 & 0xf))
+                continue;
+        }
+        if (phase == 4 && ((dr6 & 0x4000) || !(dr6 & 0xf))) {
+            s->why = RW_STOP_STEPPED;
+            s->tid = tid;
+            s->pc = k.rip;
+            break;
+        }
+        if (phase == 2 && ((dr6 & 0x4000) || !(dr6 & 0xf))) { /* a single step */
+            if (user && tid == r->step_tid) {
+                s->why = RW_STOP_STEPPED;
+                s->tid = tid;
+                s->pc = k.rip;
+                break;
+            }
+            /* Into the kernel (a syscall, an interrupt): wait for its return. */
+            if (return_rip(m, r->step_tid, &internal, err) < 0) {
+                rc = -1;
+                break;
+            }
+            phase = 3;
+            set_debug(m, r->w, r->nw, 1, internal, 0);
+            continue;
+        }
+        int slot = -1;
+        for (int i = 3; i >= 0; i--) /* the lowest: the caller's before rewind's */
+            if (dr6 & (1ull << i))
+                slot = i;
+        if (slot == INTERNAL_SLOT && phase && user && tid == r->step_tid) {
+            if (phase == 1 || (phase == 3 && k.rip == step_from)) {
+                phase = 2; /* now step the instruction itself */
+                set_debug_skip(m, r->w, r->nw, 0, 0, 1, 1, k.rip);
+                continue;
+            }
+            s->why = RW_STOP_STEPPED; /* back from the kernel after the instruction */
+            s->tid = tid;
+            s->pc = k.rip;
+            break;
+        }
+        if (slot >= 0 && slot < r->nw && (r->pid == 0 || (user && tgid == r->pid))) {
+            s->why = r->w[slot].kind == RW_BREAK ? RW_STOP_BREAK : RW_STOP_WATCH;
+            s->slot = slot;
+            s->tid = tid;
+            s->pc = k.rip;
+            break;
+        }
+        /* Someone else's context, or a spurious exit: go on, stepping over
+         * an instruction breakpoint first. */
+        if (slot >= 0 && (slot == INTERNAL_SLOT || r->w[slot].kind == RW_BREAK) && phase != 2 &&
+            phase != 4) {
+            over = 1;
+            set_debug_skip(m, r->w, r->nw, phase == 1 || phase == 3, internal, 1, 1, k.rip);
+        }
+    }
+    run_active_kvm_run = NULL;
+    set_debug(m, NULL, 0, 0, 0, 0); /* invariant 6 */
+    s->step = p->step;
+    if (s->why == RW_STOP_ENDED && p->outcome == PLATFORM_RUNNING)
+        s->why = RW_STOP_STEP;
+    return rc;
+}
+
+int rw_machine_finish(rw_machine *m, int run_to_end, struct rw_result *r, struct rw_error *err)
+{
+    if (!m->settled) {
+        if (run_to_end && m->c.p->outcome == PLATFORM_RUNNING && run_loop(&m->c, 0) < 0) {
+            *err = m->err;
+            return -1;
+        }
+        if (run_settle(&m->c) < 0) {
+            *err = m->err;
+            return -1;
+        }
+        m->settled = 1;
+    }
+    *r = m->res;
+    return 0;
+}

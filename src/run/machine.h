@@ -1,0 +1,23 @@
+/* machine: the state behind rw_machine (src/run/seek.c), shared with the
+ * debugging functions of src/run/debug.c. */
+#ifndef REWIND_RUN_MACHINE_H
+#define REWIND_RUN_MACHINE_H
+
+#include "run/modes.h"
+
+struct rw_machine_debug; /* src/run/debug.c: the guest kernel's view, breakpoints */
+
+struct rw_machine {
+    struct run_stored st;
+    struct run_ctx c;
+    struct rw_result res;
+    struct rw_error err; /* the context's own (its failures are copied out) */
+    uint64_t step;
+    struct rw_machine_debug *dbg; /* NULL until a debugging function needs it */
+    int settled; /* rw_machine_finish ran run_settle: the machine runs no more */
+};
+
+/* Free m->dbg (rw_machine_close calls it). */
+void debug_free(struct rw_machine *m);
+
+#endif

@@ -1,0 +1,169 @@
+# rewind gdb: Debian's gdb (batch mode) on a process at a step of a stored
+# run, through the remote-protocol stub (docs/debugging.md): forward with
+# hardware breakpoints, the session's run equal to the stored run, reverse
+# execution by replay, one-line errors.
+
+# out_step RUN TEXT: the step of the first output event containing TEXT
+gdb_out_step() {
+    "$REWIND" events "$1" --kind output --json | python3 -c '
+import json, sys
+for e in json.load(sys.stdin):
+    if sys.argv[1] in e["payload"]:
+        print(e["step"]); break' "$2"
+}
+
+# gdb_rw OUTPREFIX ARGS...: rewind gdb ARGS with a wall-clock limit (a hang
+# fails the test, with the packets logged in OUTPREFIX.log); sets RC.
+gdb_rw() {
+    local p=$1; shift
+    set +e
+    REWIND_GDB_LOG=1 timeout -k 5 400 "$REWIND" gdb "$@" >"$p.out" 2>"$p.log"
+    RC=$?
+    set -e
+    grep -v '^rewind: gdb [<-]' "$p.log" >"$p.err" || true
+    LAST=$p
+    [ "$RC" -ne 124 ] || fail "rewind gdb timed out: $(tail -n 20 "$p.log" | tr '\n' '|') $(tail -n 20 "$p.out" | tr '\n' '|')"
+}
+
+# dbg_run: record dbg_threads; sets ID and AT (a few steps after "ready")
+dbg_run() {
+    command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
+    run_rw a run --root "$ROOT" -- /usr/bin/dbg_threads
+    expect_rc 0
+    ID=$(run_id a.err)
+    local s; s=$(gdb_out_step "$ID" ready)
+    [ -n "$s" ] || fail "no ready output"
+    AT=$((s + 5))
+}
+
+test_gdb_break_continue_print_next() {
+    dbg_run
+    gdb_rw g "$ID" "$AT" --verify -- -batch \
+        -ex 'info threads' -ex 'break bump' -ex 'continue' -ex 'print i' \
+        -ex 'continue' -ex 'print i' -ex 'next' -ex 'bt' -ex 'finish'
+    expect_rc 0
+    # four threads, the stop in bump with its argument, next goes on in bump,
+    # finish returns to wait_sleep
+    [ "$(grep -c '^[* ] [0-9]* *Thread ' g.out)" -eq 4 ] || fail "threads: $(cat g.out)"
+    # two hits in a row: bump (i=N) then bump (i=N+1), as print says
+    python3 - g.out <<'PY' || fail "breakpoint hits: $(cat g.out)"
+import re, sys
+t = open(sys.argv[1]).read()
+hits = [int(x) for x in re.findall(r"Breakpoint 1, bump \(i=(\d+)\) at .*dbg_threads.c:\d+", t)]
+vals = [int(x) for x in re.findall(r"^\$\d+ = (\d+)$", t, re.M)]
+assert len(hits) == 2 and hits[1] == hits[0] + 1, hits
+assert vals == hits, (vals, hits)
+PY
+    expect_grep g.out 'in wait_sleep () at .*dbg_threads.c'
+    expect_grep g.out 'Run till exit from'
+    # the machine ran on to the run's end: the same trace as the stored run
+    expect_grep g.err 'trace [0-9a-f]* equal to run'
+}
+
+test_gdb_reverse_continue_and_stepi() {
+    dbg_run
+    local regs='info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15'
+    gdb_rw g "$ID" "$AT" -- -batch \
+        -ex 'break bump' -ex 'continue' -ex 'continue' -ex 'print i' \
+        -ex 'reverse-continue' -ex 'print i' \
+        -ex 'stepi' -ex 'stepi' -ex 'echo MARK-A\n' -ex "$regs" \
+        -ex 'reverse-stepi' -ex 'echo MARK-B\n' -ex "$regs" -ex 'stepi' -ex 'echo MARK-C\n' -ex "$regs"
+    expect_rc 0
+    # reverse-continue goes back to the hit before: i one less
+    local v1 v2
+    v1=$(sed -n 's/^\$1 = \([0-9]*\)$/\1/p' g.out)
+    v2=$(sed -n 's/^\$2 = \([0-9]*\)$/\1/p' g.out)
+    [ -n "$v1" ] && [ "$v2" = "$((v1 - 1))" ] || fail "reverse-continue: i $v1 then $v2: $(cat g.out g.err)"
+    python3 - g.out <<'PY' || fail "reverse-stepi then stepi: $(cat g.out)"
+import re, sys
+t = open(sys.argv[1]).read()
+def regs(mark):
+    part = t.split(mark, 1)[1].split("MARK", 1)[0]
+    return dict(re.findall(r"^(r\w+)\s+(0x[0-9a-f]+)", part, re.M))
+a, b, c = regs("MARK-A"), regs("MARK-B"), regs("MARK-C")
+assert len(a) == 17, a
+assert a == c, (a, c)
+assert a["rip"] != b["rip"], (a, b)
+PY
+}
+
+test_gdb_errors_are_one_line() {
+    dbg_run
+    gdb_rw e1 "$ID" "$AT" --pid 999 -- -batch -ex bt
+    [ "$RC" -eq 2 ] || fail "--pid 999: rc $RC $(cat e1.err)"
+    [ "$(wc -l < e1.err)" -eq 1 ] || fail "not one line: $(cat e1.err)"
+    gdb_rw e2 "$ID" 99999999 -- -batch -ex bt
+    [ "$RC" -eq 2 ] || fail "past the end: rc $RC $(cat e2.err)"
+    [ "$(wc -l < e2.err)" -eq 1 ] || fail "not one line: $(cat e2.err)"
+    gdb_rw e3 "$ID" "$AT" -- -batch -ex 'break no_such_function'
+    [ "$RC" -ne 0 ] || fail "an unknown symbol: rc 0"
+    expect_grep e3.err 'Function "no_such_function" not defined'
+}
+
+# The pool's crash (long: check over 64 schedules): bt at the SIGSEGV step
+# names the worker and its line.
+test_gdb_bt_at_the_pool_crash() {
+    command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
+    run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/pool-g
+    [ "$RC" -eq 1 ] || fail "check found no crash of pool-g: rc $RC $(tail -n 3 c.err)"
+    local failr; failr=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["failing_run"]["id"])' c.out)
+    local s; s=$("$REWIND" events "$failr" --kind signal --json | python3 -c '
+import json, sys
+print([e["step"] for e in json.load(sys.stdin)][0])')
+    [ -n "$s" ] || fail "no signal event in $failr"
+    gdb_rw g "$failr" "$s" -- -batch -ex bt
+    expect_rc 0
+    expect_grep g.out 'worker (.*pool.c:[0-9]'
+}
+
+# The negative twin of "a debug exit is never a step": with a hole that lets
+# each debug exit move the guest's clock, --verify sees the session's run
+# part from the stored one.
+test_gdb_verify_sees_a_debugger_that_perturbs() {
+    dbg_run
+    REWIND_TEST_HOLES=1 REWIND_TEST_HOLE_DEBUG_TIME=1 gdb_rw g "$ID" "$AT" --verify -- -batch \
+        -ex 'break bump' -ex 'continue' -ex 'continue'
+    [ "$RC" -eq 1 ] || fail "a perturbing debugger: rc $RC $(cat g.err)"
+    expect_grep g.err 'DIFFERS from run'
+}
+
+# --port: the stub alone; a gdb started without the program gets it from
+# the guest through the protocol (qXfer:exec-file, vFile), symbols included.
+test_gdb_port_serves_the_program() {
+    dbg_run
+    local port=$((20000 + RANDOM % 20000))
+    "$REWIND" gdb "$ID" "$AT" --port "$port" >s.out 2>s.err &
+    local stub=$!
+    local i
+    for i in $(seq 1 600); do
+        grep -q 'gdb stub for process' s.err 2>/dev/null && break
+        kill -0 "$stub" 2>/dev/null || break
+        sleep 1
+    done
+    expect_grep s.err "on 127.0.0.1:$port"
+    timeout -k 5 400 gdb -q -nx -batch -ex 'set remotetimeout 600' -ex "target remote 127.0.0.1:$port" \
+        -ex 'thread apply all bt' >g.out 2>g.err
+    wait "$stub" || true
+    expect_grep g.out 'wait_pipe () at .*dbg_threads.c:'
+    expect_grep g.out 'main () at .*dbg_threads.c:'
+}
+
+# --kernel: the whole machine, the guest kernel's symbols, a breakpoint in
+# the kernel, a single step of the vCPU.
+test_gdb_kernel_whole_machine() {
+    dbg_run
+    gdb_rw k "$ID" "$AT" --kernel --verify -- -batch -ex 'break schedule' -ex 'continue' \
+        -ex 'echo MARK-A\n' -ex 'print $pc' -ex 'stepi' -ex 'echo MARK-B\n' -ex 'print $pc'
+    expect_rc 0
+    expect_grep k.out 'Breakpoint 1, 0x[0-9a-f]* in schedule ()'
+    python3 - k.out <<'PY' || fail "stepi: $(cat k.out)"
+import re, sys
+t = open(sys.argv[1]).read()
+a = re.search(r"MARK-A\n\$\d+ = .*?(0x[0-9a-f]+)", t).group(1)
+b = re.search(r"MARK-B\n\$\d+ = .*?(0x[0-9a-f]+)", t).group(1)
+assert a != b and int(a, 16) >= 0xffffffff80000000, (a, b)
+PY
+    expect_grep k.err 'equal to run'
+    gdb_rw e "$ID" "$AT" --kernel -- -batch -ex 'reverse-stepi'
+    expect_grep e.err 'not supported'
+}

@@ -1,0 +1,56 @@
+# rewind where: the stack of every thread of a process at a step
+# (docs/debugging.md), from the guest kernel's saved registers and libdwfl.
+
+# out_step RUN TEXT: the step of the first output event containing TEXT
+out_step() {
+    "$REWIND" events "$1" --kind output --json | python3 -c '
+import json, sys
+for e in json.load(sys.stdin):
+    if sys.argv[1] in e["payload"]:
+        print(e["step"]); break' "$2"
+}
+
+test_where_names_each_threads_function() {
+    run_rw a run --root "$ROOT" -- /usr/bin/dbg_threads
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    local before; before=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace_hash"])' "$REWIND_HOME/runs/$id/manifest.json")
+    local s; s=$(out_step "$id" ready)
+    [ -n "$s" ] || fail "no ready output"
+    s=$((s + 5))
+    run_rw w where "$id" "$s" --json
+    expect_rc 0
+    python3 - w.out <<'PY' || fail "where: $(head -c 2000 w.out)"
+import json, sys
+w = json.load(open(sys.argv[1]))
+assert w["exe"].endswith("dbg_threads"), w["exe"]
+ths = w["threads"]
+assert len(ths) == 4, "threads: %d" % len(ths)
+want = {"wait_main", "wait_pipe", "wait_cond", "wait_sleep"}
+seen = set()
+for t in ths:
+    fns = [f["function"] for f in t["frames"]]
+    hit = want & set(fns)
+    assert len(hit) == 1, (t["tid"], fns)
+    f = [f for f in t["frames"] if f["function"] in hit][0]
+    assert f["file"].endswith("dbg_threads.c") and f["line"] > 0, f
+    seen |= hit
+assert seen == want, seen
+PY
+    # the text form, and --kernel: each thread's kernel stack shows the scheduler
+    run_rw k where "$id" "$s" --kernel
+    expect_rc 0
+    expect_grep k.out 'in wait_pipe.* at .*dbg_threads.c:'
+    expect_grep k.out 'kernel:'
+    expect_grep k.out '__schedule\|schedule'
+    # nothing stored changed
+    local after; after=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace_hash"])' "$REWIND_HOME/runs/$id/manifest.json")
+    [ "$before" = "$after" ] || fail "where changed the run"
+    # errors: one line, non-zero
+    run_rw e1 where "$id" "$s" --pid 999
+    [ "$RC" -ne 0 ] || fail "where --pid 999 succeeded"
+    [ "$(wc -l < e1.err)" -eq 1 ] || fail "more than one error line: $(cat e1.err)"
+    run_rw e2 where "$id" 99999999
+    [ "$RC" -eq 2 ] || fail "where past the end: rc $RC $(cat e2.err)"
+    [ "$(wc -l < e2.err)" -eq 1 ] || fail "more than one error line: $(cat e2.err)"
+}
