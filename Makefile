@@ -8,6 +8,7 @@ WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 INC     := -Isrc -Iinclude
 LIBS    := -lcrypto -ljansson -lzstd -lelf -pthread -lm
 LIBS    += -lmicrohttpd
+LIBS    += -ldw
 B       := build
 
 # The engine, one folder per stage (docs/architecture.md); the CLI on top.
@@ -69,6 +70,11 @@ GUEST_PROGS := $(patsubst tests/guest/%.c,$(B)/guest/%,$(wildcard tests/guest/*.
 $(B)/guest/%: tests/guest/%.c guest/sdk/rewind.h
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O2 -static -pthread -Iguest/sdk -o $@ $<
+
+# rewind watch's test program, with debug info for its source lines.
+$(B)/guest/watchctr: tests/guest/watchctr.c
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O2 -g -static -pthread -o $@ $<
 
 # The example of examples/pool, buggy and fixed, goes into the test root too.
 GUEST_PROGS += $(B)/guest/pool $(B)/guest/pool-fixed

@@ -36,6 +36,7 @@ static const struct cli_command commands[] = {
     {"image", cmd_image, "make a root's image ahead of a run (cached) and print its id"},
     {"serve", cmd_serve, "the timeline in a browser: a local web server with a token"},
     {"open", cmd_open, "print the URL of a run at a step (starts rewind serve if needed)"},
+    {"watch", cmd_watch, "every write to a process's memory over a run (hardware watchpoints)"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
