@@ -5,7 +5,7 @@
 # (exact rows: in the function bump), with the replay equal to the stored run.
 
 watch_run() {
-    run_rw r "$REWIND" run --root "$ROOT" -- /usr/bin/watchctr
+    run_rw r run --root "$ROOT" -- /usr/bin/watchctr
     expect_rc 0 || return 1
     PID=$(sed -n 's/^watchctr pid=\([0-9]*\).*/\1/p' r.out)
     [ -n "$PID" ] || fail "watchctr printed no pid"
@@ -13,9 +13,9 @@ watch_run() {
 
 test_watch_counter_matches_log() {
     watch_run || return 1
-    run_rw e "$REWIND" events @
+    run_rw e events @
     expect_rc 0 || return 1
-    run_rw w "$REWIND" watch @ counter --pid "$PID" --json
+    run_rw w watch @ counter --pid "$PID" --json
     expect_rc 0 || return 1
     python3 - e.out w.out <<'PY'
 import json, re, sys
@@ -43,13 +43,13 @@ PY
 
 test_watch_errors() {
     watch_run || return 1
-    run_rw a "$REWIND" watch @ no_such_symbol --pid "$PID"
+    run_rw a watch @ no_such_symbol --pid "$PID"
     expect_rc 2 && expect_grep a.err "no symbol no_such_symbol" || return 1
     [ "$(wc -l < a.err)" -eq 1 ] || fail "more than one line: $(cat a.err)" || return 1
-    run_rw b "$REWIND" watch @ counter --pid 9999
+    run_rw b watch @ counter --pid 9999
     expect_rc 2 && expect_grep b.err "no process 9999" || return 1
-    run_rw c "$REWIND" watch @ counter --pid "$PID" --from 99999999
+    run_rw c watch @ counter --pid "$PID" --from 99999999
     expect_rc 2 && expect_grep c.err "past its end" || return 1
-    run_rw d "$REWIND" watch @ counter
+    run_rw d watch @ counter
     expect_rc 2 && expect_grep d.err "needs --pid" || return 1
 }
