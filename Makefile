@@ -8,6 +8,7 @@ WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 INC     := -Isrc -Iinclude
 LIBS    := -lcrypto -ljansson -lzstd -ldw -lelf -pthread -lm
 LIBS    += -lmicrohttpd
+LIBS    += -ldw
 B       := build
 
 # The engine, one folder per stage (docs/architecture.md); the CLI on top.
@@ -82,6 +83,10 @@ GUEST_PROGS += $(B)/guest/pool-g
 $(B)/guest/pool-g: examples/pool/pool.c
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
+# rewind watch's test program, with debug info for its source lines.
+$(B)/guest/watchctr: tests/guest/watchctr.c
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O2 -g -static -pthread -o $@ $<
 
 # The example of examples/pool, buggy and fixed, goes into the test root too.
 GUEST_PROGS += $(B)/guest/pool $(B)/guest/pool-fixed

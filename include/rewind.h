@@ -879,6 +879,56 @@ struct rw_kvm_probe {
  * *p, or -1 with err (RW_ENOKVM: no usable /dev/kvm). */
 int rw_kvm_probe(struct rw_kvm_probe *p, struct rw_error *err);
 
+/* ---- Watching memory over a run (src/run/watch.c; docs/tutorials/debugging.md) ---- */
+
+#define RW_WATCH_MAX_LEN 32 /* bytes: four hardware watchpoints of 8 */
+
+struct rw_watch_config {
+    const char *what;   /* an address (0x... or decimal) or a symbol of pid's executable */
+    uint64_t pid;       /* the process (thread group) whose memory is watched */
+    uint64_t len;       /* bytes, 1..RW_WATCH_MAX_LEN (0: the symbol's size, else 8) */
+    uint64_t from, to;  /* steps, inclusive (to UINT64_MAX: the end of the run) */
+    struct rw_options opts; /* observer, abort, kernel, init */
+};
+
+/* One write to the watched memory. */
+struct rw_watch_hit {
+    uint64_t step;     /* steps taken before the write */
+    uint8_t old_val[RW_WATCH_MAX_LEN], new_val[RW_WATCH_MAX_LEN];
+    int old_known;     /* 0: the memory was not readable before this write */
+    int exact;         /* 1: a watchpoint hit (thread and rip exact); 0: the change
+                        * was seen at the end of step `step`'s stretch (no hit) */
+    uint32_t tid;      /* the writing thread (exact), else a guess: the thread of pid
+                        * that made the next step; 0: unknown */
+    int user;          /* exact: the write was made in user mode */
+    uint64_t rip;      /* exact: the address after the writing instruction */
+    char func[128];    /* exact: the function of the writing instruction ("" unknown) */
+    uint64_t func_off;
+    char file[256];    /* exact, with debug info: its source file and line */
+    int line;
+};
+
+struct rw_watch_result {
+    uint64_t addr, len;      /* what was watched, in pid's address space */
+    char exe[256];           /* pid's executable in the guest ("" unknown) */
+    struct rw_watch_hit *hits;
+    size_t n;
+    uint64_t watchpoint_hits; /* debug exits counted (pid's and others') */
+    uint64_t steps;           /* steps run (the replay's end, or to + 1) */
+    int trace_verified;       /* 1: replayed to the end and equal to the stored run */
+    char trace_hash[65];
+    double wall_s;
+};
+
+/* Every write to [what, what + len) in process pid's address space over
+ * steps [from, to] of run ref: a replay with hardware watchpoints, where a
+ * debug exit is never a step, checked against the stored run at its end.
+ * 0 with *r (rw_watch_free) or -1 with err (RW_EUSAGE: no such process,
+ * symbol or step). */
+int rw_watch(rw_home *h, const char *ref, const struct rw_watch_config *c,
+             struct rw_watch_result *r, struct rw_error *err);
+void rw_watch_free(struct rw_watch_result *r);
+
 #ifdef __cplusplus
 }
 #endif

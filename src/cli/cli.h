@@ -65,6 +65,7 @@ int cmd_open(int argc, char **argv);
 int cmd_checks(int argc, char **argv);
 int cmd_where(int argc, char **argv);
 int cmd_gdb(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 /* `rewind show CHECK` (cmd_checks.c): -1 if ref names no check (nothing
  * printed), else the exit status after printing it. */
 int cli_show_check(const char *ref, int json);

@@ -43,6 +43,7 @@ static const struct cli_command commands[] = {
     {"open", cmd_open, "print the URL of a run at a step (starts rewind serve if needed)"},
     {"where", cmd_where, "the stack of every thread of a process at a step"},
     {"gdb", cmd_gdb, "gdb on a process at a step: forward and reverse (a throwaway)"},
+    {"watch", cmd_watch, "every write to a process's memory over a run (hardware watchpoints)"},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -103,7 +103,7 @@ int elfsym_function(int fd, uint64_t addr, char *name, size_t n, uint64_t *off, 
 
 struct addr_find {
     const char *want;
-    uint64_t value;
+    uint64_t value, size;
 };
 
 static int match_name(void *ctx, const GElf_Sym *s, const char *name)
@@ -112,6 +112,7 @@ static int match_name(void *ctx, const GElf_Sym *s, const char *name)
     if (strcmp(name, f->want))
         return 0;
     f->value = s->st_value;
+    f->size = s->st_size;
     return 1;
 }
 
@@ -128,6 +129,29 @@ int elfsym_address(const char *path, const char *name, uint64_t *value)
         struct addr_find f = {.want = name};
         rc = each_symbol(e, match_name, &f);
         *value = f.value;
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return rc;
+}
+
+int elfsym_object(const char *path, const char *name, uint64_t *value, uint64_t *size, int *pie)
+{
+    if (!elf_ready())
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    GElf_Ehdr eh;
+    int rc = -1;
+    if (e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh)) {
+        struct addr_find f = {.want = name};
+        rc = each_symbol(e, match_name, &f);
+        *value = f.value;
+        *size = f.size;
+        *pie = eh.e_type == ET_DYN;
     }
     if (e)
         elf_end(e);

@@ -18,4 +18,9 @@ int elfsym_function(int fd, uint64_t addr, char *name, size_t n, uint64_t *off, 
  * 0 not, -1 not readable or not ELF. */
 int elfsym_address(const char *path, const char *name, uint64_t *value);
 
+/* Like elfsym_address, with the symbol's size (0 if it has none) and
+ * whether the file is position-independent (ET_DYN: values need a load
+ * bias). 1 found, 0 not, -1 not readable or not ELF. */
+int elfsym_object(const char *path, const char *name, uint64_t *value, uint64_t *size, int *pie);
+
 #endif

@@ -345,4 +345,6 @@ void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
     RW_ASSERT(p->step == step); /* invariant 1: one port access, one step */
     if (p->on_step)
         p->on_step(p->record_ctx, p);
+    if (p->dbg_step)
+        p->dbg_step(p->dbg_ctx, p);
 }

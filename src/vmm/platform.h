@@ -70,6 +70,12 @@ struct platform {
     int (*on_idle)(void *ctx, struct platform *p);
     platform_record_fn on_record;
     void *record_ctx;
+    /* A debugger's hooks (src/run/watch.c): at a KVM_EXIT_DEBUG (never a
+     * step; without dbg_exit such an exit ends the run as a guest error) and
+     * after every step, after on_step. */
+    void (*dbg_exit)(void *ctx, struct platform *p);
+    void (*dbg_step)(void *ctx, struct platform *p);
+    void *dbg_ctx;
     _Alignas(8) uint8_t rec_buf[REWIND_RECORD_MAX]; /* a record copied out of the guest */
 };
 

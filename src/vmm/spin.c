@@ -230,3 +230,14 @@ int spin_where(struct kvm_vm *vm, const char *kernel_path, struct spin_where *w,
     w->have_task = 1;
     return 0;
 }
+
+int spin_layout_find(struct kvm_vm *vm, const char *kernel_path, struct spin_layout *l, char *why,
+                     size_t n)
+{
+    struct task_layout t;
+    if (find_layout(vm, kernel_path, &t, why, n) < 0)
+        return -1;
+    *l = (struct spin_layout){
+        .current_task = t.current_task, .pid_off = t.pid_off, .comm_off = t.comm_off};
+    return 0;
+}

@@ -49,4 +49,15 @@ struct spin_where {
 int spin_where(struct kvm_vm *vm, const char *kernel_path, struct spin_where *w, char *why,
                size_t n);
 
+/* Where the guest kernel keeps the current task and its ids, found as
+ * spin_where finds them (the design note of spin.c): the address of
+ * current_task and the offsets of pid (tgid follows it) and comm in
+ * task_struct. 0 or -1 with why. */
+struct spin_layout {
+    uint64_t current_task;
+    size_t pid_off, comm_off;
+};
+int spin_layout_find(struct kvm_vm *vm, const char *kernel_path, struct spin_layout *l, char *why,
+                     size_t n);
+
 #endif

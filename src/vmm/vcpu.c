@@ -91,6 +91,14 @@ int vcpu_handle_exit(struct platform *p)
     case KVM_EXIT_INTR:
         platform_host_exit(p);
         break;
+    case KVM_EXIT_DEBUG: /* a watchpoint of a debugger: never a step (invariant 1) */
+        if (p->dbg_exit) {
+            p->dbg_exit(p->dbg_ctx, p);
+            break;
+        }
+        snprintf(what, sizeof(what), "unexpected KVM exit %u", run->exit_reason);
+        fatal_exit(p, what);
+        break;
     case KVM_EXIT_HLT:
         fatal_exit(p, "the guest executed HLT (not allowed on this platform)");
         break;

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# bench/watch.sh [N]: `rewind watch` over a whole run against `rewind replay`
+# of the same run, N times each (default 3), side by side in one run:
+# watchctr (tests/guest/watchctr.c) recorded once, then
+#   replay:  rewind replay RUN
+#   watch:   rewind watch RUN counter --pid P   (a replay with watchpoints,
+#            a read of the counter after every step, plus one `cat` of the
+#            executable for its symbols)
+# and the ratio of the medians. Where KVM is not native, run it inside the
+# test host: tools/kvm-host -- bench/watch.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-3}
+R=build/rewind
+export REWIND_HOME=${REWIND_HOME:-$(mktemp -d)}
+"$R" run --root build/roots/test.erofs -- /usr/bin/watchctr > "$REWIND_HOME/out" 2>/dev/null
+pid=$(sed -n 's/^watchctr pid=\([0-9]*\).*/\1/p' "$REWIND_HOME/out")
+secs() { local t0 t1; t0=$(date +%s.%N); "$@" > /dev/null 2>&1; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+rep=$(for _ in $(seq "$N"); do secs "$R" replay @; done | median)
+wat=$(for _ in $(seq "$N"); do secs "$R" watch @ counter --pid "$pid"; done | median)
+inner=$("$R" watch @ counter --pid "$pid" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["wall_s"])')
+printf 'replay            %8.2f s (median of %d)\n' "$rep" "$N"
+printf 'watch             %8.2f s (median of %d; its replay alone: %.2f s)\n' "$wat" "$N" "$inner"
+printf 'watch / replay    %8.2f\n' "$(echo "$wat / $rep" | bc -l)"

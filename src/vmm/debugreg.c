@@ -1,0 +1,144 @@
+/*
+ * debugreg: see debugreg.h.
+ *
+ * The watchpoints are the host's guest-debugging registers
+ * (KVM_GUESTDBG_USE_HW_BP): KVM loads them around guest entry and intercepts
+ * #DB, so a hit is a KVM_EXIT_DEBUG the guest never sees, and DR7 as the guest
+ * reads it is unchanged. A data watchpoint is a trap: the exit comes after the
+ * writing instruction, with the new value in memory.
+ *
+ * Invariants:
+ *  1. Every piece armed is 1, 2, 4 or 8 bytes and aligned to its size (DR7
+ *     cannot express anything else; an unaligned piece would watch the wrong
+ *     bytes), and at most DEBUGREG_MAX are armed.
+ *  2. Page-table entries and data are read only through kvm_gpa, which
+ *     checks every guest-physical range against guest RAM: a table pointer
+ *     outside RAM is "not mapped", never a read outside the mapping.
+ *  3. Nothing here writes guest memory or guest-visible registers.
+ */
+#include "vmm/debugreg.h"
+
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "util/bytes.h"
+#include "util/check.h"
+
+unsigned debugreg_split(uint64_t addr, uint64_t len, uint64_t at[DEBUGREG_MAX],
+                        unsigned size[DEBUGREG_MAX])
+{
+    if (len == 0 || addr + len < addr)
+        return 0;
+    unsigned n = 0;
+    while (len > 0) {
+        if (n == DEBUGREG_MAX)
+            return 0;
+        unsigned s = 8;
+        while (s > 1 && ((addr & (s - 1)) || s > len))
+            s /= 2;
+        RW_ASSERT(s == 1 || s == 2 || s == 4 || s == 8); /* invariant 1 */
+        RW_ASSERT((addr & (s - 1)) == 0);
+        at[n] = addr;
+        size[n] = s;
+        n++;
+        addr += s;
+        len -= s;
+    }
+    return n;
+}
+
+/* DR7's LEN field for a size (00: 1, 01: 2, 11: 4, 10: 8 bytes). */
+static uint64_t len_bits(unsigned size)
+{
+    switch (size) {
+    case 1:
+        return 0;
+    case 2:
+        return 1;
+    case 4:
+        return 3;
+    default:
+        return 2;
+    }
+}
+
+int debugreg_arm(struct kvm_vm *vm, const uint64_t *at, const unsigned *size, unsigned n)
+{
+    RW_ASSERT(n <= DEBUGREG_MAX); /* invariant 1 */
+    struct kvm_guest_debug d;
+    memset(&d, 0, sizeof(d));
+    if (n) {
+        d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP;
+        uint64_t dr7 = 1ull << 9 | 1ull << 8; /* GE, LE: exact data breakpoints */
+        for (unsigned i = 0; i < n; i++) {
+            RW_ASSERT((at[i] & (size[i] - 1)) == 0); /* invariant 1 */
+            d.arch.debugreg[i] = at[i];
+            dr7 |= 1ull << (2 * i);                   /* Li: enabled */
+            dr7 |= 1ull << (16 + 4 * i);              /* R/Wi = 01: writes */
+            dr7 |= len_bits(size[i]) << (18 + 4 * i); /* LENi */
+        }
+        d.arch.debugreg[7] = dr7;
+    }
+    return ioctl(vm->vcpu_fd, KVM_SET_GUEST_DEBUG, &d);
+}
+
+unsigned debugreg_fired(const struct kvm_run *run)
+{
+    return (unsigned)(run->debug.arch.dr6 & 0xf);
+}
+
+#define PTE_P 1ull
+#define PTE_PS (1ull << 7)
+#define PTE_ADDR 0x000ffffffffff000ull
+
+/* The entry at index idx of the table at gpa (invariant 2). */
+static int entry(const struct kvm_vm *vm, uint64_t table, unsigned idx, uint64_t *e)
+{
+    const uint8_t *p = kvm_gpa(vm, (table & PTE_ADDR) + 8ull * idx, 8);
+    if (!p)
+        return -1;
+    *e = bytes_get_u64(p);
+    return (*e & PTE_P) ? 0 : -1;
+}
+
+int debugreg_translate(const struct kvm_vm *vm, uint64_t cr3, uint64_t gva, uint64_t *gpa)
+{
+    uint64_t e, table = cr3 & PTE_ADDR;
+    if (entry(vm, table, (gva >> 39) & 511, &e) < 0 || /* PML4 */
+        entry(vm, e, (gva >> 30) & 511, &e) < 0)       /* PDPT */
+        return -1;
+    if (e & PTE_PS) {
+        *gpa = (e & PTE_ADDR & ~((1ull << 30) - 1)) | (gva & ((1ull << 30) - 1));
+        return 0;
+    }
+    if (entry(vm, e, (gva >> 21) & 511, &e) < 0) /* PD */
+        return -1;
+    if (e & PTE_PS) {
+        *gpa = (e & PTE_ADDR & ~((1ull << 21) - 1)) | (gva & ((1ull << 21) - 1));
+        return 0;
+    }
+    if (entry(vm, e, (gva >> 12) & 511, &e) < 0) /* PT */
+        return -1;
+    *gpa = (e & PTE_ADDR) | (gva & 4095);
+    return 0;
+}
+
+int debugreg_read(const struct kvm_vm *vm, uint64_t cr3, uint64_t gva, void *out, size_t n)
+{
+    uint8_t *o = out;
+    while (n > 0) {
+        uint64_t gpa;
+        if (debugreg_translate(vm, cr3, gva, &gpa) < 0)
+            return -1;
+        size_t in_page = 4096 - (size_t)(gva & 4095);
+        size_t take = n < in_page ? n : in_page;
+        const uint8_t *src = kvm_gpa(vm, gpa, take); /* invariant 2 */
+        if (!src)
+            return -1;
+        memcpy(o, src, take);
+        o += take;
+        gva += take;
+        n -= take;
+    }
+    return 0;
+}
