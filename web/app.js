@@ -217,21 +217,39 @@ async function showAt(step, t0) {
   $('files').innerHTML = files.length ? files.map(([path, f]) =>
     `<div data-path="${esc(path)}" title="click: its content at step ${step}">${esc(path)} <span class="muted">${f.state} at step ${f.step}</span></div>`).join('')
     : '<span class="muted">none</span>';
+  showWhere(step);
   if (t0 !== undefined) timings.moves.push(performance.now() - t0);
   document.body.dataset.atStep = String(step);
 }
 
-$('files').addEventListener('click', async (e) => {
-  const d = e.target.closest('[data-path]');
-  if (!d) return;
+// cat: a file as the job saw it at the playhead (a throwaway fork, `rewind
+// cat`): a written file from the list, or any path typed in
+async function catAt(path) {
   const cat = $('cat');
   cat.hidden = false;
-  cat.textContent = `reading ${d.dataset.path} at step ${state.step} (a throwaway fork)...`;
+  delete cat.dataset.done;
+  cat.textContent = `reading ${path} at step ${state.step} (a throwaway fork)...`;
   try {
-    const r = await post('cat', { run: state.run, step: state.step, path: d.dataset.path });
+    const r = await post('cat', { run: state.run, step: state.step, path });
     cat.textContent = `${r.path} at step ${r.step}${r.truncated ? ' (first 1 MiB)' : ''}:\n` + (r.binary ? '(binary)' : r.content);
-  } catch (err) { cat.textContent = String(err.message); }
+    cat.dataset.done = 'ok';
+  } catch (err) { cat.textContent = String(err.message); cat.dataset.done = 'error'; }
+}
+$('files').addEventListener('click', (e) => {
+  const d = e.target.closest('[data-path]');
+  if (d) catAt(d.dataset.path);
 });
+$('cat-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const p = $('cat-path').value.trim();
+  if (p) catAt(p);
+});
+
+// WHERE: the stack at the playhead, once `rewind where` exists (another
+// change builds it; its API is not known here). It is to fill #where from
+// its answer for (state.run, step); until then the pane says it is not
+// built, and nothing pretends to be a stack.
+function showWhere(/* step */) {}
 
 // ---- fork and shell ----
 $('fork').onclick = async () => {

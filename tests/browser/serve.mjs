@@ -3,13 +3,14 @@
 //   FAIL, PASS   the failing and the passing run of the pool's check
 //   SEGV         the step of the failing run's SIGSEGV
 //   LOG_AT_SEGV  a file with `rewind log FAIL SEGV`
+//   CAT_WANT     the root's /etc/hostname (what cat at SEGV must show)
 //   SHOTS        where the screenshots go
 // Prints one "ok ..." line per check; exits 1 at the first that fails.
 import { readFileSync } from 'node:fs';
 import { launch } from './browser.mjs';
 
 const url = process.argv[2];
-const { FAIL, PASS, SEGV, LOG_AT_SEGV, SHOTS } = process.env;
+const { FAIL, PASS, SEGV, LOG_AT_SEGV, CAT_WANT, SHOTS } = process.env;
 const segv = Number(SEGV);
 const { ctx, close } = await launch();
 // Under the nested test host chromium runs on a software CPU: a page load
@@ -78,6 +79,16 @@ try {
   await page.waitForFunction((c) => location.hash.includes(`step=${c}`), segv, { timeout: 60000 });
   ok('the URL names the step: ' + new URL(page.url()).hash);
   await shot('playhead');
+
+  // a file as the job saw it at the step, through the page (a throwaway fork)
+  await page.fill('#cat-path', '/etc/hostname');
+  await page.click('#cat-go');
+  await page.waitForFunction(() => document.getElementById('cat').dataset.done, null, { timeout: 240000 });
+  const catWant = `/etc/hostname at step ${segv}:\n` + readFileSync(CAT_WANT, 'utf8');
+  const catGot = await page.locator('#cat').textContent();
+  must(catGot === catWant, `cat at the step: ${JSON.stringify(catGot)} vs ${JSON.stringify(catWant)}`);
+  ok(`cat of /etc/hostname at step ${segv}: ${JSON.stringify(catGot)}`);
+  await shot('cat');
 
   // compare with the passing run
   await page.selectOption('#cmp-select', PASS);

@@ -74,3 +74,24 @@ test_compat_c() { compat_workload c; }
 test_compat_node() { compat_workload node; }
 test_compat_shell() { compat_workload shell; }
 test_compat_cpython_tests() { compat_workload cpython-tests; }
+
+# Negative twin of compat_three (docs/determinism.md, "Negative twins"): a
+# program of the Debian root that reads host entropy through an open hole
+# (host-rng: the guest kernel's RNG seeded from the host; Python seeds its
+# random module from it) must be caught by the same checks the workloads
+# pass: one id, and a determinism violation naming a step by the third run.
+test_compat_hole_is_caught() {
+    compat_home
+    export REWIND_TEST_HOLES=1
+    local cmd='python3 -c "import random; print(random.getrandbits(64))"' i violated=0
+    for i in 1 2 3; do
+        run_rw h$i run --timeout 300 --test-hole host-rng --root "$COMPAT" -- sh -c "$cmd"
+        expect_rc 0
+        if grep -q 'DETERMINISM VIOLATION' h$i.err; then violated=$i; break; fi
+    done
+    [ $violated -gt 1 ] || fail "host-rng: $i runs of one spec on the compat root and no violation"
+    grep 'DETERMINISM VIOLATION' h$violated.err | grep -q 'step' ||
+        fail "no step named: $(grep VIOLATION h$violated.err)"
+    same_run h1.err h$violated.err
+    ! cmp -s h1.out h$violated.out || fail "the same number twice: the hole did not reach the program"
+}

@@ -102,6 +102,7 @@ PY
     rm -f "$SHOTS"/*.png
     local t0; t0=$(date +%s)
     FAIL=$failr PASS=$pass SEGV=$segv LOG_AT_SEGV=$T/log_at_segv SHOTS=$SHOTS \
+        CAT_WANT=$TOP/build/roots/test/etc/hostname \
         node "$TOP/tests/browser/serve.mjs" "${u1%%#*}" > browser.out 2>&1 ||
         fail "the browser ($(cat times), then $(( $(date +%s) - t0 ))s): $(cat browser.out)"
     sed 's/^/    /' browser.out >&2
