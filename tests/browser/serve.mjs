@@ -121,6 +121,11 @@ try {
     await close();
     process.exit(0);
   }
+  // the check that found the failing run is in the tree, under its base run
+  const chk = (await text('#runs [data-check]')).replace(/\s+/g, ' ');
+  must(/\d+ failing/.test(chk) && /first: schedule \d+/.test(chk), 'the check in the tree: ' + chk);
+  ok('the check in the tree: ' + chk);
+
   // fork from the playhead under schedule 3
   await page.fill('#schedule', '3');
   await page.click('#fork');
