@@ -111,7 +111,7 @@ browser_drive() {
 # (cat, fork, shell): the pool's run opens, the playhead is dragged and moved
 # by the arrow keys to its "sum" line, whose event, process tree and log
 # (rewind log's) are shown; the comparison with the fixed pool names where
-# the runs part; a deep link reopens the view.
+# the runs part. (The deep link, a second page load, is the long one's.)
 test_serve_page_in_the_browser_short() {
     browser_ready
     local ts; ts=$(date +%s)
