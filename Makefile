@@ -105,6 +105,9 @@ $(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC)
 	@mkdir -p $(B)/roots
 	tools/mkroot-debian.sh $@
 check-long: $(B)/roots/compat.erofs
+# make check runs part of the suite (tests/system/LONG has the rest); the
+# image is cached in ~/.cache/rewind/roots (tools/mkroot-debian.sh inv. 5).
+check: $(B)/roots/compat.erofs
 
 kernel:
 	@guest/linux/build.sh $(B)/kernel
