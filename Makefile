@@ -123,6 +123,9 @@ $(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC)
 	@mkdir -p $(B)/roots
 	tools/mkroot-debian.sh $@
 check-long: $(B)/roots/compat.erofs
+# The whole suite is in make check-long (tests/system/LONG): its root needs
+# the Debian mirror and ~7 min to build from scratch, and its short version
+# has not yet been seen passing on a fresh CI machine.
 
 # A root with Debian's python3 for t_sdk's Python test (tools/mkroot-python.sh).
 $(B)/roots/python.erofs: tools/mkroot-python.sh $(B)/roots/test.stamp

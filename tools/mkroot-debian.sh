@@ -19,6 +19,10 @@
 #  4. The image uses the Makefile's mkfs.erofs flags (-T0 --all-root, fixed
 #     uuid): the same tree gives the same bytes. OUT is written to a temp name
 #     and renamed, so it is never half-written.
+#  5. The image itself is cached beside the base as compat-<ikey>.erofs, ikey
+#     = SHA-256 of the base's key, this script and the layer's files (paths
+#     and contents): an unchanged suite in a fresh clone (CI) copies it
+#     instead of building it again. Only the newest one is kept.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$1
@@ -44,6 +48,18 @@ mmopts=(--quiet --variant=essential --mode=auto --format=tar --include="$pkgs"
 key=$(printf '%s\n' "mkroot-debian base v1" "$SOURCE_DATE_EPOCH" "${mmopts[@]}" | sha256sum | cut -c1-16)
 base=$cache/debian-$key.tar
 mkdir -p "$cache"
+ikey=$({
+    echo "$key keep-go=${REWIND_COMPAT_KEEP_GO:-0}"
+    sha256sum <"$0"
+    (cd "$layer" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+} | sha256sum | cut -c1-16)
+img=$cache/compat-$ikey.erofs
+if [ -s "$img" ]; then # invariant 5
+    cp "$img" "$out.tmp.$$"
+    mv "$out.tmp.$$" "$out"
+    echo "mkroot-debian: $out is the cached $img" >&2
+    exit 0
+fi
 if [ ! -s "$base" ]; then
     echo "mkroot-debian: building the Debian base $base ($suite: $pkgs)" >&2
     mmdebstrap "${mmopts[@]}" >"$base.tmp.$$"
@@ -91,4 +107,7 @@ if [ -x "$root/usr/bin/python3" ]; then
 fi
 chmod -R go-w "$root/compat"
 mkfs.erofs --quiet -T0 --all-root -U 72657769-6e64-4572-6f66-730000000002 "$tmp/img" "$root"
+rm -f "$cache"/compat-*.erofs
+cp "$tmp/img" "$img.tmp.$$"
+mv "$img.tmp.$$" "$img"
 mv "$tmp/img" "$out"

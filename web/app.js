@@ -44,8 +44,17 @@ function outcomeBadge(r) {
   return `<span class="badge ${ok ? 'ok' : 'bad'}">${esc(r.outcome)}:${r.exit_code}</span>`;
 }
 async function loadRuns() {
-  const { runs } = await get('runs');
+  const { runs, checks = [] } = await get('runs');
   state.runs = runs.filter((r) => r.id);
+  // a stored check sits under its schedule 0 run, its verdict at a glance
+  const checksOf = new Map();
+  for (const c of checks) {
+    if (!checksOf.has(c.base)) checksOf.set(c.base, []);
+    checksOf.get(c.base).push(c);
+  }
+  const checkNode = (c) => `<li><div class="check" data-check="${esc(c.id)}" title="rewind show ${esc(c.id)}">
+      check <span class="id">${esc(c.id.slice(0, 10))}</span><span class="badge ${c.found ? 'bad' : 'ok'}">${c.found ? `${c.failures} failing` : 'no difference'}</span>
+      <span class="cmd">${c.tried} of ${c.schedules} schedules${c.found ? ` · first: schedule ${c.schedule}, run ${esc(c.failing.slice(0, 10))}` + (c.deciding ? `, deciding step ${esc(c.deciding)}` : '') : ''}</span></div></li>`;
   const byId = new Map(state.runs.map((r) => [r.id, r]));
   const kids = new Map();
   const roots = [];
@@ -59,7 +68,7 @@ async function loadRuns() {
     const sched = (r.schedules || []).filter((n) => n > 0);
     const what = (r.session ? `${r.session} session` : r.parent ? 'fork' : '') +
       (r.parent ? ` at step ${r.fork_step}` : '') + (sched.length ? `, schedule ${sched.join('+')}` : '');
-    const sub = (kids.get(r.id) || []).map(node).join('');
+    const sub = (checksOf.get(r.id) || []).map(checkNode).join('') + (kids.get(r.id) || []).map(node).join('');
     return `<li><div data-id="${esc(r.id)}" class="${r.id === state.run ? 'open' : ''}${r.id === newRun ? ' new' : ''}">
       <span class="cmp" data-cmp="${esc(r.id)}" title="compare the open run with this one">compare</span>
       <span class="id">${esc(r.id.slice(0, 10))}</span>${r.name ? ' ' + esc(r.name) : ''}${outcomeBadge(r)}
@@ -74,6 +83,7 @@ async function loadRuns() {
 $('runs').addEventListener('click', (e) => {
   const c = e.target.closest('[data-cmp]');
   if (c) { e.stopPropagation(); setCompare(c.dataset.cmp); return; }
+  if (e.target.closest('[data-check]')) return;
   const d = e.target.closest('[data-id]');
   if (d) openRun(d.dataset.id, 0);
 });
@@ -217,21 +227,39 @@ async function showAt(step, t0) {
   $('files').innerHTML = files.length ? files.map(([path, f]) =>
     `<div data-path="${esc(path)}" title="click: its content at step ${step}">${esc(path)} <span class="muted">${f.state} at step ${f.step}</span></div>`).join('')
     : '<span class="muted">none</span>';
+  showWhere(step);
   if (t0 !== undefined) timings.moves.push(performance.now() - t0);
   document.body.dataset.atStep = String(step);
 }
 
-$('files').addEventListener('click', async (e) => {
-  const d = e.target.closest('[data-path]');
-  if (!d) return;
+// cat: a file as the job saw it at the playhead (a throwaway fork, `rewind
+// cat`): a written file from the list, or any path typed in
+async function catAt(path) {
   const cat = $('cat');
   cat.hidden = false;
-  cat.textContent = `reading ${d.dataset.path} at step ${state.step} (a throwaway fork)...`;
+  delete cat.dataset.done;
+  cat.textContent = `reading ${path} at step ${state.step} (a throwaway fork)...`;
   try {
-    const r = await post('cat', { run: state.run, step: state.step, path: d.dataset.path });
+    const r = await post('cat', { run: state.run, step: state.step, path });
     cat.textContent = `${r.path} at step ${r.step}${r.truncated ? ' (first 1 MiB)' : ''}:\n` + (r.binary ? '(binary)' : r.content);
-  } catch (err) { cat.textContent = String(err.message); }
+    cat.dataset.done = 'ok';
+  } catch (err) { cat.textContent = String(err.message); cat.dataset.done = 'error'; }
+}
+$('files').addEventListener('click', (e) => {
+  const d = e.target.closest('[data-path]');
+  if (d) catAt(d.dataset.path);
 });
+$('cat-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const p = $('cat-path').value.trim();
+  if (p) catAt(p);
+});
+
+// WHERE: the stack at the playhead, once `rewind where` exists (another
+// change builds it; its API is not known here). It is to fill #where from
+// its answer for (state.run, step); until then the pane says it is not
+// built, and nothing pretends to be a stack.
+function showWhere(/* step */) {}
 
 // ---- fork and shell ----
 $('fork').onclick = async () => {

@@ -194,12 +194,53 @@ static int body_u64(json_t *body, const char *key, int required, uint64_t *out,
     return 0;
 }
 
+/* What every action names: a resolved run, a step and, for some, one more
+ * number (cat's pid, fork's schedule), each also as an argv word. */
+struct target {
+    char id[RW_ID_MAX];
+    uint64_t step, num;
+    char step_arg[24], num_arg[24];
+};
+
+/* body["run"], body["step"] and (unless num_key is NULL) body[num_key] into
+ * t (lock taken). 0 or -1 with r set. */
+static int body_target(rw_home *h, json_t *body, const char *num_key, int num_required,
+                       struct target *t, struct serve_reply *r)
+{
+    t->num = 0;
+    if (body_run(h, body, "run", t->id, r) < 0 || body_u64(body, "step", 1, &t->step, r) < 0 ||
+        (num_key && body_u64(body, num_key, num_required, &t->num, r) < 0))
+        return -1;
+    snprintf(t->step_arg, sizeof t->step_arg, "%" PRIu64, t->step);
+    snprintf(t->num_arg, sizeof t->num_arg, "%" PRIu64, t->num);
+    return 0;
+}
+
+/* A child's stdout (the head, up to out_cap bytes) and stderr (its head). */
+struct capture {
+    struct buf out, err;
+    int status; /* run_capture's */
+};
+
+static void capture_run(char *const argv[], size_t out_cap, struct capture *c)
+{
+    c->out = (struct buf){.p = malloc(out_cap + 1), .cap = out_cap};
+    c->err = (struct buf){.p = malloc(SERVE_ERR_MAX + 1), .cap = SERVE_ERR_MAX};
+    SERVE_ASSERT(c->out.p && c->err.p);
+    c->status = run_capture(argv, &c->out, &c->err);
+    c->err.p[c->err.len] = 0;
+}
+
+static void capture_free(struct capture *c)
+{
+    free(c->out.p);
+    free(c->err.p);
+}
+
 static void act_cat(rw_home *h, json_t *body, struct serve_reply *r)
 {
-    char id[RW_ID_MAX], step[24], pid[24];
-    uint64_t s, p;
-    if (body_run(h, body, "run", id, r) < 0 || body_u64(body, "step", 1, &s, r) < 0 ||
-        body_u64(body, "pid", 0, &p, r) < 0)
+    struct target t;
+    if (body_target(h, body, "pid", 0, &t, r) < 0)
         return;
     json_t *jp = json_object_get(body, "path");
     const char *path = json_string_value(jp);
@@ -208,47 +249,36 @@ static void act_cat(rw_home *h, json_t *body, struct serve_reply *r)
         serve_reply_error(r, 403, "the path must be absolute, without '..'");
         return;
     }
-    snprintf(step, sizeof step, "%" PRIu64, s);
-    snprintf(pid, sizeof pid, "%" PRIu64, p);
-    char *argv[] = {"rewind", "cat", id, step, (char *)path, p ? "--pid" : NULL, pid, NULL};
-    struct buf out = {.p = malloc(SERVE_CAT_MAX + 1), .cap = SERVE_CAT_MAX};
-    struct buf err = {.p = malloc(SERVE_ERR_MAX + 1), .cap = SERVE_ERR_MAX};
-    SERVE_ASSERT(out.p && err.p);
-    int st = run_capture(argv, &out, &err);
-    if (st == 0) {
-        json_t *content = json_stringn(out.p, out.len);
-        r->body =
-            json_pack("{s:s,s:I,s:s,s:o,s:b,s:b,s:I}", "run", id, "step", (json_int_t)s, "path",
-                      path, "content", content ? content : json_null(), "binary", content == NULL,
-                      "truncated", out.total > out.len, "size", (json_int_t)out.total);
+    char *argv[] = {"rewind",  "cat", t.id, t.step_arg, (char *)path, t.num ? "--pid" : NULL,
+                    t.num_arg, NULL};
+    struct capture c;
+    capture_run(argv, SERVE_CAT_MAX, &c);
+    if (c.status == 0) {
+        json_t *content = json_stringn(c.out.p, c.out.len);
+        r->body = json_pack("{s:s,s:I,s:s,s:o,s:b,s:b,s:I}", "run", t.id, "step",
+                            (json_int_t)t.step, "path", path, "content",
+                            content ? content : json_null(), "binary", content == NULL, "truncated",
+                            c.out.total > c.out.len, "size", (json_int_t)c.out.total);
         r->status = 200;
-    } else if (st == 3) {
-        serve_reply_error(r, 404, "%s did not exist at step %" PRIu64, path, s);
+    } else if (c.status == 3) {
+        serve_reply_error(r, 404, "%s did not exist at step %" PRIu64, path, t.step);
     } else {
-        serve_reply_error(r, 500, "cat failed (exit %d): %s", st, last_line(&err));
+        serve_reply_error(r, 500, "cat failed (exit %d): %s", c.status, last_line(&c.err));
     }
-    free(out.p);
-    free(err.p);
+    capture_free(&c);
 }
 
 static void act_fork(rw_home *h, json_t *body, struct serve_reply *r)
 {
-    char id[RW_ID_MAX], step[24], sched[24];
-    uint64_t s, sc;
-    if (body_run(h, body, "run", id, r) < 0 || body_u64(body, "step", 1, &s, r) < 0 ||
-        body_u64(body, "schedule", 1, &sc, r) < 0)
+    struct target t;
+    if (body_target(h, body, "schedule", 1, &t, r) < 0)
         return;
-    snprintf(step, sizeof step, "%" PRIu64, s);
-    snprintf(sched, sizeof sched, "%" PRIu64, sc);
-    char *argv[] = {"rewind", "fork", id, step, "--schedule", sched, NULL};
-    struct buf out = {.p = malloc(SERVE_ERR_MAX + 1), .cap = SERVE_ERR_MAX};
-    struct buf err = {.p = malloc(SERVE_ERR_MAX + 1), .cap = SERVE_ERR_MAX};
-    SERVE_ASSERT(out.p && err.p);
-    int st = run_capture(argv, &out, &err);
-    err.p[err.len] = 0;
+    char *argv[] = {"rewind", "fork", t.id, t.step_arg, "--schedule", t.num_arg, NULL};
+    struct capture c;
+    capture_run(argv, SERVE_ERR_MAX, &c);
     /* its closing line: "rewind: run <id> <outcome>:<code> after ..." */
     char newid[RW_ID_MAX] = "";
-    for (char *l = err.p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+    for (char *l = c.err.p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
         if (!strncmp(l, "rewind: run ", 12)) {
             char id2[RW_ID_MAX], word[32];
             int code, used = 0;
@@ -257,17 +287,16 @@ static void act_fork(rw_home *h, json_t *body, struct serve_reply *r)
                 used > 0)
                 memcpy(newid, id2, sizeof newid);
         }
-    if (st >= 0 && newid[0]) {
-        const char *line = last_line(&err);
-        r->body = json_pack("{s:s,s:s,s:I,s:I,s:i,s:s}", "id", newid, "parent", id, "step",
-                            (json_int_t)s, "schedule", (json_int_t)sc, "exit", st, "line",
-                            line + (strncmp(line, "rewind: ", 8) ? 0 : 8));
+    if (c.status >= 0 && newid[0]) {
+        const char *line = last_line(&c.err);
+        r->body = json_pack("{s:s,s:s,s:I,s:I,s:i,s:s}", "id", newid, "parent", t.id, "step",
+                            (json_int_t)t.step, "schedule", (json_int_t)t.num, "exit", c.status,
+                            "line", line + (strncmp(line, "rewind: ", 8) ? 0 : 8));
         r->status = 200;
     } else {
-        serve_reply_error(r, 500, "fork failed (exit %d): %s", st, last_line(&err));
+        serve_reply_error(r, 500, "fork failed (exit %d): %s", c.status, last_line(&c.err));
     }
-    free(out.p);
-    free(err.p);
+    capture_free(&c);
 }
 
 /* ---- shell sessions ---- */
@@ -338,13 +367,24 @@ static struct session *session_find(const char *sid)
     return NULL;
 }
 
+/* Take sess_lock and find session sid; if there is none, the lock is
+ * released, r says so and NULL is returned. */
+static struct session *session_lock_find(const char *sid, struct serve_reply *r)
+{
+    pthread_mutex_lock(&sess_lock);
+    struct session *se = session_find(sid);
+    if (!se) {
+        pthread_mutex_unlock(&sess_lock);
+        serve_reply_error(r, 404, "no such shell session");
+    }
+    return se;
+}
+
 static void act_shell_start(rw_home *h, json_t *body, struct serve_reply *r)
 {
-    char id[RW_ID_MAX], step[24];
-    uint64_t s;
-    if (body_run(h, body, "run", id, r) < 0 || body_u64(body, "step", 1, &s, r) < 0)
+    struct target t;
+    if (body_target(h, body, NULL, 0, &t, r) < 0)
         return;
-    snprintf(step, sizeof step, "%" PRIu64, s);
     pthread_mutex_lock(&sess_lock);
     struct session *se = NULL;
     for (int i = 0; i < SERVE_SESSIONS && !se; i++)
@@ -369,7 +409,7 @@ static void act_shell_start(rw_home *h, json_t *body, struct serve_reply *r)
         serve_reply_error(r, 500, "pipe: %s", strerror(errno));
         return;
     }
-    char *argv[] = {"rewind", "shell", id, step, NULL};
+    char *argv[] = {"rewind", "shell", t.id, t.step_arg, NULL};
     int out;
     pid_t pid = spawn(argv, pin[0], &out, NULL);
     close(pin[0]);
@@ -391,7 +431,8 @@ static void act_shell_start(rw_home *h, json_t *body, struct serve_reply *r)
     se->ring = malloc(SERVE_SHELL_MAX);
     SERVE_ASSERT(se->ring);
     pthread_create(&se->reader, NULL, reader_main, se);
-    r->body = json_pack("{s:s,s:s,s:I}", "session", se->sid, "run", id, "step", (json_int_t)s);
+    r->body =
+        json_pack("{s:s,s:s,s:I}", "session", se->sid, "run", t.id, "step", (json_int_t)t.step);
     r->status = 200;
     pthread_mutex_unlock(&sess_lock);
 }
@@ -401,13 +442,9 @@ static void act_shell_input(const char *sid, json_t *body, struct serve_reply *r
     json_t *jd = json_object_get(body, "data");
     const char *data = json_string_value(jd);
     int close_in = json_is_true(json_object_get(body, "close"));
-    pthread_mutex_lock(&sess_lock);
-    struct session *se = session_find(sid);
-    if (!se) {
-        pthread_mutex_unlock(&sess_lock);
-        serve_reply_error(r, 404, "no such shell session");
+    struct session *se = session_lock_find(sid, r);
+    if (!se)
         return;
-    }
     int fd = se->in_fd >= 0 ? dup(se->in_fd) : -1;
     if (close_in && se->in_fd >= 0) {
         close(se->in_fd);
@@ -436,13 +473,9 @@ void serve_shell_get(const char *sid, serve_arg_fn arg, void *ctx, struct serve_
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 2; /* long poll: wait up to 2 s for output */
-    pthread_mutex_lock(&sess_lock);
-    struct session *se = session_find(sid);
-    if (!se) {
-        pthread_mutex_unlock(&sess_lock);
-        serve_reply_error(r, 404, "no such shell session");
+    struct session *se = session_lock_find(sid, r);
+    if (!se)
         return;
-    }
     while (se->total <= from && !se->ended)
         if (pthread_cond_timedwait(&sess_cond, &sess_lock, &until) == ETIMEDOUT)
             break;

@@ -184,17 +184,32 @@ static int runs_cb(void *ctx, const struct rw_run_info *info, const struct rw_er
     return 0;
 }
 
+/* A stored check, for the tree: shown under its schedule 0 run. */
+static int checks_cb(void *ctx, const struct rw_check_info *c)
+{
+    json_array_append_new(ctx,
+                          json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:b,s:b,s:I,s:s,s:s}", "id", c->id,
+                                    "base", c->base, "created", (json_int_t)c->created, "schedules",
+                                    (json_int_t)c->schedules, "tried", (json_int_t)c->tried,
+                                    "failures", (json_int_t)c->failures, "found", c->found,
+                                    "narrowed", c->narrowed, "schedule", (json_int_t)c->schedule,
+                                    "failing", c->failing, "deciding", c->deciding));
+    return 0;
+}
+
 static void api_runs(rw_home *h, struct serve_reply *r)
 {
     struct rw_error err;
-    json_t *a = json_array();
+    json_t *a = json_array(), *checks = json_array();
     struct runs_ctx c = {h, a};
-    if (rw_runs_list(h, NULL, runs_cb, &c, &err) < 0) {
+    if (rw_runs_list(h, NULL, runs_cb, &c, &err) < 0 ||
+        rw_checks_list(h, checks_cb, checks, &err) < 0) {
         json_decref(a);
+        json_decref(checks);
         serve_reply_error(r, 500, "%s", err.msg);
         return;
     }
-    r->body = json_pack("{s:o}", "runs", a);
+    r->body = json_pack("{s:o,s:o}", "runs", a, "checks", checks);
 }
 
 static void api_run(rw_home *h, const char *id, struct serve_reply *r)

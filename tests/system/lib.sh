@@ -49,3 +49,19 @@ same_run() {
 steps_of() { closing "$1" | sed -n 's/.* after \([0-9]*\) steps.*/\1/p'; }
 virt_of() { closing "$1" | sed -n 's/.* steps, \([0-9.]*\)s virtual.*/\1/p'; }
 wall_of() { closing "$1" | sed -n 's/.*virtual, \([0-9.]*\)s wall.*/\1/p'; }
+# hole_caught PREFIX N ARGS...: a negative twin's runs (docs/determinism.md):
+# up to N runs of `rewind run ARGS` (a test hole open among ARGS; outputs in
+# PREFIX1.out ...), until one reports a DETERMINISM VIOLATION; it must be a
+# later run of the first one's id and name a step. Sets CAUGHT to its number.
+hole_caught() {
+    local p=$1 n=$2 i; shift 2
+    CAUGHT=0
+    for i in $(seq "$n"); do
+        run_rw "$p$i" run "$@"
+        if grep -q 'DETERMINISM VIOLATION' "$p$i.err"; then CAUGHT=$i; break; fi
+    done
+    [ "$CAUGHT" -gt 1 ] || fail "$n runs of one spec with a hole open and no violation" || return 1
+    grep 'DETERMINISM VIOLATION' "$p$CAUGHT.err" | grep -q 'step' ||
+        fail "no step named: $(grep VIOLATION "$p$CAUGHT.err")" || return 1
+    same_run "${p}1.err" "$p$CAUGHT.err"
+}

@@ -68,9 +68,28 @@ compat_check() {
 
 compat_workload() { compat_three "$1" && compat_check "$1"; }
 
+# make check's part of the suite (the rest is in tests/system/LONG: each
+# workload's check --schedules 8 costs minutes in the test host; see
+# bench/RESULTS.md): the Go workload's three runs, and the negative twin.
+test_compat_go_three_runs() { compat_three go; }
+
 test_compat_python() { compat_workload python; }
 test_compat_go() { compat_workload go; }
 test_compat_c() { compat_workload c; }
 test_compat_node() { compat_workload node; }
 test_compat_shell() { compat_workload shell; }
 test_compat_cpython_tests() { compat_workload cpython-tests; }
+
+# Negative twin of compat_three (docs/determinism.md, "Negative twins"): a
+# program of the Debian root that reads host entropy through an open hole
+# (host-rng: the guest kernel's RNG seeded from the host; Python seeds its
+# random module from it) must be caught by the same checks the workloads
+# pass: one id, and a determinism violation naming a step by the third run.
+test_compat_hole_is_caught() {
+    compat_home
+    export REWIND_TEST_HOLES=1
+    hole_caught h 3 --timeout 300 --test-hole host-rng --root "$COMPAT" -- \
+        python3 -c 'import random; print(random.getrandbits(64))'
+    grep -qx '[0-9]\+' h1.out && grep -qx '[0-9]\+' h$CAUGHT.out || fail "no number: $(cat h1.err)"
+    ! cmp -s h1.out h$CAUGHT.out || fail "the same number twice: the hole did not reach the program"
+}

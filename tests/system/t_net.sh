@@ -111,3 +111,20 @@ test_network_runs_are_deterministic() {
     [ "$(run_id s.err)" != "$id" ] || fail "same id with another seed"
     [ "$(grep port a.out)" != "$(grep port s.out)" ] || fail "same ports with another seed"
 }
+
+# Negative twin of test_network_runs_are_deterministic (docs/determinism.md,
+# "Negative twins"): the host-rng hole seeds the guest kernel's RNG from the
+# host, and the network stack draws its secrets from that RNG (net_secret:
+# ephemeral ports and TCP initial sequence numbers). The loopback workload's
+# ports then change from run to run with one spec, and the determinism
+# check must report it, naming a step.
+test_network_hole_is_caught() {
+    export REWIND_TEST_HOLES=1
+    hole_caught n 4 --timeout 120 --test-hole host-rng --root "$ROOT" -- sh -c '/usr/bin/net_tcp && /usr/bin/net_udp'
+    local a=n1.out b=n$CAUGHT.out
+    grep -q '^udp6 ::1 port .* ok$' $a && grep -q '^udp6 ::1 port .* ok$' $b ||
+        fail "the workload failed: $(tail -n 3 $a $b)"
+    # the hole reached the network: the ports the kernel chose differ
+    [ "$(grep -o 'port [0-9]*' $a)" != "$(grep -o 'port [0-9]*' $b)" ] ||
+        fail "the same ports in both runs: the difference is not in the network"
+}

@@ -68,11 +68,68 @@ test_serve_refuses_without_token_dotdot_and_readonly_posts() {
     expect_rc 2
 }
 
-test_serve_pool_failing_run_in_the_browser() {
+# browser_ready: node, Debian's chromium, playwright-core and loopback, or skip
+browser_ready() {
     command -v node >/dev/null || skip "no node"
     [ -x /usr/bin/chromium ] || skip "no /usr/bin/chromium"
     [ -d "$TOP/web/node_modules/playwright-core" ] || skip "no web/node_modules (make runs npm ci in web/)"
     loopback_up
+}
+
+# browser_drive RUN OTHER STEP SHOTS [VAR=VALUE...]: `rewind open RUN STEP`
+# (a server started, then reused by a second open with --compare OTHER),
+# then tests/browser/serve.mjs on it with the variables given; its lines
+# are kept in SHOTS/browser.out. Sets URL0 (the page without its hash) and
+# SPID (the server).
+browser_drive() {
+    local run=$1 other=$2 step=$3 shots=$4; shift 4
+    "$REWIND" log "$run" "$step" > log_at_step
+    run_rw o1 open "$run" "$step"
+    expect_rc 0
+    run_rw o2 open "$run" "$step" --compare "$other"
+    expect_rc 0
+    local u1 u2; u1=$(cat o1.out); u2=$(cat o2.out)
+    [ "${u1%%#*}" = "${u2%%#*}" ] || fail "open started a second server: $u1 vs $u2"
+    grep -q 'started rewind serve' o1.err || fail "the first open did not start a server: $(cat o1.err)"
+    ! grep -q 'started' o2.err || fail "the second open started another server"
+    SPID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$REWIND_HOME/serve.json")
+    trap 'kill $SPID 2>/dev/null || true' EXIT
+    URL0=${u1%%#*}
+    mkdir -p "$shots"
+    rm -f "$shots"/*.png "$shots/browser.out"
+    local t0; t0=$(date +%s)
+    env FAIL="$run" PASS="$other" SEGV="$step" LOG_AT_SEGV="$T/log_at_step" SHOTS="$shots" "$@" \
+        node "$TOP/tests/browser/serve.mjs" "$URL0" > browser.out 2>&1 ||
+        fail "the browser ($(cat times), then $(( $(date +%s) - t0 ))s): $(cat browser.out)"
+    echo "browser part: $(( $(date +%s) - t0 ))s after $(cat times)" >> browser.out
+    cp browser.out "$shots/browser.out"
+}
+
+# make check's short version of the next test (tests/system/LONG has the
+# long one): a run of the pool and one of the fixed pool instead of a
+# 64-schedule check, and the page driven without the actions that boot a VM
+# (cat, fork, shell): the pool's run opens, the playhead is dragged and moved
+# by the arrow keys to its "sum" line, whose event, process tree and log
+# (rewind log's) are shown; the comparison with the fixed pool names where
+# the runs part. (The deep link, a second page load, is the long one's.)
+test_serve_page_in_the_browser_short() {
+    browser_ready
+    local ts; ts=$(date +%s)
+    run_rw a run --root "$ROOT" -- /usr/bin/pool
+    expect_rc 0
+    run_rw b run --root "$ROOT" -- /usr/bin/pool-fixed
+    expect_rc 0
+    local ra rb; ra=$(run_id a.err) && rb=$(run_id b.err)
+    echo "two runs: $(( $(date +%s) - ts ))s" > times
+    run_rw e events "$ra" --kind output --json
+    local step; step=$(python3 -c 'import json,sys; print([e["step"] for e in json.load(open(sys.argv[1]))][-1])' e.out) ||
+        fail "no output event: $(head -c 400 e.out)"
+    browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum'
+    kill "$SPID"
+}
+
+test_serve_pool_failing_run_in_the_browser() {
+    browser_ready
     local ts; ts=$(date +%s)
     run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/pool
     [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err)"
@@ -82,34 +139,15 @@ r = json.load(open(sys.argv[1]))
 print(r["passing_run"]["id"], r["failing_run"]["id"])
 PY
     read -r pass failr < ids
-    echo "    check: $(( $(date +%s) - ts ))s" > times
+    echo "check: $(( $(date +%s) - ts ))s" > times
     run_rw e events "$failr" --kind signal --json
     segv=$(python3 -c 'import json,sys; print([e["step"] for e in json.load(open(sys.argv[1])) if e["aux"] & 0xff == 11][0])' e.out) ||
         fail "no SIGSEGV in the failing run: $(head -c 400 e.out)"
-    "$REWIND" log "$failr" "$segv" > log_at_segv
-    # open starts a server, a second open reuses it
-    run_rw o1 open "$failr" "$segv"
-    expect_rc 0
-    run_rw o2 open "$failr" "$segv" --compare "$pass"
-    expect_rc 0
-    local u1 u2; u1=$(cat o1.out); u2=$(cat o2.out)
-    [ "${u1%%#*}" = "${u2%%#*}" ] || fail "open started a second server: $u1 vs $u2"
-    grep -q 'started rewind serve' o1.err || fail "the first open did not start a server: $(cat o1.err)"
-    ! grep -q 'started' o2.err || fail "the second open started another server"
-    SPID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$REWIND_HOME/serve.json")
-    trap 'kill $SPID 2>/dev/null || true' EXIT
-    mkdir -p "$SHOTS"
-    rm -f "$SHOTS"/*.png
-    local t0; t0=$(date +%s)
-    FAIL=$failr PASS=$pass SEGV=$segv LOG_AT_SEGV=$T/log_at_segv SHOTS=$SHOTS \
-        node "$TOP/tests/browser/serve.mjs" "${u1%%#*}" > browser.out 2>&1 ||
-        fail "the browser ($(cat times), then $(( $(date +%s) - t0 ))s): $(cat browser.out)"
-    sed 's/^/    /' browser.out >&2
-    echo "    browser part: $(( $(date +%s) - t0 ))s" >&2
+    browser_drive "$failr" "$pass" "$segv" "$SHOTS" CAT_WANT="$TOP/build/roots/test/etc/hostname"
     # cat through the API: a file of the root as the job saw it at the step
     local tok; tok=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$REWIND_HOME/serve.json")
     curl -s -H "X-Rewind-Token: $tok" -d "{\"run\":\"$failr\",\"step\":$segv,\"path\":\"/etc/hostname\"}" \
-        "${u1%%#*}api/cat" > cat.json
+        "${URL0}api/cat" > cat.json
     python3 - cat.json "$TOP/build/roots/test/etc/hostname" <<'PY' || fail "api/cat: $(cat cat.json)"
 import json, sys
 r = json.load(open(sys.argv[1]))
