@@ -40,6 +40,12 @@ int cli_read_trace(const char *ref, int json, const char *head, cli_read_trace_f
     return rc < 0 ? 1 : 0;
 }
 
+int cli_read_seconds(const char *s, double *out)
+{
+    *out = strtod(s, NULL);
+    return *out > 0 ? 0 : -1;
+}
+
 int cli_read_step(const char *s, uint64_t *out)
 {
     char *end;

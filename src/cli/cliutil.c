@@ -210,8 +210,7 @@ static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_o
                 return cli_error(-1, "--verify-restores needs a positive count: %s", optarg);
             break;
         case 't':
-            *timeout_s = strtod(optarg, NULL);
-            if (*timeout_s <= 0)
+            if (cli_read_seconds(optarg, timeout_s) < 0)
                 return cli_error(-1, "--timeout must be a positive number of seconds: %s", optarg);
             break;
         case 'H':

@@ -122,8 +122,7 @@ int cmd_gdb(int argc, char **argv)
                 return cli_error(2, "--history needs a step number: %s", optarg);
             break;
         case 't':
-            timeout = strtod(optarg, NULL);
-            if (timeout <= 0)
+            if (cli_read_seconds(optarg, &timeout) < 0)
                 return cli_error(2, "--timeout must be a positive number of seconds: %s", optarg);
             break;
         case 'h':

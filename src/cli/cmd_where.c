@@ -96,8 +96,7 @@ int cmd_where(int argc, char **argv)
             json = 1;
             break;
         case 't':
-            timeout = strtod(optarg, NULL);
-            if (timeout <= 0)
+            if (cli_read_seconds(optarg, &timeout) < 0)
                 return cli_error(2, "--timeout must be a positive number of seconds: %s", optarg);
             break;
         case 'h':
