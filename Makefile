@@ -207,7 +207,7 @@ FP_OBJ := $(LIB_SRC:%.c=$(B)/fp/%.o) $(CLI_SRC:%.c=$(B)/fp/%.o)
 $(B)/fp/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(INC) $(CFLAGS) -DRW_FAILPOINTS -MMD -MP -c $< -o $@
-$(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ)
+$(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ) $(GDBS_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 # tests/system/t_crash.sh (its short walk in make check, the full one in check-long) needs it.
 check-long: $(B)/rewind-fp
