@@ -44,10 +44,10 @@ tally "$log" $rc
 long=$(grep -v '^#' tests/system/LONG | grep . | paste -sd'|')
 if [ "${REWIND_LONG:-0}" = 1 ]; then
     echo "== long system tests (through tools/kvm-host)"
-    tools/kvm-host --timeout 10800 -- tests/system/run.sh "$long" 2>&1 | tee "$log"
+    tools/kvm-host --mem 6144 --timeout 10800 -- tests/system/run.sh "$long" 2>&1 | tee "$log"
 else
     echo "== system tests (through tools/kvm-host; the long ones are make check-long's)"
-    REWIND_SYSTEST_EXCLUDE="$long" tools/kvm-host --timeout 3600 -- tests/system/run.sh "${SYSTEST:-.}" 2>&1 | tee "$log"
+    REWIND_SYSTEST_EXCLUDE="$long" tools/kvm-host --mem 6144 --timeout 3600 -- tests/system/run.sh "${SYSTEST:-.}" 2>&1 | tee "$log"
 fi
 tally "$log" "${PIPESTATUS[0]}"
 echo "$pass passed, $failn failed, $skipn skipped"

@@ -63,7 +63,7 @@ test_mem_too_big() {
 # costs the host nothing (the monitor's peak RSS stays far below --mem).
 test_mem_above_4g() {
     # A guest above 3 GiB gets a second memslot at 4 GiB: as much as the
-    # test host can give, up to 8 GiB (it has 4 GiB: ~3.2 GiB of guest).
+    # test host can give, up to 8 GiB (tests/run-all.sh gives it 6 GiB).
     local avail mem; avail=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
     mem=$((avail - 256)); [ "$mem" -le 8192 ] || mem=8192
     [ "$mem" -gt 3136 ] || fail "MemAvailable $avail MiB: too little for a guest above 3 GiB"
