@@ -97,7 +97,7 @@ test_sdk_python_records() {
         sh "$(cat "$TOP/guest/sdk/python/rewind.py")" "$(cat "$TOP/tests/guest/sdk_py.py")"
     expect_rc 0
     check_sdk_run "$(run_id a.err)" /tmp/sdk/sdk_py.py
-    (cd "$TOP/tests/guest" && PYTHONPATH=$TOP/guest/sdk/python python3 sdk_py.py fail) > host.out
+    (cd "$TOP/tests/guest" && PYTHONPATH=$TOP/guest/sdk/python python3 -B sdk_py.py fail) > host.out
     cmp -s a.out host.out || fail "output differs outside rewind: $(cat a.out) / $(cat host.out)"
 }
 
@@ -105,9 +105,9 @@ test_sdk_python_records() {
 # the records; pointed at a file they write exactly the protocol lines.
 test_sdk_python_go_outside_rewind() {
     local py=$TOP/tests/guest/sdk_py.py
-    PYTHONPATH=$TOP/guest/sdk/python python3 "$py" fail > plain.out || fail "sdk_py.py failed"
+    PYTHONPATH=$TOP/guest/sdk/python python3 -B "$py" fail > plain.out || fail "sdk_py.py failed"
     : > dev
-    REWIND_SDK_DEVICE=$T/dev PYTHONPATH=$TOP/guest/sdk/python python3 "$py" fail > dev.out ||
+    REWIND_SDK_DEVICE=$T/dev PYTHONPATH=$TOP/guest/sdk/python python3 -B "$py" fail > dev.out ||
         fail "sdk_py.py failed with a device"
     cmp -s plain.out dev.out || fail "output changed"
     grep -qx "rw1 cat unreachable $py 31 counter%20went%20negative" dev ||
