@@ -517,6 +517,7 @@ static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char
     if (d && (!rep->found || s < rep->schedule)) {
         rep->found = 1;
         rep->schedule = s;
+        rep->strategy = sched_strategy(s); /* printed with it on every path */
         rep->failing = side;
     }
     return 0;
@@ -919,6 +920,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
         progress(c, "check: schedule 0: run %s fails: %s", base_name, rep->base.why);
         rep->found = 1; /* schedule 0 itself: there is nothing to narrow */
         rep->schedule = 0;
+        rep->strategy = sched_strategy(0);
         rep->failing = rep->base;
     }
     if (!rep->found || c->keep_going)

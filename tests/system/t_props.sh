@@ -185,3 +185,26 @@ test_unmet_sometimes_fails_the_check() {
     expect_grep c.out 'ok  *always "every counted result is stored": reached 5, passed 5, failed 0'
     expect_grep c.out '^check fails: 1 assertions were never met'
 }
+
+# --vary seed (docs/tutorials/properties.md, "Seeds that vary randomness"): schedule k also gets
+# seed base+k. A job whose failure depends only on a random byte of
+# /dev/urandom (seeded from the run's seed) fails in no schedule at seed 0
+# (the negative twin: without --vary seed, every schedule draws the same
+# byte) and fails in some with --vary seed; the report says the seed
+# decides, and names the failing schedule's strategy.
+SEED_JOB='n=$(od -An -N1 -tu1 /dev/urandom); echo $n; test $((n % 4)) -ne 0'
+test_check_vary_seed_reaches_seed_dependent_failures() {
+    run_rw n check --keep-going --schedules 8 -j 2 --root "$ROOT" --expect exit=0 -- sh -c "$SEED_JOB"
+    [ "$RC" -eq 0 ] || fail "without --vary seed: exit $RC: $(cat n.out) $(tail -n 3 n.err)"
+    expect_grep n.out '^no failure: schedule 0 and 8 schedules pass every property'
+    # every schedule drew the byte of seed 0
+    [ "$(grep -c '^rewind: check: schedule [1-8] (.*): run .* exited 0, ' n.err)" -eq 8 ] ||
+        fail "without --vary seed: $(cat n.err)"
+    run_rw v check --vary seed --keep-going --schedules 8 -j 2 --root "$ROOT" --expect exit=0 -- sh -c "$SEED_JOB"
+    [ "$RC" -eq 1 ] || fail "with --vary seed: exit $RC: $(cat v.out) $(tail -n 3 v.err)"
+    grep -q '^rewind: check: schedule 5 (random, seed 5): ' v.err || fail "no seed in progress: $(cat v.err)"
+    grep -Eq '^schedule [1-8] \((random|pct)\) fails: run [0-9a-f]{16} exited 1 ' v.out ||
+        fail "the failing schedule: $(cat v.out)"
+    grep -Eq '^failures: [1-8] of 8 schedules \([0-9.]+%\), 95% interval ' v.out || fail "no count: $(cat v.out)"
+    expect_grep v.out '^the seed decides: run [0-9a-f]*, at the same seed with no perturbation, fails too'
+}

@@ -97,7 +97,7 @@ test_sdk_python_records() {
         sh "$(cat "$TOP/guest/sdk/python/rewind.py")" "$(cat "$TOP/tests/guest/sdk_py.py")"
     expect_rc 0
     check_sdk_run "$(run_id a.err)" /tmp/sdk/sdk_py.py
-    (cd "$TOP/tests/guest" && PYTHONPATH=$TOP/guest/sdk/python python3 sdk_py.py fail) > host.out
+    (cd "$TOP/tests/guest" && PYTHONPATH=$TOP/guest/sdk/python python3 -B sdk_py.py fail) > host.out
     cmp -s a.out host.out || fail "output differs outside rewind: $(cat a.out) / $(cat host.out)"
 }
 
@@ -105,9 +105,9 @@ test_sdk_python_records() {
 # the records; pointed at a file they write exactly the protocol lines.
 test_sdk_python_go_outside_rewind() {
     local py=$TOP/tests/guest/sdk_py.py
-    PYTHONPATH=$TOP/guest/sdk/python python3 "$py" fail > plain.out || fail "sdk_py.py failed"
+    PYTHONPATH=$TOP/guest/sdk/python python3 -B "$py" fail > plain.out || fail "sdk_py.py failed"
     : > dev
-    REWIND_SDK_DEVICE=$T/dev PYTHONPATH=$TOP/guest/sdk/python python3 "$py" fail > dev.out ||
+    REWIND_SDK_DEVICE=$T/dev PYTHONPATH=$TOP/guest/sdk/python python3 -B "$py" fail > dev.out ||
         fail "sdk_py.py failed with a device"
     cmp -s plain.out dev.out || fail "output changed"
     grep -qx "rw1 cat unreachable $py 31 counter%20went%20negative" dev ||
@@ -171,4 +171,22 @@ PY
     expect_grep r.out '^identical: '
     run_rw s asserts "$fid"
     expect_grep s.out '^FAILED  *always .*"no update is lost"'
+}
+
+# A `reachable` never reached in any run of a check is a failure of its own
+# (exit 1), like an unmet `sometimes` (t_props); reached once, it passes.
+# The job speaks the line protocol from the shell (docs/sdk.md: any
+# language can join): a catalog line, and in the twin also a hit.
+test_sdk_unreached_reachable_fails_the_check() {
+    local cat='printf "rw1 cat reachable job.sh 3 the%%20retry%%20path\n" > /dev/rewind'
+    local hit='printf "rw1 hit reachable 1 job.sh 3 the%%20retry%%20path\n" > /dev/rewind'
+    run_rw m check --schedules 2 -j 2 --root "$ROOT" -- sh -c "$cat; echo done"
+    [ "$RC" -eq 1 ] || fail "never reached: exit $RC: $(cat m.out) $(tail -n 3 m.err)"
+    expect_grep m.out '^no failure: schedule 0 and 2 schedules pass every property'
+    expect_grep m.out 'FAILED reachable "the retry path": reached 0, .*; never reached in any run$'
+    expect_grep m.out '^check fails: 1 assertions were never met'
+    run_rw h check --schedules 2 -j 2 --root "$ROOT" -- sh -c "$cat; $hit; echo done"
+    [ "$RC" -eq 0 ] || fail "reached: exit $RC: $(cat h.out) $(tail -n 3 h.err)"
+    expect_grep h.out 'ok  *reachable "the retry path": reached 3, '
+    expect_no_grep h.out 'never met'
 }
