@@ -49,6 +49,15 @@ test_serve_refuses_without_token_dotdot_and_readonly_posts() {
     [ "$(http "${URL}api/run/..%2f..%2fetc/summary")" = 403 ] || fail "'%2e%2e': not refused"
     [ "$(http "${URL}/etc/passwd")" = 403 ] || fail "an absolute path: not refused"
     ! grep -q root: "$T/body" || fail "served /etc/passwd"
+    # the stack route checks its run before anything runs
+    [ "$(http "${URL}api/run/0123456789abcdef/where?step=1")" = 404 ] || fail "where of no run: $(cat "$T/body")"
+    [ "$(http "${URL}api/run/a%20b/where?step=1")" = 400 ] || fail "where of a bad reference: $(cat "$T/body")"
+    [ "$(http "${URL}api/run/..%2f..%2fetc/where?step=1")" = 403 ] || fail "where with '..': not refused"
+    # the Stack pane's words for what a stack lacks (web/stack.js, no browser)
+    if command -v node >/dev/null; then
+        node --no-warnings "$TOP/tests/browser/stack_test.mjs" > stack_test.out 2>&1 ||
+            fail "stack_test.mjs: $(cat stack_test.out)"
+    fi
     # a POST needs the token in its header too
     [ "$(http -X POST -d '{"run":"@","step":1,"schedule":1}' "${URL}api/fork")" = 403 ] ||
         fail "a POST without X-Rewind-Token: not refused"
@@ -105,17 +114,37 @@ browser_drive() {
     cp browser.out "$shots/browser.out"
 }
 
+# where_children PID: how many `rewind where` children PID has
+where_children() {
+    python3 - "$1" <<'PY'
+import os, sys
+n = 0
+for p in os.listdir("/proc"):
+    try:
+        ppid = [l for l in open(f"/proc/{p}/status") if l.startswith("PPid:")][0].split()[1]
+        argv = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
+    except (OSError, IndexError, ValueError):
+        continue
+    n += ppid == sys.argv[1] and argv[1:2] == [b"where"]
+print(n)
+PY
+}
+
 # make check's short version of the next test (tests/system/LONG has the
-# long one): a run of the pool and one of the fixed pool instead of a
-# 64-schedule check, and the page driven without the actions that boot a VM
-# (cat, fork, shell): the pool's run opens, the playhead is dragged and moved
-# by the arrow keys to its "sum" line, whose event, process tree and log
-# (rewind log's) are shown; the comparison with the fixed pool names where
-# the runs part. (The deep link, a second page load, is the long one's.)
+# long one): a run of the pool (built with -g: pool-g) and one of the fixed
+# pool instead of a 64-schedule check, and the page driven without the
+# actions that boot a VM (cat, fork, shell) but one: the stack. The pool's
+# run opens, the playhead is dragged and moved by the arrow keys to its
+# "sum" line, whose event, process tree and log (rewind log's) are shown;
+# the comparison with the fixed pool names where the runs part; at the step
+# where its first worker thread exits (main waits for the workers then) the
+# Stack box shows main at its line of pool.c (rewind where on the server).
+# The API's where refuses what it must, and a client that hangs up ends
+# its `rewind where`. (The deep link, a second page load, is the long one's.)
 test_serve_page_in_the_browser_short() {
     browser_ready
     local ts; ts=$(date +%s)
-    run_rw a run --root "$ROOT" -- /usr/bin/pool
+    run_rw a run --root "$ROOT" -- /usr/bin/pool-g
     expect_rc 0
     run_rw b run --root "$ROOT" -- /usr/bin/pool-fixed
     expect_rc 0
@@ -124,7 +153,37 @@ test_serve_page_in_the_browser_short() {
     run_rw e events "$ra" --kind output --json
     local step; step=$(python3 -c 'import json,sys; print([e["step"] for e in json.load(open(sys.argv[1]))][-1])' e.out) ||
         fail "no output event: $(head -c 400 e.out)"
-    browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum'
+    # a worker thread's exit: the job's main thread is in main (pthread_join)
+    run_rw x events "$ra" --kind exit --json
+    local sstep; sstep=$(python3 -c '
+import json, sys
+print([e["step"] for e in json.load(open(sys.argv[1])) if e["tid"] != e["pid"]][0])' x.out) ||
+        fail "no thread exit: $(head -c 400 x.out)"
+    browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum' STACK_STEP="$sstep"
+    # the where route: a step past the end, not a number, a process that is not there
+    local steps; steps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"])' "$REWIND_HOME/runs/$ra/manifest.json")
+    [ "$(http "${URL0}api/run/$ra/where?step=$((steps + 1))")" = 404 ] || fail "where past the end: $(cat "$T/body")"
+    grep -q "has $steps steps" "$T/body" || fail "where past the end does not say why: $(cat "$T/body")"
+    [ "$(http "${URL0}api/run/$ra/where?step=x1")" = 400 ] || fail "where at step x1: $(cat "$T/body")"
+    [ "$(http "${URL0}api/run/$ra/where?step=0")" = 400 ] || fail "where at step 0: $(cat "$T/body")"
+    [ "$(http "${URL0}api/run/$ra/where?step=$sstep&pid=999")" = 404 ] || fail "where of pid 999: $(cat "$T/body")"
+    grep -q 'process 999' "$T/body" || fail "where of pid 999 does not say why: $(cat "$T/body")"
+    # a client that gives up ends the server's rewind where (a step not
+    # cached): seen running while curl waits, gone soon after it hung up
+    curl -s -m 4 -o "$T/where_gaveup" "${URL0}api/run/$ra/where?step=$((sstep + 2))" &
+    local cpid=$! seen=0 left=1
+    for _ in $(seq 30); do
+        [ "$(where_children "$SPID")" = 0 ] || { seen=1; break; }
+        sleep 0.1
+    done
+    wait "$cpid" && fail "where answered within 4 s: the hang-up is not tested ($(head -c 200 "$T/where_gaveup"))"
+    [ "$seen" = 1 ] || fail "no rewind where ran for the request"
+    for _ in $(seq 40); do
+        left=$(where_children "$SPID")
+        [ "$left" = 0 ] && break
+        sleep 1
+    done
+    [ "$left" = 0 ] || fail "rewind where still runs 40 s after its client hung up"
     kill "$SPID"
 }
 
