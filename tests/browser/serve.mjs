@@ -90,6 +90,25 @@ try {
   ok('the URL names the step: ' + new URL(page.url()).hash);
   await shot('playhead');
 
+  // zoom from the whole run down to single steps around the playhead (the
+  // '+' key), each step its own column with its events drawn one by one,
+  // then '0': the whole run again
+  {
+    await page.locator('#timeline').focus();
+    const span = () => page.evaluate(() => window.rewind.tl.to - window.rewind.tl.from);
+    for (let i = 0; i < 12 && (await span()) > 20; i++) await page.keyboard.press('+');
+    must((await span()) <= 20, `'+' zooms down to 20 steps: ${await span()}`);
+    await page.waitForFunction(() => window.rewind.tl.data && window.rewind.tl.data.exact &&
+      /^steps \d+–\d+ of \d+$/.test(document.getElementById('range').innerText), null, { timeout: 120000 });
+    const view = await page.evaluate(() => [window.rewind.tl.from, window.rewind.tl.to, window.rewind.state.step]);
+    must(view[0] <= view[2] && view[2] <= view[1], `the zoomed view holds the playhead: ${view}`);
+    ok(`zoomed in to single steps: ${await text('#range')} (${await page.evaluate(() => window.rewind.tl.data.exact.length)} events drawn one by one)`);
+    await shot('zoom');
+    await page.keyboard.press('0');
+    await page.waitForFunction(() => window.rewind.tl.from === 0 && window.rewind.tl.to === window.rewind.tl.steps);
+    ok('0: the whole run again');
+  }
+
   // a file as the job saw it at the step, through the page (a throwaway fork)
   if (!SHORT) {
     await page.fill('#cat-path', '/etc/hostname');
@@ -100,6 +119,19 @@ try {
     must(catGot === catWant, `cat at the step: ${JSON.stringify(catGot)} vs ${JSON.stringify(catWant)}`);
     ok(`cat of /etc/hostname at step ${segv}: ${JSON.stringify(catGot)}`);
     await shot('cat');
+  }
+
+  // the stack at the crash: the pool is built without -g, so each frame
+  // has its function (the worker's) but no source line, which the box says
+  if (!SHORT) {
+    await page.click('#where-box summary');
+    await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('where').dataset.state), null, { timeout: 300000 });
+    const stack = await text('#where-box');
+    must(await page.locator('#where').getAttribute('data-step') === String(segv) && /\bworker\b/.test(stack),
+      `the stack at step ${segv} names the worker: ` + stack);
+    must(/no source lines: .*pool was built without debug information/.test(await text('#where-note')), 'the box says the lines are missing: ' + stack);
+    ok(`the stack at the SIGSEGV: ${stack.split('\n').filter((l) => /worker/.test(l)).join(' | ').trim()}; ${await text('#where-note')}`);
+    await shot('stack');
   }
 
   // compare with the passing run
@@ -143,6 +175,17 @@ try {
     await page.mouse.click(tbox.x + 20, tbox.y + lane.y); // its name: the playhead stays
     must((await page.evaluate(() => window.rewind.state.wherePid)) === lane.pid, 'the lane is chosen');
     must((await atStep()) === want - 1, 'a click on a lane\'s name leaves the playhead');
+    // Shift+→: the next event of the chosen lane's thread, skipping the others'
+    await page.locator('#timeline').focus();
+    await page.keyboard.press('Shift+ArrowRight');
+    await page.waitForFunction((c) => window.rewind.state.step !== c, want - 1, { timeout: 120000 });
+    await settled();
+    const own = await atStep();
+    const here = await page.evaluate(async ([run, st]) =>
+      (await (await fetch(`api/run/${run}/at?step=${st}`)).json()).here, [FAIL, own]);
+    must(own > want - 1 && here.some((e) => e.tid === lane.pid), `Shift+→ stops at an event of thread ${lane.pid}: step ${own} ${JSON.stringify(here)}`);
+    ok(`Shift+→: the next event of thread ${lane.pid} is at step ${own}: ${here.filter((e) => e.tid === lane.pid)[0].text}`);
+    await goStep(want - 1);
     await page.click('#where-box summary');
     await page.waitForFunction(() => document.getElementById('where').dataset.state === 'loading', null, { timeout: 60000 });
     await page.locator('#timeline').focus();
