@@ -121,18 +121,6 @@ try {
     await shot('cat');
   }
 
-  // the stack at the crash: the pool is built without -g, so each frame
-  // has its function (the worker's) but no source line, which the box says
-  if (!SHORT) {
-    await page.click('#where-box summary');
-    await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('where').dataset.state), null, { timeout: 300000 });
-    const stack = await text('#where-box');
-    must(await page.locator('#where').getAttribute('data-step') === String(segv) && /\bworker\b/.test(stack),
-      `the stack at step ${segv} names the worker: ` + stack);
-    must(/no source lines: .*pool was built without debug information/.test(await text('#where-note')), 'the box says the lines are missing: ' + stack);
-    ok(`the stack at the SIGSEGV: ${stack.split('\n').filter((l) => /worker/.test(l)).join(' | ').trim()}; ${await text('#where-note')}`);
-    await shot('stack');
-  }
 
   // compare with the passing run
   await page.selectOption('#cmp-select', PASS);
