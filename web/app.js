@@ -193,6 +193,7 @@ function moveTo(step, follow) {
   $('step').value = step;
   $('at-step').textContent = step;
   writeHash();
+  showWhere(step); // at once: a stack being read for the step left is dropped
   return requestAt(step, performance.now());
 }
 
@@ -241,7 +242,6 @@ async function showAt(step, t0) {
   $('files').innerHTML = files.length ? files.map(([path, f]) =>
     `<div data-path="${esc(path)}" title="click: its content at step ${step}">${esc(path)} <span class="muted">${f.state} at step ${f.step}</span></div>`).join('')
     : '<span class="muted">none</span>';
-  showWhere(step);
   if (t0 !== undefined) timings.moves.push(performance.now() - t0);
   document.body.dataset.atStep = String(step);
 }
