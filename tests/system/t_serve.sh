@@ -181,18 +181,12 @@ print(cur)
 PY
 )
     [[ "$sstep" =~ ^[0-9]+$ ]] || fail "no idle step after the last thread was made: $(grep -E 'fork|sched' x.out | head -40)"
-    browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum' STACK_STEP="$sstep"
-    # the where route: a step past the end, not a number, a process that is not there
-    local steps; steps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"])' "$REWIND_HOME/runs/$ra/manifest.json")
-    [ "$(http "${URL0}api/run/$ra/where?step=$((steps + 1))")" = 404 ] || fail "where past the end: $(cat "$T/body")"
-    grep -q "has $steps steps" "$T/body" || fail "where past the end does not say why: $(cat "$T/body")"
-    [ "$(http "${URL0}api/run/$ra/where?step=x1")" = 400 ] || fail "where at step x1: $(cat "$T/body")"
-    [ "$(http "${URL0}api/run/$ra/where?step=0")" = 400 ] || fail "where at step 0: $(cat "$T/body")"
-    [ "$(http "${URL0}api/run/$ra/where?step=$sstep&pid=999")" = 404 ] || fail "where of pid 999: $(cat "$T/body")"
-    grep -q 'process 999' "$T/body" || fail "where of pid 999 does not say why: $(cat "$T/body")"
-    # a client that gives up ends the server's rewind where (a step not
-    # cached): seen running while curl waits, gone soon after it hung up
-    curl -s -m 4 -o "$T/where_gaveup" "${URL0}api/run/$ra/where?step=$((sstep + 2))" &
+    # a client that gives up ends the server's rewind where: seen running
+    # while curl waits, gone soon after it hung up (before the page reads
+    # any stack: a later where near a step already read answers in seconds)
+    serve_start h
+    trap serve_stop EXIT
+    curl -s -m 4 -o "$T/where_gaveup" "${URL}api/run/$ra/where?step=$((sstep + 2))" &
     local cpid=$! seen=0 left=1
     for _ in $(seq 30); do
         [ "$(where_children "$SPID")" = 0 ] || { seen=1; break; }
@@ -206,6 +200,16 @@ PY
         sleep 1
     done
     [ "$left" = 0 ] || fail "rewind where still runs 40 s after its client hung up"
+    serve_stop
+    browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum' STACK_STEP="$sstep"
+    # the where route: a step past the end, not a number, a process that is not there
+    local steps; steps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"])' "$REWIND_HOME/runs/$ra/manifest.json")
+    [ "$(http "${URL0}api/run/$ra/where?step=$((steps + 1))")" = 404 ] || fail "where past the end: $(cat "$T/body")"
+    grep -q "has $steps steps" "$T/body" || fail "where past the end does not say why: $(cat "$T/body")"
+    [ "$(http "${URL0}api/run/$ra/where?step=x1")" = 400 ] || fail "where at step x1: $(cat "$T/body")"
+    [ "$(http "${URL0}api/run/$ra/where?step=0")" = 400 ] || fail "where at step 0: $(cat "$T/body")"
+    [ "$(http "${URL0}api/run/$ra/where?step=$sstep&pid=999")" = 404 ] || fail "where of pid 999: $(cat "$T/body")"
+    grep -q 'process 999' "$T/body" || fail "where of pid 999 does not say why: $(cat "$T/body")"
     kill "$SPID"
 }
 
