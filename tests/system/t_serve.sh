@@ -114,33 +114,17 @@ browser_drive() {
     cp browser.out "$shots/browser.out"
 }
 
-# where_children PID: how many `rewind where` children PID has
-where_children() {
-    python3 - "$1" <<'PY'
-import os, sys
-n = 0
-for p in os.listdir("/proc"):
-    try:
-        ppid = [l for l in open(f"/proc/{p}/status") if l.startswith("PPid:")][0].split()[1]
-        argv = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
-    except (OSError, IndexError, ValueError):
-        continue
-    n += ppid == sys.argv[1] and argv[1:2] == [b"where"]
-print(n)
-PY
-}
-
 # make check's short version of the next test (tests/system/LONG has the
 # long one): a run of the pool (built with -g: pool-g) and one of the fixed
 # pool instead of a 64-schedule check, and the page driven without the
 # actions that boot a VM (cat, fork, shell) but one: the stack. The pool's
 # run opens, the playhead is dragged and moved by the arrow keys to its
 # "sum" line, whose event, process tree and log (rewind log's) are shown;
-# the comparison with the fixed pool names where the runs part; at the step
-# where its first worker thread exits (main waits for the workers then) the
+# the comparison with the fixed pool names where the runs part; at an idle
+# step after the pool made its threads (its main thread sleeps in main) the
 # Stack box shows main at its line of pool.c (rewind where on the server).
-# The API's where refuses what it must, and a client that hangs up ends
-# its `rewind where`. (The deep link, a second page load, is the long one's.)
+# (The deep link, a second page load, is the long one's. That a client that
+# hangs up ends its `rewind where` is tests/unit/serve_where_test.c's.)
 test_serve_page_in_the_browser_short() {
     browser_ready
     local ts; ts=$(date +%s)
@@ -181,35 +165,7 @@ print(cur)
 PY
 )
     [[ "$sstep" =~ ^[0-9]+$ ]] || fail "no idle step after the last thread was made: $(grep -E 'fork|sched' x.out | head -40)"
-    # a client that gives up ends the server's rewind where: seen running
-    # while curl waits, gone soon after it hung up (before the page reads
-    # any stack: a later where near a step already read answers in seconds)
-    serve_start h
-    trap serve_stop EXIT
-    curl -s -m 4 -o "$T/where_gaveup" "${URL}api/run/$ra/where?step=$((sstep + 2))" &
-    local cpid=$! seen=0 left=1
-    for _ in $(seq 30); do
-        [ "$(where_children "$SPID")" = 0 ] || { seen=1; break; }
-        sleep 0.1
-    done
-    wait "$cpid" && fail "where answered within 4 s: the hang-up is not tested ($(head -c 200 "$T/where_gaveup"))"
-    [ "$seen" = 1 ] || fail "no rewind where ran for the request"
-    for _ in $(seq 40); do
-        left=$(where_children "$SPID")
-        [ "$left" = 0 ] && break
-        sleep 1
-    done
-    [ "$left" = 0 ] || fail "rewind where still runs 40 s after its client hung up"
-    serve_stop
     browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum' STACK_STEP="$sstep"
-    # the where route: a step past the end, not a number, a process that is not there
-    local steps; steps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"])' "$REWIND_HOME/runs/$ra/manifest.json")
-    [ "$(http "${URL0}api/run/$ra/where?step=$((steps + 1))")" = 404 ] || fail "where past the end: $(cat "$T/body")"
-    grep -q "has $steps steps" "$T/body" || fail "where past the end does not say why: $(cat "$T/body")"
-    [ "$(http "${URL0}api/run/$ra/where?step=x1")" = 400 ] || fail "where at step x1: $(cat "$T/body")"
-    [ "$(http "${URL0}api/run/$ra/where?step=0")" = 400 ] || fail "where at step 0: $(cat "$T/body")"
-    [ "$(http "${URL0}api/run/$ra/where?step=$sstep&pid=999")" = 404 ] || fail "where of pid 999: $(cat "$T/body")"
-    grep -q 'process 999' "$T/body" || fail "where of pid 999 does not say why: $(cat "$T/body")"
     kill "$SPID"
 }
 
