@@ -3,9 +3,9 @@
 // X-Rewind-Token header, as the server requires.
 export const token = location.pathname.split('/')[1] || '';
 
-export async function get(path, args = {}) {
+export async function get(path, args = {}, signal = undefined) {
   const q = new URLSearchParams(args).toString();
-  const r = await fetch('api/' + path + (q ? '?' + q : ''));
+  const r = await fetch('api/' + path + (q ? '?' + q : ''), { signal });
   const body = await r.json();
   if (!r.ok) throw new Error(body.error || r.statusText);
   return body;

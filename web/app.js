@@ -5,12 +5,14 @@
 import { get, post } from './api.js';
 import { Timeline } from './timeline.js';
 import { Shell } from './shell.js';
+import { stackLines } from './stack.js';
 
 const $ = (id) => document.getElementById(id);
-const state = { run: null, step: 0, cmp: null, summary: null, runs: [] };
+// wherePid: the process whose stack the Stack box shows (null: the job)
+const state = { run: null, step: 0, cmp: null, summary: null, runs: [], wherePid: null };
 const tl = new Timeline($('timeline'));
 const cmpTl = new Timeline($('cmp-timeline'));
-const timings = { start: performance.now(), firstPaint: null, moves: [] };
+const timings = { start: performance.now(), firstPaint: null, moves: [], where: [] };
 let laneSeq = 0, newRun = null;
 
 function status(msg) { $('status').textContent = msg; }
@@ -20,7 +22,8 @@ function esc(s) { return String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<
 function readHash() {
   const h = new URLSearchParams(location.hash.slice(1));
   return { run: h.get('run'), step: Number(h.get('step') || 0), cmp: h.get('cmp'),
-    from: h.has('from') ? Number(h.get('from')) : null, to: h.has('to') ? Number(h.get('to')) : null };
+    from: h.has('from') ? Number(h.get('from')) : null, to: h.has('to') ? Number(h.get('to')) : null,
+    stack: h.get('stack') };
 }
 let hashTimer = null;
 function writeHash() {
@@ -31,6 +34,7 @@ function writeHash() {
     h.set('step', state.step);
     if (state.cmp) h.set('cmp', state.cmp);
     if (state.summary && (tl.from !== 0 || tl.to !== tl.steps)) { h.set('from', tl.from); h.set('to', tl.to); }
+    if ($('where-box').open) h.set('stack', state.wherePid || 'job');
     const s = '#' + h.toString();
     if (location.hash !== s) history.replaceState(null, '', s);
     $('deeplink').href = location.href;
@@ -122,12 +126,22 @@ $('zfit').onclick = () => setView(0, tl.steps);
 let dragging = false;
 const canvas = $('timeline');
 canvas.addEventListener('pointerdown', (e) => {
+  const lane = tl.laneAt(e.offsetY);
+  if (lane) selectLane(lane);
+  if (tl.inLabels(e.offsetX)) { tl.draw(); return; } // a lane's name: choose it, the playhead stays
   dragging = true;
   canvas.setPointerCapture(e.pointerId);
-  const lane = tl.laneAt(e.offsetY);
-  if (lane) tl.selTid = lane.tid;
   moveTo(tl.stepAt(e.offsetX));
 });
+// a lane chosen: its process for Shift+arrows and for the Stack box
+function selectLane(lane) {
+  tl.selTid = lane.tid;
+  if (state.wherePid !== lane.pid) {
+    state.wherePid = lane.pid;
+    writeHash();
+    showWhere(state.step);
+  }
+}
 canvas.addEventListener('pointermove', (e) => { if (dragging) moveTo(tl.stepAt(e.offsetX)); });
 canvas.addEventListener('pointerup', () => { dragging = false; });
 canvas.addEventListener('wheel', (e) => {
@@ -179,6 +193,7 @@ function moveTo(step, follow) {
   $('step').value = step;
   $('at-step').textContent = step;
   writeHash();
+  showWhere(step); // at once: a stack being read for the step left is dropped
   return requestAt(step, performance.now());
 }
 
@@ -227,7 +242,6 @@ async function showAt(step, t0) {
   $('files').innerHTML = files.length ? files.map(([path, f]) =>
     `<div data-path="${esc(path)}" title="click: its content at step ${step}">${esc(path)} <span class="muted">${f.state} at step ${f.step}</span></div>`).join('')
     : '<span class="muted">none</span>';
-  showWhere(step);
   if (t0 !== undefined) timings.moves.push(performance.now() - t0);
   document.body.dataset.atStep = String(step);
 }
@@ -255,11 +269,57 @@ $('cat-form').addEventListener('submit', (e) => {
   if (p) catAt(p);
 });
 
-// WHERE: the stack at the playhead, once `rewind where` exists (another
-// change builds it; its API is not known here). It is to fill #where from
-// its answer for (state.run, step); until then the pane says it is not
-// built, and nothing pretends to be a stack.
-function showWhere(/* step */) {}
+// ---- the stack at the playhead: `rewind where` on the server ----
+// Each answer boots throwaway VMs there, so it is asked for only while the
+// Stack box is open and once the playhead has rested WHERE_REST ms. A move
+// aborts the fetch in flight (the server then ends its `rewind where`), and
+// an answer for a step the playhead has left is never shown.
+const WHERE_REST = 400;
+let whereCtl = null, whereTimer = null;
+function whereWho() {
+  const l = state.wherePid && tl.lanes.find((x) => x.pid === state.wherePid);
+  return state.wherePid ? `of process ${state.wherePid}${l && l.name ? ' ' + l.name : ''}` : 'of the job (click a lane\'s name for another process)';
+}
+function whereShow(lines, note, st) {
+  const box = $('where');
+  box.replaceChildren(...lines.map(({ text, cls }) => {
+    const d = document.createElement('div');
+    d.textContent = text;
+    if (cls) d.className = cls;
+    return d;
+  }));
+  $('where-note').textContent = note || '';
+  box.dataset.state = st;
+}
+function showWhere(step) {
+  clearTimeout(whereTimer);
+  if (whereCtl) { whereCtl.abort(); whereCtl = null; }
+  $('where-who').textContent = whereWho();
+  if (!$('where-box').open || !state.run) { whereShow([], '', 'closed'); return; }
+  if (step === 0) { whereShow([], 'no stack at step 0: the job has not started', 'done'); return; }
+  const run = state.run, pid = state.wherePid;
+  whereShow([], `the stack at step ${step}: once the playhead rests`, 'waiting');
+  whereTimer = setTimeout(async () => {
+    const ctl = new AbortController();
+    whereCtl = ctl;
+    const t0 = performance.now();
+    whereShow([], `reading the stack at step ${step} (rewind where: throwaway VMs on the server)...`, 'loading');
+    try {
+      const w = await get(`run/${run}/where`, pid ? { step, pid } : { step }, ctl.signal);
+      if (whereCtl !== ctl) return; // the playhead moved on
+      const { lines, note } = stackLines(w);
+      whereShow(lines, note, 'done');
+      $('where').dataset.step = String(step);
+      timings.where.push({ step, ms: performance.now() - t0, cached: !!w.cached });
+    } catch (err) {
+      if (whereCtl !== ctl || err.name === 'AbortError') return;
+      whereShow([], `no stack at step ${step}: ${err.message}`, 'error');
+    } finally {
+      if (whereCtl === ctl) whereCtl = null;
+    }
+  }, WHERE_REST);
+}
+$('where-box').addEventListener('toggle', () => { writeHash(); showWhere(state.step); });
 
 // ---- fork and shell ----
 $('fork').onclick = async () => {
@@ -321,6 +381,8 @@ async function openRun(id, step, from = null, to = null) {
   state.summary = s;
   tl.lanes = s.lanes; tl.marks = s.marks; tl.steps = Math.max(1, s.steps);
   tl.from = 0; tl.to = tl.steps; tl.data = null; tl.selTid = null;
+  if (state.wherePid && !s.lanes.some((l) => l.pid === state.wherePid)) state.wherePid = null;
+  if (state.wherePid) tl.selTid = state.wherePid;
   canvas.style.height = Math.max(120, Math.min(420, 18 + 18 * s.lanes.length)) + 'px';
   if (from !== null && to !== null) { tl.from = Math.max(0, from); tl.to = Math.min(tl.steps, Math.max(from + 1, to)); }
   $('title').textContent = `${s.run.id} · ${s.run.command} · ${s.run.outcome}:${s.run.exit_code} · ${s.steps} steps, ${s.events} events`;
@@ -341,6 +403,10 @@ async function main() {
   window.rewind = { timings, state, tl, moveTo, openRun, setCompare, zoom, setView, shell: null };
   const h = readHash();
   state.cmp = h.cmp;
+  if (h.stack) {
+    $('where-box').open = true;
+    state.wherePid = /^\d+$/.test(h.stack) ? Number(h.stack) : null;
+  }
   try {
     await loadRuns();
     const run = h.run || (state.runs[0] && state.runs[0].id);

@@ -28,6 +28,8 @@ export class Timeline {
     const s = this.from + Math.floor((px - LABEL_W) * (this.to - this.from + 1) / this.plotW);
     return Math.min(this.steps, Math.max(0, s));
   }
+  inLabels(px) { return px < LABEL_W; }
+  laneY(i) { return AXIS_H + (i + 0.5) * this.rowH(); } // the middle of lane i
   laneAt(py) {
     const h = this.rowH();
     const i = Math.floor((py - AXIS_H) / h);

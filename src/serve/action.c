@@ -47,7 +47,7 @@ static const char *self_exe(void)
 /* Spawn argv with stdin from in_fd (-1: /dev/null) and stdout+stderr to
  * pipes (*out, *err; err may be NULL: merged into out). Returns the pid or
  * -1. */
-static pid_t spawn(char *const argv[], int in_fd, int *out, int *err)
+pid_t serve_spawn(char *const argv[], int in_fd, int *out, int *err)
 {
     int po[2], pe[2] = {-1, -1};
     if (pipe2(po, O_CLOEXEC) < 0)
@@ -114,7 +114,7 @@ static void buf_add(struct buf *b, const char *p, size_t n)
 static int run_capture(char *const argv[], struct buf *out, struct buf *err)
 {
     int fo, fe;
-    pid_t pid = spawn(argv, -1, &fo, &fe);
+    pid_t pid = serve_spawn(argv, -1, &fo, &fe);
     if (pid < 0)
         return -1;
     struct pollfd pf[2] = {{.fd = fo, .events = POLLIN}, {.fd = fe, .events = POLLIN}};
@@ -411,7 +411,7 @@ static void act_shell_start(rw_home *h, json_t *body, struct serve_reply *r)
     }
     char *argv[] = {"rewind", "shell", t.id, t.step_arg, NULL};
     int out;
-    pid_t pid = spawn(argv, pin[0], &out, NULL);
+    pid_t pid = serve_spawn(argv, pin[0], &out, NULL);
     close(pin[0]);
     if (pid < 0) {
         close(pin[1]);

@@ -187,6 +187,20 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         serve_shell_get(path + 10, query_arg, c, &r);
         return send_json(c, &r);
     }
+    const char *wslash = !strncmp(path, "api/run/", 8) ? strchr(path + 8, '/') : NULL;
+    if (wslash && !strcmp(wslash, "/where")) { /* where.c: runs a VM in a child, unlocked */
+        struct serve_reply r = {0};
+        char ref[256];
+        size_t n = (size_t)(wslash - (path + 8));
+        if (n >= sizeof ref)
+            return send_error(c, 400, "not a run reference");
+        memcpy(ref, path + 8, n);
+        ref[n] = 0;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        serve_where_get(s->home, ref, query_arg, c, ci ? ci->connect_fd : -1, &r);
+        return send_json(c, &r);
+    }
     if (!strncmp(path, "api/", 4)) {
         struct serve_reply r = {0};
         serve_api_get(s->home, path + 4, query_arg, c, &r);

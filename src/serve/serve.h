@@ -5,6 +5,8 @@
  *   http.c    libmicrohttpd, the token, routing, the embedded page
  *   api.c     the JSON reading API (runs, lanes, events, at a step, diff)
  *   action.c  fork, cat and shell as child processes of this binary
+ *   where.c   the stacks at a step: `rewind where` as a child, cancelled
+ *             when the page hangs up
  *   state.c   $REWIND_HOME/serve.json: the running server `rewind open` reuses
  *   assets    build/gen/serve_assets.c, generated from web/ at build time
  */
@@ -14,6 +16,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rewind.h"
 
@@ -62,6 +65,17 @@ void serve_action_post(rw_home *h, const char *path, json_t *body, struct serve_
 void serve_shell_get(const char *sid, serve_arg_fn arg, void *ctx, struct serve_reply *r);
 /* End every shell session (at exit). */
 void serve_action_shutdown(void);
+/* Spawn this binary with argv, stdin from in_fd (-1: /dev/null), stdout
+ * and stderr to pipes (*out, *err; err NULL: merged into out). The pid, or
+ * -1 with errno. */
+pid_t serve_spawn(char *const argv[], int in_fd, int *out, int *err);
+
+/* ---- where.c ---- */
+/* GET api/run/REF/where?step=S[&pid=P]: the stack of each thread of
+ * process P (default: the job) at S. sock is the request's connection,
+ * watched while `rewind where` runs: a client that hangs up ends it. */
+void serve_where_get(rw_home *h, const char *ref, serve_arg_fn arg, void *ctx, int sock,
+                     struct serve_reply *r);
 
 /* ---- state.c ---- */
 struct serve_state {

@@ -8,12 +8,15 @@
 //   SHORT=1      make check's short version: SEGV is the step of another
 //                event (EVENT_RE names it: default SIGSEGV) of FAIL, and
 //                only what needs no VM is driven (no cat, fork or shell)
+//   STACK_STEP   a step where FAIL's job (a static program built with -g)
+//                runs its main: the Stack box must show main with its source
+//                line there (`rewind where` on the server)
 // Prints one "ok ..." line per check; exits 1 at the first that fails.
 import { readFileSync } from 'node:fs';
 import { launch } from './browser.mjs';
 
 const url = process.argv[2];
-const { FAIL, PASS, SEGV, LOG_AT_SEGV, CAT_WANT, SHOTS, SHORT } = process.env;
+const { FAIL, PASS, SEGV, LOG_AT_SEGV, CAT_WANT, SHOTS, SHORT, STACK_STEP } = process.env;
 const eventRe = new RegExp(process.env.EVENT_RE || 'SIGSEGV');
 const segv = Number(SEGV);
 const { ctx, close: closeAll } = await launch();
@@ -87,6 +90,25 @@ try {
   ok('the URL names the step: ' + new URL(page.url()).hash);
   await shot('playhead');
 
+  // zoom from the whole run down to single steps around the playhead (the
+  // '+' key), each step its own column with its events drawn one by one,
+  // then '0': the whole run again
+  {
+    await page.locator('#timeline').focus();
+    const span = () => page.evaluate(() => window.rewind.tl.to - window.rewind.tl.from);
+    for (let i = 0; i < 12 && (await span()) > 20; i++) await page.keyboard.press('+');
+    must((await span()) <= 20, `'+' zooms down to 20 steps: ${await span()}`);
+    await page.waitForFunction(() => window.rewind.tl.data && window.rewind.tl.data.exact &&
+      /^steps \d+–\d+ of \d+$/.test(document.getElementById('range').innerText), null, { timeout: 120000 });
+    const view = await page.evaluate(() => [window.rewind.tl.from, window.rewind.tl.to, window.rewind.state.step]);
+    must(view[0] <= view[2] && view[2] <= view[1], `the zoomed view holds the playhead: ${view}`);
+    ok(`zoomed in to single steps: ${await text('#range')} (${await page.evaluate(() => window.rewind.tl.data.exact.length)} events drawn one by one)`);
+    await shot('zoom');
+    await page.keyboard.press('0');
+    await page.waitForFunction(() => window.rewind.tl.from === 0 && window.rewind.tl.to === window.rewind.tl.steps);
+    ok('0: the whole run again');
+  }
+
   // a file as the job saw it at the step, through the page (a throwaway fork)
   if (!SHORT) {
     await page.fill('#cat-path', '/etc/hostname');
@@ -98,6 +120,7 @@ try {
     ok(`cat of /etc/hostname at step ${segv}: ${JSON.stringify(catGot)}`);
     await shot('cat');
   }
+
 
   // compare with the passing run
   await page.selectOption('#cmp-select', PASS);
@@ -119,6 +142,54 @@ try {
     must((await p2.locator('body').getAttribute('data-at-step')) === String(segv), 'the deep link opens the step');
     await p2.close();
     ok('the deep link opens the same run, step and comparison');
+  }
+
+  // the stack at a step: the Stack box opened, the job's main lane chosen
+  // by its name; a fetch for a step the playhead leaves is dropped
+  if (STACK_STEP) {
+    const want = Number(STACK_STEP);
+    const goStep = async (n) => {
+      await page.fill('#step', String(n));
+      await page.press('#step', 'Tab'); // commits the number: the playhead moves
+      await page.waitForFunction((c) => document.body.dataset.atStep === String(c), n, { timeout: 120000 });
+    };
+    await goStep(want - 1);
+    const tbox = await page.locator('#timeline').boundingBox();
+    const lane = await page.evaluate(() => {
+      const i = window.rewind.tl.lanes.findIndex((l) => l.pid === l.tid && /pool/.test(l.name));
+      return i < 0 ? null : { i, y: window.rewind.tl.laneY(i), pid: window.rewind.tl.lanes[i].pid };
+    });
+    must(lane, 'a lane of the pool process');
+    await page.mouse.click(tbox.x + 20, tbox.y + lane.y); // its name: the playhead stays
+    must((await page.evaluate(() => window.rewind.state.wherePid)) === lane.pid, 'the lane is chosen');
+    must((await atStep()) === want - 1, 'a click on a lane\'s name leaves the playhead');
+    // Shift+→: the next event of the chosen lane's thread, skipping the others'
+    await page.locator('#timeline').focus();
+    await page.keyboard.press('Shift+ArrowRight');
+    await page.waitForFunction((c) => window.rewind.state.step !== c, want - 1, { timeout: 120000 });
+    await settled();
+    const own = await atStep();
+    const here = await page.evaluate(async ([run, st]) =>
+      (await (await fetch(`api/run/${run}/at?step=${st}`)).json()).here, [FAIL, own]);
+    must(own > want - 1 && here.some((e) => e.tid === lane.pid), `Shift+→ stops at an event of thread ${lane.pid}: step ${own} ${JSON.stringify(here)}`);
+    ok(`Shift+→: the next event of thread ${lane.pid} is at step ${own}: ${here.filter((e) => e.tid === lane.pid)[0].text}`);
+    await goStep(want - 1);
+    await page.click('#where-box summary');
+    await page.waitForFunction(() => document.getElementById('where').dataset.state === 'loading', null, { timeout: 60000 });
+    await page.locator('#timeline').focus();
+    await page.keyboard.press('.'); // one step on, while the stack of want-1 is being read
+    await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('where').dataset.state), null, { timeout: 300000 });
+    const stack = await text('#where');
+    must(await page.locator('#where').getAttribute('data-step') === String(want),
+      `the stack shown is of step ${want}: ` + (await text('#where-box')));
+    must(/\bmain(\+0x[0-9a-f]+)? at \S*pool\.c:\d+/.test(stack), 'the stack names main at its pool.c line: ' + (await text('#where-box')));
+    const wt = await page.evaluate(() => window.rewind.timings.where);
+    must(wt.every((t) => t.step === want), 'no answer for the step the playhead left was shown: ' + JSON.stringify(wt));
+    ok(`the stack of process ${lane.pid} at step ${want} (${Math.round(wt[0].ms)} ms): ` +
+      stack.split('\n').filter((l) => /main/.test(l)).join(' | ').trim());
+    await page.waitForFunction(() => /stack=\d+/.test(location.hash), null, { timeout: 60000 });
+    ok('the URL names the stack box: ' + new URL(page.url()).hash);
+    await shot('stack');
   }
 
   if (SHORT) {

@@ -49,6 +49,15 @@ test_serve_refuses_without_token_dotdot_and_readonly_posts() {
     [ "$(http "${URL}api/run/..%2f..%2fetc/summary")" = 403 ] || fail "'%2e%2e': not refused"
     [ "$(http "${URL}/etc/passwd")" = 403 ] || fail "an absolute path: not refused"
     ! grep -q root: "$T/body" || fail "served /etc/passwd"
+    # the stack route checks its run before anything runs
+    [ "$(http "${URL}api/run/0123456789abcdef/where?step=1")" = 404 ] || fail "where of no run: $(cat "$T/body")"
+    [ "$(http "${URL}api/run/a%20b/where?step=1")" = 400 ] || fail "where of a bad reference: $(cat "$T/body")"
+    [ "$(http "${URL}api/run/..%2f..%2fetc/where?step=1")" = 403 ] || fail "where with '..': not refused"
+    # the Stack pane's words for what a stack lacks (web/stack.js, no browser)
+    if command -v node >/dev/null; then
+        node --no-warnings "$TOP/tests/browser/stack_test.mjs" > stack_test.out 2>&1 ||
+            fail "stack_test.mjs: $(cat stack_test.out)"
+    fi
     # a POST needs the token in its header too
     [ "$(http -X POST -d '{"run":"@","step":1,"schedule":1}' "${URL}api/fork")" = 403 ] ||
         fail "a POST without X-Rewind-Token: not refused"
@@ -106,16 +115,20 @@ browser_drive() {
 }
 
 # make check's short version of the next test (tests/system/LONG has the
-# long one): a run of the pool and one of the fixed pool instead of a
-# 64-schedule check, and the page driven without the actions that boot a VM
-# (cat, fork, shell): the pool's run opens, the playhead is dragged and moved
-# by the arrow keys to its "sum" line, whose event, process tree and log
-# (rewind log's) are shown; the comparison with the fixed pool names where
-# the runs part. (The deep link, a second page load, is the long one's.)
+# long one): a run of the pool (built with -g: pool-g) and one of the fixed
+# pool instead of a 64-schedule check, and the page driven without the
+# actions that boot a VM (cat, fork, shell) but one: the stack. The pool's
+# run opens, the playhead is dragged and moved by the arrow keys to its
+# "sum" line, whose event, process tree and log (rewind log's) are shown;
+# the comparison with the fixed pool names where the runs part; at an idle
+# step after the pool made its threads (its main thread sleeps in main) the
+# Stack box shows main at its line of pool.c (rewind where on the server).
+# (The deep link, a second page load, is the long one's. That a client that
+# hangs up ends its `rewind where` is tests/unit/serve_where_test.c's.)
 test_serve_page_in_the_browser_short() {
     browser_ready
     local ts; ts=$(date +%s)
-    run_rw a run --root "$ROOT" -- /usr/bin/pool
+    run_rw a run --root "$ROOT" -- /usr/bin/pool-g
     expect_rc 0
     run_rw b run --root "$ROOT" -- /usr/bin/pool-fixed
     expect_rc 0
@@ -124,7 +137,35 @@ test_serve_page_in_the_browser_short() {
     run_rw e events "$ra" --kind output --json
     local step; step=$(python3 -c 'import json,sys; print([e["step"] for e in json.load(open(sys.argv[1]))][-1])' e.out) ||
         fail "no output event: $(head -c 400 e.out)"
-    browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum'
+    # the stack's step: after the job made its last thread (so its main
+    # thread is in main, polling or joining) and before its output, one at
+    # which the CPU is idle (the last switch of the sched records so far
+    # went to pid 0). rewind where reads the guest kernel's task list from
+    # init_task, which it finds only while the idle task holds an
+    # active_mm: Linux sets it to NULL when it switches from idle straight
+    # to a user task (docs/serve.md, "Tests").
+    "$REWIND" events "$ra" > x.out
+    local sstep; sstep=$(python3 - x.out "$step" <<'PY'
+import re, sys
+last_fork = cur = None
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*(\d+)\s+(\S+)(.*)", line)
+    if not m:
+        continue
+    s, kind, rest = int(m.group(1)), m.group(2), m.group(3)
+    if s >= int(sys.argv[2]):
+        break
+    if kind == "fork":
+        last_fork = s
+    if kind == "sched":
+        sw = re.findall(r"(\d+)->(\d+)", rest)
+        if sw and last_fork is not None and s > last_fork + 1 and cur is None and sw[-1][1] == "0":
+            cur = s
+print(cur)
+PY
+)
+    [[ "$sstep" =~ ^[0-9]+$ ]] || fail "no idle step after the last thread was made: $(grep -E 'fork|sched' x.out | head -40)"
+    browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum' STACK_STEP="$sstep"
     kill "$SPID"
 }
 

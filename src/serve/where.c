@@ -1,0 +1,332 @@
+/*
+ * where: GET api/run/REF/where?step=S[&pid=P], the stack of each thread of
+ * a process at a step (docs/serve.md), from `rewind where ID S [--pid P]
+ * --json` run as a child of this very binary. rw_where boots throwaway
+ * machines, and a VM never runs inside the server process (action.c says
+ * why), so the child does it; the server checks the request, waits for the
+ * child and passes its JSON on.
+ *
+ * The page asks for a stack when its playhead rests and aborts the fetch
+ * when the playhead moves on; the browser then closes the connection, and
+ * the child working for a step nobody looks at any more is ended.
+ *
+ * Invariants:
+ *  1. The child's argv holds only the resolved run id and numbers checked
+ *     here: the step in 1..the run's steps, the pid (if any) > 0. It is
+ *     exec'd directly (no shell).
+ *  2. A client that hangs up ends its child: the connection's socket is
+ *     watched while the child runs; the child is then sent SIGTERM (its own
+ *     abort path), SIGKILL after SERVE_WHERE_GRACE seconds, and waited for.
+ *  3. At most SERVE_WHERE_RUNNING children run at once; a request waits for
+ *     a slot only while its client is still there.
+ *  4. At most SERVE_WHERE_CACHE answers are kept, keyed by (id, step, pid):
+ *     a stored run never changes, so neither does its stack at a step.
+ *  5. What is kept of a child's output is bounded (SERVE_WHERE_OUT, its
+ *     stderr SERVE_WHERE_ERR); a longer answer is an error, never cut.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve/serve.h"
+
+#define SERVE_WHERE_RUNNING 2
+#define SERVE_WHERE_CACHE 32
+#define SERVE_WHERE_OUT (4 * 1024 * 1024)
+#define SERVE_WHERE_ERR (16 * 1024)
+#define SERVE_WHERE_GRACE 10
+
+static pthread_mutex_t where_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t where_cond = PTHREAD_COND_INITIALIZER;
+static int where_running;
+
+struct cached {
+    char id[RW_ID_MAX];
+    uint64_t step, pid, used;
+    json_t *body; /* NULL: a free slot */
+};
+static struct cached cache[SERVE_WHERE_CACHE];
+static uint64_t cache_clock;
+
+/* A deep copy of the cached answer for (id, step, pid), or NULL. */
+static json_t *cache_get(const char *id, uint64_t step, uint64_t pid)
+{
+    json_t *out = NULL;
+    pthread_mutex_lock(&where_lock);
+    for (int i = 0; i < SERVE_WHERE_CACHE; i++) {
+        struct cached *c = &cache[i];
+        if (c->body && c->step == step && c->pid == pid && !strcmp(c->id, id)) {
+            c->used = ++cache_clock;
+            out = json_deep_copy(c->body);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&where_lock);
+    return out;
+}
+
+/* Keep a copy of body, in the least recently used slot (inv. 4). */
+static void cache_put(const char *id, uint64_t step, uint64_t pid, const json_t *body)
+{
+    pthread_mutex_lock(&where_lock);
+    struct cached *v = &cache[0];
+    for (int i = 0; i < SERVE_WHERE_CACHE; i++) {
+        if (!cache[i].body) {
+            v = &cache[i];
+            break;
+        }
+        if (cache[i].used < v->used)
+            v = &cache[i];
+    }
+    json_decref(v->body);
+    snprintf(v->id, sizeof v->id, "%s", id);
+    v->step = step;
+    v->pid = pid;
+    v->used = ++cache_clock;
+    v->body = json_deep_copy(body);
+    pthread_mutex_unlock(&where_lock);
+}
+
+/* 1 if the client at the other end of sock has hung up (sock < 0: never). */
+static int client_gone(int sock, int wait_ms)
+{
+    if (sock < 0) {
+        if (wait_ms > 0)
+            poll(NULL, 0, wait_ms);
+        return 0;
+    }
+    struct pollfd p = {.fd = sock, .events = POLLRDHUP};
+    int n = poll(&p, 1, wait_ms);
+    return n > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+/* Take a slot for a child (inv. 3). 0, or -1 if the client went away. */
+static int slot_take(int sock)
+{
+    pthread_mutex_lock(&where_lock);
+    while (where_running >= SERVE_WHERE_RUNNING) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_sec += 1;
+        pthread_cond_timedwait(&where_cond, &where_lock, &t);
+        if (where_running >= SERVE_WHERE_RUNNING && client_gone(sock, 0)) {
+            pthread_mutex_unlock(&where_lock);
+            return -1;
+        }
+    }
+    where_running++;
+    SERVE_ASSERT(where_running <= SERVE_WHERE_RUNNING); /* inv. 3 */
+    pthread_mutex_unlock(&where_lock);
+    return 0;
+}
+
+static void slot_give(void)
+{
+    pthread_mutex_lock(&where_lock);
+    where_running--;
+    SERVE_ASSERT(where_running >= 0);
+    pthread_cond_signal(&where_cond);
+    pthread_mutex_unlock(&where_lock);
+}
+
+/* Bytes read from a child, at most cap kept (inv. 5). */
+struct wbuf {
+    char *p;
+    size_t len, cap, total;
+};
+
+static void wbuf_add(struct wbuf *b, const char *p, size_t n)
+{
+    b->total += n;
+    size_t k = b->cap - b->len < n ? b->cap - b->len : n;
+    memcpy(b->p + b->len, p, k);
+    b->len += k;
+    b->p[b->len] = 0;
+}
+
+/* Run argv to its end, its stdout into out and stderr into err, while the
+ * client is there (inv. 2). The exit status (128+N for signal N), or -1 if
+ * it could not start; *gone set if the client hung up first. */
+static int run_watched(char *const argv[], int sock, struct wbuf *out, struct wbuf *err, int *gone)
+{
+    int fo, fe;
+    pid_t pid = serve_spawn(argv, -1, &fo, &fe);
+    if (pid < 0)
+        return -1;
+    *gone = 0;
+    struct pollfd pf[3] = {{.fd = fo, .events = POLLIN},
+                           {.fd = fe, .events = POLLIN},
+                           {.fd = sock, .events = POLLRDHUP}};
+    int open_fds = 2, waited_s = 0;
+    char tmp[65536];
+    while (open_fds) {
+        int n = poll(pf, 3, 1000);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n <= 0) {
+            if (*gone && ++waited_s == SERVE_WHERE_GRACE)
+                kill(pid, SIGKILL); /* inv. 2: it did not stop on SIGTERM */
+            continue;
+        }
+        if (pf[2].fd >= 0 && (pf[2].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
+            *gone = 1;
+            kill(pid, SIGTERM); /* inv. 2 */
+            pf[2].fd = -1;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (pf[i].fd < 0 || !pf[i].revents)
+                continue;
+            ssize_t k = read(pf[i].fd, tmp, sizeof tmp);
+            if (k > 0) {
+                wbuf_add(i ? err : out, tmp, (size_t)k);
+            } else if (k == 0 || errno != EINTR) {
+                close(pf[i].fd);
+                pf[i].fd = -1;
+                open_fds--;
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (pf[i].fd >= 0)
+            close(pf[i].fd);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The last line of b, without "rewind: ". */
+static const char *err_line(struct wbuf *b)
+{
+    while (b->len && b->p[b->len - 1] == '\n')
+        b->p[--b->len] = 0;
+    const char *nl = strrchr(b->p, '\n');
+    const char *l = nl ? nl + 1 : b->p;
+    return strncmp(l, "rewind: ", 8) ? l : l + 8;
+}
+
+/* A number argument: 0 and *out (dflt if absent), or -1. */
+static int where_arg(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt, uint64_t *out)
+{
+    const char *v = arg(ctx, key);
+    if (!v || !*v) {
+        *out = dflt;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || v[0] < '0' || v[0] > '9')
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* The run ref names and its length (engine lock taken). 0 or -1 with r. */
+static int where_run(rw_home *h, const char *ref, char id[RW_ID_MAX], uint64_t *steps,
+                     struct serve_reply *r)
+{
+    if (!serve_ref_ok(ref)) {
+        serve_reply_error(r, 400, "not a run reference");
+        return -1;
+    }
+    struct rw_error err;
+    struct rw_run_info in;
+    pthread_mutex_lock(&serve_lock);
+    int rc = rw_resolve(h, ref, id, &err);
+    if (rc == 0)
+        rc = rw_run_info(h, id, &in, &err);
+    pthread_mutex_unlock(&serve_lock);
+    if (rc < 0) {
+        serve_reply_error(r, 404, "%s", err.msg);
+        return -1;
+    }
+    int incomplete = in.incomplete;
+    *steps = in.steps;
+    rw_run_info_free(&in);
+    if (incomplete) {
+        serve_reply_error(r, 404, "run %s is incomplete (it was killed mid-way)", id);
+        return -1;
+    }
+    return 0;
+}
+
+void serve_where_get(rw_home *h, const char *ref, serve_arg_fn arg, void *ctx, int sock,
+                     struct serve_reply *r)
+{
+    r->status = 200;
+    r->body = NULL;
+    char id[RW_ID_MAX];
+    uint64_t steps, step, pid;
+    if (where_run(h, ref, id, &steps, r) < 0)
+        return;
+    if (where_arg(arg, ctx, "step", 0, &step) < 0 || where_arg(arg, ctx, "pid", 0, &pid) < 0) {
+        serve_reply_error(r, 400, "where: step and pid are numbers");
+        return;
+    }
+    if (step == 0 || pid > UINT32_MAX) {
+        serve_reply_error(r, 400, "where: step must be 1..%" PRIu64 " and pid a process id", steps);
+        return;
+    }
+    if (step > steps) {
+        serve_reply_error(r, 404, "run %s has %" PRIu64 " steps: there is no step %" PRIu64, id,
+                          steps, step);
+        return;
+    }
+    json_t *hit = cache_get(id, step, pid);
+    if (hit) {
+        json_object_set_new(hit, "cached", json_true());
+        r->body = hit;
+        return;
+    }
+    char step_arg[24], pid_arg[24];
+    snprintf(step_arg, sizeof step_arg, "%" PRIu64, step);
+    snprintf(pid_arg, sizeof pid_arg, "%" PRIu64, pid);
+    char *argv[] = {
+        "rewind", "where", id, step_arg, "--json", pid ? "--pid" : NULL, pid ? pid_arg : NULL,
+        NULL}; /* inv. 1 */
+    if (slot_take(sock) < 0) {
+        serve_reply_error(r, 503, "where: the client went away");
+        return;
+    }
+    struct wbuf out = {.p = malloc(SERVE_WHERE_OUT + 1), .cap = SERVE_WHERE_OUT};
+    struct wbuf err = {.p = malloc(SERVE_WHERE_ERR + 1), .cap = SERVE_WHERE_ERR};
+    SERVE_ASSERT(out.p && err.p);
+    out.p[0] = err.p[0] = 0;
+    int gone = 0;
+    int st = run_watched(argv, sock, &out, &err, &gone);
+    slot_give();
+    json_error_t je;
+    json_t *w = NULL;
+    if (gone) {
+        serve_reply_error(r, 503, "where: the client went away");
+    } else if (st < 0) {
+        serve_reply_error(r, 500, "cannot start rewind where: %s", strerror(errno));
+    } else if (st == 2) { /* RW_EUSAGE: no such process at the step */
+        serve_reply_error(r, 404, "%s", err_line(&err));
+    } else if (st == 124) {
+        serve_reply_error(r, 504, "where: %s", err_line(&err));
+    } else if (st != 0) {
+        serve_reply_error(r, 500, "where failed (exit %d): %s", st, err_line(&err));
+    } else if (out.total > out.len) { /* inv. 5 */
+        serve_reply_error(r, 500, "where: the answer is larger than %d bytes", SERVE_WHERE_OUT);
+    } else if (!(w = json_loadb(out.p, out.len, 0, &je)) || !json_is_object(w)) {
+        serve_reply_error(r, 500, "where: not a JSON object from rewind where: %s", je.text);
+    } else {
+        json_object_set_new(w, "run", json_string(id));
+        cache_put(id, step, pid, w);
+        json_object_set_new(w, "cached", json_false());
+        r->body = w;
+        w = NULL;
+    }
+    json_decref(w);
+    free(out.p);
+    free(err.p);
+}
