@@ -8,7 +8,9 @@
  *  - init_task's contents are known: comm "swapper", pid 0, real_parent,
  *    parent and group_leader pointing to init_task (as src/vmm/spin.c
  *    does), stack == init_stack, mm == NULL and active_mm a kernel pointer
- *    (&init_mm, or the mm it borrows while lazy);
+ *    (&init_mm, or the mm it borrows while lazy) or NULL (cleared when the
+ *    CPU left idle for a user task; then the task list must hold another
+ *    task);
  *  - the fields between are laid out as Linux 6.1's task_struct has them:
  *    __state just before stack, tasks two words before mm (the first such
  *    pair whose tasks is a ring of tasks through init_task), thread_group
@@ -175,7 +177,7 @@ static int read_ident(const struct gos *g, uint64_t addr, struct gos_task *t)
 
 /* Is `off` the task list's offset: a ring from init_task whose nodes are
  * tasks, closed within the bound (invariant 2)? */
-static int tasks_ring_ok(struct gos *g, size_t off)
+static int tasks_ring_ok(struct gos *g, size_t off, unsigned min_others)
 {
     uint64_t head = g->sym.init_task + off, node = head;
     for (unsigned i = 0; i < GOS_TASKS_MAX; i++) {
@@ -183,7 +185,7 @@ static int tasks_ring_ok(struct gos *g, size_t off)
         if (kread_u64(g, node, &next) < 0 || kread_u64(g, next + 8, &back) < 0 || back != node)
             return 0;
         if (next == head)
-            return i > 0 || next == node;
+            return i >= min_others;
         struct gos_task t;
         g->lay.tasks = off;
         if (read_ident(g, next - off, &t) < 0)
@@ -247,14 +249,19 @@ int gos_open(struct gos *g, const struct gos_mem *mem, const struct gos_syms *s,
         return -1;
     }
     l->state = l->stack - 8;
-    /* mm (NULL: a kernel thread) then active_mm (&init_mm, or the mm it
-     * borrows while lazy), with the task list two words before them (no
-     * SMP fields between); the ring through init_task decides. */
+    /* mm (NULL: a kernel thread) then active_mm (&init_mm, the mm it
+     * borrows while lazy, or NULL: Linux clears it when the CPU goes from
+     * idle straight to a user task, which is most steps of a busy program),
+     * with the task list two words before them (no SMP fields between); the
+     * ring through init_task decides. A NULL active_mm is only taken with a
+     * ring of at least one other task, so that an empty list head elsewhere
+     * in init_task (two words pointing at themselves) is not mistaken for
+     * the task list. */
     for (size_t off = l->stack + 24; off + 16 <= l->pid && !l->mm; off += 8) {
         uint64_t active = bytes_get_u64(buf + off + 8);
-        if (bytes_get_u64(buf + off) != 0 || active < 0xffff800000000000ull)
+        if (bytes_get_u64(buf + off) != 0 || (active != 0 && active < 0xffff800000000000ull))
             continue;
-        if (tasks_ring_ok(g, off - 16)) {
+        if (tasks_ring_ok(g, off - 16, active ? 0 : 1)) {
             l->mm = off;
             l->tasks = off - 16;
         }

@@ -150,6 +150,24 @@ static struct gos_syms syms(void)
                              .init_top_pgt = va(PGD_K)};
 }
 
+/* Linux clears init_task's active_mm when the CPU leaves idle for a user
+ * task: the layout is still found from the task list, but a NULL active_mm
+ * with a list of init_task alone is not taken for it. */
+static void test_null_active_mm(void)
+{
+    build();
+    put(INIT_TASK + O_MM + 8, 0);
+    struct gos g;
+    struct gos_mem mem = {.read = rd, .write = wr};
+    struct gos_syms s = syms();
+    char why[300] = "";
+    CHECK(gos_open(&g, &mem, &s, why, sizeof(why)) == 0, why);
+    CHECK(g.lay.mm == O_MM && g.lay.tasks == O_TASKS, "offsets with a NULL active_mm");
+    uint64_t alone[] = {INIT_TASK};
+    link_ring(alone, 1, O_TASKS);
+    CHECK(gos_open(&g, &mem, &s, why, sizeof(why)) < 0, "a NULL active_mm and no other task");
+}
+
 static void test_layout_and_tasks(void)
 {
     build();
@@ -238,6 +256,7 @@ int main(void)
     if (!ram)
         return 1;
     test_layout_and_tasks();
+    test_null_active_mm();
     test_hostile();
     free(ram);
     return unit_done();
