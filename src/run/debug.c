@@ -184,6 +184,45 @@ int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct
     return 0;
 }
 
+/* Invariant 3 for writes: the registers are written where they are read
+ * from (the vCPU, or the pt_regs the kernel saved); the trap and resume
+ * flags stay the debugger's own (rw_machine_resume's). */
+int rw_machine_set_user_regs(rw_machine *m, uint32_t tid, const struct rw_regs *r,
+                             struct rw_error *err)
+{
+    const struct gos_task *t = debug_task(m, tid, err);
+    if (!t)
+        return -1;
+    const uint64_t keep = 0x10100; /* RF, TF */
+    struct kvm_regs k;
+    int user = t->current ? vcpu_user(m, &k) : 0;
+    if (user < 0)
+        return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
+    if (user) {
+        k.rax = r->rax, k.rbx = r->rbx, k.rcx = r->rcx, k.rdx = r->rdx;
+        k.rsi = r->rsi, k.rdi = r->rdi, k.rsp = r->rsp, k.rbp = r->rbp;
+        k.r8 = r->r8, k.r9 = r->r9, k.r10 = r->r10, k.r11 = r->r11;
+        k.r12 = r->r12, k.r13 = r->r13, k.r14 = r->r14, k.r15 = r->r15;
+        k.rip = r->rip;
+        k.rflags = (r->rflags & ~keep) | (k.rflags & keep) | 2;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
+            return fail(err, RW_EINTERNAL, "%s", "cannot write the vCPU's registers");
+        return 0;
+    }
+    struct gos_regs g;
+    if (gos_user_regs(&m->dbg->g, t, &g) < 0)
+        return fail(err, RW_EUSAGE, "thread %s has no user registers (a kernel thread)", t->comm);
+    g.rax = r->rax, g.rbx = r->rbx, g.rcx = r->rcx, g.rdx = r->rdx;
+    g.rsi = r->rsi, g.rdi = r->rdi, g.rsp = r->rsp, g.rbp = r->rbp;
+    g.r8 = r->r8, g.r9 = r->r9, g.r10 = r->r10, g.r11 = r->r11;
+    g.r12 = r->r12, g.r13 = r->r13, g.r14 = r->r14, g.r15 = r->r15;
+    g.rip = r->rip;
+    g.rflags = (r->rflags & ~keep) | (g.rflags & keep) | 2;
+    if (gos_set_user_regs(&m->dbg->g, t, &g) < 0)
+        return fail(err, RW_EINTERNAL, "cannot write the registers thread %s saved", t->comm);
+    return 0;
+}
+
 /* The page table of process pid (any of its threads). 0 or -1 with err. */
 int debug_pgd(rw_machine *m, uint32_t pid, uint64_t *pgd, struct rw_error *err)
 {

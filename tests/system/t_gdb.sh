@@ -100,6 +100,27 @@ test_gdb_errors_are_one_line() {
     expect_grep e3.err 'Function "no_such_function" not defined'
 }
 
+# Register writes (G/P) on the throwaway machine: read back after gdb
+# drops its cache, on the thread on the CPU (the vCPU) and on a thread the
+# kernel saved; afterwards reverse execution is refused (the stored run has
+# no such write) and the session says its run is no longer the stored one.
+test_gdb_register_writes() {
+    dbg_run
+    gdb_rw g "$ID" "$AT" -- -batch -ex 'break bump' -ex 'continue' \
+        -ex 'set $rax = 0x1234abcd' -ex 'maint flush register-cache' -ex 'echo MARK-A\n' -ex 'print/x $rax' \
+        -ex 'thread 2' -ex 'set $r12 = 0x7766' -ex 'maint flush register-cache' -ex 'echo MARK-B\n' -ex 'print/x $r12' \
+        -ex 'thread 1' -ex 'reverse-continue' -ex 'echo END\n'
+    expect_rc 0
+    python3 - g.out <<'PY' || fail "register writes: $(cat g.out g.err)"
+import re, sys
+t = open(sys.argv[1]).read()
+assert re.search(r"MARK-A\n\$\d+ = 0x1234abcd", t), "rax"
+assert re.search(r"MARK-B\n\$\d+ = 0x7766", t), "r12 of a saved thread"
+PY
+    expect_grep g.err 'reverse execution after a write to registers or memory is not possible'
+    expect_grep g.err 'its run is not the stored run'
+}
+
 # The pool's crash (long: check over 64 schedules): bt at the SIGSEGV step
 # names the worker and its line.
 test_gdb_bt_at_the_pool_crash() {
@@ -146,6 +167,31 @@ test_gdb_port_serves_the_program() {
     wait "$stub" || true
     expect_grep g.out 'wait_pipe () at .*dbg_threads.c:'
     expect_grep g.out 'main () at .*dbg_threads.c:'
+}
+
+# --stdio: gdb starts the stub itself over a pipe (target remote | ...),
+# with no network at all; the program comes through the protocol (vFile),
+# and --verify's verdict reaches gdb's stderr.
+test_gdb_stdio_pipe() {
+    dbg_run
+    set +e
+    timeout -k 5 400 gdb -q -nx -batch -ex 'set remotetimeout 600' \
+        -ex "target remote | exec '$REWIND' gdb --stdio --verify $ID $AT" \
+        -ex 'info threads' -ex 'break bump' -ex 'continue' -ex 'print i' -ex 'bt' \
+        -ex 'detach' >p.out 2>p.err
+    RC=$?
+    set -e
+    [ "$RC" -ne 124 ] || fail "gdb over --stdio timed out: $(tail -n 20 p.err | tr '\n' '|')"
+    expect_rc 0
+    [ "$(grep -c '^[* ] [0-9]* *Thread ' p.out)" -eq 4 ] || fail "threads: $(cat p.out p.err)"
+    expect_grep p.out 'Breakpoint 1, bump (i=[0-9]*) at .*dbg_threads.c:[0-9]'
+    expect_grep p.out '^\$1 = [0-9]'
+    expect_grep p.out 'in wait_sleep () at .*dbg_threads.c:[0-9]'
+    expect_grep p.err 'trace [0-9a-f]* equal to run'
+    # usage errors: one line, exit 2
+    run_rw e gdb --stdio --port 1234 "$ID" "$AT"
+    expect_rc 2
+    [ "$(wc -l < e.err)" -eq 1 ] || fail "not one line: $(cat e.err)"
 }
 
 # --kernel: the whole machine, the guest kernel's symbols, a breakpoint in
