@@ -100,6 +100,25 @@ test_gdb_errors_are_one_line() {
     expect_grep e3.err 'Function "no_such_function" not defined'
 }
 
+# A watchpoint on the counter bump() adds to: each stop shows the old and
+# the new value, which differ by the next i (1, 2, 3, ...).
+test_gdb_watch_a_variable() {
+    dbg_run
+    gdb_rw g "$ID" "$AT" --verify -- -batch -ex 'watch counter' -ex 'continue' -ex 'continue' \
+        -ex 'bt'
+    expect_rc 0
+    python3 - g.out <<'PY' || fail "watchpoint: $(cat g.out g.err)"
+import re, sys
+t = open(sys.argv[1]).read()
+ch = [(int(a), int(b)) for a, b in re.findall(r"Old value = (\d+)\s+New value = (\d+)", t)]
+assert len(ch) == 2, ch
+(o1, n1), (o2, n2) = ch
+assert o2 == n1 and n2 - o2 == n1 - o1 + 1, ch
+PY
+    expect_grep g.out 'wait_sleep () at .*dbg_threads.c'
+    expect_grep g.err 'trace [0-9a-f]* equal to run'
+}
+
 # Register writes (G/P) on the throwaway machine: read back after gdb
 # drops its cache, on the thread on the CPU (the vCPU) and on a thread the
 # kernel saved; afterwards reverse execution is refused (the stored run has
