@@ -25,20 +25,9 @@
 #include "util/check.h"
 #include "vmm/vcpu.h"
 
-/* An instruction breakpoint written into guest memory (an int3). */
-struct sw_bp {
-    uint64_t addr; /* virtual, in process sw_pid */
-    uint64_t pa;   /* guest-physical */
-    uint8_t orig;
-};
-#define SW_BPS (RW_DEBUG_SLOTS + 1)
-
 struct rw_machine_debug {
     struct gos g;
     uint64_t dr[4], dr7; /* the debug registers as last set */
-    uint32_t sw_pid;     /* whose memory the int3s are written through */
-    struct sw_bp sw[SW_BPS];
-    int nsw;
     int open;
     struct gos_task *tasks;
     size_t ntasks;
@@ -293,66 +282,28 @@ size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *
  *  6. Guest debugging is switched off again before rw_machine_resume
  *     returns: a machine that runs on without a debugger takes no debug
  *     exits.
- *  7. Instruction breakpoints are int3 bytes written into the process's
- *     code (KVM_GUESTDBG_USE_SW_BP: the #BP exits to the monitor, the guest
- *     never sees it), because data and instruction debug registers never
- *     fire on some KVMs (the test host's: docs/tutorials/debugging.md)
- *     while #BP and single-step exits do. Every int3 is taken out again
- *     before rw_machine_resume returns and before each step over one: when
- *     the debugger looks, and whenever the machine is handed back, guest
- *     memory is exactly the run's. (While the machine runs, guest code
- *     that reads its own text there would see 0xcc: docs/debugging.md.)
- *  8. For the same reason a watchpoint is also checked after every step:
- *     a change of its bytes that no debug register reported stops the
- *     machine at that step ("seen after the step"), so a watchpoint is
- *     never missed, only located less precisely on such KVMs.
+ *
+ * Two ways to run: the whole machine (pid 0, --kernel) uses the debug
+ * registers above. A process (pid P) uses the trap flag instead, because
+ * the debug registers never fire on some KVMs (the test host's, QEMU's
+ * software CPU under nested SVM: docs/debugging.md) while single-step
+ * traps do, and an int3 is not intercepted there either:
+ *  7. While rw_machine_resume runs, every thread of P has RFLAGS.TF set in
+ *     its saved user registers (and the vCPU's, when P runs in user mode),
+ *     so each user instruction of P ends in a #DB that KVM hands to the
+ *     monitor (KVM_GUESTDBG_USE_HW_BP intercepts #DB): breakpoints,
+ *     watchpoints and single steps are checked there, in P alone. The
+ *     guest never receives such a #DB.
+ *  8. Before rw_machine_resume returns, TF is cleared again in every user
+ *     task's saved registers (a fork of P inherits it) and in the vCPU:
+ *     the machine handed back is exactly the run's, and a machine that runs
+ *     on without a debugger never traps.
+ *  9. Watchpoints are compared after each instruction of P and after every
+ *     step (a write by the kernel or another process is seen at the next
+ *     step): a change is never missed.
  */
 
 #define INTERNAL_SLOT 3
-
-/* Take every int3 out (invariant 7): by guest-physical address, so
- * whatever page table the vCPU uses now. */
-static void sw_remove_all(rw_machine *m)
-{
-    struct rw_machine_debug *d = m->dbg;
-    for (int i = d->nsw - 1; i >= 0; i--) {
-        uint8_t *p = kvm_gpa_w(&m->c.vm, d->sw[i].pa, 1);
-        RW_ASSERT(p && *p == 0xcc); /* ours, put there by sw_insert */
-        *p = d->sw[i].orig;
-    }
-    d->nsw = 0;
-}
-
-/* Write an int3 at virtual addr of process sw_pid (once per address).
- * 0, or -1 when no page is mapped there. */
-static int sw_insert(rw_machine *m, uint64_t addr)
-{
-    struct rw_machine_debug *d = m->dbg;
-    for (int i = 0; i < d->nsw; i++)
-        if (d->sw[i].addr == addr)
-            return 0;
-    RW_ASSERT(d->nsw < SW_BPS);
-    uint64_t pgd, pa;
-    if (pgd_of(m, d->sw_pid, &pgd) < 0 || gos_translate(&d->g, pgd, addr, &pa, NULL) < 0)
-        return -1;
-    uint8_t *p = kvm_gpa_w(&m->c.vm, pa, 1); /* invariant 2 */
-    if (!p)
-        return -1;
-    if (*p == 0xcc)
-        return 0; /* the program's own int3, or one of ours at another address */
-    d->sw[d->nsw++] = (struct sw_bp){addr, pa, *p};
-    *p = 0xcc;
-    return 0;
-}
-
-/* Is there an int3 of ours at addr? */
-static int sw_at(const rw_machine *m, uint64_t addr)
-{
-    for (int i = 0; i < m->dbg->nsw; i++)
-        if (m->dbg->sw[i].addr == addr)
-            return 1;
-    return 0;
-}
 
 static int set_debug_skip(rw_machine *m, const struct rw_watch *w, int nw, int internal,
                           uint64_t internal_addr, int single, int skip, uint64_t skip_rip);
@@ -372,42 +323,29 @@ static int set_debug_skip(rw_machine *m, const struct rw_watch *w, int nw, int i
     struct kvm_guest_debug d;
     memset(&d, 0, sizeof(d));
     uint64_t dr7 = 0;
-    int sw = 0, bad = 0;
-    sw_remove_all(m); /* invariant 7 */
     for (int i = 0; i < nw; i++) {
         if (skip && w[i].kind == RW_BREAK && w[i].addr == skip_rip)
             continue;
-        if (w[i].kind == RW_BREAK) { /* invariant 7: an int3 */
-            if (sw_insert(m, w[i].addr) < 0)
-                bad = 1;
-            sw = 1;
-            continue;
-        }
-        unsigned len = w[i].len == 8 ? 2 : w[i].len == 4 ? 3 : w[i].len - 1;
+        unsigned len = w[i].kind == RW_BREAK ? 0
+                       : w[i].len == 8       ? 2
+                       : w[i].len == 4       ? 3
+                                             : w[i].len - 1;
         d.arch.debugreg[i] = w[i].addr;
         dr7 |= 1ull << (2 * i);
         dr7 |= (uint64_t)w[i].kind << (16 + 4 * i);
         dr7 |= (uint64_t)len << (18 + 4 * i);
     }
-    if (internal && !(skip && internal_addr == skip_rip)) { /* invariant 5 */
-        if (sw_insert(m, internal_addr) < 0)
-            bad = 1;
-        sw = 1;
+    if (internal && !(skip && internal_addr == skip_rip)) {
+        d.arch.debugreg[INTERNAL_SLOT] = internal_addr; /* invariant 5 */
+        dr7 |= 1ull << (2 * INTERNAL_SLOT);
     }
     d.arch.debugreg[7] = dr7;
     m->dbg->dr7 = dr7;
     memcpy(m->dbg->dr, d.arch.debugreg, sizeof(m->dbg->dr));
-    if (dr7 || single || sw)
+    if (dr7 || single)
         d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP;
-    if (sw)
-        d.control |= KVM_GUESTDBG_USE_SW_BP;
     if (single)
         d.control |= KVM_GUESTDBG_SINGLESTEP;
-    if (bad) {
-        sw_remove_all(m);
-        errno = EFAULT; /* a breakpoint on a page the process has not mapped */
-        return -1;
-    }
     return ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d);
 }
 
@@ -443,29 +381,6 @@ static int return_rip(rw_machine *m, uint32_t tid, uint64_t *rip, struct rw_erro
     return 0;
 }
 
-/* Invariant 8: did a watched value change (a write no debug register
- * reported)? Then s gets the slot and the thread of P on the CPU (0 if
- * none), and wval the new bytes. */
-static int watch_changed(rw_machine *m, const struct rw_resume *r, uint64_t pgd, uint8_t wval[][8],
-                         struct rw_stop *s)
-{
-    for (int i = 0; i < r->nw; i++) {
-        if (r->w[i].kind == RW_BREAK)
-            continue;
-        uint8_t now[8] = {0};
-        if (gos_vread(&m->dbg->g, pgd, r->w[i].addr, now, r->w[i].len) != r->w[i].len)
-            memset(now, 0, sizeof(now));
-        if (!memcmp(now, wval[i], r->w[i].len))
-            continue;
-        memcpy(wval[i], now, r->w[i].len);
-        uint32_t tid = 0, tgid = 0;
-        s->slot = i;
-        s->tid = on_cpu(m, &tid, &tgid) == 0 && tgid == r->pid ? tid : 0;
-        return 1;
-    }
-    return 0;
-}
-
 /* Tests only (REWIND_TEST_HOLES=1 and REWIND_TEST_HOLE_DEBUG_TIME=1): each
  * debug exit moves the guest's clock, so a debugged machine no longer runs
  * as it would without the debugger (tests/system/t_gdb.sh sees it). */
@@ -475,21 +390,11 @@ static int hole_debug_time(void)
     return holes && h && !strcmp(holes, "1") && !strcmp(h, "1");
 }
 
-int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
-                      struct rw_error *err)
+static int resume_machine(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                          struct rw_error *err)
 {
-    memset(s, 0, sizeof(*s));
-    if (r->nw < 0 || r->nw > RW_DEBUG_SLOTS) {
-        err->code = RW_EUSAGE;
-        snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once",
-                 RW_DEBUG_SLOTS);
-        return -1;
-    }
-    if (!debug_gos(m, err))
-        return -1;
     struct platform *p = m->c.p;
     struct kvm_run *run = m->c.vm.run;
-    m->dbg->sw_pid = r->pid; /* invariant 7: the int3s go into P's code */
     /* Stepping: phase 1 waits for the thread to be back in user mode (a
      * breakpoint where it returns), phase 2 single-steps one instruction. */
     int phase = 0;
@@ -535,20 +440,6 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         return -1;
     }
     uint64_t same_rip = 0, same_n = 0;
-    /* Watchpoints are also compared after every step (invariant 8): the
-     * bytes as they are now, through P's page table. */
-    uint8_t wval[RW_DEBUG_SLOTS][8];
-    uint64_t wpgd = 0;
-    int nwatch = 0;
-    for (int i = 0; i < r->nw; i++)
-        if (r->w[i].kind != RW_BREAK)
-            nwatch++;
-    if (nwatch && pgd_of(m, r->pid, &wpgd) < 0)
-        nwatch = 0;
-    for (int i = 0; i < r->nw && nwatch; i++)
-        if (r->w[i].kind != RW_BREAK &&
-            gos_vread(&m->dbg->g, wpgd, r->w[i].addr, wval[i], r->w[i].len) != r->w[i].len)
-            memset(wval[i], 0, sizeof(wval[i]));
     int rc = 0;
     run_active_kvm_run = run;
     for (;;) {
@@ -581,10 +472,6 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         if (run->exit_reason != KVM_EXIT_DEBUG) {
             int stepped = vcpu_handle_exit(p);
             RW_ASSERT(p->step == step + (uint64_t)stepped);
-            if (stepped && nwatch && watch_changed(m, r, wpgd, wval, s)) {
-                s->why = RW_STOP_WATCH; /* seen after the step (invariant 8) */
-                break;
-            }
             continue;
         }
         /* A debug exit: never a step (invariant 4). */
@@ -604,36 +491,6 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         }
         RW_ASSERT(p->step == step);
         int user = (sr.cs.selector & 3) == 3;
-        /* #BP (an int3 of ours: invariant 7) or #DB (a single step, or a
-         * debug register with its bit in DR6). */
-        int bp_exit = run->debug.arch.exception == 3;
-        int single_exit = !bp_exit && ((dr6 & 0x4000) || !(dr6 & 0xf));
-        if (bp_exit) {
-            if (!sw_at(m, k.rip) && sw_at(m, k.rip - 1)) { /* rip after the int3 */
-                k.rip--;
-                if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0) {
-                    err->code = RW_EINTERNAL;
-                    snprintf(err->msg, sizeof(err->msg), "cannot write the vCPU's registers");
-                    rc = -1;
-                    break;
-                }
-            }
-            if (!sw_at(m, k.rip)) {
-                err->code = RW_EINTERNAL;
-                snprintf(err->msg, sizeof(err->msg),
-                         "an int3 rewind did not write at 0x%llx (step %llu): the program's own "
-                         "breakpoint instructions cannot be debugged",
-                         (unsigned long long)k.rip, (unsigned long long)p->step);
-                rc = -1;
-                break;
-            }
-            dr6 = 0;
-            for (int i = r->nw - 1; i >= 0; i--) /* the lowest slot wins */
-                if (r->w[i].kind == RW_BREAK && r->w[i].addr == k.rip)
-                    dr6 |= 1ull << i;
-            if (!dr6 && phase && internal == k.rip)
-                dr6 = 1ull << INTERNAL_SLOT;
-        }
         if (k.rip == same_rip) {
             if (++same_n > 100000) {
                 err->code = RW_EINTERNAL;
@@ -650,16 +507,16 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         if (over) { /* the step over the first instruction is done: arm all */
             over = 0;
             set_debug(m, r->w, r->nw, phase == 1 || phase == 3, internal, 0);
-            if (single_exit)
+            if ((dr6 & 0x4000) || !(dr6 & 0xf))
                 continue;
         }
-        if (phase == 4 && single_exit) {
+        if (phase == 4 && ((dr6 & 0x4000) || !(dr6 & 0xf))) {
             s->why = RW_STOP_STEPPED;
             s->tid = tid;
             s->pc = k.rip;
             break;
         }
-        if (phase == 2 && single_exit) { /* a single step */
+        if (phase == 2 && ((dr6 & 0x4000) || !(dr6 & 0xf))) { /* a single step */
             if (user && tid == r->step_tid) {
                 s->why = RW_STOP_STEPPED;
                 s->tid = tid;
@@ -699,8 +556,8 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
         }
         /* Someone else's context, or a spurious exit: go on, stepping over
          * an instruction breakpoint first. */
-        if (((slot >= 0 && (slot == INTERNAL_SLOT || r->w[slot].kind == RW_BREAK)) || bp_exit) &&
-            phase != 2 && phase != 4) {
+        if (slot >= 0 && (slot == INTERNAL_SLOT || r->w[slot].kind == RW_BREAK) && phase != 2 &&
+            phase != 4) {
             over = 1;
             set_debug_skip(m, r->w, r->nw, phase == 1 || phase == 3, internal, 1, 1, k.rip);
         }
@@ -711,6 +568,220 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
     if (s->why == RW_STOP_ENDED && p->outcome == PLATFORM_RUNNING)
         s->why = RW_STOP_STEP;
     return rc;
+}
+
+/* ---- A process under the trap flag (invariants 7-9) ---- */
+
+#define RFLAGS_TF 0x100ull
+
+/* Set (on) or clear TF in the saved user registers of the threads of pid
+ * (on), or of every user task (off: invariant 8), and in the vCPU when it
+ * runs such a thread in user mode. 0 or -1 with err. */
+static int tf_arm(rw_machine *m, uint32_t pid, int on, struct rw_error *err)
+{
+    const struct gos_task *t;
+    size_t n;
+    if (debug_tasks(m, &t, &n, err) < 0)
+        return -1;
+    struct kvm_regs k;
+    int user = vcpu_user(m, &k);
+    if (user < 0)
+        return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
+    uint32_t cur_tgid = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].kernel_thread || (on && t[i].tgid != pid))
+            continue;
+        if (t[i].current) {
+            cur_tgid = t[i].tgid;
+            if (user)
+                continue; /* its registers are the vCPU's */
+        }
+        struct gos_regs g;
+        if (gos_user_regs(&m->dbg->g, &t[i], &g) < 0)
+            continue; /* not yet in user mode */
+        uint64_t f = on ? g.rflags | RFLAGS_TF : g.rflags & ~RFLAGS_TF;
+        if (f == g.rflags)
+            continue;
+        g.rflags = f;
+        if (gos_set_user_regs(&m->dbg->g, &t[i], &g) < 0)
+            return fail(err, RW_EINTERNAL, "cannot write the registers thread %s saved", t[i].comm);
+    }
+    if (user && (!on || cur_tgid == pid)) {
+        uint64_t f = on ? k.rflags | RFLAGS_TF : k.rflags & ~RFLAGS_TF;
+        if (f != k.rflags) {
+            k.rflags = f;
+            if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
+                return fail(err, RW_EINTERNAL, "%s", "cannot write the vCPU's registers");
+        }
+    }
+    return 0;
+}
+
+/* Invariant 9: did a watched value change? Then s gets the slot and the
+ * thread of P on the CPU (0 if none), and wval the new bytes. */
+static int watch_changed(rw_machine *m, const struct rw_resume *r, uint64_t pgd, uint8_t wval[][8],
+                         struct rw_stop *s)
+{
+    for (int i = 0; i < r->nw; i++) {
+        if (r->w[i].kind == RW_BREAK)
+            continue;
+        uint8_t now[8] = {0};
+        if (gos_vread(&m->dbg->g, pgd, r->w[i].addr, now, r->w[i].len) != r->w[i].len)
+            memset(now, 0, sizeof(now));
+        if (!memcmp(now, wval[i], r->w[i].len))
+            continue;
+        memcpy(wval[i], now, r->w[i].len);
+        uint32_t tid = 0, tgid = 0;
+        s->why = RW_STOP_WATCH;
+        s->slot = i;
+        s->tid = on_cpu(m, &tid, &tgid) == 0 && tgid == r->pid ? tid : 0;
+        return 1;
+    }
+    return 0;
+}
+
+static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                          struct rw_error *err)
+{
+    struct platform *p = m->c.p;
+    struct kvm_run *run = m->c.vm.run;
+    uint8_t wval[RW_DEBUG_SLOTS][8];
+    uint64_t wpgd = 0;
+    int nwatch = 0;
+    for (int i = 0; i < r->nw; i++)
+        nwatch += r->w[i].kind != RW_BREAK;
+    if (nwatch && debug_pgd(m, r->pid, &wpgd, err) < 0)
+        return -1;
+    for (int i = 0; i < r->nw; i++)
+        if (r->w[i].kind != RW_BREAK &&
+            gos_vread(&m->dbg->g, wpgd, r->w[i].addr, wval[i], r->w[i].len) != r->w[i].len)
+            memset(wval[i], 0, sizeof(wval[i]));
+    if (tf_arm(m, r->pid, 1, err) < 0) /* invariant 7 */
+        return -1;
+    struct kvm_guest_debug d;
+    memset(&d, 0, sizeof(d));
+    d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP; /* #DB to the monitor */
+    if (ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d) < 0) {
+        int e = errno;
+        tf_arm(m, r->pid, 0, err);
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(e));
+        return -1;
+    }
+    int rc = 0;
+    run_active_kvm_run = run;
+    for (;;) {
+        if (p->outcome != PLATFORM_RUNNING) {
+            s->why = RW_STOP_ENDED;
+            break;
+        }
+        if (r->abort && *r->abort) {
+            s->why = RW_STOP_ABORTED;
+            break;
+        }
+        if (r->until_step && p->step >= r->until_step) {
+            s->why = RW_STOP_STEP;
+            break;
+        }
+        int kr = ioctl(m->c.vm.vcpu_fd, KVM_RUN, 0);
+        uint64_t step = p->step;
+        if (kr < 0) {
+            if (errno == EINTR || errno == EAGAIN) {
+                run->immediate_exit = 0;
+                platform_host_exit(p);
+                RW_ASSERT(p->step == step); /* invariant 4 */
+                continue;
+            }
+            err->code = RW_EINTERNAL;
+            snprintf(err->msg, sizeof(err->msg), "KVM_RUN: %s", strerror(errno));
+            rc = -1;
+            break;
+        }
+        if (run->exit_reason != KVM_EXIT_DEBUG) {
+            int stepped = vcpu_handle_exit(p);
+            RW_ASSERT(p->step == step + (uint64_t)stepped);
+            if (stepped && nwatch && watch_changed(m, r, wpgd, wval, s))
+                break; /* seen after the step (invariant 9) */
+            continue;
+        }
+        /* A debug exit: never a step (invariant 4). */
+        s->debug_exits++;
+        if (hole_debug_time())
+            p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
+        struct kvm_sregs sr;
+        struct kvm_regs k;
+        uint32_t tid = 0, tgid = 0;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 ||
+            ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
+            err->code = RW_EINTERNAL;
+            snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU at a debug exit");
+            rc = -1;
+            break;
+        }
+        RW_ASSERT(p->step == step);
+        int user = (sr.cs.selector & 3) == 3;
+        if (user && tgid == r->pid) { /* one instruction of thread tid ran */
+            if (r->step_tid && tid == r->step_tid) {
+                s->why = RW_STOP_STEPPED;
+                s->tid = tid;
+                s->pc = k.rip;
+                break;
+            }
+            int hit = -1;
+            for (int i = r->nw - 1; i >= 0; i--)
+                if (r->w[i].kind == RW_BREAK && r->w[i].addr == k.rip)
+                    hit = i;
+            if (hit >= 0) {
+                s->why = RW_STOP_BREAK;
+                s->slot = hit;
+                s->tid = tid;
+                s->pc = k.rip;
+                break;
+            }
+            if (nwatch && watch_changed(m, r, wpgd, wval, s)) {
+                s->pc = k.rip;
+                break;
+            }
+            continue;
+        }
+        if (user && (k.rflags & RFLAGS_TF)) { /* a fork of P inherited TF: not ours */
+            k.rflags &= ~RFLAGS_TF;
+            if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0) {
+                err->code = RW_EINTERNAL;
+                snprintf(err->msg, sizeof(err->msg), "cannot write the vCPU's registers");
+                rc = -1;
+                break;
+            }
+        }
+    }
+    run_active_kvm_run = NULL;
+    struct rw_error e2;
+    int ok = tf_arm(m, r->pid, 0, &e2); /* invariant 8 */
+    memset(&d, 0, sizeof(d));
+    ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d); /* invariant 6 */
+    if (ok < 0 && rc == 0) {
+        *err = e2;
+        rc = -1;
+    }
+    s->step = p->step;
+    if (s->why == RW_STOP_ENDED && p->outcome == PLATFORM_RUNNING)
+        s->why = RW_STOP_STEP;
+    return rc;
+}
+
+int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                      struct rw_error *err)
+{
+    memset(s, 0, sizeof(*s));
+    if (r->nw < 0 || r->nw > RW_DEBUG_SLOTS) {
+        err->code = RW_EUSAGE;
+        snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once",
+                 RW_DEBUG_SLOTS);
+        return -1;
+    }
+    if (!debug_gos(m, err))
+        return -1;
+    return r->pid ? resume_process(m, r, s, err) : resume_machine(m, r, s, err);
 }
 
 int rw_machine_finish(rw_machine *m, int run_to_end, struct rw_result *r, struct rw_error *err)
