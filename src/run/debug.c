@@ -669,13 +669,17 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         return -1;
     }
     int rc = 0;
+    /* After a #DB in the kernel (a system call's first instruction, with
+     * the user's TF still in r11 and pt_regs not yet written), the machine
+     * must not stop: TF could not be cleared there (invariant 8). */
+    int in_entry = 0;
     run_active_kvm_run = run;
     for (;;) {
         if (p->outcome != PLATFORM_RUNNING) {
             s->why = RW_STOP_ENDED;
             break;
         }
-        if (r->abort && *r->abort) {
+        if (r->abort && *r->abort && !in_entry) {
             s->why = RW_STOP_ABORTED;
             break;
         }
@@ -697,6 +701,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
             rc = -1;
             break;
         }
+        in_entry = 0;
         if (run->exit_reason != KVM_EXIT_DEBUG) {
             int stepped = vcpu_handle_exit(p);
             RW_ASSERT(p->step == step + (uint64_t)stepped);
@@ -720,6 +725,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         }
         RW_ASSERT(p->step == step);
         int user = (sr.cs.selector & 3) == 3;
+        in_entry = !user;
         if (user && tgid == r->pid) { /* one instruction of thread tid ran */
             if (r->step_tid && tid == r->step_tid) {
                 s->why = RW_STOP_STEPPED;
