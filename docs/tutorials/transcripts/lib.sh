@@ -26,6 +26,7 @@ for line in sys.stdin:
     line = re.sub(r"[0-9]+\.[0-9]+s wall", "N.Ns wall", line)
     line = re.sub(r"\b[0-9]+\.[0-9]+ s\)", "N.N s)", line)
     line = re.sub(r"\b20[0-9][0-9]-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-6][0-9]\b", "YYYY-MM-DD hh:mm:ss", line)
+    line = re.sub(r"/tmp/rewind-where-[A-Za-z0-9]{6}", "/tmp/rewind-where-XXXXXX", line)
     sys.stdout.write(line)
 open(path, "w").write("\n".join(ids))
 '
