@@ -95,8 +95,9 @@ test_gdb_errors_are_one_line() {
     gdb_rw e2 "$ID" 99999999 -- -batch -ex bt
     [ "$RC" -eq 2 ] || fail "past the end: rc $RC $(cat e2.err)"
     [ "$(wc -l < e2.err)" -eq 1 ] || fail "not one line: $(cat e2.err)"
+    # gdb's own message (batch gdb answers "no" to a pending breakpoint
+    # and exits 0)
     gdb_rw e3 "$ID" "$AT" -- -batch -ex 'break no_such_function'
-    [ "$RC" -ne 0 ] || fail "an unknown symbol: rc 0"
     expect_grep e3.err 'Function "no_such_function" not defined'
 }
 
@@ -195,7 +196,7 @@ test_gdb_stdio_pipe() {
     dbg_run
     set +e
     timeout -k 5 400 gdb -q -nx -batch -ex 'set remotetimeout 600' \
-        -ex "target remote | exec '$REWIND' gdb --stdio --verify $ID $AT" \
+        -ex "target remote | exec '$REWIND' gdb --stdio --verify $ID $AT 2>v.log" \
         -ex 'info threads' -ex 'break bump' -ex 'continue' -ex 'print i' -ex 'bt' \
         -ex 'detach' >p.out 2>p.err
     RC=$?
@@ -206,7 +207,9 @@ test_gdb_stdio_pipe() {
     expect_grep p.out 'Breakpoint 1, bump (i=[0-9]*) at .*dbg_threads.c:[0-9]'
     expect_grep p.out '^\$1 = [0-9]'
     expect_grep p.out 'in wait_sleep () at .*dbg_threads.c:[0-9]'
-    expect_grep p.err 'trace [0-9a-f]* equal to run'
+    # gdb stops reading the stub's stderr when it closes the pipe: the
+    # verdict of --verify, printed after, goes to the file given
+    expect_grep v.log 'trace [0-9a-f]* equal to run'
     # usage errors: one line, exit 2
     run_rw e gdb --stdio --port 1234 "$ID" "$AT"
     expect_rc 2
