@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seeks=${1:-3}
 export REWIND_HOME=${REWIND_HOME:-/tmp/rewind-bench-gdb}
 rm -rf "$REWIND_HOME"
-R=build/rewind
+R=${REWIND_UNDER_TEST:-build/rewind}
 ROOT=build/roots/test.erofs
 now() { date +%s.%N; }
 el() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", b-a}'; }

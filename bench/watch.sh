@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-3}
-R=build/rewind
+R=${REWIND_UNDER_TEST:-build/rewind}
 export REWIND_HOME=${REWIND_HOME:-$(mktemp -d)}
 "$R" run --root build/roots/test.erofs -- /usr/bin/watchctr > "$REWIND_HOME/out" 2>/dev/null
 pid=$(sed -n 's/^watchctr pid=\([0-9]*\).*/\1/p' "$REWIND_HOME/out")

@@ -468,6 +468,12 @@ struct rw_uregs {
 /* Thread tid's user registers. 0 or -1 with err (RW_EUSAGE: no such thread
  * or a kernel thread). */
 int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct rw_error *err);
+/* Write thread tid's user registers (the general ones, rip, rflags) where
+ * rw_machine_user_regs reads them. The machine then runs differently from
+ * the stored run (a debugger's `set $reg`, `jump`, `return`, `call`).
+ * 0 or -1 with err. */
+int rw_machine_set_user_regs(rw_machine *m, uint32_t tid, const struct rw_regs *r,
+                             struct rw_error *err);
 /* Process pid's memory at addr through its page tables: bytes read or
  * written (fewer when a page is not mapped; 0 when pid is not there).
  * pid 0: through the vCPU's current page tables (the kernel, and the

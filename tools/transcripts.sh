@@ -108,6 +108,7 @@ def host_free(lines):
         line = re.sub(r"\b[0-9]+\.[0-9]+ s\)", "N.N s)", line)
         line = re.sub(r"\b20[0-9][0-9]-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-6][0-9]\b",
                       "YYYY-MM-DD hh:mm:ss", line)
+        line = re.sub(r"/tmp/rewind-where-[A-Za-z0-9]{6}", "/tmp/rewind-where-XXXXXX", line)
         out.append(line)
     return out
 text = open(path, encoding="utf-8").read()

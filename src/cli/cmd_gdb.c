@@ -1,15 +1,29 @@
 /*
- * cmd_gdb: `rewind gdb RUN STEP [--pid P] [--port N] [--verify] [-- GDB-ARGS]`:
- * Debian's gdb on process P (default: the job) of a throwaway machine
- * paused at STEP of RUN, through the GDB remote-protocol stub of
- * src/gdbstub (docs/debugging.md). The program is copied out of the
+ * cmd_gdb: `rewind gdb RUN STEP [--pid P] [--port N | --stdio] [--verify]
+ * [-- GDB-ARGS]`: Debian's gdb on process P (default: the job) of a
+ * throwaway machine paused at STEP of RUN, through the GDB remote-protocol
+ * stub of src/gdbstub (docs/debugging.md). The program is copied out of the
  * guest's filesystem at STEP and given to gdb, so symbols and lines work.
- * --port N serves the stub alone on 127.0.0.1:N (for an IDE). --verify:
- * after the session, run the machine to the run's end and check its trace
- * is the stored run's (a debugger never changes the run).
+ *
+ * Transports (none needs a network interface but --port):
+ *  - default: gdb is started here and reaches the stub over a Unix socket
+ *    in a private temporary directory (`target remote PATH`);
+ *  - --stdio: the stub alone on stdin/stdout, for
+ *    `target remote | rewind gdb --stdio RUN STEP` (stdout carries only
+ *    packets: everything else this process prints goes to stderr);
+ *  - --port N: the stub alone on 127.0.0.1:N (an IDE).
+ * --verify: after the session, run the machine to the run's end and check
+ * its trace is the stored run's (a debugger never changes the run).
+ *
+ * Invariants:
+ *  1. With --stdio, fd 1 is the stub's alone: it is moved aside before the
+ *     machine starts and fd 1 points to stderr from then on.
+ *  2. The Unix socket and its directory are removed before returning.
  */
 #include <arpa/inet.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -18,18 +32,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cli_read.h"
+#include "util/check.h"
 #include "gdbstub/stub.h"
 #include "rewind.h"
 
 static void help(void)
 {
-    puts("usage: rewind gdb RUN STEP [--pid P | --kernel] [--port N] [--verify] [--history STEP]\n"
-         "                  [--timeout S] [-- GDB-ARGS...]\n\n"
+    puts("usage: rewind gdb RUN STEP [--pid P | --kernel] [--port N | --stdio] [--verify]\n"
+         "                  [--history STEP] [--timeout S] [-- GDB-ARGS...]\n\n"
          "Debug process P (default: the job) at STEP of RUN with gdb: a throwaway\n"
          "machine paused at STEP, shown to gdb as a Linux process (its threads,\n"
          "registers, memory, the program read from the guest's filesystem there).\n"
@@ -41,6 +58,8 @@ static void help(void)
          "  --kernel        the whole machine: the vCPU as one thread, the guest kernel's\n"
          "                  symbols, breakpoints anywhere (no reverse execution)\n"
          "  --port N        serve the stub alone on 127.0.0.1:N (target remote :N)\n"
+         "  --stdio         serve the stub alone on stdin/stdout, for gdb's\n"
+         "                  target remote | rewind gdb --stdio RUN STEP\n"
          "  --verify        after the session, run on to the run's end and check the\n"
          "                  trace is the stored run's (exit 1 if not)\n"
          "  --history STEP  reverse execution goes back at most to STEP (default: the\n"
@@ -68,6 +87,74 @@ static int listen_on(int port, int *out_port)
     return fd;
 }
 
+/* A Unix socket in a new private directory (invariant 2: the caller
+ * removes both with unix_done). fd, or -1 with errno. */
+static int listen_unix(char dir[64], char path[128])
+{
+    const char *td = getenv("TMPDIR");
+    if (!td || !*td || strlen(td) > 40)
+        td = "/tmp";
+    snprintf(dir, 64, "%s/rewind-gdb-XXXXXX", td);
+    if (!mkdtemp(dir)) {
+        dir[0] = 0;
+        return -1;
+    }
+    snprintf(path, 128, "%s/stub", dir);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    RW_ASSERT(strlen(path) < sizeof(a.sun_path));
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 1) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static void unix_done(const char *dir, const char *path)
+{
+    if (path[0])
+        unlink(path);
+    if (dir[0])
+        rmdir(dir);
+}
+
+/* What kind of program the ELF file at path is: 0 a fixed-address static
+ * program, 1 a fixed-address dynamically linked one (PT_INTERP), 2 a
+ * position-independent executable (ET_DYN), -1 not an x86-64 ELF. The file
+ * is the guest's: every size is checked. */
+static int elf_kind(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    Elf64_Ehdr e;
+    int kind = -1;
+    if (pread(fd, &e, sizeof(e), 0) != (ssize_t)sizeof(e) || memcmp(e.e_ident, ELFMAG, SELFMAG) ||
+        e.e_ident[EI_CLASS] != ELFCLASS64 || e.e_machine != EM_X86_64 ||
+        (e.e_type != ET_EXEC && e.e_type != ET_DYN) || e.e_phentsize != sizeof(Elf64_Phdr) ||
+        e.e_phnum > 256)
+        goto out;
+    kind = e.e_type == ET_DYN ? 2 : 0;
+    for (unsigned i = 0; i < e.e_phnum && kind == 0; i++) {
+        Elf64_Phdr ph;
+        if (pread(fd, &ph, sizeof(ph), (off_t)(e.e_phoff + i * sizeof(ph))) !=
+            (ssize_t)sizeof(ph)) {
+            kind = -1;
+            break;
+        }
+        if (ph.p_type == PT_INTERP)
+            kind = 1;
+    }
+out:
+    close(fd);
+    return kind;
+}
+
 /* The step the process exec'd its program at (the start of its history). */
 struct first_exec {
     uint32_t pid;
@@ -84,13 +171,18 @@ static int on_exec(void *ctx, const struct rw_event *ev)
 int cmd_gdb(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"pid", required_argument, 0, 'p'},     {"port", required_argument, 0, 'P'},
-        {"verify", no_argument, 0, 'v'},        {"history", required_argument, 0, 'H'},
-        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
-        {"kernel", no_argument, 0, 'k'},        {0, 0, 0, 0},
+        {"pid", required_argument, 0, 'p'},
+        {"port", required_argument, 0, 'P'},
+        {"verify", no_argument, 0, 'v'},
+        {"history", required_argument, 0, 'H'},
+        {"timeout", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},
+        {"kernel", no_argument, 0, 'k'},
+        {"stdio", no_argument, 0, 'S'},
+        {0, 0, 0, 0},
     };
     uint64_t pid = 0, port = 0, history = 0;
-    int verify = 0, c, use_port = 0, kernel = 0;
+    int verify = 0, c, use_port = 0, kernel = 0, use_stdio = 0;
     double timeout = 0;
     optind = 1;
     /* rewind's options end at "--": what follows is gdb's. */
@@ -117,6 +209,9 @@ int cmd_gdb(int argc, char **argv)
         case 'k':
             kernel = 1;
             break;
+        case 'S':
+            use_stdio = 1;
+            break;
         case 'H':
             if (cli_read_step(optarg, &history) < 0 || history == 0)
                 return cli_error(2, "--history needs a step number: %s", optarg);
@@ -134,6 +229,10 @@ int cmd_gdb(int argc, char **argv)
     }
     if (kernel && pid)
         return cli_error(2, "--pid and --kernel exclude each other");
+    if (use_stdio && use_port)
+        return cli_error(2, "--stdio and --port exclude each other");
+    if ((use_stdio || use_port) && dd < argc)
+        return cli_error(2, "GDB-ARGS need rewind to start gdb: not with --stdio or --port");
     if (dd - optind != 2)
         return cli_error(2, "gdb needs RUN STEP (see rewind gdb --help)");
     const char *ref = argv[optind];
@@ -141,6 +240,13 @@ int cmd_gdb(int argc, char **argv)
     if (cli_read_step(argv[optind + 1], &step) < 0 || step == 0)
         return cli_error(2, "STEP must be a positive step number: %s", argv[optind + 1]);
     int rest = dd < argc ? dd + 1 : argc;
+    int wout = STDOUT_FILENO;
+    if (use_stdio) { /* invariant 1: stdout is the stub's alone */
+        fflush(stdout);
+        wout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+        if (wout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+            return cli_error(RW_EINTERNAL, "--stdio: cannot set up stdout: %s", strerror(errno));
+    }
     rw_home *h = cli_open_home();
     if (!h)
         return RW_EINTERNAL;
@@ -171,12 +277,33 @@ int cmd_gdb(int argc, char **argv)
     rw_options_init(&o);
     o.abort = abort_flag;
     char tmp[64] = "";
-    if (!use_port && !kernel && rw_program_copy(h, ref, step, p32, exe, &o, tmp, &err) < 0) {
+    if (!kernel && rw_program_copy(h, ref, step, p32, exe, &o, tmp, &err) < 0) {
         if (tmp[0])
             unlink(tmp);
         rw_home_close(h);
         return cli_fail(&err);
     }
+    int kind = kernel ? 0 : elf_kind(tmp);
+    if (kind < 0) {
+        unlink(tmp);
+        rw_home_close(h);
+        return cli_error(RW_EUSAGE, "%s at step %llu is not an x86-64 ELF program", exe,
+                         (unsigned long long)step);
+    }
+    if (kind == 2) {
+        unlink(tmp);
+        rw_home_close(h);
+        return cli_error(RW_EUSAGE,
+                         "%s is a position-independent executable: rewind gdb shows "
+                         "fixed-address programs only (build it with -no-pie or -static)",
+                         exe);
+    }
+    if (kind == 1)
+        fprintf(stderr,
+                "rewind: %s is dynamically linked: gdb finds its libraries through the guest's "
+                "dynamic linker, served from the guest's files (not tested: the test root's "
+                "programs are static)\n",
+                exe);
     struct gdbs_config cfg = {.h = h,
                               .ref = ref,
                               .step = step,
@@ -186,9 +313,7 @@ int cmd_gdb(int argc, char **argv)
                               .abort = abort_flag,
                               .notes = stderr,
                               .exe = exe,
-                              .exe_local = kernel   ? exe
-                                           : tmp[0] ? tmp
-                                                    : NULL,
+                              .exe_local = kernel ? exe : tmp,
                               .kernel = kernel};
     struct gdbs_result res;
     struct gdbs_session *s;
@@ -198,67 +323,85 @@ int cmd_gdb(int argc, char **argv)
         rw_home_close(h);
         return cli_fail(&err);
     }
-    int bound;
-    int lfd = listen_on(use_port ? (int)port : 0, &bound);
-    if (lfd < 0) {
-        int e = errno;
-        gdbs_end(s, 0, &err);
-        if (tmp[0])
-            unlink(tmp);
-        rw_home_close(h);
-        return cli_error(RW_EUSAGE, "cannot listen on 127.0.0.1:%d: %s", (int)port, strerror(e));
-    }
     pid_t child = -1;
     int gstatus = 0;
-    if (use_port) {
-        fprintf(stderr, "rewind: gdb stub for %s %u at step %llu on 127.0.0.1:%d\n",
-                kernel ? "the whole machine, vcpu" : "process", kernel ? 0 : p32,
-                (unsigned long long)step, bound);
+    char udir[64] = "", upath[128] = "";
+    if (use_stdio) {
+        if (!*abort_flag)
+            gdbs_serve(s, STDIN_FILENO, wout);
+        close(wout);
+        /* gdb closing the pipe waits 5 s, sends SIGTERM, then waits for
+         * good: --verify's run to the end is let finish (SIGINT still
+         * stops it). */
+        if (verify)
+            signal(SIGTERM, SIG_IGN);
     } else {
-        char target[64], *args[argc + 16];
-        snprintf(target, sizeof(target), "target remote 127.0.0.1:%d", bound);
-        int k = 0;
-        args[k++] = "gdb";
-        args[k++] = "-q";
-        args[k++] = "-nx";
-        args[k++] = "-ex";
-        args[k++] = "set remotetimeout 3600";
-        args[k++] = "-ex";
-        args[k++] = "set exec-file-mismatch off";
-        args[k++] = "-ex";
-        args[k++] = target;
-        for (int i = rest; i < argc; i++)
-            args[k++] = argv[i];
-        args[k++] = kernel ? exe : tmp;
-        args[k] = NULL;
-        child = fork();
-        if (child == 0) {
-            close(lfd);
-            execvp("gdb", args);
-            fprintf(stderr, "rewind: cannot run gdb: %s (apt-get install gdb)\n", strerror(errno));
-            _exit(127);
+        int bound = 0;
+        int lfd = use_port ? listen_on((int)port, &bound) : listen_unix(udir, upath);
+        if (lfd < 0) {
+            int e = errno;
+            gdbs_end(s, 0, &err);
+            unix_done(udir, upath);
+            if (tmp[0])
+                unlink(tmp);
+            rw_home_close(h);
+            if (use_port)
+                return cli_error(RW_EUSAGE, "cannot listen on 127.0.0.1:%d: %s", (int)port,
+                                 strerror(e));
+            return cli_error(RW_EINTERNAL, "cannot make a Unix socket for gdb: %s", strerror(e));
         }
-    }
-    int cfd = -1;
-    for (;;) { /* until gdb connects, gdb exits, or the abort flag */
-        struct pollfd pf = {.fd = lfd, .events = POLLIN};
-        int pr = poll(&pf, 1, 1000);
-        if (pr > 0) {
-            cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-            if (cfd >= 0)
+        if (use_port) {
+            fprintf(stderr, "rewind: gdb stub for %s %u at step %llu on 127.0.0.1:%d\n",
+                    kernel ? "the whole machine, vcpu" : "process", kernel ? 0 : p32,
+                    (unsigned long long)step, bound);
+        } else {
+            char target[160], *args[argc + 16];
+            snprintf(target, sizeof(target), "target remote %s", upath);
+            int k = 0;
+            args[k++] = "gdb";
+            args[k++] = "-q";
+            args[k++] = "-nx";
+            args[k++] = "-ex";
+            args[k++] = "set remotetimeout 3600";
+            args[k++] = "-ex";
+            args[k++] = "set exec-file-mismatch off";
+            args[k++] = "-ex";
+            args[k++] = target;
+            for (int i = rest; i < argc; i++)
+                args[k++] = argv[i];
+            args[k++] = kernel ? exe : tmp;
+            args[k] = NULL;
+            child = fork();
+            if (child == 0) {
+                close(lfd);
+                execvp("gdb", args);
+                fprintf(stderr, "rewind: cannot run gdb: %s (apt-get install gdb)\n",
+                        strerror(errno));
+                _exit(127);
+            }
+        }
+        int cfd = -1;
+        for (;;) { /* until gdb connects, gdb exits, or the abort flag */
+            struct pollfd pf = {.fd = lfd, .events = POLLIN};
+            int pr = poll(&pf, 1, 1000);
+            if (pr > 0) {
+                cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+                if (cfd >= 0)
+                    break;
+            }
+            if (*abort_flag)
                 break;
+            if (child > 0 && waitpid(child, &gstatus, WNOHANG) == child) {
+                child = -2; /* gdb ended without connecting */
+                break;
+            }
         }
-        if (*abort_flag)
-            break;
-        if (child > 0 && waitpid(child, &gstatus, WNOHANG) == child) {
-            child = -2; /* gdb ended without connecting */
-            break;
+        close(lfd);
+        unix_done(udir, upath); /* invariant 2: connected or given up */
+        if (cfd >= 0) {
+            gdbs_serve(s, cfd, cfd);
+            close(cfd);
         }
-    }
-    close(lfd);
-    if (cfd >= 0) {
-        gdbs_serve(s, cfd);
-        close(cfd);
     }
     int status = gstatus;
     if (child > 0)
@@ -274,6 +417,9 @@ int cmd_gdb(int argc, char **argv)
     }
     fprintf(stderr, "rewind: gdb session: %llu debug exits, %llu replays\n",
             (unsigned long long)res.debug_exits, (unsigned long long)res.replays);
+    if (res.modified)
+        fprintf(stderr, "rewind: gdb wrote to the machine's registers or memory: from there on "
+                        "its run is not the stored run\n");
     if (verify) {
         struct rw_run_info info;
         if (rw_run_info(h, ref, &info, &err) < 0) {

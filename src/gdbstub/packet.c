@@ -127,7 +127,7 @@ int gdbs_recv(struct gdbs_conn *c)
         int hv = gdbs_hexval(h), lv = gdbs_hexval(l);
         if (!c->no_ack) {
             int ok = hv >= 0 && lv >= 0 && (unsigned)(hv << 4 | lv) == (sum & 0xff);
-            if (write_all(c->fd, ok ? "+" : "-", 1) < 0)
+            if (write_all(c->wfd, ok ? "+" : "-", 1) < 0)
                 return -1;
             if (!ok) /* invariant 2 */
                 continue;
@@ -154,7 +154,7 @@ int gdbs_send(struct gdbs_conn *c, const char *data, size_t n)
     }
     k += (size_t)snprintf(out + k, 4, "#%02x", sum & 0xff);
     for (int tries = 0; tries < 5; tries++) {
-        if (write_all(c->fd, out, k) < 0)
+        if (write_all(c->wfd, out, k) < 0)
             return -1;
         if (c->no_ack)
             return 0;

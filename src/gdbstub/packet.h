@@ -1,5 +1,5 @@
-/* packet: the GDB remote protocol's framing over one file descriptor
- * ("$data#cs", the '+' acknowledgement, '}' escapes, 0x03 interrupts).
+/* packet: the GDB remote protocol's framing over a connection (one socket,
+ * or a pipe each way: `target remote | rewind gdb --stdio`) ("$data#cs", the '+' acknowledgement, '}' escapes, 0x03 interrupts).
  * docs/debugging.md. */
 #ifndef REWIND_GDBSTUB_PACKET_H
 #define REWIND_GDBSTUB_PACKET_H
@@ -9,7 +9,8 @@
 #define GDBS_PACKET_MAX 16384
 
 struct gdbs_conn {
-    int fd;
+    int fd;     /* read from */
+    int wfd;    /* written to (fd itself for a socket) */
     int no_ack; /* after QStartNoAckMode */
     char in[GDBS_PACKET_MAX + 1];
     size_t len; /* of the packet in `in` (unescaped, NUL-terminated) */

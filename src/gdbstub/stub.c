@@ -1,6 +1,6 @@
 /*
  * stub: see stub.h. The packets served (docs/debugging.md has the list):
- * qSupported, ?, qfThreadInfo/qsThreadInfo, qC, H, T, g, m, M, Z0/Z1/Z2/
+ * qSupported, ?, qfThreadInfo/qsThreadInfo, qC, H, T, g, G, p, P, m, M, Z0/Z1/Z2/
  * Z3/Z4 and z (hardware debug registers), c, s, vCont, bc, bs, D, k.
  *
  * A position is a step plus what happened since it: the thread that
@@ -18,6 +18,10 @@
  *     the command fails with an error: it never lands on a guess.
  *  4. Reverse execution never goes before cfg->history (gdb is told the
  *     history begins there).
+ *  5. Writes (M, G, P) are served on the throwaway machine and mark the
+ *     session modified: from then on its run is not the stored run, so
+ *     reverse execution (which replays the stored run) is refused, and
+ *     --verify says so.
  */
 #include "gdbstub/stub.h"
 
@@ -239,9 +243,123 @@ static int write_mem(struct gdbs_session *s, const char *args)
     long n = gdbs_fromhex(end + 1, strlen(end + 1), buf, sizeof(buf));
     if (n < 0 || (uint64_t)n != len)
         return send(s, "E01");
+    s->res->modified = 1; /* invariant 5 (even a partial write) */
     if (rw_machine_write(s->m, s->cfg->pid, addr, buf, (size_t)n) != (size_t)n)
         return send(s, "E14");
     return send(s, "OK");
+}
+
+/* gdb's register numbers for x86-64 (the order of g): 0..16 the 8-byte
+ * rax rbx rcx rdx rsi rdi rbp rsp r8..r15 rip, 17 eflags (4 bytes); the
+ * rest (segments, x87, SSE, ...) are not served. */
+#define GDBS_NREGS 18
+static uint64_t *reg_slot(struct rw_regs *r, int n)
+{
+    uint64_t *order[GDBS_NREGS] = {&r->rax, &r->rbx, &r->rcx, &r->rdx, &r->rsi, &r->rdi,
+                                   &r->rbp, &r->rsp, &r->r8,  &r->r9,  &r->r10, &r->r11,
+                                   &r->r12, &r->r13, &r->r14, &r->r15, &r->rip, &r->rflags};
+    return n >= 0 && n < GDBS_NREGS ? order[n] : NULL;
+}
+
+static uint64_t get_le(const unsigned char *b, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--)
+        v = v << 8 | b[i];
+    return v;
+}
+
+/* p N: one register (as in g); segments as g shows them. */
+static int read_reg(struct gdbs_session *s, const char *args)
+{
+    struct rw_uregs u;
+    struct rw_error err;
+    char *end;
+    long n = strtol(args, &end, 16);
+    if (*end || n < 0)
+        return send(s, "E01");
+    if (uregs(s->m, s->gtid, &u, &err) < 0)
+        return send(s, "E01");
+    u.r.rflags &= ~(uint64_t)0x10100;
+    char *o = s->out;
+    uint64_t *slot = reg_slot(&u.r, (int)n);
+    if (slot)
+        put_le(&o, *slot, n == 17 ? 4 : 8);
+    else if (n == 18 || n == 19)
+        put_le(&o, n == 18 ? (u.cs ? u.cs : 0x33) : (u.ss ? u.ss : 0x2b), 4);
+    else if (n <= 23)
+        put_le(&o, 0, 4);
+    else
+        return send(s, "E01"); /* not served */
+    *o = 0;
+    return send(s, s->out);
+}
+
+/* Write the registers of thread gtid (invariant 5). */
+static int store_regs(struct gdbs_session *s, const struct rw_regs *r)
+{
+    struct rw_error err;
+    if (s->cfg->kernel) {
+        note(s, "%s", "register writes of the whole machine (--kernel) are not supported");
+        return send(s, "E01");
+    }
+    s->res->modified = 1;
+    if (rw_machine_set_user_regs(s->m, s->gtid, r, &err) < 0) {
+        note(s, "%s", err.msg);
+        return send(s, "E01");
+    }
+    return send(s, "OK");
+}
+
+/* G: rax..rip, eflags (what g sends; the segments that follow must be what
+ * g said, the rest is ignored). */
+static int write_regs(struct gdbs_session *s, const char *hex)
+{
+    unsigned char b[GDBS_PACKET_MAX / 2];
+    long n = gdbs_fromhex(hex, strlen(hex), b, sizeof(b));
+    if (n < 17 * 8 + 4)
+        return send(s, "E01");
+    struct rw_uregs u;
+    struct rw_error err;
+    if (uregs(s->m, s->gtid, &u, &err) < 0)
+        return send(s, "E01");
+    for (int i = 0; i < 17; i++)
+        *reg_slot(&u.r, i) = get_le(b + 8 * i, 8);
+    u.r.rflags = (u.r.rflags & ~(uint64_t)0xffffffff) | get_le(b + 17 * 8, 4);
+    if (n >= 17 * 8 + 12) {
+        uint64_t cs = get_le(b + 17 * 8 + 4, 4), ss = get_le(b + 17 * 8 + 8, 4);
+        if (cs != (u.cs ? u.cs : 0x33) || ss != (u.ss ? u.ss : 0x2b)) {
+            note(s, "%s", "segment registers cannot be written");
+            return send(s, "E01");
+        }
+    }
+    return store_regs(s, &u.r);
+}
+
+/* P N=VALUE: one register of rax..rip, eflags. */
+static int write_reg(struct gdbs_session *s, const char *args)
+{
+    char *end;
+    long n = strtol(args, &end, 16);
+    if (*end != '=' || n < 0)
+        return send(s, "E01");
+    unsigned char b[16];
+    long len = gdbs_fromhex(end + 1, strlen(end + 1), b, sizeof(b));
+    struct rw_uregs u;
+    struct rw_error err;
+    if (uregs(s->m, s->gtid, &u, &err) < 0)
+        return send(s, "E01");
+    uint64_t *slot = reg_slot(&u.r, (int)n);
+    if (!slot) {
+        note(s, "%s", "only rax..r15, rip and eflags can be written");
+        return send(s, "E01");
+    }
+    int bytes = n == 17 ? 4 : 8;
+    if (len != bytes)
+        return send(s, "E01");
+    uint64_t v = get_le(b, bytes);
+    *slot = n == 17 ? (*slot & ~(uint64_t)0xffffffff) | v : v;
+    return store_regs(s, &u.r);
 }
 
 static void resume_of(struct gdbs_session *s, struct rw_resume *r)
@@ -364,8 +482,15 @@ static int same_pos(rw_machine *m, const struct rw_stop *st, const struct pos *p
 {
     if (p->boundary || st->step != p->step || st->tid != p->tid)
         return 0;
-    struct rw_regs r;
-    return regs_of(m, st->tid, &r) == 0 && !memcmp(&r, &p->r, sizeof(r));
+    struct rw_regs r, want = p->r;
+    if (regs_of(m, st->tid, &r) < 0)
+        return 0;
+    /* r11 holds the user flags a system call saved, with the trap flag
+     * when it ran under rw_machine_resume (src/run/debug.c invariant 7):
+     * that bit is the debugger's, not the position's. */
+    r.r11 &= ~(uint64_t)0x100;
+    want.r11 &= ~(uint64_t)0x100;
+    return !memcmp(&r, &want, sizeof(r));
 }
 
 /* Replay from step `from` with r (step_tid set: single steps), counting
@@ -427,6 +552,12 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
 {
     if (s->cfg->kernel) {
         note(s, "%s", "reverse execution of the whole machine (--kernel) is not supported");
+        return send(s, "E01");
+    }
+    if (s->res->modified) { /* invariant 5 */
+        note(s, "%s",
+             "reverse execution after a write to registers or memory is not possible: "
+             "the stored run has no such write to replay");
         return send(s, "E01");
     }
     struct rw_resume r;
@@ -654,8 +785,11 @@ static int handle(struct gdbs_session *s, const char *p, int *done)
     case 'g':
         return reply_regs(s);
     case 'G':
+        return write_regs(s, p + 1);
     case 'P':
+        return write_reg(s, p + 1);
     case 'p':
+        return read_reg(s, p + 1);
     case 'X':
         return send(s, "");
     case 'm':
@@ -782,9 +916,10 @@ int gdbs_start(const struct gdbs_config *cfg, struct gdbs_result *res, struct gd
     return 0;
 }
 
-void gdbs_serve(struct gdbs_session *s, int fd)
+void gdbs_serve(struct gdbs_session *s, int rfd, int wfd)
 {
-    s->conn.fd = fd;
+    s->conn.fd = rfd;
+    s->conn.wfd = wfd;
     s->conn.no_ack = 0;
     s->conn.bpos = s->conn.bend = 0;
     int done = 0;

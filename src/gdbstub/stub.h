@@ -31,6 +31,8 @@ struct gdbs_result {
     uint64_t steps; /* where the machine stood when the session ended */
     uint64_t debug_exits;
     uint64_t replays;    /* machines restored for reverse execution */
+    int modified;        /* gdb wrote registers or memory (M, G, P): the machine's
+                            run is no longer the stored run's */
     char trace_hash[65]; /* with finish: the trace hash of the run to its end */
 };
 
@@ -40,8 +42,10 @@ struct gdbs_session;
  * 0 with *s, or -1 with err (RW_EUSAGE: no such step or process). */
 int gdbs_start(const struct gdbs_config *cfg, struct gdbs_result *res, struct gdbs_session **s,
                struct rw_error *err);
-/* Serve one gdb connection on fd until it detaches, kills or closes. */
-void gdbs_serve(struct gdbs_session *s, int fd);
+/* Serve one gdb connection, reading packets from rfd and writing to wfd
+ * (the same socket, or stdin and stdout), until gdb detaches, kills or
+ * closes. */
+void gdbs_serve(struct gdbs_session *s, int rfd, int wfd);
 /* End the session; with finish, first run the machine to the run's end and
  * put its trace hash and steps in the result. Frees s. 0 or -1 with err. */
 int gdbs_end(struct gdbs_session *s, int finish, struct rw_error *err);

@@ -184,6 +184,45 @@ int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct
     return 0;
 }
 
+/* Invariant 3 for writes: the registers are written where they are read
+ * from (the vCPU, or the pt_regs the kernel saved); the trap and resume
+ * flags stay the debugger's own (rw_machine_resume's). */
+int rw_machine_set_user_regs(rw_machine *m, uint32_t tid, const struct rw_regs *r,
+                             struct rw_error *err)
+{
+    const struct gos_task *t = debug_task(m, tid, err);
+    if (!t)
+        return -1;
+    const uint64_t keep = 0x10100; /* RF, TF */
+    struct kvm_regs k;
+    int user = t->current ? vcpu_user(m, &k) : 0;
+    if (user < 0)
+        return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
+    if (user) {
+        k.rax = r->rax, k.rbx = r->rbx, k.rcx = r->rcx, k.rdx = r->rdx;
+        k.rsi = r->rsi, k.rdi = r->rdi, k.rsp = r->rsp, k.rbp = r->rbp;
+        k.r8 = r->r8, k.r9 = r->r9, k.r10 = r->r10, k.r11 = r->r11;
+        k.r12 = r->r12, k.r13 = r->r13, k.r14 = r->r14, k.r15 = r->r15;
+        k.rip = r->rip;
+        k.rflags = (r->rflags & ~keep) | (k.rflags & keep) | 2;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
+            return fail(err, RW_EINTERNAL, "%s", "cannot write the vCPU's registers");
+        return 0;
+    }
+    struct gos_regs g;
+    if (gos_user_regs(&m->dbg->g, t, &g) < 0)
+        return fail(err, RW_EUSAGE, "thread %s has no user registers (a kernel thread)", t->comm);
+    g.rax = r->rax, g.rbx = r->rbx, g.rcx = r->rcx, g.rdx = r->rdx;
+    g.rsi = r->rsi, g.rdi = r->rdi, g.rsp = r->rsp, g.rbp = r->rbp;
+    g.r8 = r->r8, g.r9 = r->r9, g.r10 = r->r10, g.r11 = r->r11;
+    g.r12 = r->r12, g.r13 = r->r13, g.r14 = r->r14, g.r15 = r->r15;
+    g.rip = r->rip;
+    g.rflags = (r->rflags & ~keep) | (g.rflags & keep) | 2;
+    if (gos_set_user_regs(&m->dbg->g, t, &g) < 0)
+        return fail(err, RW_EINTERNAL, "cannot write the registers thread %s saved", t->comm);
+    return 0;
+}
+
 /* The page table of process pid (any of its threads). 0 or -1 with err. */
 int debug_pgd(rw_machine *m, uint32_t pid, uint64_t *pgd, struct rw_error *err)
 {
@@ -243,6 +282,25 @@ size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *
  *  6. Guest debugging is switched off again before rw_machine_resume
  *     returns: a machine that runs on without a debugger takes no debug
  *     exits.
+ *
+ * Two ways to run: the whole machine (pid 0, --kernel) uses the debug
+ * registers above. A process (pid P) uses the trap flag instead, because
+ * the debug registers never fire on some KVMs (the test host's, QEMU's
+ * software CPU under nested SVM: docs/debugging.md) while single-step
+ * traps do, and an int3 is not intercepted there either:
+ *  7. While rw_machine_resume runs, every thread of P has RFLAGS.TF set in
+ *     its saved user registers (and the vCPU's, when P runs in user mode),
+ *     so each user instruction of P ends in a #DB that KVM hands to the
+ *     monitor (KVM_GUESTDBG_USE_HW_BP intercepts #DB): breakpoints,
+ *     watchpoints and single steps are checked there, in P alone. The
+ *     guest never receives such a #DB.
+ *  8. Before rw_machine_resume returns, TF is cleared again in every user
+ *     task's saved registers (a fork of P inherits it) and in the vCPU:
+ *     the machine handed back is exactly the run's, and a machine that runs
+ *     on without a debugger never traps.
+ *  9. Watchpoints are compared after each instruction of P and after every
+ *     step (a write by the kernel or another process is seen at the next
+ *     step): a change is never missed.
  */
 
 #define INTERNAL_SLOT 3
@@ -332,18 +390,9 @@ static int hole_debug_time(void)
     return holes && h && !strcmp(holes, "1") && !strcmp(h, "1");
 }
 
-int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
-                      struct rw_error *err)
+static int resume_machine(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                          struct rw_error *err)
 {
-    memset(s, 0, sizeof(*s));
-    if (r->nw < 0 || r->nw > RW_DEBUG_SLOTS) {
-        err->code = RW_EUSAGE;
-        snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once",
-                 RW_DEBUG_SLOTS);
-        return -1;
-    }
-    if (!debug_gos(m, err))
-        return -1;
     struct platform *p = m->c.p;
     struct kvm_run *run = m->c.vm.run;
     /* Stepping: phase 1 waits for the thread to be back in user mode (a
@@ -519,6 +568,226 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
     if (s->why == RW_STOP_ENDED && p->outcome == PLATFORM_RUNNING)
         s->why = RW_STOP_STEP;
     return rc;
+}
+
+/* ---- A process under the trap flag (invariants 7-9) ---- */
+
+#define RFLAGS_TF 0x100ull
+
+/* Set (on) or clear TF in the saved user registers of the threads of pid
+ * (on), or of every user task (off: invariant 8), and in the vCPU when it
+ * runs such a thread in user mode. 0 or -1 with err. */
+static int tf_arm(rw_machine *m, uint32_t pid, int on, struct rw_error *err)
+{
+    const struct gos_task *t;
+    size_t n;
+    if (debug_tasks(m, &t, &n, err) < 0)
+        return -1;
+    struct kvm_regs k;
+    int user = vcpu_user(m, &k);
+    if (user < 0)
+        return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
+    uint32_t cur_tgid = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].kernel_thread || (on && t[i].tgid != pid))
+            continue;
+        if (t[i].current) {
+            cur_tgid = t[i].tgid;
+            if (user)
+                continue; /* its registers are the vCPU's */
+        }
+        struct gos_regs g;
+        if (gos_user_regs(&m->dbg->g, &t[i], &g) < 0)
+            continue; /* not yet in user mode */
+        uint64_t f = on ? g.rflags | RFLAGS_TF : g.rflags & ~RFLAGS_TF;
+        if (f == g.rflags)
+            continue;
+        g.rflags = f;
+        if (gos_set_user_regs(&m->dbg->g, &t[i], &g) < 0)
+            return fail(err, RW_EINTERNAL, "cannot write the registers thread %s saved", t[i].comm);
+    }
+    if (user && (!on || cur_tgid == pid)) {
+        uint64_t f = on ? k.rflags | RFLAGS_TF : k.rflags & ~RFLAGS_TF;
+        if (f != k.rflags) {
+            k.rflags = f;
+            if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
+                return fail(err, RW_EINTERNAL, "%s", "cannot write the vCPU's registers");
+        }
+    }
+    return 0;
+}
+
+/* Invariant 9: did a watched value change? Then s gets the slot and the
+ * thread of P on the CPU (0 if none), and wval the new bytes. */
+static int watch_changed(rw_machine *m, const struct rw_resume *r, uint64_t pgd, uint8_t wval[][8],
+                         struct rw_stop *s)
+{
+    for (int i = 0; i < r->nw; i++) {
+        if (r->w[i].kind == RW_BREAK)
+            continue;
+        uint8_t now[8] = {0};
+        if (gos_vread(&m->dbg->g, pgd, r->w[i].addr, now, r->w[i].len) != r->w[i].len)
+            memset(now, 0, sizeof(now));
+        if (!memcmp(now, wval[i], r->w[i].len))
+            continue;
+        memcpy(wval[i], now, r->w[i].len);
+        uint32_t tid = 0, tgid = 0;
+        s->why = RW_STOP_WATCH;
+        s->slot = i;
+        s->tid = on_cpu(m, &tid, &tgid) == 0 && tgid == r->pid ? tid : 0;
+        return 1;
+    }
+    return 0;
+}
+
+static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                          struct rw_error *err)
+{
+    struct platform *p = m->c.p;
+    struct kvm_run *run = m->c.vm.run;
+    uint8_t wval[RW_DEBUG_SLOTS][8];
+    uint64_t wpgd = 0;
+    int nwatch = 0;
+    for (int i = 0; i < r->nw; i++)
+        nwatch += r->w[i].kind != RW_BREAK;
+    if (nwatch && debug_pgd(m, r->pid, &wpgd, err) < 0)
+        return -1;
+    for (int i = 0; i < r->nw; i++)
+        if (r->w[i].kind != RW_BREAK &&
+            gos_vread(&m->dbg->g, wpgd, r->w[i].addr, wval[i], r->w[i].len) != r->w[i].len)
+            memset(wval[i], 0, sizeof(wval[i]));
+    if (tf_arm(m, r->pid, 1, err) < 0) /* invariant 7 */
+        return -1;
+    struct kvm_guest_debug d;
+    memset(&d, 0, sizeof(d));
+    d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP; /* #DB to the monitor */
+    if (ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d) < 0) {
+        int e = errno;
+        tf_arm(m, r->pid, 0, err);
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(e));
+        return -1;
+    }
+    int rc = 0;
+    /* After a #DB in the kernel (a system call's first instruction, with
+     * the user's TF still in r11 and pt_regs not yet written), the machine
+     * must not stop: TF could not be cleared there (invariant 8). */
+    int in_entry = 0;
+    run_active_kvm_run = run;
+    for (;;) {
+        if (p->outcome != PLATFORM_RUNNING) {
+            s->why = RW_STOP_ENDED;
+            break;
+        }
+        if (r->abort && *r->abort && !in_entry) {
+            s->why = RW_STOP_ABORTED;
+            break;
+        }
+        if (r->until_step && p->step >= r->until_step) {
+            s->why = RW_STOP_STEP;
+            break;
+        }
+        int kr = ioctl(m->c.vm.vcpu_fd, KVM_RUN, 0);
+        uint64_t step = p->step;
+        if (kr < 0) {
+            if (errno == EINTR || errno == EAGAIN) {
+                run->immediate_exit = 0;
+                platform_host_exit(p);
+                RW_ASSERT(p->step == step); /* invariant 4 */
+                continue;
+            }
+            err->code = RW_EINTERNAL;
+            snprintf(err->msg, sizeof(err->msg), "KVM_RUN: %s", strerror(errno));
+            rc = -1;
+            break;
+        }
+        in_entry = 0;
+        if (run->exit_reason != KVM_EXIT_DEBUG) {
+            int stepped = vcpu_handle_exit(p);
+            RW_ASSERT(p->step == step + (uint64_t)stepped);
+            if (stepped && nwatch && watch_changed(m, r, wpgd, wval, s))
+                break; /* seen after the step (invariant 9) */
+            continue;
+        }
+        /* A debug exit: never a step (invariant 4). */
+        s->debug_exits++;
+        if (hole_debug_time())
+            p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
+        struct kvm_sregs sr;
+        struct kvm_regs k;
+        uint32_t tid = 0, tgid = 0;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 ||
+            ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
+            err->code = RW_EINTERNAL;
+            snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU at a debug exit");
+            rc = -1;
+            break;
+        }
+        RW_ASSERT(p->step == step);
+        int user = (sr.cs.selector & 3) == 3;
+        in_entry = !user;
+        if (user && tgid == r->pid) { /* one instruction of thread tid ran */
+            if (r->step_tid && tid == r->step_tid) {
+                s->why = RW_STOP_STEPPED;
+                s->tid = tid;
+                s->pc = k.rip;
+                break;
+            }
+            int hit = -1;
+            for (int i = r->nw - 1; i >= 0; i--)
+                if (r->w[i].kind == RW_BREAK && r->w[i].addr == k.rip)
+                    hit = i;
+            if (hit >= 0) {
+                s->why = RW_STOP_BREAK;
+                s->slot = hit;
+                s->tid = tid;
+                s->pc = k.rip;
+                break;
+            }
+            if (nwatch && watch_changed(m, r, wpgd, wval, s)) {
+                s->pc = k.rip;
+                break;
+            }
+            continue;
+        }
+        if (user && (k.rflags & RFLAGS_TF)) { /* a fork of P inherited TF: not ours */
+            k.rflags &= ~RFLAGS_TF;
+            if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0) {
+                err->code = RW_EINTERNAL;
+                snprintf(err->msg, sizeof(err->msg), "cannot write the vCPU's registers");
+                rc = -1;
+                break;
+            }
+        }
+    }
+    run_active_kvm_run = NULL;
+    struct rw_error e2;
+    int ok = tf_arm(m, r->pid, 0, &e2); /* invariant 8 */
+    memset(&d, 0, sizeof(d));
+    ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d); /* invariant 6 */
+    if (ok < 0 && rc == 0) {
+        *err = e2;
+        rc = -1;
+    }
+    s->step = p->step;
+    if (s->why == RW_STOP_ENDED && p->outcome == PLATFORM_RUNNING)
+        s->why = RW_STOP_STEP;
+    return rc;
+}
+
+int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                      struct rw_error *err)
+{
+    memset(s, 0, sizeof(*s));
+    if (r->nw < 0 || r->nw > RW_DEBUG_SLOTS) {
+        err->code = RW_EUSAGE;
+        snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once",
+                 RW_DEBUG_SLOTS);
+        return -1;
+    }
+    if (!debug_gos(m, err))
+        return -1;
+    return r->pid ? resume_process(m, r, s, err) : resume_machine(m, r, s, err);
 }
 
 int rw_machine_finish(rw_machine *m, int run_to_end, struct rw_result *r, struct rw_error *err)

@@ -95,9 +95,50 @@ test_gdb_errors_are_one_line() {
     gdb_rw e2 "$ID" 99999999 -- -batch -ex bt
     [ "$RC" -eq 2 ] || fail "past the end: rc $RC $(cat e2.err)"
     [ "$(wc -l < e2.err)" -eq 1 ] || fail "not one line: $(cat e2.err)"
+    # gdb's own message (batch gdb answers "no" to a pending breakpoint
+    # and exits 0)
     gdb_rw e3 "$ID" "$AT" -- -batch -ex 'break no_such_function'
-    [ "$RC" -ne 0 ] || fail "an unknown symbol: rc 0"
     expect_grep e3.err 'Function "no_such_function" not defined'
+}
+
+# A watchpoint on the counter bump() adds to: each stop shows the old and
+# the new value, which differ by the next i (1, 2, 3, ...).
+test_gdb_watch_a_variable() {
+    dbg_run
+    gdb_rw g "$ID" "$AT" --verify -- -batch -ex 'watch counter' -ex 'continue' -ex 'continue' \
+        -ex 'bt'
+    expect_rc 0
+    python3 - g.out <<'PY' || fail "watchpoint: $(cat g.out g.err)"
+import re, sys
+t = open(sys.argv[1]).read()
+ch = [(int(a), int(b)) for a, b in re.findall(r"Old value = (\d+)\s+New value = (\d+)", t)]
+assert len(ch) == 2, ch
+(o1, n1), (o2, n2) = ch
+assert o2 == n1 and n2 - o2 == n1 - o1 + 1, ch
+PY
+    expect_grep g.out 'wait_sleep () at .*dbg_threads.c'
+    expect_grep g.err 'trace [0-9a-f]* equal to run'
+}
+
+# Register writes (G/P) on the throwaway machine: read back after gdb
+# drops its cache, on the thread on the CPU (the vCPU) and on a thread the
+# kernel saved; afterwards reverse execution is refused (the stored run has
+# no such write) and the session says its run is no longer the stored one.
+test_gdb_register_writes() {
+    dbg_run
+    gdb_rw g "$ID" "$AT" -- -batch -ex 'break bump' -ex 'continue' \
+        -ex 'set $rax = 0x1234abcd' -ex 'maint flush register-cache' -ex 'echo MARK-A\n' -ex 'print/x $rax' \
+        -ex 'thread 2' -ex 'set $r12 = 0x7766' -ex 'maint flush register-cache' -ex 'echo MARK-B\n' -ex 'print/x $r12' \
+        -ex 'thread 1' -ex 'reverse-continue' -ex 'echo END\n'
+    expect_rc 0
+    python3 - g.out <<'PY' || fail "register writes: $(cat g.out g.err)"
+import re, sys
+t = open(sys.argv[1]).read()
+assert re.search(r"MARK-A\n\$\d+ = 0x1234abcd", t), "rax"
+assert re.search(r"MARK-B\n\$\d+ = 0x7766", t), "r12 of a saved thread"
+PY
+    expect_grep g.err 'reverse execution after a write to registers or memory is not possible'
+    expect_grep g.err 'its run is not the stored run'
 }
 
 # The pool's crash (long: check over 64 schedules): bt at the SIGSEGV step
@@ -148,6 +189,33 @@ test_gdb_port_serves_the_program() {
     expect_grep g.out 'main () at .*dbg_threads.c:'
 }
 
+# --stdio: gdb starts the stub itself over a pipe (target remote | ...),
+# with no network at all; the program comes through the protocol (vFile),
+# and --verify's verdict reaches gdb's stderr.
+test_gdb_stdio_pipe() {
+    dbg_run
+    set +e
+    timeout -k 5 400 gdb -q -nx -batch -ex 'set remotetimeout 600' \
+        -ex "target remote | exec '$REWIND' gdb --stdio --verify $ID $AT 2>v.log" \
+        -ex 'info threads' -ex 'break bump' -ex 'continue' -ex 'print i' -ex 'bt' \
+        -ex 'detach' >p.out 2>p.err
+    RC=$?
+    set -e
+    [ "$RC" -ne 124 ] || fail "gdb over --stdio timed out: $(tail -n 20 p.err | tr '\n' '|')"
+    expect_rc 0
+    [ "$(grep -c '^[* ] [0-9]* *Thread ' p.out)" -eq 4 ] || fail "threads: $(cat p.out p.err)"
+    expect_grep p.out 'Breakpoint 1, bump (i=[0-9]*) at .*dbg_threads.c:[0-9]'
+    expect_grep p.out '^\$1 = [0-9]'
+    expect_grep p.out 'in wait_sleep () at .*dbg_threads.c:[0-9]'
+    # gdb stops reading the stub's stderr when it closes the pipe: the
+    # verdict of --verify, printed after, goes to the file given
+    expect_grep v.log 'trace [0-9a-f]* equal to run'
+    # usage errors: one line, exit 2
+    run_rw e gdb --stdio --port 1234 "$ID" "$AT"
+    expect_rc 2
+    [ "$(wc -l < e.err)" -eq 1 ] || fail "not one line: $(cat e.err)"
+}
+
 # --kernel: the whole machine, the guest kernel's symbols, a breakpoint in
 # the kernel, a single step of the vCPU.
 test_gdb_kernel_whole_machine() {
@@ -155,6 +223,12 @@ test_gdb_kernel_whole_machine() {
     gdb_rw k "$ID" "$AT" --kernel --verify -- -batch -ex 'break schedule' -ex 'continue' \
         -ex 'echo MARK-A\n' -ex 'print $pc' -ex 'stepi' -ex 'echo MARK-B\n' -ex 'print $pc'
     expect_rc 0
+    # The whole machine's breakpoints are the CPU's debug registers, which
+    # the test host's KVM never fires (docs/debugging.md): the machine then
+    # runs to its end without stopping. That host cannot test this.
+    if ! grep -q 'Breakpoint 1, ' k.out && grep -q 'exited\|not being run' k.out k.err; then
+        skip "this KVM does not fire debug registers (docs/debugging.md): --kernel breakpoints untestable here"
+    fi
     expect_grep k.out 'Breakpoint 1, 0x[0-9a-f]* in schedule ()'
     python3 - k.out <<'PY' || fail "stepi: $(cat k.out)"
 import re, sys

@@ -22,7 +22,7 @@ int main(void)
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
         return 1;
     static struct gdbs_conn c;
-    c.fd = sv[0];
+    c.fd = c.wfd = sv[0];
     char ack[8] = {0};
 
     /* a good packet is acknowledged and returned */
@@ -70,6 +70,27 @@ int main(void)
     c.bpos = c.bend = 0;
     CHECK(gdbs_recv(&c) == 0, "closed");
     close(sv[0]);
+
+    /* two pipes (`target remote | rewind gdb --stdio`): packets read from
+     * one, acknowledgements and replies written to the other, never back */
+    int in[2], out2[2];
+    if (pipe(in) < 0 || pipe(out2) < 0)
+        return 1;
+    static struct gdbs_conn p;
+    p.fd = in[0];
+    p.wfd = out2[1];
+    put(in[1], "$qSupported#37");
+    CHECK(gdbs_recv(&p) == 1 && !strcmp(p.in, "qSupported"), "pipe: packet");
+    CHECK(read(out2[0], ack, 1) == 1 && ack[0] == '+', "pipe: acked on the other pipe");
+    put(in[1], "+");
+    CHECK(gdbs_sends(&p, "OK") == 0, "pipe: send waits for '+' on the read pipe");
+    n = read(out2[0], out, sizeof(out) - 1);
+    CHECK(n == 6 && !strncmp(out, "$OK#9a", 6), "pipe: reply on the write pipe");
+    close(in[1]);
+    CHECK(gdbs_recv(&p) == 0, "pipe: closed");
+    close(in[0]);
+    close(out2[0]);
+    close(out2[1]);
 
     unsigned char b[4];
     char hx[9];
