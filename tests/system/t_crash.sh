@@ -88,6 +88,11 @@ after_kill() {
     for d in $(incomplete_dirs); do
         # an import's staging directory is not a run: gc takes it (below)
         case $d in .import.*) continue ;; esac
+        # show copes with a killed run's partial manifest (issue 11 defect
+        # 1): an answer or one error line, never a crash
+        local src=0
+        "$REWIND" show "$d" >"$T/show.out" 2>&1 || src=$?
+        [ "$src" -lt 128 ] || fail "$what: show of the killed run $d died (status $src)"
         # `remove` names a killed run by its staging directory (the "dir"
         # of ls --json), also beside a complete run of its id (a
         # replacement killed after its swap)
