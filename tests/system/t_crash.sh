@@ -103,7 +103,7 @@ after_kill() {
     find "$REWIND_HOME" -name '*.tmp*' -exec touch -d '2 hours ago' {} +
     "$REWIND" gc >"$T/gc.out" 2>&1 || fail "$what: gc after the kill: $(tail -n 1 "$T/gc.out")"
     local after; after=$(cd "$REWIND_HOME" && find . -type f | wc -l)
-    echo "$what: $before files -> $after after gc" >>"$T/walk.log"
+    echo "$what: $before files -> $after after gc (at ${SECONDS}s)" >>"$T/walk.log"
     debris >"$T/debris"
     [ ! -s "$T/debris" ] || fail "$what: gc left debris: $(head -n 5 "$T/debris" | tr '\n' ' ')"
     "$REWIND" gc --dry-run --json >"$T/gcd.json" 2>&1 || fail "$what: gc --dry-run"
@@ -115,6 +115,7 @@ if g["pack_bytes_after"] != g["pack_bytes_before"]: bad["pack_bytes"] = (g["pack
 sys.exit(1 if bad else 0)
 PY
     WALKED=$((WALKED + 1))
+    cp "$T/walk.log" "$TOP/build/t_crash.walk.log" 2>/dev/null || true
 }
 
 # hits FILE NAME: how often NAME was reached in a REWIND_FAILPOINT_COUNT file.
@@ -148,6 +149,7 @@ crash_base() {
     run_rw g gc; expect_rc 0
     after_kill "baseline"
     WALKED=0
+    cp "$T/walk.log" "$TOP/build/t_crash.walk.log" 2>/dev/null || true
 }
 
 # crash_home: a fresh copy of the base home in $T/kh, as REWIND_HOME.
@@ -208,6 +210,7 @@ crash_kill() {
     REWIND_FAILPOINT="$name:$k" crash_cmd "$scen" "$n" >"$T/fp.out" 2>"$T/fp.err"
     local rc=$?
     set -e
+    echo "$name:$k ($scen): killed (at ${SECONDS}s)" >>"$T/walk.log"
     grep -qx "$A" "$T/known" || fail "run A is not among the runs the base published"
     [ $rc -eq 137 ] || fail "$name:$k not reached by $scen (exit $rc: $(tail -n 2 "$T/fp.err" | tr '\n' '|'))"
     after_kill "$name:$k ($scen)"
