@@ -3,8 +3,8 @@
  * by name, so the order is stable. A "created" more than a day in the
  * future (a hand-made manifest's; import refuses it) counts as the oldest,
  * so no run can stay "@" by claiming a far-off date. A reference is tried as a directory name or id
- * first, then as a name (every name a run was given: home/runnames.h), then as a prefix: no
- * manifest can make an id resolve to another run.
+ * first (a killed run's staging directory ".<id>.<pid>" too), then as a name (every name a run was
+ * given: home/runnames.h), then as a prefix: no manifest can make an id resolve to another run.
  */
 #include "home/runref.h"
 
@@ -144,11 +144,14 @@ int runref_resolve(const char *home, const char *ref, char *dir, size_t dirlen, 
                 pick = i, matches = 1;
     } else {
         /* A directory name or id first (complete runs, then runs killed
-         * mid-way), then a name given to a run, newest first. */
+         * mid-way: by id, or by their directory ".<id>.<pid>", the only way
+         * to name one beside a complete run of its id), then a name given
+         * to a run, newest first. */
         for (int pass = 0; pass < 3 && pick < 0; pass++)
             for (int i = 0; i < n; i++)
                 if ((pass == 0 && !v[i].incomplete && !strcmp(v[i].name, ref)) ||
-                    (pass == 1 && v[i].incomplete && !strcmp(v[i].id, ref)) ||
+                    (pass == 1 && v[i].incomplete &&
+                     (!strcmp(v[i].id, ref) || !strcmp(v[i].name, ref))) ||
                     (pass == 2 && !v[i].incomplete && runnames_in(v[i].names, ref))) {
                     pick = i;
                     matches = 1;

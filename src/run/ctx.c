@@ -480,19 +480,21 @@ static void free_name(const char *home, const char *id, char *name, size_t n)
 
 /* A run of a spec that was run before must equal it. If the stored run
  * differs, this is a determinism violation: keep the stored run, publish
- * this one as <id>~N, and say where the two traces part. */
-static void check_against_stored(struct run_ctx *c, char *name, size_t n)
+ * this one as <id>~N, and say where the two traces part. Returns 1 when
+ * this run, not cut, is to replace a stored run that was cut (timeout,
+ * limit, spin), else 0. */
+static int check_against_stored(struct run_ctx *c, char *name, size_t n)
 {
     struct rw_result *r = c->res;
     const char *home = c->o->home;
     snprintf(name, n, "%s", r->id);
     char path[PATH_LEN], mine[PATH_LEN];
     if (home_path(path, sizeof(path), home, HOME_RUNS, r->id, "manifest.json") < 0)
-        return;
+        return 0;
     json_error_t je;
     json_t *m = json_load_file(path, 0, &je);
     if (!m)
-        return;
+        return 0;
     r->had_stored = 1;
     const char *th = json_string_value(json_object_get(m, "trace_hash"));
     const char *rh = json_string_value(json_object_get(m, "ram_hash"));
@@ -508,11 +510,11 @@ static void check_against_stored(struct run_ctx *c, char *name, size_t n)
     int cut = r->outcome == RW_TIMEOUT || r->outcome == RW_LIMIT || r->outcome == RW_SPIN;
     json_decref(m);
     if (same || (stored_cut && !cut))
-        return;
+        return !same && stored_cut && !cut;
     free_name(home, r->id, name, n);
     if (cut) {
         r->had_stored = 0;
-        return;
+        return 0;
     }
     home_path(path, sizeof(path), home, HOME_RUNS, r->id, "trace");
     staging_path(c, "trace", mine, sizeof(mine));
@@ -529,6 +531,7 @@ static void check_against_stored(struct run_ctx *c, char *name, size_t n)
                  "this run differs from the stored run %s of the same spec (same trace, "
                  "%s); kept as %s",
                  r->id, (uint64_t)steps != r->steps ? "other step count" : "other final RAM", name);
+    return 0;
 }
 
 /* Keep the root image in the store as images/<hash>.erofs, so that replay,
@@ -1182,7 +1185,10 @@ int run_finish(struct run_ctx *c)
     if (c->sink->session && session_rename(c) < 0)
         return -1;
     char name[RW_ID_MAX];
-    check_against_stored(c, name, sizeof(name));
+    /* A complete fork replaces a cut run of its spec, as a complete run
+     * does (docs/reliability.md), unless that run is its own parent. */
+    int replace_cut = check_against_stored(c, name, sizeof(name)) && c->keep == RUN_KEEP &&
+                      !(c->parent && !strcmp(c->parent, res->id));
     res->events = c->dir.trace.count;
     if (c->keep == RUN_KEEP_IF_DIFFERENT &&
         (res->outcome == RW_TIMEOUT || res->outcome == RW_LIMIT || res->outcome == RW_SPIN)) {
@@ -1191,13 +1197,14 @@ int run_finish(struct run_ctx *c)
         rundir_abort(&c->dir);
         return 0;
     }
-    if ((c->keep == RUN_KEEP_IF_DIFFERENT || c->parent) && res->had_stored && !res->diverged) {
+    if ((c->keep == RUN_KEEP_IF_DIFFERENT || c->parent) && res->had_stored && !res->diverged &&
+        !replace_cut) {
         /* Identical to the stored run: nothing new to keep (invariant 5). */
         rundir_abort(&c->dir);
         return 0;
     }
-    RW_ASSERT(c->lockfd >= 0);                                  /* invariant 1 */
-    RW_ASSERT(!c->parent || !res->had_stored || res->diverged); /* invariant 5 */
+    RW_ASSERT(c->lockfd >= 0);                                                 /* invariant 1 */
+    RW_ASSERT(!c->parent || !res->had_stored || res->diverged || replace_cut); /* invariant 5 */
     json_t *names = runnames_merged(c->o->home, name, c->o->name);
     char *mj = manifest_json(c->spec_json, res, c->dir.trace.count, c->o->name, names);
     json_decref(names);

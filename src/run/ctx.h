@@ -26,7 +26,8 @@
  *  4. The pages of the keyframes are synced before the keyframes file that
  *     names them is closed (kfcap.h invariant 2).
  *  5. A run restored from a keyframe never replaces the run its keyframes
- *     name: it is kept only when it differs from a stored run of its spec.
+ *     name: it is kept only when it differs from a stored run of its spec,
+ *     or replaces a stored run of its spec that was cut (timeout, limit).
  *  6. A machine (run_machine_open .. run_close: lock, image, KVM, store,
  *     keyframe pages) carries one run at a time (run_begin .. run_end);
  *     everything a run's id, trace or keyframes depend on is reset by

@@ -17,6 +17,7 @@
 #  3. A test passes when its function returns 0, is skipped when it called
 #     skip (lib.sh), and fails otherwise; every test selected is counted
 #     exactly once.
+#  4. A test file with a syntax error is one failure, never a silent skip.
 set -uo pipefail
 # The whole script is one compound command, read before it runs, so that
 # editing a test file or this one while the suite runs cannot derail it.
@@ -43,6 +44,17 @@ else
 fi
 rm -rf "$base/prime"
 for f in "$HERE"/t_*.sh; do
+    # A file bash cannot parse defines none or only some of its tests:
+    # it counts as one failure (invariant 4) when its name or a test it
+    # names in its text is selected, instead of silently running fewer.
+    if ! bash -n "$f" 2>"$base/syntax.err"; then
+        fb=$(basename "$f" .sh)
+        if { echo "$fb:"; grep -oE '^[[:space:]]*(function[[:space:]]+)?test_[A-Za-z0-9_]+' "$f" |
+            sed -E "s/^[[:space:]]*(function[[:space:]]+)?/$fb:/"; } | grep -E "$pat" >/dev/null; then
+            failn=$((failn+1)); echo "FAIL $fb:(syntax error)"; sed 's/^/    /' "$base/syntax.err" | tail -n 20
+        fi
+        continue
+    fi
     for t in $(bash -c "source '$HERE/lib.sh'; source '$f'; declare -F" | awk '{print $3}' | grep '^test_' ); do
         name="$(basename "$f" .sh):$t"
         echo "$name" | grep -qE "$pat" || continue
