@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,27 +43,33 @@ extern char **environ;
 #define OUT_MAX (64u << 20)
 #define CLOSURE_MAX 4096
 
-/* Run argv (PATH lookup), its stdout into *out (NUL-terminated, malloc'd),
- * stderr to ours unless quiet. Returns the exit status (0..255, 255 if it
- * could not run or was killed). */
+/* Run argv (PATH lookup), its stdout into *out (NUL-terminated, malloc'd).
+ * Its stderr is kept aside and copied to ours (the last 4 KiB) only when it
+ * fails and !quiet: nix's warnings ("you don't have Internet access", ...)
+ * do not depend on the build and stay out of the way. Returns the exit
+ * status (0..255, 255 if it could not run or was killed). */
 static int cmd(char *const argv[], char **out, int quiet)
 {
     int pfd[2] = {-1, -1};
     *out = NULL;
-    if (pipe(pfd) < 0)
+    int efd = memfd_create("nix-stderr", MFD_CLOEXEC);
+    if (efd < 0 || pipe(pfd) < 0) {
+        if (efd >= 0)
+            close(efd);
         return 255;
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, efd, 2);
     posix_spawn_file_actions_addclose(&fa, pfd[0]);
-    if (quiet)
-        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid;
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(pfd[1]);
     if (rc != 0) {
         close(pfd[0]);
+        close(efd);
         return 255;
     }
     size_t n = 0, cap = 4096;
@@ -93,7 +100,18 @@ static int cmd(char *const argv[], char **out, int quiet)
     if (b)
         b[n] = 0;
     *out = b;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+    if (code != 0 && !quiet) {
+        char tail[4096];
+        off_t end = lseek(efd, 0, SEEK_END);
+        off_t from = end > (off_t)sizeof(tail) ? end - (off_t)sizeof(tail) : 0;
+        ssize_t got = end > 0 ? pread(efd, tail, (size_t)(end - from), from) : 0;
+        if (got > 0 && write(2, tail, (size_t)got) < 0) {
+            /* our stderr is gone: nothing to tell */
+        }
+    }
+    close(efd);
+    return code;
 }
 
 /* Invariant 3: an absolute path without "..", control bytes or quotes. */
