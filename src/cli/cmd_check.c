@@ -440,10 +440,13 @@ int cmd_check(int argc, char **argv)
             printf("derivation %s\noutput %s %s\n", nj.drv, nj.out_name, nj.out_path);
     }
     int rc = rw_check(h, &c, &r, &err);
-    if (nix) {
+    if (nix)
         rw_nix_job_free(&nj);
-        if (rc == 0 && !json)
-            cli_nix_check_outputs(h, &r);
+    if (nix && rc == 0 && !json) {
+        report(&r, json);
+        cli_nix_check_outputs(h, &r);
+        rw_home_close(h);
+        return r.found || r.unmet ? 1 : 0;
     }
     rw_home_close(h);
     free(rest);
