@@ -135,8 +135,7 @@ int cli_blame(rw_home *h, const char *id, const char *path, uint64_t offset, con
                      : "; the file's bytes there changed since");
     printf("%s  chain:", indent);
     int k = 0;
-    for (const struct rw_proc *q = p; q && k < 64;
-         q = q->pid == 1 ? NULL : proc_of(&ps, q->ppid)) {
+    for (const struct rw_proc *q = p; q && k < 64; q = q->pid == 1 ? NULL : proc_of(&ps, q->ppid)) {
         printf("%s pid %u `", k++ ? " <-" : "", q->pid);
         put_argv(q->argv);
         putchar('`');

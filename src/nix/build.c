@@ -445,9 +445,8 @@ int rw_nix_prepare(rw_home *h, const struct rw_nix_config *c, struct rw_nix_job 
     }
     const char *opath = json_string_value(json_object_get(o1, "path"));
     if (!store_path_ok(opath) || json_object_size(outs) != 1) {
-        apierr_set(err, RW_EUSAGE,
-                   "%s has %zu outputs; rewind builds derivations with one output", j->drv,
-                   json_object_size(outs));
+        apierr_set(err, RW_EUSAGE, "%s has %zu outputs; rewind builds derivations with one output",
+                   j->drv, json_object_size(outs));
         goto out;
     }
     snprintf(j->out_name, sizeof(j->out_name), "%s", oname);
