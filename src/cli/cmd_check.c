@@ -396,6 +396,8 @@ int cmd_check(int argc, char **argv)
         rest[nrest++] = argv[i];
     if ((c.share || c.via_args) && (!c.via || strcmp(c.via, "slurm")))
         return cli_error(2, "--share and --slurm-args go with --via slurm");
+    if (c.via && (c.vary_dirorder || c.vary_epoch)) /* the engines vary only the seed */
+        return cli_error(2, "--vary dirorder and --vary epoch do not go with --via yet");
     /* check INSTALLABLE (docs/nix.md): the derivation's build is the job */
     static struct rw_nix_config nc;
     static struct rw_nix_job nj;
