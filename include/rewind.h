@@ -1042,5 +1042,26 @@ void rw_nix_config_init(struct rw_nix_config *c);
  * may have failed: r->message), or -1 with err. */
 int rw_nix_build(rw_home *h, const struct rw_nix_config *c, struct rw_nix_report *r,
                  struct rw_error *err);
+/* A derivation made ready to build (rw_nix_prepare): run is c->run with the
+ * root (a temporary directory of the input closure), argv, env, cwd
+ * (/build), collect (the output path) and nix_drv set, so rw_record,
+ * rw_check and rw_repro build it as rewind nix does. */
+struct rw_nix_job {
+    char drv[1100], out_name[64], out_path[1100];
+    int network;              /* fixed-output or impure (it may need the network) */
+    struct rw_run_config run;
+    char root[4096];          /* owned: removed by rw_nix_job_free */
+    char **argv, **env;       /* owned */
+};
+/* Evaluate c's installable, realise its inputs, make the root. 0, or -1
+ * with err (nothing left behind). rw_nix_job_free when done with j->run. */
+int rw_nix_prepare(rw_home *h, const struct rw_nix_config *c, struct rw_nix_job *j,
+                   struct rw_error *err);
+void rw_nix_job_free(struct rw_nix_job *j);
+/* The NAR hash ("sha256:<nix base-32>") of what run collected. 0 or -1. */
+int rw_nix_output_hash(rw_home *h, const char *run, char out[80], struct rw_error *err);
+/* 1 with the store's NAR hash of path in out when the store holds a valid
+ * copy of it, else 0. */
+int rw_nix_store_hash(const char *path, char out[80]);
 
 #endif

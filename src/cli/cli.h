@@ -75,6 +75,13 @@ int cli_show_check(const char *ref, int json);
  * was printed, or -1 after one error line. Used by run and check. */
 int cli_run_args(int argc, char **argv, struct rw_run_config *c, double *timeout_s);
 
+/* The installable of nix, check and repro among run options (cli_nix.c):
+ * -f FILE [-A ATTR] or INSTALLABLE, the run options into c->run (with no
+ * command). 0 with c set; 1 when argv names no installable (c untouched);
+ * -1 after one error line. */
+struct rw_nix_config;
+int cli_nix_args(int argc, char **argv, struct rw_nix_config *c, double *timeout_s);
+
 /* The observer of every running command: the job's stdout and stderr to
  * ours, the console to stderr, notices as "rewind: <line>" on stderr. */
 extern const struct rw_observer cli_stdio;

@@ -62,6 +62,24 @@ static const struct rw_proc *proc_of(const struct procs *ps, uint32_t pid)
     return NULL;
 }
 
+/* A guest's argv on one line: up to its first newline (a script given to
+ * sh -c shows its first line) and at most ARGV_SHOWN bytes, then "...";
+ * other control bytes escaped (\xNN). It is untrusted text. */
+#define ARGV_SHOWN 200
+static void put_argv(const char *a)
+{
+    size_t i = 0;
+    for (; a[i] && a[i] != '\n' && i < ARGV_SHOWN; i++) {
+        unsigned char ch = (unsigned char)a[i];
+        if (ch < 32 || ch == 127)
+            printf("\\x%02x", ch);
+        else
+            putchar(ch);
+    }
+    if (a[i])
+        fputs("...", stdout);
+}
+
 int cli_blame(rw_home *h, const char *id, const char *path, uint64_t offset, const void *content,
               size_t clen, int json, const char *indent)
 {
@@ -106,9 +124,10 @@ int cli_blame(rw_home *h, const char *id, const char *path, uint64_t offset, con
         printf("]}");
         return 0;
     }
-    printf("%sbyte %" PRIu64 " of %s in run %s was written by pid %u `%s` at step %" PRIu64
-           " (event %" PRIu64 ")\n",
-           indent, offset, path, id, f.w.pid, p ? p->argv : "?", f.w.step, f.w.index);
+    printf("%sbyte %" PRIu64 " of %s in run %s was written by pid %u `", indent, offset, path, id,
+           f.w.pid);
+    put_argv(p ? p->argv : "?");
+    printf("` at step %" PRIu64 " (event %" PRIu64 ")\n", f.w.step, f.w.index);
     printf("%s  the write: %" PRIu64 " bytes at offset %" PRIu64 ", tid %u%s\n", indent, f.w.length,
            f.w.offset, f.w.tid,
            holds < 0 ? ""
@@ -116,8 +135,11 @@ int cli_blame(rw_home *h, const char *id, const char *path, uint64_t offset, con
                      : "; the file's bytes there changed since");
     printf("%s  chain:", indent);
     int k = 0;
-    for (const struct rw_proc *q = p; q && k < 64; q = q->pid == 1 ? NULL : proc_of(&ps, q->ppid))
-        printf("%s pid %u `%s`", k++ ? " <-" : "", q->pid, q->argv);
+    for (const struct rw_proc *q = p; q && k < 64; q = q->pid == 1 ? NULL : proc_of(&ps, q->ppid)) {
+        printf("%s pid %u `", k++ ? " <-" : "", q->pid);
+        put_argv(q->argv);
+        putchar('`');
+    }
     if (!p)
         printf(" pid %u (not in the process tree)", f.w.pid);
     putchar('\n');

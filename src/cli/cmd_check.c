@@ -22,6 +22,7 @@ static void help(void)
          "                    [--probe-timeout S] [--via local|slurm [--share DIR]\n"
          "                    [--slurm-args 'ARGS']] [--run RUN | --from RUN:STEP | RUN-OPTIONS -- "
          "CMD]\n"
+         "       rewind check [...] INSTALLABLE | -f FILE [-A ATTR]   (a Nix derivation's build)\n"
          "\n"
          "Run CMD once unperturbed (schedule 0; or take the kept run RUN), then schedules\n"
          "1..N in parallel, each a fork from the keyframe where the job starts, until one\n"
@@ -53,6 +54,9 @@ static void help(void)
          "  --run RUN          use a kept run as schedule 0 (its properties judge)\n"
          "  --from RUN:STEP    fork the schedules from STEP of the kept run RUN\n"
          "  RUN-OPTIONS        as for rewind run (--root, -e, --cwd, --seed, --expect, ...)\n"
+         "  INSTALLABLE        .#attr, FLAKE#attr, a .drv or -f FILE -A ATTR: check the\n"
+         "                     derivation's build as rewind nix makes it (docs/nix.md); a\n"
+         "                     different output (its collected files) ends differently\n"
          "\n"
          "SDK assertions (docs/sdk.md) judge every run too: a false always or a reached\n"
          "unreachable fails it, and a sometimes never true or a reachable never reached\n"
@@ -291,6 +295,22 @@ static void on_progress(void *ctx, const char *line)
     fprintf(stderr, "rewind: %s\n", line);
 }
 
+/* check INSTALLABLE: the NAR hash of the output each side built. */
+static void cli_nix_check_outputs(rw_home *h, const struct rw_check_report *r)
+{
+    const struct rw_check_side *side[2] = {&r->base, &r->failing};
+    for (int k = 0; k < (r->found && r->schedule ? 2 : 1); k++) {
+        char nar[80];
+        struct rw_error err;
+        if (rw_nix_output_hash(h, side[k]->id, nar, &err) < 0)
+            printf("output of %s %s: none (%s)\n", k ? "the failing run" : "schedule 0",
+                   side[k]->id, err.msg);
+        else
+            printf("output of %s %s: %s\n", k ? "the failing run" : "schedule 0", side[k]->id,
+                   nar);
+    }
+}
+
 int cmd_check(int argc, char **argv)
 {
     struct rw_check_config c;
@@ -376,9 +396,25 @@ int cmd_check(int argc, char **argv)
         rest[nrest++] = argv[i];
     if ((c.share || c.via_args) && (!c.via || strcmp(c.via, "slurm")))
         return cli_error(2, "--share and --slurm-args go with --via slurm");
+    if (c.via && (c.vary_dirorder || c.vary_epoch)) /* the engines vary only the seed */
+        return cli_error(2, "--vary dirorder and --vary epoch do not go with --via yet");
+    /* check INSTALLABLE (docs/nix.md): the derivation's build is the job */
+    static struct rw_nix_config nc;
+    static struct rw_nix_job nj;
+    int nix = 0;
+    if (!c.base_run && i == argc) {
+        rw_nix_config_init(&nc);
+        int np = cli_nix_args(nrest, rest, &nc, &timeout);
+        if (np < 0)
+            return 2;
+        nix = np == 0;
+    }
     if (c.base_run) {
         if (nrest > 1)
             return cli_error(2, "--run and --from take no command or run options");
+    } else if (nix) {
+        if (nc.run.schedule)
+            return cli_error(2, "check chooses the schedules itself; drop --schedule");
     } else {
         int pr = cli_run_args(nrest, rest, &c.run, &timeout);
         if (pr != 0)
@@ -395,7 +431,25 @@ int cmd_check(int argc, char **argv)
         c.progress = on_progress;
     struct rw_check_report r;
     struct rw_error err;
+    if (nix) {
+        nc.run.observer = cli_stdio;
+        if (rw_nix_prepare(h, &nc, &nj, &err) < 0) {
+            rw_home_close(h);
+            return cli_error(err.code ? err.code : 2, "%s", err.msg);
+        }
+        c.run = nj.run;
+        if (!json)
+            printf("derivation %s\noutput %s %s\n", nj.drv, nj.out_name, nj.out_path);
+    }
     int rc = rw_check(h, &c, &r, &err);
+    if (nix)
+        rw_nix_job_free(&nj);
+    if (nix && rc == 0 && !json) {
+        report(&r, json);
+        cli_nix_check_outputs(h, &r);
+        rw_home_close(h);
+        return r.found || r.unmet ? 1 : 0;
+    }
     rw_home_close(h);
     free(rest);
     if (rc < 0)

@@ -35,44 +35,28 @@ int cmd_nix(int argc, char **argv)
 {
     static struct rw_nix_config c;
     rw_nix_config_init(&c);
-    int json = 0, nrest = 0;
-    char **rest = calloc((size_t)argc + 4, sizeof(char *));
-    if (!rest)
+    int json = 0, n = 0;
+    char **args = calloc((size_t)argc + 1, sizeof(char *));
+    if (!args)
         return cli_error(2, "out of memory");
-    rest[nrest++] = argv[0];
-    rest[nrest++] = "--root";
-    rest[nrest++] = "/";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    for (int i = 0; i < argc; i++) {
+        if (i && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
             help();
-            free(rest);
+            free(args);
             return 0;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "-f") || !strcmp(a, "-A")) {
-            if (i + 1 >= argc)
-                return cli_error(2, "%s needs a value (see rewind nix --help)", a);
-            if (a[1] == 'f')
-                c.file = argv[++i];
-            else
-                c.attr = argv[++i];
-        } else if (a[0] != '-' && !c.installable) {
-            c.installable = a;
-        } else {
-            rest[nrest++] = argv[i];
         }
+        if (i && !strcmp(argv[i], "--json"))
+            json = 1;
+        else
+            args[n++] = argv[i];
     }
-    if (!c.installable && !c.file)
-        return cli_error(2, "nix needs an installable or -f FILE (see rewind nix --help)");
-    if (c.installable && c.file)
-        return cli_error(2, "give an installable or -f FILE, not both");
-    rest[nrest++] = "--";
-    rest[nrest++] = "true";
     double timeout = 0;
-    int pr = cli_run_args(nrest, rest, &c.run, &timeout);
-    if (pr != 0)
-        return pr > 0 ? 0 : 2;
+    int pr = cli_nix_args(n, args, &c, &timeout);
+    if (pr != 0) {
+        free(args);
+        return pr > 0 ? cli_error(2, "nix needs an installable or -f FILE (see rewind nix --help)")
+                      : 2;
+    }
     c.run.observer = cli_stdio;
     rw_home *h = cli_open_home();
     if (!h)
@@ -82,7 +66,6 @@ int cmd_nix(int argc, char **argv)
     struct rw_error err;
     int rc = rw_nix_build(h, &c, &r, &err);
     rw_home_close(h);
-    free(rest);
     if (rc < 0)
         return cli_error(err.code ? err.code : 2, "%s", err.msg);
     int ok = !r.message[0] && (!r.in_store || r.matches);

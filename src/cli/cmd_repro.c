@@ -21,6 +21,8 @@ static void help(void)
 {
     puts("usage: rewind repro [--builds K] [--vary LIST] [--json] RUN-OPTIONS --collect PATH\n"
          "                    -- CMD [ARG...]\n"
+         "       rewind repro [--builds K] [--vary LIST] [--json] [RUN-OPTIONS]\n"
+         "                    INSTALLABLE | -f FILE [-A ATTR]\n"
          "\n"
          "Build K times (default 2) with varied inputs and report what does not reproduce:\n"
          "the collected files (--collect PATH, required) that differ from build 1's, with\n"
@@ -32,6 +34,8 @@ static void help(void)
          "                 filesystems' own order), epoch (clock k*1000003 s later), none\n"
          "  --json         one JSON object\n"
          "  RUN-OPTIONS    as for rewind run; --track-writes defaults to PATH/*\n"
+         "  INSTALLABLE    .#attr, FLAKE#attr, a .drv or -f FILE -A ATTR: build the\n"
+         "                 derivation as rewind nix does; PATH is its output\n"
          "\n"
          "Exit status: 0 reproducible, 1 something differs, 2 bad usage or a build that\n"
          "could not run.");
@@ -107,14 +111,46 @@ int cmd_repro(int argc, char **argv)
             rest[nrest++] = argv[i];
         }
     }
+    /* repro INSTALLABLE (docs/nix.md): the derivation's build is the job */
+    static struct rw_nix_config nc;
+    static struct rw_nix_job nj;
+    int nix = 0;
+    if (i == argc) {
+        rw_nix_config_init(&nc);
+        int np = cli_nix_args(nrest, rest, &nc, &timeout);
+        if (np < 0)
+            return 2;
+        nix = np == 0;
+    }
     for (; i < argc; i++)
         rest[nrest++] = argv[i];
-    int pr = cli_run_args(nrest, rest, &c.run, &timeout);
-    if (pr != 0)
-        return pr > 0 ? 0 : 2;
-    if (!c.run.collect)
-        return cli_error(2, "repro needs --collect PATH: the outputs to compare");
+    if (!nix) {
+        int pr = cli_run_args(nrest, rest, &c.run, &timeout);
+        if (pr != 0)
+            return pr > 0 ? 0 : 2;
+        if (!c.run.collect)
+            return cli_error(2, "repro needs --collect PATH: the outputs to compare");
+    }
+    rw_home *h = cli_open_home();
+    if (!h)
+        return RW_EINTERNAL;
     static char base[2200], glob[2300];
+    struct rw_error err;
+    if (nix) {
+        nc.run.observer = cli_stdio;
+        if (rw_nix_prepare(h, &nc, &nj, &err) < 0) {
+            rw_home_close(h);
+            return cli_error(err.code ? err.code : 2, "%s", err.msg);
+        }
+        c.run = nj.run;
+        /* the output is a directory or one file: both match PATH* */
+        if (!c.run.track_writes) {
+            snprintf(glob, sizeof(glob), "%s*", nj.out_path);
+            c.run.track_writes = glob;
+        }
+        if (!json)
+            printf("derivation %s\noutput %s %s\n", nj.drv, nj.out_name, nj.out_path);
+    }
     if (c.run.collect[0] == '/')
         snprintf(base, sizeof(base), "%s", c.run.collect);
     else
@@ -127,14 +163,13 @@ int cmd_repro(int argc, char **argv)
     c.run.quiet = 1;
     c.run.observer = cli_stdio;
     c.progress = json && !getenv("REWIND_PROGRESS") ? NULL : on_progress;
-    rw_home *h = cli_open_home();
-    if (!h)
-        return RW_EINTERNAL;
     c.abort = cli_abort_on_signals(timeout);
     c.run.abort = c.abort;
     static struct rw_repro_build b[RW_REPRO_MAX];
-    struct rw_error err;
-    if (rw_repro(h, &c, b, &err) < 0) {
+    int rr = rw_repro(h, &c, b, &err);
+    if (nix)
+        rw_nix_job_free(&nj);
+    if (rr < 0) {
         rw_home_close(h);
         return cli_error(err.code ? err.code : 2, "%s", err.msg);
     }

@@ -421,7 +421,7 @@ static void warm_fini(void *ctx)
 static void warm_start(struct ctx *x, unsigned jobs)
 {
     const char *cold = getenv("REWIND_CHECK_COLD");
-    if (x->c->vary_seed || (cold && !strcmp(cold, "1")))
+    if (vary_any(x->c) || (cold && !strcmp(cold, "1"))) /* --vary: runs from boot */
         return;
     x->pool = calloc(1, sizeof(*x->pool));
     if (!x->pool)

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,27 +43,33 @@ extern char **environ;
 #define OUT_MAX (64u << 20)
 #define CLOSURE_MAX 4096
 
-/* Run argv (PATH lookup), its stdout into *out (NUL-terminated, malloc'd),
- * stderr to ours unless quiet. Returns the exit status (0..255, 255 if it
- * could not run or was killed). */
+/* Run argv (PATH lookup), its stdout into *out (NUL-terminated, malloc'd).
+ * Its stderr is kept aside and copied to ours (the last 4 KiB) only when it
+ * fails and !quiet: nix's warnings ("you don't have Internet access", ...)
+ * do not depend on the build and stay out of the way. Returns the exit
+ * status (0..255, 255 if it could not run or was killed). */
 static int cmd(char *const argv[], char **out, int quiet)
 {
     int pfd[2] = {-1, -1};
     *out = NULL;
-    if (pipe(pfd) < 0)
+    int efd = memfd_create("nix-stderr", MFD_CLOEXEC);
+    if (efd < 0 || pipe(pfd) < 0) {
+        if (efd >= 0)
+            close(efd);
         return 255;
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, efd, 2);
     posix_spawn_file_actions_addclose(&fa, pfd[0]);
-    if (quiet)
-        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid;
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(pfd[1]);
     if (rc != 0) {
         close(pfd[0]);
+        close(efd);
         return 255;
     }
     size_t n = 0, cap = 4096;
@@ -93,7 +100,18 @@ static int cmd(char *const argv[], char **out, int quiet)
     if (b)
         b[n] = 0;
     *out = b;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+    if (code != 0 && !quiet) {
+        char tail[4096];
+        off_t end = lseek(efd, 0, SEEK_END);
+        off_t from = end > (off_t)sizeof(tail) ? end - (off_t)sizeof(tail) : 0;
+        ssize_t got = end > 0 ? pread(efd, tail, (size_t)(end - from), from) : 0;
+        if (got > 0 && write(2, tail, (size_t)got) < 0) {
+            /* our stderr is gone: nothing to tell */
+        }
+    }
+    close(efd);
+    return code;
 }
 
 /* Invariant 3: an absolute path without "..", control bytes or quotes. */
@@ -277,61 +295,27 @@ void rw_nix_config_init(struct rw_nix_config *c)
     rw_run_config_init(&c->run);
 }
 
-int rw_nix_build(rw_home *h, const struct rw_nix_config *c, struct rw_nix_report *r,
-                 struct rw_error *err)
+void rw_nix_job_free(struct rw_nix_job *j)
 {
-    RW_ASSERT(h && c && r);
-    memset(r, 0, sizeof(*r));
-    if (find_drv(c, r->drv, sizeof(r->drv), err) < 0)
-        return -1;
-    char *js = NULL;
-    char *sd[] = {"nix", "--extra-experimental-features", "nix-command", "show-derivation", r->drv,
-                  NULL};
-    if (cmd(sd, &js, 0) != 0 || !js) {
-        free(js);
-        return apierr_set(err, RW_EUSAGE, "nix show-derivation %s failed", r->drv);
-    }
-    json_error_t je;
-    json_t *all = json_loads(js, 0, &je);
-    free(js);
-    json_t *d = json_object_get(all, r->drv);
-    json_t *outs = json_object_get(d, "outputs"), *env = json_object_get(d, "env");
-    const char *builder = json_string_value(json_object_get(d, "builder"));
-    json_t *args = json_object_get(d, "args");
-    int rc = -1;
-    char root[PATH_MAX] = "";
-    char **argv = NULL, **envv = NULL;
-    char *closure = NULL;
-    if (!json_is_object(outs) || !json_is_object(env) || !store_path_ok(builder) ||
-        !json_is_array(args)) {
-        apierr_set(err, RW_EUSAGE, "nix show-derivation gave an unexpected answer for %s", r->drv);
-        goto out;
-    }
-    const char *system = json_string_value(json_object_get(d, "system"));
-    if (!system || strcmp(system, "x86_64-linux")) {
-        apierr_set(err, RW_EUSAGE, "%s is for %s; rewind builds x86_64-linux", r->drv,
-                   system ? system : "no system");
-        goto out;
-    }
-    json_t *o1 = json_object_get(outs, "out");
-    const char *oname = "out";
-    if (!o1 && json_object_size(outs) == 1) {
-        void *it = json_object_iter(outs);
-        oname = json_object_iter_key(it);
-        o1 = json_object_iter_value(it);
-    }
-    const char *opath = json_string_value(json_object_get(o1, "path"));
-    if (!store_path_ok(opath)) {
-        apierr_set(err, RW_EUSAGE, "%s has no output path rewind can build (outputs: %zu)", r->drv,
-                   json_object_size(outs));
-        goto out;
-    }
-    snprintf(r->out_name, sizeof(r->out_name), "%s", oname);
-    snprintf(r->out_path, sizeof(r->out_path), "%s", opath);
-    r->network =
-        json_object_get(env, "outputHash") != NULL || json_object_get(env, "__impure") != NULL;
-    /* Realise the inputs on the host, then the closure of the inputs. */
-    char *rq[CLOSURE_MAX + 8];
+    if (!j)
+        return;
+    if (j->root[0])
+        remove_tree(j->root); /* invariant 4 */
+    j->root[0] = 0;
+    for (size_t i = 0; j->argv && j->argv[i]; i++)
+        free(j->argv[i]);
+    for (size_t i = 0; j->env && j->env[i]; i++)
+        free(j->env[i]);
+    free(j->argv);
+    free(j->env);
+    j->argv = j->env = NULL;
+}
+
+/* Realise the inputs of derivation d on the host; the closure of them and
+ * of its input sources, one store path a line, into *closure. */
+static int input_closure(json_t *d, const char *drv, char **closure, struct rw_error *err)
+{
+    static char *rq[CLOSURE_MAX + 8];
     size_t nq = 0;
     rq[nq++] = "nix-store";
     rq[nq++] = "--realise";
@@ -339,18 +323,15 @@ int rw_nix_build(rw_home *h, const struct rw_nix_config *c, struct rw_nix_report
     json_t *v;
     json_object_foreach(json_object_get(d, "inputDrvs"), k, v)
     {
-        if (!store_path_ok(k) || nq >= CLOSURE_MAX) {
-            apierr_set(err, RW_EUSAGE, "%s names a bad input", r->drv);
-            goto out;
-        }
+        if (!store_path_ok(k) || nq >= CLOSURE_MAX)
+            return apierr_set(err, RW_EUSAGE, "%s names a bad input", drv);
         rq[nq++] = (char *)k;
     }
     rq[nq] = NULL;
     char *realised = NULL;
     if (nq > 2 && cmd(rq, &realised, 0) != 0) {
         free(realised);
-        apierr_set(err, RW_EUSAGE, "nix-store --realise of the inputs of %s failed", r->drv);
-        goto out;
+        return apierr_set(err, RW_EUSAGE, "nix-store --realise of the inputs of %s failed", drv);
     }
     nq = 0;
     rq[nq++] = "nix-store";
@@ -364,44 +345,32 @@ int rw_nix_build(rw_home *h, const struct rw_nix_config *c, struct rw_nix_report
     {
         if (!store_path_ok(json_string_value(v)) || nq >= CLOSURE_MAX) {
             free(realised);
-            apierr_set(err, RW_EUSAGE, "%s names a bad input source", r->drv);
-            goto out;
+            return apierr_set(err, RW_EUSAGE, "%s names a bad input source", drv);
         }
         rq[nq++] = (char *)json_string_value(v);
     }
     rq[nq] = NULL;
-    int qs = nq > 2 ? cmd(rq, &closure, 0) : 0;
+    int qs = nq > 2 ? cmd(rq, closure, 0) : 0;
     free(realised);
-    if (qs != 0) {
-        apierr_set(err, RW_EUSAGE, "nix-store -qR of the inputs of %s failed", r->drv);
-        goto out;
-    }
-    /* Invariant 1: the root. */
-    if (snprintf(root, sizeof(root), "%s/tmp.nix.%ld", rw_home_path(h), (long)getpid()) >=
-        (int)sizeof(root)) {
-        root[0] = 0;
-        apierr_set(err, RW_EUSAGE, "the home's path is too long");
-        goto out;
-    }
-    remove_tree(root);
-    if (mkdirs(root) < 0) {
-        apierr_set(err, RW_EINTERNAL, "cannot make %s: %s", root, strerror(errno));
-        goto out;
-    }
-    if (make_root(root, closure ? closure : (char *)"", err) < 0)
-        goto out;
-    /* The builder's command line and environment, as Nix gives them. */
-    size_t na = json_array_size(args), ne = json_object_size(env);
-    argv = calloc(na + 2, sizeof(char *));
-    envv = calloc(ne + 16, sizeof(char *));
-    if (!argv || !envv) {
-        apierr_set(err, RW_EINTERNAL, "out of memory");
-        goto out;
-    }
-    argv[0] = strdup(builder);
-    json_array_foreach(args, i, v) argv[i + 1] =
+    if (qs != 0)
+        return apierr_set(err, RW_EUSAGE, "nix-store -qR of the inputs of %s failed", drv);
+    return 0;
+}
+
+/* The builder's command line and environment, as Nix gives them. */
+static int builder_args(json_t *d, const char *builder, const char *opath, struct rw_nix_job *j,
+                        struct rw_error *err)
+{
+    json_t *args = json_object_get(d, "args"), *env = json_object_get(d, "env"), *v;
+    size_t na = json_array_size(args), ne = json_object_size(env), i, e = 0;
+    const char *k;
+    j->argv = calloc(na + 2, sizeof(char *));
+    j->env = calloc(ne + 16, sizeof(char *));
+    if (!j->argv || !j->env)
+        return apierr_set(err, RW_EINTERNAL, "out of memory");
+    j->argv[0] = strdup(builder);
+    json_array_foreach(args, i, v) j->argv[i + 1] =
         strdup(json_string_value(v) ? json_string_value(v) : "");
-    size_t e = 0;
     static const char *fixed[] = {"PATH=/path-not-set",   "HOME=/homeless-shelter",
                                   "NIX_BUILD_TOP=/build", "TMPDIR=/build",
                                   "TEMPDIR=/build",       "TMP=/build",
@@ -409,68 +378,163 @@ int rw_nix_build(rw_home *h, const struct rw_nix_config *c, struct rw_nix_report
                                   "NIX_LOG_FD=2",         "TERM=xterm-256color"};
     json_object_foreach(env, k, v)
     {
-        char *s = NULL;
-        if (asprintf(&s, "%s=%s", k, json_string_value(v) ? json_string_value(v) : "") < 0) {
-            apierr_set(err, RW_EINTERNAL, "out of memory");
-            goto out;
+        if (asprintf(&j->env[e], "%s=%s", k, json_string_value(v) ? json_string_value(v) : "") <
+            0) {
+            j->env[e] = NULL;
+            return apierr_set(err, RW_EINTERNAL, "out of memory");
         }
-        envv[e++] = s;
+        e++;
     }
     for (size_t f = 0; f < sizeof(fixed) / sizeof(fixed[0]); f++) {
-        size_t kl = strchr(fixed[f], '=') - fixed[f] + 1, j;
-        for (j = 0; j < e && strncmp(envv[j], fixed[f], kl); j++)
+        size_t kl = (size_t)(strchr(fixed[f], '=') - fixed[f]) + 1, x;
+        for (x = 0; x < e && strncmp(j->env[x], fixed[f], kl); x++)
             ;
-        if (j == e) /* the derivation's own value wins (PATH, ...) */
-            envv[e++] = strdup(fixed[f]);
+        if (x == e) /* the derivation's own value wins (PATH, ...) */
+            j->env[e++] = strdup(fixed[f]);
     }
     char nixstore[PATH_MAX];
     if (snprintf(nixstore, sizeof(nixstore), "NIX_STORE=%s", opath) >= (int)sizeof(nixstore))
-        goto out;
+        return apierr_set(err, RW_EUSAGE, "the output path is too long");
     *strrchr(nixstore, '/') = 0;
-    envv[e++] = strdup(nixstore);
-    struct rw_run_config rc2 = c->run;
-    rc2.root = root;
-    rc2.argv = argv;
-    rc2.env = envv;
-    rc2.cwd = "/build";
-    rc2.collect = opath;
-    rc2.nix_drv = r->drv; /* invariant 2 */
-    if (rw_record(h, &rc2, &r->run, err) < 0)
+    j->env[e++] = strdup(nixstore);
+    for (size_t x = 0; x < e; x++)
+        if (!j->env[x])
+            return apierr_set(err, RW_EINTERNAL, "out of memory");
+    return 0;
+}
+
+int rw_nix_prepare(rw_home *h, const struct rw_nix_config *c, struct rw_nix_job *j,
+                   struct rw_error *err)
+{
+    RW_ASSERT(h && c && j);
+    memset(j, 0, sizeof(*j));
+    if (find_drv(c, j->drv, sizeof(j->drv), err) < 0)
+        return -1;
+    char *js = NULL;
+    char *sd[] = {"nix", "--extra-experimental-features", "nix-command", "show-derivation", j->drv,
+                  NULL};
+    if (cmd(sd, &js, 0) != 0 || !js) {
+        free(js);
+        return apierr_set(err, RW_EUSAGE, "nix show-derivation %s failed", j->drv);
+    }
+    json_error_t je;
+    json_t *all = json_loads(js, 0, &je);
+    free(js);
+    json_t *d = json_object_get(all, j->drv);
+    json_t *outs = json_object_get(d, "outputs"), *env = json_object_get(d, "env");
+    const char *builder = json_string_value(json_object_get(d, "builder"));
+    char *closure = NULL;
+    int rc = -1;
+    if (!json_is_object(outs) || !json_is_object(env) || !store_path_ok(builder) ||
+        !json_is_array(json_object_get(d, "args"))) {
+        apierr_set(err, RW_EUSAGE, "nix show-derivation gave an unexpected answer for %s", j->drv);
         goto out;
+    }
+    const char *system = json_string_value(json_object_get(d, "system"));
+    if (!system || strcmp(system, "x86_64-linux")) {
+        apierr_set(err, RW_EUSAGE, "%s is for %s; rewind builds x86_64-linux", j->drv,
+                   system ? system : "no system");
+        goto out;
+    }
+    json_t *o1 = json_object_get(outs, "out");
+    const char *oname = "out";
+    if (!o1 && json_object_size(outs) == 1) {
+        void *it = json_object_iter(outs);
+        oname = json_object_iter_key(it);
+        o1 = json_object_iter_value(it);
+    }
+    const char *opath = json_string_value(json_object_get(o1, "path"));
+    if (!store_path_ok(opath) || json_object_size(outs) != 1) {
+        apierr_set(err, RW_EUSAGE, "%s has %zu outputs; rewind builds derivations with one output",
+                   j->drv, json_object_size(outs));
+        goto out;
+    }
+    snprintf(j->out_name, sizeof(j->out_name), "%s", oname);
+    snprintf(j->out_path, sizeof(j->out_path), "%s", opath);
+    j->network =
+        json_object_get(env, "outputHash") != NULL || json_object_get(env, "__impure") != NULL;
+    if (input_closure(d, j->drv, &closure, err) < 0)
+        goto out;
+    /* Invariant 1: the root. */
+    if (snprintf(j->root, sizeof(j->root), "%s/tmp.nix.%ld", rw_home_path(h), (long)getpid()) >=
+        (int)sizeof(j->root)) {
+        j->root[0] = 0;
+        apierr_set(err, RW_EUSAGE, "the home's path is too long");
+        goto out;
+    }
+    remove_tree(j->root);
+    if (mkdirs(j->root) < 0) {
+        apierr_set(err, RW_EINTERNAL, "cannot make %s: %s", j->root, strerror(errno));
+        goto out;
+    }
+    if (make_root(j->root, closure ? closure : (char *)"", err) < 0 ||
+        builder_args(d, builder, opath, j, err) < 0)
+        goto out;
+    j->run = c->run;
+    j->run.root = j->root;
+    j->run.argv = j->argv;
+    j->run.env = j->env;
+    j->run.cwd = "/build";
+    j->run.collect = j->out_path;
+    j->run.nix_drv = j->drv; /* invariant 2 */
     rc = 0;
+out:
+    free(closure);
+    json_decref(all);
+    if (rc < 0)
+        rw_nix_job_free(j);
+    return rc;
+}
+
+int rw_nix_output_hash(rw_home *h, const char *run, char out[80], struct rw_error *err)
+{
+    return nar_of_run(h, run, out, err);
+}
+
+int rw_nix_store_hash(const char *path, char out[80])
+{
+    out[0] = 0;
+    if (!store_path_ok(path))
+        return 0;
+    char *chk[] = {"nix-store", "--check-validity", (char *)path, NULL};
+    if (run_tool(chk, 1) != 0)
+        return 0;
+    char *hq = NULL;
+    char *qh[] = {"nix-store", "-q", "--hash", (char *)path, NULL};
+    int in = cmd(qh, &hq, 0) == 0 && last_line(hq) && strlen(last_line(hq)) < 80;
+    if (in)
+        snprintf(out, 80, "%s", last_line(hq));
+    free(hq);
+    return in;
+}
+
+int rw_nix_build(rw_home *h, const struct rw_nix_config *c, struct rw_nix_report *r,
+                 struct rw_error *err)
+{
+    RW_ASSERT(h && c && r);
+    memset(r, 0, sizeof(*r));
+    static struct rw_nix_job j;
+    if (rw_nix_prepare(h, c, &j, err) < 0)
+        return -1;
+    snprintf(r->drv, sizeof(r->drv), "%s", j.drv);
+    snprintf(r->out_name, sizeof(r->out_name), "%s", j.out_name);
+    snprintf(r->out_path, sizeof(r->out_path), "%s", j.out_path);
+    r->network = j.network;
+    int rc = rw_record(h, &j.run, &r->run, err);
+    rw_nix_job_free(&j);
+    if (rc < 0)
+        return -1;
     if (r->run.outcome != RW_EXITED || r->run.exit_code != 0) {
-        snprintf(r->message, sizeof(r->message), "the builder failed (%s, exit %d)%s",
+        snprintf(r->message, sizeof(r->message), "the builder failed (%s %d)%s",
                  rw_outcome_word(r->run.outcome), r->run.exit_code,
                  r->network ? ": this derivation fetches from the network (it is fixed-output), "
                               "and the VM has no network"
                             : "");
-        goto out;
+        return 0;
     }
-    if (nar_of_run(h, r->run.id, r->nar_hash, err) < 0) {
-        rc = -1;
-        goto out;
-    }
-    char *chk[] = {"nix-store", "--check-validity", (char *)opath, NULL};
-    if (run_tool(chk, 1) == 0) {
-        char *hq = NULL;
-        char *qh[] = {"nix-store", "-q", "--hash", (char *)opath, NULL};
-        if (cmd(qh, &hq, 0) == 0 && last_line(hq)) {
-            r->in_store = 1;
-            snprintf(r->store_hash, sizeof(r->store_hash), "%s", last_line(hq));
-            r->matches = !strcmp(r->store_hash, r->nar_hash);
-        }
-        free(hq);
-    }
-out:
-    if (root[0])
-        remove_tree(root); /* invariant 4 */
-    for (size_t j = 0; argv && argv[j]; j++)
-        free(argv[j]);
-    for (size_t j = 0; envv && envv[j]; j++)
-        free(envv[j]);
-    free(argv);
-    free(envv);
-    free(closure);
-    json_decref(all);
-    return rc;
+    if (nar_of_run(h, r->run.id, r->nar_hash, err) < 0)
+        return -1;
+    r->in_store = rw_nix_store_hash(r->out_path, r->store_hash);
+    r->matches = r->in_store && !strcmp(r->store_hash, r->nar_hash);
+    return 0;
 }

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # tests/nix/setup.sh DIR: a single-user Nix store under DIR that works offline
 # (docs/nix.md). Prints the environment to use it, as `export` lines, and
-# writes DIR/busybox/bin (busybox-static and one symlink per applet) and
-# DIR/default.nix (the test derivations; their builder is that busybox,
-# added to the store by builtins.path, so no nixpkgs is needed).
+# writes the flake DIR/flake: busybox/bin (busybox-static and one symlink
+# per applet), tools/bin (the thread pool of examples/pool, racy and fixed,
+# from build/guest), default.nix (the test derivations; their builder is
+# that busybox, added to the store by builtins.path, so no nixpkgs is
+# needed) and flake.nix (the same derivations as packages); and
+# DIR/default.nix, which imports DIR/flake/default.nix.
 #
 # Nix 2.8 takes the store's place from the environment: NIX_STORE_DIR (the
 # store paths are DIR/nix/store/..., not /nix/store), NIX_STATE_DIR,
@@ -13,17 +16,29 @@ set -euo pipefail
 dir=$(mkdir -p "$1" && cd "$1" && pwd)
 command -v nix-build >/dev/null || { echo "setup.sh: nix-build missing (apt-get install nix-bin)" >&2; exit 1; }
 [ -x /bin/busybox ] || { echo "setup.sh: /bin/busybox missing (apt-get install busybox-static)" >&2; exit 1; }
-mkdir -p "$dir/nix/store" "$dir/nix/var/nix" "$dir/nix/var/log/nix" "$dir/nix/etc" "$dir/busybox/bin"
-printf 'build-users-group =\nsandbox = false\nsubstituters =\nexperimental-features = nix-command\n' \
-    >"$dir/nix/etc/nix.conf"
-cp /bin/busybox "$dir/busybox/bin/busybox"
-for a in $(/bin/busybox --list); do
-    [ "$a" = busybox ] || ln -sf busybox "$dir/busybox/bin/$a"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+guest=${REWIND_GUEST_BIN:-$here/../../build/guest}
+for p in pool pool-fixed; do
+    [ -x "$guest/$p" ] || { echo "setup.sh: $guest/$p missing (make build/roots/test.erofs)" >&2; exit 1; }
 done
-cp "$(dirname "${BASH_SOURCE[0]}")/default.nix" "$dir/default.nix"
+fl=$dir/flake
+mkdir -p "$dir/nix/store" "$dir/nix/var/nix" "$dir/nix/var/log/nix" "$dir/nix/etc" "$dir/cache" \
+    "$fl/busybox/bin" "$fl/tools/bin"
+# no registry, substituter or sandbox: nothing is fetched
+echo '{"flakes": [], "version": 2}' >"$dir/nix/etc/registry.json"
+printf 'build-users-group =\nsandbox = false\nsubstituters =\nexperimental-features = nix-command flakes\nflake-registry = %s\n' \
+    "$dir/nix/etc/registry.json" >"$dir/nix/etc/nix.conf"
+cp /bin/busybox "$fl/busybox/bin/busybox"
+for a in $(/bin/busybox --list); do
+    [ "$a" = busybox ] || ln -sf busybox "$fl/busybox/bin/$a"
+done
+cp "$guest/pool" "$guest/pool-fixed" "$fl/tools/bin/"
+cp "$here/default.nix" "$here/flake.nix" "$fl/"
+echo 'import ./flake/default.nix' >"$dir/default.nix"
 cat <<ENV
 export NIX_STORE_DIR=$dir/nix/store
 export NIX_STATE_DIR=$dir/nix/var/nix
 export NIX_LOG_DIR=$dir/nix/var/log/nix
 export NIX_CONF_DIR=$dir/nix/etc
+export XDG_CACHE_HOME=$dir/cache
 ENV
