@@ -154,4 +154,5 @@ test_slurm_ctrl_c_cancels_the_jobs() {
         kill -0 "$p" 2>/dev/null && fail "task process $p runs on after SIGINT"
     done
     expect_no_grep i.out '^no difference: 8 schedules'
+    expect_grep i.err 'check: stopped (a signal or --timeout) with [0-7] of 8 schedules back; the slurm engine'
 }
