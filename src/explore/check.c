@@ -657,6 +657,14 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
     }
     if (k < 0)
         rc = -1;
+    if (rc == 0 && *c->abort) {
+        uint64_t n = 0;
+        for (uint64_t i = 1; i <= c->schedules; i++)
+            n += got[i];
+        progress(c, "check: stopped (a signal or --timeout) with %llu of %llu schedules back; "
+                    "the %s engine's tasks were cancelled",
+                 (unsigned long long)n, (unsigned long long)c->schedules, c->via);
+    }
     free(got);
     eng_close(e);
     size_t off = 0;

@@ -113,3 +113,46 @@ test_slurm_no_sbatch_or_no_controller_is_one_line() {
     # nothing was recorded before the check gave up
     [ -z "$(ls "$REWIND_HOME/runs" 2>/dev/null)" ] || fail "runs were recorded: $(ls "$REWIND_HOME/runs")"
 }
+
+# Ctrl-C (SIGINT) on the check cancels its Slurm jobs: no task of it is
+# left in squeue, and no task process runs on.
+test_slurm_ctrl_c_cancels_the_jobs() {
+    slurm_up
+    "$REWIND" check --via slurm --share "$T/share" --schedules 8 -j 2 --root "$ROOT" \
+        -- /usr/bin/pool-fixed >i.out 2>i.err &
+    local cpid=$! i p pids=""
+    # both tasks are running: each wrote its pid
+    for i in $(seq 600); do
+        [ -s "$(ls "$T"/share/check-*/work/t0.pid 2>/dev/null | head -n 1)" ] &&
+            [ -s "$(ls "$T"/share/check-*/work/t1.pid 2>/dev/null | head -n 1)" ] && break
+        kill -0 "$cpid" 2>/dev/null || break
+        sleep 0.5
+    done
+    pids=$(cat "$T"/share/check-*/work/t[01].pid 2>/dev/null | tr '\n' ' ')
+    [ "$(echo $pids | wc -w)" -eq 2 ] || { wait "$cpid"; fail "the tasks never started: $(tail -n 5 i.err)"; }
+    [ -n "$(squeue -h -n rewind-check -t PENDING,RUNNING -o %i)" ] || fail "no job in squeue"
+    kill -INT "$cpid"
+    echo "SIGINT to the check (tasks $pids)" >&2
+    local waited=0
+    while kill -0 "$cpid" 2>/dev/null && [ $waited -lt 120 ]; do sleep 0.5; waited=$((waited + 1)); done
+    kill -0 "$cpid" 2>/dev/null && fail "the check still runs 60 s after SIGINT"
+    set +e
+    wait "$cpid"
+    set -e
+    # every job of the check was cancelled (scancel: CANCELLED), none pending or running
+    for i in $(seq 60); do
+        [ -z "$(squeue -h -n rewind-check -t PENDING,RUNNING,COMPLETING,CONFIGURING -o %i)" ] && break
+        sleep 0.5
+    done
+    [ -z "$(squeue -h -n rewind-check -t PENDING,RUNNING,COMPLETING,CONFIGURING -o '%i %T')" ] ||
+        fail "jobs left after SIGINT: $(squeue -h -n rewind-check -o '%i %T')"
+    squeue -h -n rewind-check -t all -o '%i %T' >sq.out
+    echo "after SIGINT: $(cat sq.out | tr '\n' ' ')" >&2
+    expect_grep sq.out 'CANCELLED'
+    for p in $pids; do
+        for i in $(seq 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
+        kill -0 "$p" 2>/dev/null && fail "task process $p runs on after SIGINT"
+    done
+    expect_no_grep i.out '^no difference: 8 schedules'
+    expect_grep i.err 'check: stopped (a signal or --timeout) with [0-7] of 8 schedules back; the slurm engine'
+}
