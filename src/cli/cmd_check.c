@@ -63,7 +63,8 @@ static void help(void)
          "in any run fails the check.\n"
          "\n"
          "Exit status: 1 a schedule fails (or an assertion was never met), 0 none of N\n"
-         "did, 2 bad usage.");
+         "did, 2 bad usage, 124 --timeout or a signal stopped the check before all N\n"
+         "schedules ran (and none of those that ran failed).");
 }
 
 static void print_tail(const char *label, const struct rw_check_tail *t, int json)
@@ -161,6 +162,10 @@ static void props_report(const struct rw_check_report *r, int json)
 
 static void report_body(const struct rw_check_report *r, int json);
 static int from_given; /* --from: the schedules start at a step of the user's choice */
+/* --timeout or a signal stopped the check before every schedule ran and none
+ * had ended differently: that is no pass, so the report says so (exit 124) */
+static int stopped;
+static uint64_t asked; /* the schedules asked for (-n) */
 
 /* The report, then the check's record id (rewind checks, rewind show). */
 static void report(const struct rw_check_report *r, int json)
@@ -178,6 +183,8 @@ static void report(const struct rw_check_report *r, int json)
 static void report_body(const struct rw_check_report *r, int json)
 {
     if (json) {
+        if (stopped)
+            printf("\"stopped\":true,\"schedules_asked\":%llu,", (unsigned long long)asked);
         printf("\"unmet\":%llu,\"schedules_tried\":%llu,\"found\":%s,",
                (unsigned long long)r->unmet, (unsigned long long)r->tried,
                r->found ? "true" : "false");
@@ -232,6 +239,10 @@ static void report_body(const struct rw_check_report *r, int json)
         if (r->judged)
             printf("no failure: schedule 0 and %llu schedules pass every property (%.1f s)\n",
                    (unsigned long long)r->tried, r->explore_s);
+        else if (stopped)
+            printf("stopped: %llu of %llu schedules ran before --timeout or a signal stopped the "
+                   "check, and ended like schedule 0 (%.1f s): not a pass\n",
+                   (unsigned long long)r->tried, (unsigned long long)asked, r->explore_s);
         else
             printf("no difference: %llu schedules ended like schedule 0 (%.1f s)\n",
                    (unsigned long long)r->tried, r->explore_s);
@@ -442,13 +453,15 @@ int cmd_check(int argc, char **argv)
             printf("derivation %s\noutput %s %s\n", nj.drv, nj.out_name, nj.out_path);
     }
     int rc = rw_check(h, &c, &r, &err);
+    asked = c.schedules;
+    stopped = rc == 0 && *c.abort && !r.found && r.tried < c.schedules;
     if (nix)
         rw_nix_job_free(&nj);
     if (nix && rc == 0 && !json) {
         report(&r, json);
         cli_nix_check_outputs(h, &r);
         rw_home_close(h);
-        return r.found || r.unmet ? 1 : 0;
+        return r.found || r.unmet ? 1 : stopped ? 124 : 0;
     }
     rw_home_close(h);
     free(rest);
@@ -457,7 +470,7 @@ int cmd_check(int argc, char **argv)
                    ? cli_fail(&err)
                    : cli_error(err.code ? err.code : RW_EINTERNAL, "check: %s", err.msg);
     report(&r, json);
-    return r.found || r.unmet ? 1 : 0;
+    return r.found || r.unmet ? 1 : stopped ? 124 : 0;
 }
 
 /* `rewind check-task DIR K` (hidden): one task of a check --via slurm, run

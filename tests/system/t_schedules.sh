@@ -66,6 +66,15 @@ test_check_race_free_program() {
     expect_grep c.out '^no difference: 6 schedules'
 }
 
+# A check that --timeout stops before all its schedules ran is no pass: it
+# says how many ran and exits 124, never "no difference" with 0.
+test_check_stopped_by_timeout_is_no_pass() {
+    run_rw s check --schedules 1000 -j 2 --timeout 30 --root "$ROOT" -- /usr/bin/handoff
+    [ "$RC" -eq 124 ] || fail "check stopped by --timeout exited $RC: $(tail -n 5 s.out s.err)"
+    expect_grep s.out '^stopped: [0-9]* of 1000 schedules ran before --timeout or a signal'
+    expect_no_grep s.out '^no difference'
+}
+
 test_check_finds_and_narrows_the_pool_race() {
     run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/pool
     [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err) $(cat c.out)"

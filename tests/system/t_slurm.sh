@@ -138,7 +138,10 @@ test_slurm_ctrl_c_cancels_the_jobs() {
     kill -0 "$cpid" 2>/dev/null && fail "the check still runs 60 s after SIGINT"
     set +e
     wait "$cpid"
+    local crc=$?
     set -e
+    # a stopped check is no pass: exit 124, and it says how far it got
+    [ "$crc" -eq 124 ] || fail "check stopped by SIGINT exited $crc, not 124"
     # every job of the check was cancelled (scancel: CANCELLED), none pending or running
     for i in $(seq 60); do
         [ -z "$(squeue -h -n rewind-check -t PENDING,RUNNING,COMPLETING,CONFIGURING -o %i)" ] && break
@@ -154,5 +157,6 @@ test_slurm_ctrl_c_cancels_the_jobs() {
         kill -0 "$p" 2>/dev/null && fail "task process $p runs on after SIGINT"
     done
     expect_no_grep i.out '^no difference: 8 schedules'
+    expect_grep i.out '^stopped: [0-7] of 8 schedules ran before --timeout or a signal stopped the check'
     expect_grep i.err 'check: stopped (a signal or --timeout) with [0-7] of 8 schedules back; the slurm engine'
 }
