@@ -574,6 +574,13 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
             failed = 1;
             continue;
         }
+        if (*c->abort && msg.r.outcome == RW_TIMEOUT) {
+            /* cut by the check's own stop (--timeout or a signal), not by
+             * its schedule: no outcome of the program, so not counted */
+            progress(c, "check: schedule %llu cut when the check was stopped: not counted",
+                     (unsigned long long)s);
+            continue;
+        }
         if (take(x, s, &msg.r, NULL, err, errlen) < 0) {
             failed = 1;
             continue;
