@@ -7,7 +7,9 @@
  *  1. An argument is the installable only when it is not an option and not
  *     the value of the option before it (cli_nix_flag lists the run options
  *     that take no value; every other --option takes one unless written
- *     --option=VALUE), so `--dirorder 1` never makes "1" an installable.
+ *     --option=VALUE), so `--dirorder 1` never makes "1" an installable;
+ *     and nothing after `--` is one (it is the command of a plain run:
+ *     `check -- prog arg` never takes "arg" for an installable).
  *  2. The options a derivation fixes (--root, --cwd, -e, --collect, a
  *     command) are refused with one line, never silently overridden.
  */
@@ -53,6 +55,10 @@ int cli_nix_args(int argc, char **argv, struct rw_nix_config *c, double *timeout
     rest[n++] = "/";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--")) { /* a command follows: nothing after it is an installable */
+            rest[n++] = argv[i];
+            break;
+        }
         if (!strcmp(a, "-f") || !strcmp(a, "-A")) {
             if (i + 1 >= argc) {
                 free(rest);
