@@ -11,12 +11,19 @@
 //   STACK_STEP   a step where FAIL's job (a static program built with -g)
 //                runs its main: the Stack box must show main with its source
 //                line there (`rewind where` on the server)
+//   FILE_RUN     a run whose job writes FILE_PATH (the short version's
+//                third run): opened by a deep link (the hash) at step
+//                FILE_BEFORE, before the write, where the files list must
+//                not have it; the playhead is moved to FILE_STEP, after the
+//                write, where it must; a click on it must show exactly
+//                FILE_WANT's content (a file) in #cat (`rewind cat`, a VM)
 // Prints one "ok ..." line per check; exits 1 at the first that fails.
 import { readFileSync } from 'node:fs';
 import { launch } from './browser.mjs';
 
 const url = process.argv[2];
 const { FAIL, PASS, SEGV, LOG_AT_SEGV, CAT_WANT, SHOTS, SHORT, STACK_STEP } = process.env;
+const { FILE_RUN, FILE_BEFORE, FILE_STEP, FILE_PATH, FILE_WANT } = process.env;
 const eventRe = new RegExp(process.env.EVENT_RE || 'SIGSEGV');
 const segv = Number(SEGV);
 const { ctx, close: closeAll } = await launch();
@@ -192,9 +199,47 @@ try {
     await shot('stack');
   }
 
+  // the files written so far: another run opened by its deep link (no
+  // page load), the playhead moved past the write, a click on the file
+  if (FILE_RUN) {
+    if (await page.evaluate(() => document.getElementById('where-box').open)) {
+      await page.click('#where-box summary'); // no more `rewind where`
+      await page.waitForFunction(() => document.getElementById('where').dataset.state === 'closed', null, { timeout: 60000 });
+    }
+    const before = Number(FILE_BEFORE), after = Number(FILE_STEP);
+    const fileSel = `#files [data-path="${FILE_PATH}"]`;
+    await page.evaluate(([r, s]) => { location.hash = `run=${r}&step=${s}`; }, [FILE_RUN, before]);
+    await page.waitForFunction(([r, s]) => window.rewind.state.run === r &&
+      document.body.dataset.atStep === String(s), [FILE_RUN, before], { timeout: 240000 });
+    must((await text('#title')).includes(FILE_RUN), 'the deep link opens the run that writes a file');
+    must(await page.locator(fileSel).count() === 0,
+      `${FILE_PATH} is listed at step ${before}, before it was written: ` + (await text('#files')));
+    ok(`deep link: run ${FILE_RUN.slice(0, 10)} at step ${before}, before the write; files: ` +
+      (await text('#files')).replace(/\n/g, ' | '));
+    await page.fill('#step', String(after));
+    await page.press('#step', 'Tab');
+    await page.waitForFunction((c) => document.body.dataset.atStep === String(c), after, { timeout: 120000 });
+    await page.waitForSelector(fileSel, { timeout: 60000 });
+    ok(`at step ${after} the files list has: ` + (await page.locator(fileSel).innerText()));
+    // no earlier answer can pass for this one
+    await page.evaluate(() => { const c = document.getElementById('cat'); delete c.dataset.done; c.textContent = ''; });
+    await page.click(fileSel);
+    // the click starts the page's cat at once (then its VM takes a while)
+    await page.waitForFunction((p) => { const c = document.getElementById('cat');
+      return !c.hidden && (c.dataset.done || c.textContent.startsWith(`reading ${p} `)); }, FILE_PATH, { timeout: 30000 })
+      .catch(() => { throw new Error(`a click on ${FILE_PATH} in the files list started no cat`); });
+    await page.waitForFunction(() => document.getElementById('cat').dataset.done, null, { timeout: 300000 });
+    const want = `${FILE_PATH} at step ${after}:\n` + readFileSync(FILE_WANT, 'utf8');
+    const got = await page.locator('#cat').textContent();
+    must(await page.locator('#cat').getAttribute('data-done') === 'ok' && got === want,
+      `a click on ${FILE_PATH} in the files list: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
+    ok(`a click on ${FILE_PATH} in the files list shows its content at step ${after}: ${JSON.stringify(got)}`);
+    await shot('file-cat');
+  }
+
   if (SHORT) {
     must(errors.length === 0, 'no page errors: ' + errors.join('; '));
-    ok('no page errors (short version: no second page, cat, fork or shell)');
+    ok('no page errors (short version: no second page, fork or shell; cat only by a click on a written file)');
     await close();
     process.exit(0);
   }

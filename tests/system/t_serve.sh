@@ -123,6 +123,9 @@ browser_drive() {
 # the comparison with the fixed pool names where the runs part; at an idle
 # step after the pool made its threads (its main thread sleeps in main) the
 # Stack box shows main at its line of pool.c (rewind where on the server).
+# Last, a run that writes /tmp/note is opened by its hash: the files list
+# lacks the file before its open, has it after the write, and a click on it
+# shows its content at that step (cat: the one action by click here).
 # (The deep link, a second page load, is the long one's. That a client that
 # hangs up ends its `rewind where` is tests/unit/serve_where_test.c's.)
 test_serve_page_in_the_browser_short() {
@@ -132,8 +135,25 @@ test_serve_page_in_the_browser_short() {
     expect_rc 0
     run_rw b run --root "$ROOT" -- /usr/bin/pool-fixed
     expect_rc 0
-    local ra rb; ra=$(run_id a.err) && rb=$(run_id b.err)
-    echo "two runs: $(( $(date +%s) - ts ))s" > times
+    # a third run whose job writes a file: the page's files list, a click
+    # on it, its content at the step (the one throwaway VM of this test)
+    run_rw f run --root "$ROOT" -- sh -c 'echo rewind-file-ok > /tmp/note; sleep 1'
+    expect_rc 0
+    local ra rb rf; ra=$(run_id a.err) && rb=$(run_id b.err) && rf=$(run_id f.err)
+    echo "three runs: $(( $(date +%s) - ts ))s" > times
+    printf 'rewind-file-ok\n' > note_want
+    # the step of the open that writes /tmp/note and the exec of sleep (sh
+    # has written and closed the file by then)
+    "$REWIND" events "$rf" --json > fe.json
+    local fsteps; fsteps=$(python3 - fe.json <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))
+o = [e["step"] for e in ev if e["kind"] == "open" and e["payload"].split("\0")[0] == "/tmp/note"][0]
+x = [e["step"] for e in ev if e["kind"] == "exec" and "sleep" in e["payload"].split("\0") and e["step"] > o][0]
+print(o - 1, x)
+PY
+) || fail "no open of /tmp/note then exec of sleep: $(head -c 600 fe.json)"
+    local fbefore fafter; read -r fbefore fafter <<<"$fsteps"
     run_rw e events "$ra" --kind output --json
     local step; step=$(python3 -c 'import json,sys; print([e["step"] for e in json.load(open(sys.argv[1]))][-1])' e.out) ||
         fail "no output event: $(head -c 400 e.out)"
@@ -165,7 +185,8 @@ print(cur)
 PY
 )
     [[ "$sstep" =~ ^[0-9]+$ ]] || fail "no idle step after the last thread was made: $(grep -E 'fork|sched' x.out | head -40)"
-    browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum' STACK_STEP="$sstep"
+    browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum' STACK_STEP="$sstep" \
+        FILE_RUN="$rf" FILE_BEFORE="$fbefore" FILE_STEP="$fafter" FILE_PATH=/tmp/note FILE_WANT="$T/note_want"
     kill "$SPID"
 }
 
