@@ -111,7 +111,11 @@ int runinfo_load(const char *home, const char *dir, const char *ref, int raw,
     fill(m, info);
     if (raw) {
         info->manifest_json = json_dumps(m, JSON_SORT_KEYS | JSON_INDENT(2));
+        /* a spec that is not an object (a file on disk is untrusted) is shown
+         * as absent: json_dumps refuses a bare value, which is no lack of memory */
         json_t *spec = json_object_get(m, "spec");
+        if (!json_is_object(spec))
+            spec = NULL;
         info->spec_json = spec ? json_dumps(spec, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
         if (!info->manifest_json || (spec && !info->spec_json)) {
             json_decref(m);

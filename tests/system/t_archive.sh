@@ -120,3 +120,41 @@ test_gc_keeps_live_and_frees_removed() {
     run_rw r replay "$a" --from 100
     [ "$RC" -eq 0 ] || fail "the live run after gc: $(cat r.out r.err)"
 }
+
+# Issue 11, defect 1: a manifest on disk is untrusted. A bare one (what a
+# killed run or an imported {"id":"x"} leaves), one whose fields have the
+# wrong types and one that is not JSON: every reading command ends with an
+# exit status (never a signal), show prints the bare and mistyped ones, the
+# corrupt one gets one line, and ls still lists the others. (show of the bare
+# manifest died of SIGSEGV on the main this issue was filed against.)
+test_hostile_manifests_get_a_clear_answer() {
+    local r c
+    mkdir -p "$REWIND_HOME"/runs/{bare,typed,corrupt}
+    echo '{"id":"bare"}' >"$REWIND_HOME/runs/bare/manifest.json"
+    echo '{"id":"typed","spec":5,"steps":"x","outcome":7,"parent":9,"names":[3,{}]}' \
+        >"$REWIND_HOME/runs/typed/manifest.json"
+    echo 'not json' >"$REWIND_HOME/runs/corrupt/manifest.json"
+    for r in bare typed corrupt; do
+        for c in show 'show --json' log ps events replay; do
+            # shellcheck disable=SC2086 # c holds a command and its flags
+            run_rw o $c "$r"
+            [ "$RC" -lt 128 ] || fail "rewind $c $r died of signal $((RC - 128))"
+        done
+    done
+    for r in bare typed; do
+        run_rw s show "$r"
+        expect_rc 0
+        expect_grep s.out "^run: *$r\$"
+        run_rw j show "$r" --json
+        expect_rc 0
+        python3 -c 'import json,sys; json.load(open(sys.argv[1]))' j.out || fail "show --json $r is no JSON"
+    done
+    run_rw s show corrupt
+    [ "$RC" -ne 0 ] || fail "show of a corrupt manifest exited 0"
+    [ "$(wc -l <s.err)" -eq 1 ] || fail "more than one line: $(cat s.err)"
+    expect_grep s.err 'manifest .* is corrupt'
+    run_rw l ls
+    expect_rc 0
+    expect_grep l.out '^bare '
+    expect_grep l.out '^typed '
+}
