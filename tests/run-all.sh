@@ -27,7 +27,7 @@ tally() { # tally FILE STATUS: add the counts of FILE's "N passed, N failed, N s
         failn=$((failn+1)); echo "  (exit status $2 with no failure counted: counted as one failure)"
     fi
 }
-log=$(mktemp); trap 'rm -f "$log"' EXIT
+log=$(mktemp); trap 'rm -f "$log" "$log".*' EXIT
 for t in build/unit/*_test; do
     [ -x "$t" ] || continue
     echo "== unit: $(basename "$t")"
@@ -42,13 +42,46 @@ tally "$log" $rc
 # The long tests (tests/system/LONG) belong to `make check-long`
 # (REWIND_LONG=1: only those, with a longer limit).
 long=$(grep -v '^#' tests/system/LONG | grep . | paste -sd'|')
-if [ "${REWIND_LONG:-0}" = 1 ]; then
-    echo "== long system tests (through tools/kvm-host)"
-    tools/kvm-host --mem 6144 --timeout 10800 -- tests/system/run.sh "$long" 2>&1 | tee "$log"
-else
-    echo "== system tests (through tools/kvm-host; the long ones are make check-long's)"
-    REWIND_SYSTEST_EXCLUDE="$long" tools/kvm-host --mem 6144 --timeout 3600 -- tests/system/run.sh "${SYSTEST:-.}" 2>&1 | tee "$log"
+# The system tests run in REWIND_SYSTEST_JOBS shards side by side (run.sh
+# invariant 5), one host VM each: a host VM's software CPU keeps one core
+# busy, so on a 2-core machine two shards take about half the time of one.
+# Default: one per core, at most 2, and only as many as 7 GiB each allows.
+nsh=${REWIND_SYSTEST_JOBS:-}
+if [ -z "$nsh" ]; then
+    avail=$(awk '/^MemAvailable:/ {print int($2 / 1024 / 7168)}' /proc/meminfo)
+    nsh=$(nproc); [ "$nsh" -le 2 ] || nsh=2
+    [ "${avail:-1}" -ge "$nsh" ] || nsh=${avail:-1}
+    [ "$nsh" -ge 1 ] || nsh=1
 fi
-tally "$log" "${PIPESTATUS[0]}"
+case "$nsh" in '' | *[!0-9]* | 0) echo "REWIND_SYSTEST_JOBS=$nsh: not a count" >&2; exit 2 ;; esac
+if [ "${REWIND_LONG:-0}" = 1 ]; then
+    echo "== long system tests (through tools/kvm-host, $nsh shards)"
+    pat=$long excl="" limit=10800
+else
+    echo "== system tests (through tools/kvm-host, $nsh shards; the long ones are make check-long's)"
+    pat=${SYSTEST:-.} excl=$long limit=3600
+fi
+pids=()
+for ((k = 0; k < nsh; k++)); do
+    (
+        REWIND_SYSTEST_SHARD="$k/$nsh" REWIND_SYSTEST_EXCLUDE="$excl" \
+            tools/kvm-host --mem 6144 --timeout "$limit" -- tests/system/run.sh "$pat" >"$log.$k" 2>&1
+        echo $? >"$log.$k.rc"
+    ) &
+    pids+=($!)
+done
+# progress: every shard's lines as they come (tail names the shard's file
+# when it switches from one to the other)
+for ((k = 0; k < nsh; k++)); do : >>"$log.$k"; done
+tail -n +1 -f $(for ((k = 0; k < nsh; k++)); do echo "$log.$k"; done) &
+tailpid=$!
+wait "${pids[@]}"
+sleep 1 # let tail print the last lines
+kill "$tailpid" 2>/dev/null; wait "$tailpid" 2>/dev/null
+for ((k = 0; k < nsh; k++)); do
+    echo "== system tests, shard $k of $nsh: $(grep -E '^[0-9]+ passed' "$log.$k" | tail -n 1)"
+    tally "$log.$k" "$(cat "$log.$k.rc" 2>/dev/null || echo 1)"
+    rm -f "$log.$k" "$log.$k.rc"
+done
 echo "$pass passed, $failn failed, $skipn skipped"
 [ $failn -eq 0 ]

@@ -80,9 +80,9 @@ struct job {
     char *argv[ARGS_MAX + 1];
     char *envp[ARGS_MAX + 1];
     const char *cwd;
-    const char *property;        /* NULL: none */
-    char *files[ARGS_MAX + 1];   /* file properties' paths, NULL-terminated */
-    const char *collect;         /* --collect PATH, or NULL */
+    const char *property;      /* NULL: none */
+    char *files[ARGS_MAX + 1]; /* file properties' paths, NULL-terminated */
+    const char *collect;       /* --collect PATH, or NULL */
 };
 
 static int ctl_fd = -1;
@@ -255,6 +255,16 @@ static void setup_root(void)
     must_mount("proc", "/newroot/proc", "proc", 0, NULL);
     must_mount("sysfs", "/newroot/sys", "sysfs", 0, NULL);
     must_mount("tmpfs", "/newroot/dev/shm", "tmpfs", 0, "mode=1777");
+    /* The links every Linux system has in /dev (udev makes them): bash's
+     * process substitution <(...) opens /dev/fd/N, and programs write to
+     * /dev/stdout. devtmpfs starts without them. */
+    static const char *const devlinks[][2] = {{"/proc/self/fd", "/newroot/dev/fd"},
+                                              {"/proc/self/fd/0", "/newroot/dev/stdin"},
+                                              {"/proc/self/fd/1", "/newroot/dev/stdout"},
+                                              {"/proc/self/fd/2", "/newroot/dev/stderr"}};
+    for (size_t i = 0; i < sizeof(devlinks) / sizeof(devlinks[0]); i++)
+        if (symlink(devlinks[i][0], devlinks[i][1]) < 0 && errno != EEXIST)
+            die("symlink %s: %s", devlinks[i][1], strerror(errno));
     mkdirs("/newroot/tmp");
     chmod("/newroot/tmp", 01777);
 }

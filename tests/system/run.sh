@@ -18,6 +18,11 @@
 #     skip (lib.sh), and fails otherwise; every test selected is counted
 #     exactly once.
 #  4. A test file with a syntax error is one failure, never a silent skip.
+#  5. REWIND_SYSTEST_SHARD=K/N (0 <= K < N) runs the K-th of N disjoint shards:
+#     the selected tests are numbered in order and shard K takes those whose
+#     number is K modulo N (a syntax error counts in shard 0), so the N shards
+#     together run every selected test exactly once (tests/run-all.sh runs
+#     them side by side, one host VM each).
 set -uo pipefail
 # The whole script is one compound command, read before it runs, so that
 # editing a test file or this one while the suite runs cannot derail it.
@@ -28,6 +33,13 @@ pat=${1:-.}
 # selected (make check leaves the long ones, tests/system/LONG, to make
 # check-long: they are not skipped, they belong to the other target).
 exclude=${REWIND_SYSTEST_EXCLUDE:-}
+shard=${REWIND_SYSTEST_SHARD:-0/1}
+sk=${shard%/*} sn=${shard#*/}
+case "$sk/$sn" in
+    *[!0-9/]* | /* | */) echo "run.sh: REWIND_SYSTEST_SHARD=$shard is not K/N" >&2; exit 2 ;;
+esac
+[ "$sn" -ge 1 ] && [ "$sk" -lt "$sn" ] || { echo "run.sh: REWIND_SYSTEST_SHARD=$shard: need 0 <= K < N" >&2; exit 2; }
+idx=0 # selected tests seen so far (invariant 5)
 pass=0; failn=0; skipn=0
 export REWIND_HOME
 base=$(mktemp -d "${TMPDIR:-/tmp}/rewind-systest.XXXXXX")
@@ -51,7 +63,9 @@ for f in "$HERE"/t_*.sh; do
         fb=$(basename "$f" .sh)
         if { echo "$fb:"; grep -oE '^[[:space:]]*(function[[:space:]]+)?test_[A-Za-z0-9_]+' "$f" |
             sed -E "s/^[[:space:]]*(function[[:space:]]+)?/$fb:/"; } | grep -E "$pat" >/dev/null; then
-            failn=$((failn+1)); echo "FAIL $fb:(syntax error)"; sed 's/^/    /' "$base/syntax.err" | tail -n 20
+            if [ "$sk" -eq 0 ]; then
+                failn=$((failn+1)); echo "FAIL $fb:(syntax error)"; sed 's/^/    /' "$base/syntax.err" | tail -n 20
+            fi
         fi
         continue
     fi
@@ -59,6 +73,8 @@ for f in "$HERE"/t_*.sh; do
         name="$(basename "$f" .sh):$t"
         echo "$name" | grep -qE "$pat" || continue
         if [ -n "$exclude" ] && echo "$name" | grep -qE "$exclude"; then continue; fi
+        idx=$((idx+1))
+        [ $(((idx - 1) % sn)) -eq "$sk" ] || continue
         T="$base/$(basename "$f" .sh)/$t"; mkdir -p "$T/home"
         cp -al "$images" "$T/home/images"
         start=$(date +%s.%N)

@@ -26,6 +26,16 @@ test_stdout_stderr_apart() {
     expect_no_grep r.err 'to-out'
 }
 
+# /dev/fd and /dev/std{in,out,err} exist as on any Linux (bash's <(...),
+# `echo > /dev/stderr`): init makes the links devtmpfs lacks.
+test_dev_fd_links() {
+    run_rw r run --root "$ROOT" -- sh -c 'echo to-out >/dev/stdout; echo to-err >/dev/stderr;
+        readlink /dev/fd; readlink /dev/stdin; echo piped | cat /dev/stdin; ls /dev/fd/ | grep -qx 2 && echo fd2'
+    expect_rc 0
+    expect_file r.out "$(printf 'to-out\n/proc/self/fd\n/proc/self/fd/0\npiped\nfd2')"
+    expect_grep r.err '^to-err$'
+}
+
 test_cwd() {
     run_rw r run --root "$ROOT" --cwd /etc -- pwd
     expect_rc 0
