@@ -13,6 +13,7 @@ pkgs+=(mmdebstrap)  # tools/mkroot-debian.sh: the compatibility suite's Debian r
 pkgs+=(slurm-wlm munge)  # check --via slurm: tools/slurm-cluster.sh, tests/system/t_slurm.sh
 pkgs+=(liblz4-dev)  # bench/ingest.sh: lz4 against zstd for keyframe pages
 pkgs+=(nix-bin diffoscope-minimal)  # docs/nix.md: rewind nix (a local store), diff --files
+pkgs+=(patchelf)  # tests/nix/default.nix: GNU ls in the offline test store (docs/nix.md)
 pkgs+=(gdb libdw-dev)  # rewind gdb (Debian's gdb), rewind where (elfutils' libdwfl)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -3,7 +3,10 @@
 # (docs/nix.md). Prints the environment to use it, as `export` lines, and
 # writes the flake DIR/flake: busybox/bin (busybox-static and one symlink
 # per applet), tools/bin (the thread pool of examples/pool, racy and fixed,
-# from build/guest), default.nix (the test derivations; their builder is
+# from build/guest), ls-dist (GNU coreutils' ls and patchelf with the
+# shared libraries each loads, copied from the host by copy-elf.sh: the
+# coreutils-ls derivation makes them an ls that runs from the store),
+# default.nix (the test derivations; their builder is
 # that busybox, added to the store by builtins.path, so no nixpkgs is
 # needed) and flake.nix (the same derivations as packages); and
 # DIR/default.nix, which imports DIR/flake/default.nix.
@@ -15,6 +18,7 @@
 set -euo pipefail
 dir=$(mkdir -p "$1" && cd "$1" && pwd)
 command -v nix-build >/dev/null || { echo "setup.sh: nix-build missing (apt-get install nix-bin)" >&2; exit 1; }
+command -v patchelf >/dev/null || { echo "setup.sh: patchelf missing (apt-get install patchelf)" >&2; exit 1; }
 [ -x /bin/busybox ] || { echo "setup.sh: /bin/busybox missing (apt-get install busybox-static)" >&2; exit 1; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 guest=${REWIND_GUEST_BIN:-$here/../../build/guest}
@@ -33,6 +37,8 @@ for a in $(/bin/busybox --list); do
     [ "$a" = busybox ] || ln -sf busybox "$fl/busybox/bin/$a"
 done
 cp "$guest/pool" "$guest/pool-fixed" "$fl/tools/bin/"
+"$here/copy-elf.sh" /bin/ls "$fl/ls-dist/ls/bin" "$fl/ls-dist/ls/lib"
+"$here/copy-elf.sh" "$(command -v patchelf)" "$fl/ls-dist/patchelf/bin" "$fl/ls-dist/patchelf/lib"
 cp "$here/default.nix" "$here/flake.nix" "$fl/"
 echo 'import ./flake/default.nix' >"$dir/default.nix"
 cat <<ENV

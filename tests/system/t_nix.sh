@@ -106,15 +106,19 @@ test_nix_check_runs_the_build_under_schedules() {
     expect_grep u.err 'drop --cwd'
 }
 
-# rewind repro INSTALLABLE: the listing derivation differs under another
-# directory order, and blame names find; hello reproduces (negative twin).
-test_nix_repro_blames_find() {
+# rewind repro INSTALLABLE: the listing derivation (GNU ls -U, from the
+# coreutils-ls derivation, into $out/list) differs under another directory
+# order, and blame names ls: its pid, argv and step, in both builds; hello
+# reproduces (negative twin).
+test_nix_repro_blames_ls() {
     nix_setup
     run_rw r repro --vary dirorder -f "$NIXF" -A listing
     expect_rc 1
     expect_grep r.out '^derivation .*-listing\.drv$'
     expect_grep r.out '-listing/list differs in build 2: bytes [0-9]*\.\.'
-    expect_grep r.out 'build 2: byte [0-9]* of .*-listing/list in run [0-9a-f]* was written by pid [0-9]* `.*-busybox/bin/find src`'
+    expect_grep r.out '^  build 1: byte [0-9]* of .*-listing/list in run [0-9a-f]* was written by pid [0-9]* `.*-coreutils-ls/bin/ls -U src` at step [0-9]* (event [0-9]*)$'
+    expect_grep r.out '^  build 2: byte [0-9]* of .*-listing/list in run [0-9a-f]* was written by pid [0-9]* `.*-coreutils-ls/bin/ls -U src` at step [0-9]* (event [0-9]*)$'
+    expect_grep r.out 'build 2:   chain: pid [0-9]* `.*-coreutils-ls/bin/ls -U src` <- pid [0-9]* `.*-busybox/bin/sh -c'
     expect_grep r.out 'NOT reproducible'
     run_rw h repro --vary dirorder -f "$NIXF" -A hello
     expect_rc 0

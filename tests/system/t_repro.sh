@@ -3,19 +3,26 @@
 # repro. Each determinism claim has its negative twin: without the
 # variation the same build collects the same bytes.
 
-# A "build" whose output embeds the order find(1) reads a directory in
-# (busybox ls sorts its output, find does not). find is called by its path:
-# busybox's shell runs an applet named without a path in a child it does
-# not exec (the child keeps the shell's argv), so blame would name `sh -c`;
-# by path it is exec'd and blame names it.
+# A "build" whose output embeds the order GNU ls -U reads a directory in
+# (busybox's ls always sorts): the root is tests/nix/lsroot.sh's, busybox
+# with GNU coreutils' ls as /bin/ls. ls is called by its path: busybox's
+# shell would run its own ls applet for a bare `ls`, in a child it does not
+# exec (the child keeps the shell's argv); by path GNU ls is exec'd, and
+# blame names it.
 LISTING='mkdir -p /build/src /build/out
 for f in alpha beta gamma delta epsilon zeta eta theta; do echo $f > /build/src/$f; done
 echo "# listing" > /build/out/list
-/usr/bin/find /build/src >> /build/out/list
+/bin/ls -U /build/src >> /build/out/list
 echo same > /build/out/same'
 
-test_dirorder_changes_a_listing_and_blame_names_find() {
-    local opts=(--root "$ROOT" --collect /build/out --track-writes '/build/out/*')
+lsroot() {
+    LSROOT=$T/lsroot
+    "$TOP/tests/nix/lsroot.sh" "$LSROOT" >lsroot.err 2>&1 || fail "tests/nix/lsroot.sh: $(tail -n 2 lsroot.err)"
+}
+
+test_dirorder_changes_a_listing_and_blame_names_ls() {
+    lsroot || return 1
+    local opts=(--root "$LSROOT" --collect /build/out --track-writes '/build/out/*')
     run_rw a run "${opts[@]}" -- sh -c "$LISTING"
     expect_rc 0
     run_rw b run "${opts[@]}" --dirorder 1 -- sh -c "$LISTING"
@@ -38,12 +45,26 @@ test_dirorder_changes_a_listing_and_blame_names_find() {
     expect_rc 1
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d["identical"] and [f["path"] for f in d["files"]]==["list"] and d["files"][0]["first_diff"]>=10' dj.out \
         || fail "diff --files --json: $(cat dj.out)"
-    # blame: find wrote the first differing byte, in both runs
+    # blame: ls wrote the first differing byte, in both runs: its pid,
+    # argv, step, and the chain of execs above it
     run_rw bl blame "$B" /build/out/list --diff "$A"
     expect_rc 0
-    expect_grep bl.out 'written by pid [0-9]* `/usr/bin/find /build/src`'
-    expect_grep bl.out 'chain: pid [0-9]* `/usr/bin/find /build/src` <- pid [0-9]* `sh -c'
+    expect_grep bl.out '^  byte [0-9]* of /build/out/list in run '"$B"' was written by pid [0-9]* `/bin/ls -U /build/src` at step [0-9]* (event [0-9]*)$'
+    expect_grep bl.out '^  byte [0-9]* of /build/out/list in run '"$A"' was written by pid [0-9]* `/bin/ls -U /build/src` at step [0-9]* (event [0-9]*)$'
+    expect_grep bl.out 'chain: pid [0-9]* `/bin/ls -U /build/src` <- pid [0-9]* `sh -c'
     expect_grep bl.out 'the file still holds these bytes'
+    run_rw blj blame "$B" /build/out/list --diff "$A" --json
+    expect_rc 0
+    python3 - blj.out <<'PY' || fail "blame --diff --json: $(cat blj.out)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["ranges"][0]
+assert r["from"] >= 10, r  # after "# listing\n", which the shell wrote
+for b in (r["blame"], r["other"]):
+    assert b["found"] and b["argv"] == "/bin/ls -U /build/src", b
+    assert b["pid"] > 1 and b["step"] > 0 and b["write_offset"] == 10, b
+    assert [c["argv"].split()[:2] for c in b["chain"][:2]] == [["/bin/ls", "-U"], ["sh", "-c"]], b
+PY
     # byte 0 came from the shell's echo
     run_rw b0 blame "$B" /build/out/list 0 --json
     expect_rc 0
@@ -61,14 +82,15 @@ test_dirorder_changes_a_listing_and_blame_names_find() {
 # The order is a function of N: the same spec twice is the same run, with
 # or without --dirorder; blame without --track-writes says what is missing.
 test_dirorder_is_a_function_of_n_and_blame_needs_tracking() {
-    local opts=(--root "$ROOT" --collect /build/out --track-writes '/build/out/*')
+    lsroot || return 1
+    local opts=(--root "$LSROOT" --collect /build/out --track-writes '/build/out/*')
     run_rw a run "${opts[@]}" -- sh -c "$LISTING"
     run_rw a2 run "${opts[@]}" -- sh -c "$LISTING"
     same_run a.err a2.err
     run_rw b run "${opts[@]}" --dirorder 1 -- sh -c "$LISTING"
     run_rw b2 run "${opts[@]}" --dirorder 1 -- sh -c "$LISTING"
     same_run b.err b2.err
-    run_rw nt run --root "$ROOT" --collect /build/out -- sh -c "$LISTING"
+    run_rw nt run --root "$LSROOT" --collect /build/out -- sh -c "$LISTING"
     run_rw ntb blame "$(run_id nt.err)" /build/out/list 0
     expect_rc 1
     expect_grep ntb.out 'was the run made with --track-writes'
