@@ -68,13 +68,25 @@ sock=$sockdir/munge.sock
 munged --force --socket="$sock" --key-file="$key" --pid-file="$dir/run/munged.pid" \
     --log-file="$dir/log/munged.log" --seed-file="$dir/munge/seed" 2>>"$dir/log/munged.log"
 
-# The test host VM starts with loopback down, no other interface and no
-# host name. Slurm resolves with AI_ADDRCONFIG, which finds nothing on a
-# machine whose only IPv4 address is 127.0.0.1: give lo one more.
-if ! ip -o link show lo 2>/dev/null | grep -q 'UP'; then
-    ip link set lo up 2>/dev/null || true
-    ip addr add 10.254.254.1/32 dev lo 2>/dev/null || true
-fi
+# Slurm resolves every address, numeric ones too, with AI_ADDRCONFIG, which
+# finds nothing on a machine whose only IPv4 address is loopback: slurmctld
+# then fails in getaddrinfo and slurmd cannot bind ("Address family not
+# supported by protocol"). The test host VM boots with loopback down and no
+# other interface, and an earlier test may have brought lo up (t_serve):
+# whatever the state, lo is up and, when no IPv4 address outside 127/8
+# exists, lo gets one more (root only; elsewhere say why it will fail).
+netup() {
+    ip -o link show lo 2>/dev/null | grep -q '[<,]UP[,>]' || ip link set lo up 2>/dev/null || true
+    if ! ip -o -4 addr show 2>/dev/null | awk '{print $4}' | grep -qv '^127\.'; then
+        if [ "$(id -u)" = 0 ]; then
+            ip addr add 10.254.254.1/32 dev lo 2>/dev/null ||
+                { echo "slurm-cluster: cannot add an IPv4 address to lo (Slurm needs one outside 127/8)" >&2; return 1; }
+        else
+            echo "slurm-cluster: no IPv4 address outside 127/8 and not root: Slurm's getaddrinfo (AI_ADDRCONFIG) will find no address" >&2
+        fi
+    fi
+}
+netup
 # slurmd loads its cgroup plugin even with proctrack/linuxproc: the v1 one
 # (cgroup.conf below) needs a writable /sys/fs/cgroup with the freezer
 # hierarchy. The test host VM has none: mount them there (root only).
@@ -85,9 +97,11 @@ if [ "$(id -u)" = 0 ] && ! grep -q ' /sys/fs/cgroup/freezer ' /proc/mounts 2>/de
     mkdir -p /sys/fs/cgroup/freezer 2>/dev/null &&
         mount -t cgroup -o freezer cgroup /sys/fs/cgroup/freezer 2>/dev/null || true
 fi
+# slurmctld runs only where its short host name is SlurmctldHost's name;
+# every address below is given as 127.0.0.1, so no name has to resolve. A
+# machine with no host name (the test host VM: "(none)") is named localhost.
 host=$(hostname -s 2>/dev/null || hostname)
-# (localhost: the one name /etc/hosts resolves there)
-if [ -z "$host" ] || [ "$host" = "(none)" ] || ! getent hosts "$host" >/dev/null 2>&1; then
+if [ -z "$host" ] || [ "$host" = "(none)" ]; then
     [ "$(id -u)" = 0 ] && hostname localhost 2>/dev/null && host=localhost
 fi
 user=$(id -un)
@@ -135,10 +149,19 @@ for i in $(seq "$nodes"); do
     mkdir -p "$dir/spool/node$i"
     slurmd -f "$SLURM_CONF" -N "node$i" 2>>"$dir/log/slurmd.err"
 done
-# Up when every node is idle.
+# Up when every node is idle; a daemon that died is said at once, with
+# the last lines of its log.
+died() {
+    echo "slurm-cluster: $1 exited at start; logs in $dir/log:" >&2
+    tail -n 5 "$dir"/log/*.log "$dir"/log/*.err 2>/dev/null | grep -v '^$' >&2 || true
+    exit 1
+}
 for _ in $(seq 300); do
     idle=$(sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l)
     [ "$idle" -ge "$nodes" ] && { echo "export SLURM_CONF=$SLURM_CONF"; exit 0; }
+    for f in "$dir"/run/slurmctld.pid "$dir"/run/slurmd.*.pid; do
+        [ -s "$f" ] && ! kill -0 "$(cat "$f")" 2>/dev/null && died "$(basename "$f" .pid)"
+    done
     sleep 0.2
 done
 echo "slurm-cluster: the nodes did not come up in 60 s; logs in $dir/log" >&2
