@@ -5,7 +5,7 @@
 # `rewind check --via slurm` (docs/distributed.md): munged, slurmctld and
 # NODES (default 2) slurmd daemons, each with its own NodeName (node1,
 # node2, ...) and port on 127.0.0.1, every file (munge key, slurm.conf,
-# state, spool, logs, sockets) under DIR. Runs as the calling user (root in
+# state, logs) under DIR, the sockets' directories in /tmp (short paths). Runs as the calling user (root in
 # the test host). `env DIR` prints the exports a client needs (SLURM_CONF).
 # Needs Debian's slurm-wlm and munge (tools/deps.sh).
 set -euo pipefail
@@ -40,6 +40,11 @@ stop() {
         case "$sd" in /tmp/rwmunge.*) rm -rf "$sd" ;; esac
         rm -f "$dir/run/munge.sockdir"
     fi
+    if [ -s "$dir/run/spool.dir" ]; then
+        sd=$(cat "$dir/run/spool.dir")
+        case "$sd" in /tmp/rwspool.*) rm -rf "$sd" ;; esac
+        rm -f "$dir/run/spool.dir"
+    fi
 }
 
 case "$cmd" in
@@ -65,6 +70,11 @@ sockdir=$(mktemp -d /tmp/rwmunge.XXXXXX)
 chmod 755 "$sockdir"
 echo "$sockdir" >"$dir/run/munge.sockdir"
 sock=$sockdir/munge.sock
+# slurmd's spool holds slurmstepd's sockets (NODE_JOB.STEP), whose paths
+# must fit in 108 bytes too: under a test's DIR they did not (the launch
+# failed, the tasks stayed "launch failed requeued held"): a short one.
+spool=$(mktemp -d /tmp/rwspool.XXXXXX)
+echo "$spool" >"$dir/run/spool.dir"
 munged --force --socket="$sock" --key-file="$key" --pid-file="$dir/run/munged.pid" \
     --log-file="$dir/log/munged.log" --seed-file="$dir/munge/seed" 2>>"$dir/log/munged.log"
 
@@ -116,7 +126,7 @@ base=$(( 17000 + ($$ % 500) * 20 ))
     echo "CredType=cred/munge"
     echo "AuthInfo=socket=$sock"
     echo "StateSaveLocation=$dir/state"
-    echo "SlurmdSpoolDir=$dir/spool/%n"
+    echo "SlurmdSpoolDir=$spool/%n"
     echo "SlurmctldPidFile=$dir/run/slurmctld.pid"
     echo "SlurmdPidFile=$dir/run/slurmd.%n.pid"
     echo "SlurmctldLogFile=$dir/log/slurmctld.log"
@@ -148,7 +158,7 @@ printf 'CgroupPlugin=cgroup/v1\nCgroupAutomount=yes\n' >"$dir/cgroup.conf"
 export SLURM_CONF=$dir/slurm.conf
 slurmctld -f "$SLURM_CONF" -i 2>>"$dir/log/slurmctld.err"
 for i in $(seq "$nodes"); do
-    mkdir -p "$dir/spool/node$i"
+    mkdir -p "$spool/node$i"
     slurmd -f "$SLURM_CONF" -N "node$i" 2>>"$dir/log/slurmd.err"
 done
 # Up when every node is idle; a daemon that died is said at once, with
