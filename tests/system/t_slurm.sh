@@ -47,7 +47,8 @@ PY
 test_slurm_check_finds_the_pool_race_like_a_local_check() {
     slurm_up
     # (--timeout: a check whose tasks never start fails, it does not hang the suite)
-    run_rw s check --via slurm --share "$T/share" --schedules 4 -j 2 --json --timeout 1200 \
+    # (REWIND_PROGRESS: --json alone prints no progress lines)
+    REWIND_PROGRESS=1 run_rw s check --via slurm --share "$T/share" --schedules 4 -j 2 --json --timeout 1200 \
         --root "$ROOT" -- /usr/bin/pool
     [ "$RC" -eq 1 ] || fail "check --via slurm exit $RC: $(tail -n 5 s.err) $(cat s.out) $(slurm_state)"
     # every schedule's line says where it ran
