@@ -14,6 +14,14 @@ slurm_up() {
     export SLURM_CONF="$T/slurm/slurm.conf"
 }
 
+# What Slurm says, for a failure message: every task's state and reason,
+# the nodes' states, the controller's last log lines.
+slurm_state() {
+    echo "squeue: $(squeue -h -t all -r -o '%i %T %N %r' 2>&1 | tr '\n' ';')"
+    echo "sinfo: $(sinfo -h -N -o '%N %T %E' 2>&1 | tr '\n' ';')"
+    echo "slurmctld: $(tail -n 4 "$T/slurm/log/slurmctld.log" 2>&1 | tr '\n' ';')"
+}
+
 # A second home for the local check of the same spec (same image cache).
 home2() {
     mkdir -p "$T/home2"
@@ -38,8 +46,11 @@ PY
 
 test_slurm_check_finds_the_pool_race_like_a_local_check() {
     slurm_up
-    run_rw s check --via slurm --share "$T/share" --schedules 4 -j 2 --json --root "$ROOT" -- /usr/bin/pool
-    [ "$RC" -eq 1 ] || fail "check --via slurm exit $RC: $(tail -n 5 s.err) $(cat s.out)"
+    # (--timeout: a check whose tasks never start fails, it does not hang the suite)
+    # (REWIND_PROGRESS: --json alone prints no progress lines)
+    REWIND_PROGRESS=1 run_rw s check --via slurm --share "$T/share" --schedules 4 -j 2 --json --timeout 1200 \
+        --root "$ROOT" -- /usr/bin/pool
+    [ "$RC" -eq 1 ] || fail "check --via slurm exit $RC: $(tail -n 5 s.err) $(cat s.out) $(slurm_state)"
     # every schedule's line says where it ran
     grep -q '^rewind: check: schedule [0-9]* (.*): run .* steps on node[12] task [01]' s.err ||
         fail "no schedule ran on a node: $(grep schedule s.err | head -n 3)"
@@ -63,7 +74,7 @@ test_slurm_check_finds_the_pool_race_like_a_local_check() {
 # The short version of the 32-schedule one: pool-fixed, no difference.
 test_slurm_fixed_pool_and_a_killed_task_retried() {
     slurm_up
-    "$REWIND" check --via slurm --share "$T/share" --schedules 4 -j 2 --root "$ROOT" \
+    "$REWIND" check --via slurm --share "$T/share" --schedules 4 -j 2 --timeout 1200 --root "$ROOT" \
         -- /usr/bin/pool-fixed >c.out 2>c.err &
     local cpid=$! pid="" i
     # kill task 0 mid-run: once its home holds the imported base run
@@ -74,7 +85,7 @@ test_slurm_fixed_pool_and_a_killed_task_retried() {
         kill -0 "$cpid" 2>/dev/null || break
         sleep 0.5
     done
-    [ -n "$pid" ] || { wait "$cpid"; fail "task 0 never started: $(tail -n 5 c.err)"; }
+    [ -n "$pid" ] || { wait "$cpid"; fail "task 0 never started: $(tail -n 5 c.err) $(slurm_state)"; }
     sleep 1
     kill -9 "$pid" || fail "task 0 (pid $pid) was gone before it could be killed"
     echo "killed task 0 (pid $pid)" >&2
@@ -82,7 +93,7 @@ test_slurm_fixed_pool_and_a_killed_task_retried() {
     wait "$cpid"
     RC=$?
     set -e
-    [ "$RC" -eq 0 ] || fail "check exit $RC after a task was killed: $(tail -n 8 c.err) $(cat c.out)"
+    [ "$RC" -eq 0 ] || fail "check exit $RC after a task was killed: $(tail -n 8 c.err) $(cat c.out) $(slurm_state)"
     expect_grep c.err 'task 0 ended (.*) with [0-9]* schedules left: submitted again'
     expect_grep c.out '^no difference: 4 schedules ended like schedule 0'
     expect_no_grep c.out 'lost'
@@ -90,8 +101,8 @@ test_slurm_fixed_pool_and_a_killed_task_retried() {
 
 test_slurm_check_fixed_pool_32_schedules() {
     slurm_up
-    run_rw c check --via slurm --schedules 32 -j 4 --root "$ROOT" -- /usr/bin/pool-fixed
-    [ "$RC" -eq 0 ] || fail "the fixed pool via slurm: exit $RC: $(tail -n 5 c.err c.out)"
+    run_rw c check --via slurm --schedules 32 -j 4 --timeout 3000 --root "$ROOT" -- /usr/bin/pool-fixed
+    [ "$RC" -eq 0 ] || fail "the fixed pool via slurm: exit $RC: $(tail -n 5 c.err c.out) $(slurm_state)"
     expect_grep c.out '^no difference: 32 schedules ended like schedule 0'
     expect_grep c.out '^the schedules ran on: node[12] [0-9]*, node[12] [0-9]*'
 }
@@ -129,7 +140,7 @@ test_slurm_ctrl_c_cancels_the_jobs() {
         sleep 0.5
     done
     pids=$(cat "$T"/share/check-*/work/t[01].pid 2>/dev/null | tr '\n' ' ')
-    [ "$(echo $pids | wc -w)" -eq 2 ] || { wait "$cpid"; fail "the tasks never started: $(tail -n 5 i.err)"; }
+    [ "$(echo $pids | wc -w)" -eq 2 ] || { kill -INT "$cpid"; wait "$cpid"; fail "the tasks never started: $(tail -n 5 i.err) $(slurm_state)"; }
     [ -n "$(squeue -h -n rewind-check -t PENDING,RUNNING -o %i)" ] || fail "no job in squeue"
     kill -INT "$cpid"
     echo "SIGINT to the check (tasks $pids)" >&2
