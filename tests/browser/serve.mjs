@@ -245,6 +245,17 @@ try {
   // the process dies at this one); CRASH_STACK_RE: what it must name
   if (CRASH_STACK_RE) {
     await page.waitForFunction((c) => document.body.dataset.atStep === String(c), segv, { timeout: 60000 });
+    // the pool's lane chosen by its name (the drag began on init's name,
+    // which chose init's process for the box)
+    const tb = await page.locator('#timeline').boundingBox();
+    const lane = await page.evaluate(() => {
+      const i = window.rewind.tl.lanes.findIndex((l) => l.pid === l.tid && /pool/.test(l.name));
+      return i < 0 ? null : { y: window.rewind.tl.laneY(i), pid: window.rewind.tl.lanes[i].pid };
+    });
+    must(lane, 'a lane of the pool process');
+    await page.mouse.click(tb.x + 20, tb.y + lane.y);
+    must((await page.evaluate(() => window.rewind.state.wherePid)) === lane.pid, 'the pool\'s lane is chosen');
+    must((await atStep()) === segv, 'a click on a lane\'s name leaves the playhead');
     await page.click('#where-box summary');
     await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('where').dataset.state), null, { timeout: 300000 });
     must(await page.locator('#where').getAttribute('data-state') === 'done' &&
