@@ -36,6 +36,8 @@ struct exec_find {
     int started;    /* the job has started */
     char path[256]; /* the program pid exec'd last */
     int found, exited;
+    /* the step of that exec */
+    uint64_t exec_step;
 };
 
 static int on_event(void *ctx, const struct rw_event *ev)
@@ -52,6 +54,7 @@ static int on_event(void *ctx, const struct rw_event *ev)
                 n = sizeof(f->path) - 1;
             memcpy(f->path, ev->payload, n);
             f->path[n] = 0;
+            f->exec_step = ev->step;
             f->found = 1;
             f->exited = 0;
         }
@@ -293,6 +296,21 @@ int rw_program_copy(rw_home *h, const char *ref, uint64_t step, uint32_t pid, co
     return copy_program(h, ref, step, pid, path, op, tmp, err);
 }
 
+/* The step of the exec that made process pid run its program, by step
+ * (0 if none). */
+static uint64_t exec_step_of(rw_home *h, const char *ref, uint64_t step, uint32_t pid)
+{
+    char id[RW_ID_MAX];
+    struct rw_error e;
+    struct exec_find f = {.pid = pid};
+    struct rw_event_query q = RW_EVENTS_ALL;
+    q.to = step;
+    if (rw_resolve(h, ref, id, &e) < 0 || rw_events(h, id, &q, on_event, &f, NULL, &e) < 0 ||
+        !f.found)
+        return 0;
+    return f.exec_step;
+}
+
 int rw_where(rw_home *h, const char *ref, uint64_t step, const struct rw_options *op, int kernel,
              struct rw_where *w, struct rw_error *err)
 {
@@ -304,7 +322,20 @@ int rw_where(rw_home *h, const char *ref, uint64_t step, const struct rw_options
     w->pid = pid;
 
     char tmp[64];
-    if (copy_program(h, ref, step, pid, w->exe, op, tmp, err) < 0) {
+    int copied = copy_program(h, ref, step, pid, w->exe, op, tmp, err);
+    if (copied < 0) {
+        /* At the step of a fatal signal the process dies in the fork that
+         * reads its program (its /proc/PID/root goes): read the program at
+         * the step of its exec instead, where the process is alive and the
+         * file is the one the exec mapped. */
+        uint64_t xs = exec_step_of(h, ref, step, pid);
+        if (tmp[0])
+            unlink(tmp); /* invariant 3 */
+        tmp[0] = 0;
+        if (xs && xs < step)
+            copied = copy_program(h, ref, xs, pid, w->exe, op, tmp, err);
+    }
+    if (copied < 0) {
         if (tmp[0])
             unlink(tmp); /* invariant 3 */
         return -1;

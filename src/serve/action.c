@@ -14,6 +14,11 @@
  *     SERVE_SHELL_MAX (the tail, with its offset) for a shell session.
  *  3. At most SERVE_SESSIONS shell sessions live at once; a session's pid
  *     is waited for exactly once (by its reader thread).
+ *  4. A child is spawned only while the file the server was started from
+ *     is still the one it runs (same path, inode, size and mtime): once it
+ *     was replaced, a child would run another program under the server's
+ *     name, and under the test host's 9p share (docs/serve.md, "Tests")
+ *     a mix of both that dies of SIGSEGV. The request then fails saying so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,11 +50,73 @@ static const char *self_exe(void)
     return "/proc/self/exe";
 }
 
+/* The binary's path and identity when the server started (invariant 4). */
+static struct {
+    int known;
+    char path[4096];
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+} self_id;
+static char self_replaced_msg[4300];
+
+/* Note path as the server's binary. 0, or -1 if it cannot be read. */
+static int self_note(const char *path)
+{
+    struct stat st;
+    self_id.known = 0;
+    self_replaced_msg[0] = 0;
+    if (strlen(path) >= sizeof self_id.path || stat(path, &st) < 0)
+        return -1;
+    snprintf(self_id.path, sizeof self_id.path, "%s", path);
+    self_id.dev = st.st_dev;
+    self_id.ino = st.st_ino;
+    self_id.size = st.st_size;
+    self_id.mtime = st.st_mtim;
+    self_id.known = 1;
+    snprintf(self_replaced_msg, sizeof self_replaced_msg,
+             "%s was replaced (rebuilt or upgraded) after this server started, and a child "
+             "would not run the server's own program: restart rewind serve",
+             self_id.path);
+    return 0;
+}
+
+void serve_spawn_init(void)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0)
+        return;
+    path[n] = 0;
+    self_note(path);
+}
+
+/* Is the file the server was started from still the one it runs? */
+static int self_replaced(void)
+{
+    struct stat st;
+    if (!self_id.known)
+        return 0;
+    return stat(self_id.path, &st) < 0 || st.st_dev != self_id.dev || st.st_ino != self_id.ino ||
+           st.st_size != self_id.size || st.st_mtim.tv_sec != self_id.mtime.tv_sec ||
+           st.st_mtim.tv_nsec != self_id.mtime.tv_nsec;
+}
+
+const char *serve_spawn_error(int e)
+{
+    return e == ESTALE && self_replaced_msg[0] ? self_replaced_msg : strerror(e);
+}
+
 /* Spawn argv with stdin from in_fd (-1: /dev/null) and stdout+stderr to
  * pipes (*out, *err; err may be NULL: merged into out). Returns the pid or
  * -1. */
 pid_t serve_spawn(char *const argv[], int in_fd, int *out, int *err)
 {
+    if (self_replaced()) { /* invariant 4 */
+        errno = ESTALE;
+        return -1;
+    }
     int po[2], pe[2] = {-1, -1};
     if (pipe2(po, O_CLOEXEC) < 0)
         return -1;
@@ -228,6 +296,10 @@ static void capture_run(char *const argv[], size_t out_cap, struct capture *c)
     c->err = (struct buf){.p = malloc(SERVE_ERR_MAX + 1), .cap = SERVE_ERR_MAX};
     SERVE_ASSERT(c->out.p && c->err.p);
     c->status = run_capture(argv, &c->out, &c->err);
+    if (c->status < 0) { /* the reason it could not start, as its error line */
+        const char *why = serve_spawn_error(errno);
+        buf_add(&c->err, why, strlen(why));
+    }
     c->err.p[c->err.len] = 0;
 }
 
@@ -416,7 +488,7 @@ static void act_shell_start(rw_home *h, json_t *body, struct serve_reply *r)
     if (pid < 0) {
         close(pin[1]);
         pthread_mutex_unlock(&sess_lock);
-        serve_reply_error(r, 500, "cannot start rewind shell: %s", strerror(errno));
+        serve_reply_error(r, 500, "cannot start rewind shell: %s", serve_spawn_error(errno));
         return;
     }
     unsigned char raw[16];

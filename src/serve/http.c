@@ -228,6 +228,7 @@ int serve_run(rw_home *h, const struct serve_opts *o)
     struct server s = {.home = h, .o = o};
     /* the children (action.c) use this home whatever the caller's env said */
     setenv("REWIND_HOME", rw_home_path(h), 1);
+    serve_spawn_init();
     unsigned char raw[SERVE_TOKEN_LEN / 2];
     if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
         fprintf(stderr, "rewind: serve: no random bytes for the token: %s\n", strerror(errno));

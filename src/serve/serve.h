@@ -69,6 +69,11 @@ void serve_action_shutdown(void);
  * and stderr to pipes (*out, *err; err NULL: merged into out). The pid, or
  * -1 with errno. */
 pid_t serve_spawn(char *const argv[], int in_fd, int *out, int *err);
+/* Note the binary the server runs (at its start): serve_spawn refuses
+ * (errno ESTALE) once that file was replaced. */
+void serve_spawn_init(void);
+/* Words for serve_spawn's errno e (ESTALE: the binary was replaced). */
+const char *serve_spawn_error(int e);
 
 /* ---- where.c ---- */
 /* GET api/run/REF/where?step=S[&pid=P]: the stack of each thread of

@@ -157,10 +157,10 @@ static void wbuf_add(struct wbuf *b, const char *p, size_t n)
 static int run_watched(char *const argv[], int sock, struct wbuf *out, struct wbuf *err, int *gone)
 {
     int fo, fe;
+    *gone = 0;
     pid_t pid = serve_spawn(argv, -1, &fo, &fe);
     if (pid < 0)
         return -1;
-    *gone = 0;
     struct pollfd pf[3] = {{.fd = fo, .events = POLLIN},
                            {.fd = fe, .events = POLLIN},
                            {.fd = sock, .events = POLLRDHUP}};
@@ -258,6 +258,38 @@ static int where_run(rw_home *h, const char *ref, char id[RW_ID_MAX], uint64_t *
     return 0;
 }
 
+/* The reply for a child that ended with st (run_watched's; spawn_errno:
+ * errno when it could not start): its JSON object, or NULL with r set to
+ * the error in words. */
+static json_t *where_answer(int st, int gone, int spawn_errno, struct wbuf *out, struct wbuf *err,
+                            struct serve_reply *r)
+{
+    json_error_t je;
+    json_t *w = NULL;
+    if (gone) {
+        serve_reply_error(r, 503, "where: the client went away");
+    } else if (st < 0) {
+        serve_reply_error(r, 500, "cannot start rewind where: %s", serve_spawn_error(spawn_errno));
+    } else if (st > 128 && st < 128 + 65) { /* killed by a signal */
+        const char *sig = sigabbrev_np(st - 128), *line = err_line(err);
+        serve_reply_error(r, 500, "rewind where died of SIG%s%s%s", sig ? sig : "?",
+                          *line ? ": " : "", line);
+    } else if (st == 2) { /* RW_EUSAGE: no such process at the step */
+        serve_reply_error(r, 404, "%s", err_line(err));
+    } else if (st == 124) {
+        serve_reply_error(r, 504, "where: %s", err_line(err));
+    } else if (st != 0) {
+        serve_reply_error(r, 500, "where failed (exit %d): %s", st, err_line(err));
+    } else if (out->total > out->len) { /* inv. 5 */
+        serve_reply_error(r, 500, "where: the answer is larger than %d bytes", SERVE_WHERE_OUT);
+    } else if (!(w = json_loadb(out->p, out->len, 0, &je)) || !json_is_object(w)) {
+        serve_reply_error(r, 500, "where: not a JSON object from rewind where: %s", je.text);
+        json_decref(w);
+        w = NULL;
+    }
+    return w;
+}
+
 void serve_where_get(rw_home *h, const char *ref, serve_arg_fn arg, void *ctx, int sock,
                      struct serve_reply *r)
 {
@@ -302,31 +334,15 @@ void serve_where_get(rw_home *h, const char *ref, serve_arg_fn arg, void *ctx, i
     out.p[0] = err.p[0] = 0;
     int gone = 0;
     int st = run_watched(argv, sock, &out, &err, &gone);
+    int spawn_errno = errno;
     slot_give();
-    json_error_t je;
-    json_t *w = NULL;
-    if (gone) {
-        serve_reply_error(r, 503, "where: the client went away");
-    } else if (st < 0) {
-        serve_reply_error(r, 500, "cannot start rewind where: %s", strerror(errno));
-    } else if (st == 2) { /* RW_EUSAGE: no such process at the step */
-        serve_reply_error(r, 404, "%s", err_line(&err));
-    } else if (st == 124) {
-        serve_reply_error(r, 504, "where: %s", err_line(&err));
-    } else if (st != 0) {
-        serve_reply_error(r, 500, "where failed (exit %d): %s", st, err_line(&err));
-    } else if (out.total > out.len) { /* inv. 5 */
-        serve_reply_error(r, 500, "where: the answer is larger than %d bytes", SERVE_WHERE_OUT);
-    } else if (!(w = json_loadb(out.p, out.len, 0, &je)) || !json_is_object(w)) {
-        serve_reply_error(r, 500, "where: not a JSON object from rewind where: %s", je.text);
-    } else {
+    json_t *w = where_answer(st, gone, spawn_errno, &out, &err, r);
+    if (w) {
         json_object_set_new(w, "run", json_string(id));
         cache_put(id, step, pid, w);
         json_object_set_new(w, "cached", json_false());
         r->body = w;
-        w = NULL;
     }
-    json_decref(w);
     free(out.p);
     free(err.p);
 }

@@ -17,13 +17,16 @@
 //                not have it; the playhead is moved to FILE_STEP, after the
 //                write, where it must; a click on it must show exactly
 //                FILE_WANT's content (a file) in #cat (`rewind cat`, a VM)
+//                (the long version: at its end, after the shell)
+//   CRASH_STACK_RE  the Stack box opened at SEGV must show the job's stack,
+//                matching this regex
 // Prints one "ok ..." line per check; exits 1 at the first that fails.
 import { readFileSync } from 'node:fs';
 import { launch } from './browser.mjs';
 
 const url = process.argv[2];
 const { FAIL, PASS, SEGV, LOG_AT_SEGV, CAT_WANT, SHOTS, SHORT, STACK_STEP } = process.env;
-const { FILE_RUN, FILE_BEFORE, FILE_STEP, FILE_PATH, FILE_WANT } = process.env;
+const { FILE_RUN, FILE_BEFORE, FILE_STEP, FILE_PATH, FILE_WANT, CRASH_STACK_RE } = process.env;
 const eventRe = new RegExp(process.env.EVENT_RE || 'SIGSEGV');
 const segv = Number(SEGV);
 const { ctx, close: closeAll } = await launch();
@@ -43,6 +46,44 @@ const ok = (m) => console.log(`ok [${((Date.now() - t0) / 1000).toFixed(1)}s] ${
 function must(cond, m) { if (!cond) throw new Error(m); }
 const shot = (name) => page.screenshot({ path: `${SHOTS}/${name}.png` });
 const text = (sel) => page.locator(sel).innerText();
+
+// the files written so far: another run opened by its deep link (no page
+// load), the playhead moved past the write, a click on the file
+async function filePart() {
+  if (await page.evaluate(() => document.getElementById('where-box').open)) {
+    await page.click('#where-box summary'); // no more `rewind where`
+    await page.waitForFunction(() => document.getElementById('where').dataset.state === 'closed', null, { timeout: 60000 });
+  }
+  const before = Number(FILE_BEFORE), after = Number(FILE_STEP);
+  const fileSel = `#files [data-path="${FILE_PATH}"]`;
+  await page.evaluate(([r, s]) => { location.hash = `run=${r}&step=${s}`; }, [FILE_RUN, before]);
+  await page.waitForFunction(([r, s]) => window.rewind.state.run === r &&
+    document.body.dataset.atStep === String(s), [FILE_RUN, before], { timeout: 240000 });
+  must((await text('#title')).includes(FILE_RUN), 'the deep link opens the run that writes a file');
+  must(await page.locator(fileSel).count() === 0,
+    `${FILE_PATH} is listed at step ${before}, before it was written: ` + (await text('#files')));
+  ok(`deep link: run ${FILE_RUN.slice(0, 10)} at step ${before}, before the write; files: ` +
+    (await text('#files')).replace(/\n/g, ' | '));
+  await page.fill('#step', String(after));
+  await page.press('#step', 'Tab');
+  await page.waitForFunction((c) => document.body.dataset.atStep === String(c), after, { timeout: 120000 });
+  await page.waitForSelector(fileSel, { timeout: 60000 });
+  ok(`at step ${after} the files list has: ` + (await page.locator(fileSel).innerText()));
+  // no earlier answer can pass for this one
+  await page.evaluate(() => { const c = document.getElementById('cat'); delete c.dataset.done; c.textContent = ''; });
+  await page.click(fileSel);
+  // the click starts the page's cat at once (then its VM takes a while)
+  await page.waitForFunction((p) => { const c = document.getElementById('cat');
+    return !c.hidden && (c.dataset.done || c.textContent.startsWith(`reading ${p} `)); }, FILE_PATH, { timeout: 30000 })
+    .catch(() => { throw new Error(`a click on ${FILE_PATH} in the files list started no cat`); });
+  await page.waitForFunction(() => document.getElementById('cat').dataset.done, null, { timeout: 300000 });
+  const want = `${FILE_PATH} at step ${after}:\n` + readFileSync(FILE_WANT, 'utf8');
+  const got = await page.locator('#cat').textContent();
+  must(await page.locator('#cat').getAttribute('data-done') === 'ok' && got === want,
+    `a click on ${FILE_PATH} in the files list: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
+  ok(`a click on ${FILE_PATH} in the files list shows its content at step ${after}: ${JSON.stringify(got)}`);
+  await shot('file-cat');
+}
 
 try {
   await page.goto(`${url}#run=${FAIL}`, { waitUntil: 'domcontentloaded' });
@@ -199,43 +240,36 @@ try {
     await shot('stack');
   }
 
-  // the files written so far: another run opened by its deep link (no
-  // page load), the playhead moved past the write, a click on the file
-  if (FILE_RUN) {
-    if (await page.evaluate(() => document.getElementById('where-box').open)) {
-      await page.click('#where-box summary'); // no more `rewind where`
-      await page.waitForFunction(() => document.getElementById('where').dataset.state === 'closed', null, { timeout: 60000 });
-    }
-    const before = Number(FILE_BEFORE), after = Number(FILE_STEP);
-    const fileSel = `#files [data-path="${FILE_PATH}"]`;
-    await page.evaluate(([r, s]) => { location.hash = `run=${r}&step=${s}`; }, [FILE_RUN, before]);
-    await page.waitForFunction(([r, s]) => window.rewind.state.run === r &&
-      document.body.dataset.atStep === String(s), [FILE_RUN, before], { timeout: 240000 });
-    must((await text('#title')).includes(FILE_RUN), 'the deep link opens the run that writes a file');
-    must(await page.locator(fileSel).count() === 0,
-      `${FILE_PATH} is listed at step ${before}, before it was written: ` + (await text('#files')));
-    ok(`deep link: run ${FILE_RUN.slice(0, 10)} at step ${before}, before the write; files: ` +
-      (await text('#files')).replace(/\n/g, ' | '));
-    await page.fill('#step', String(after));
-    await page.press('#step', 'Tab');
-    await page.waitForFunction((c) => document.body.dataset.atStep === String(c), after, { timeout: 120000 });
-    await page.waitForSelector(fileSel, { timeout: 60000 });
-    ok(`at step ${after} the files list has: ` + (await page.locator(fileSel).innerText()));
-    // no earlier answer can pass for this one
-    await page.evaluate(() => { const c = document.getElementById('cat'); delete c.dataset.done; c.textContent = ''; });
-    await page.click(fileSel);
-    // the click starts the page's cat at once (then its VM takes a while)
-    await page.waitForFunction((p) => { const c = document.getElementById('cat');
-      return !c.hidden && (c.dataset.done || c.textContent.startsWith(`reading ${p} `)); }, FILE_PATH, { timeout: 30000 })
-      .catch(() => { throw new Error(`a click on ${FILE_PATH} in the files list started no cat`); });
-    await page.waitForFunction(() => document.getElementById('cat').dataset.done, null, { timeout: 300000 });
-    const want = `${FILE_PATH} at step ${after}:\n` + readFileSync(FILE_WANT, 'utf8');
-    const got = await page.locator('#cat').textContent();
-    must(await page.locator('#cat').getAttribute('data-done') === 'ok' && got === want,
-      `a click on ${FILE_PATH} in the files list: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
-    ok(`a click on ${FILE_PATH} in the files list shows its content at step ${after}: ${JSON.stringify(got)}`);
-    await shot('file-cat');
+  // the stack at the crash: the Stack box at the SIGSEGV step shows the
+  // job's threads (rewind where reads the program at its exec's step, as
+  // the process dies at this one); CRASH_STACK_RE: what it must name
+  if (CRASH_STACK_RE) {
+    await page.waitForFunction((c) => document.body.dataset.atStep === String(c), segv, { timeout: 60000 });
+    // the pool's lane chosen by its name (the drag began on init's name,
+    // which chose init's process for the box)
+    const tb = await page.locator('#timeline').boundingBox();
+    const lane = await page.evaluate(() => {
+      const i = window.rewind.tl.lanes.findIndex((l) => l.pid === l.tid && /pool/.test(l.name));
+      return i < 0 ? null : { y: window.rewind.tl.laneY(i), pid: window.rewind.tl.lanes[i].pid };
+    });
+    must(lane, 'a lane of the pool process');
+    await page.mouse.click(tb.x + 20, tb.y + lane.y);
+    must((await page.evaluate(() => window.rewind.state.wherePid)) === lane.pid, 'the pool\'s lane is chosen');
+    must((await atStep()) === segv, 'a click on a lane\'s name leaves the playhead');
+    await page.click('#where-box summary');
+    await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('where').dataset.state), null, { timeout: 300000 });
+    must(await page.locator('#where').getAttribute('data-state') === 'done' &&
+      await page.locator('#where').getAttribute('data-step') === String(segv),
+      `the stack at the SIGSEGV (step ${segv}): ` + (await text('#where-box')));
+    const st = await text('#where');
+    must(new RegExp(CRASH_STACK_RE).test(st), `the stack at step ${segv} names /${CRASH_STACK_RE}/: ` + st);
+    ok(`the stack at the SIGSEGV (step ${segv}): ` + st.split('\n').filter((l) => new RegExp(CRASH_STACK_RE).test(l)).join(' | ').trim());
+    await shot('crash-stack');
+    await page.click('#where-box summary'); // no more `rewind where`
+    await page.waitForFunction(() => document.getElementById('where').dataset.state === 'closed', null, { timeout: 60000 });
   }
+
+  if (SHORT && FILE_RUN) await filePart();
 
   if (SHORT) {
     must(errors.length === 0, 'no page errors: ' + errors.join('; '));
@@ -283,6 +317,7 @@ try {
   await page.waitForSelector(`#runs [data-id="${kept}"]`, { timeout: 60000 });
   ok(`the session is kept as run ${kept}, in the tree`);
   await shot('tree');
+  if (FILE_RUN) await filePart();
   must(errors.length === 0, 'no page errors: ' + errors.join('; '));
   ok('no page errors');
 } catch (e) {

@@ -114,6 +114,29 @@ browser_drive() {
     cp browser.out "$shots/browser.out"
 }
 
+# file_run: a run whose job writes /tmp/note (the page's files list, a
+# click on it: its content at the step, by cat); sets FILE_ARGS, the
+# variables for serve.mjs: the run, the step before the open that writes
+# the file and the exec of sleep after it (sh has written and closed it).
+file_run() {
+    run_rw f run --root "$ROOT" -- sh -c 'echo rewind-file-ok > /tmp/note; sleep 1'
+    expect_rc 0
+    local rf; rf=$(run_id f.err)
+    printf 'rewind-file-ok\n' > note_want
+    "$REWIND" events "$rf" --json > fe.json
+    local fsteps; fsteps=$(python3 - fe.json <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))
+o = [e["step"] for e in ev if e["kind"] == "open" and e["payload"].split("\0")[0] == "/tmp/note"][0]
+x = [e["step"] for e in ev if e["kind"] == "exec" and "sleep" in e["payload"].split("\0") and e["step"] > o][0]
+print(o - 1, x)
+PY
+) || fail "no open of /tmp/note then exec of sleep: $(head -c 600 fe.json)"
+    local fbefore fafter; read -r fbefore fafter <<<"$fsteps"
+    FILE_ARGS=(FILE_RUN="$rf" FILE_BEFORE="$fbefore" FILE_STEP="$fafter" FILE_PATH=/tmp/note
+        FILE_WANT="$T/note_want")
+}
+
 # make check's short version of the next test (tests/system/LONG has the
 # long one): a run of the pool (built with -g: pool-g) and one of the fixed
 # pool instead of a 64-schedule check, and the page driven without the
@@ -137,23 +160,9 @@ test_serve_page_in_the_browser_short() {
     expect_rc 0
     # a third run whose job writes a file: the page's files list, a click
     # on it, its content at the step (the one throwaway VM of this test)
-    run_rw f run --root "$ROOT" -- sh -c 'echo rewind-file-ok > /tmp/note; sleep 1'
-    expect_rc 0
-    local ra rb rf; ra=$(run_id a.err) && rb=$(run_id b.err) && rf=$(run_id f.err)
+    file_run
+    local ra rb; ra=$(run_id a.err) && rb=$(run_id b.err)
     echo "three runs: $(( $(date +%s) - ts ))s" > times
-    printf 'rewind-file-ok\n' > note_want
-    # the step of the open that writes /tmp/note and the exec of sleep (sh
-    # has written and closed the file by then)
-    "$REWIND" events "$rf" --json > fe.json
-    local fsteps; fsteps=$(python3 - fe.json <<'PY'
-import json, sys
-ev = json.load(open(sys.argv[1]))
-o = [e["step"] for e in ev if e["kind"] == "open" and e["payload"].split("\0")[0] == "/tmp/note"][0]
-x = [e["step"] for e in ev if e["kind"] == "exec" and "sleep" in e["payload"].split("\0") and e["step"] > o][0]
-print(o - 1, x)
-PY
-) || fail "no open of /tmp/note then exec of sleep: $(head -c 600 fe.json)"
-    local fbefore fafter; read -r fbefore fafter <<<"$fsteps"
     run_rw e events "$ra" --kind output --json
     local step; step=$(python3 -c 'import json,sys; print([e["step"] for e in json.load(open(sys.argv[1]))][-1])' e.out) ||
         fail "no output event: $(head -c 400 e.out)"
@@ -186,7 +195,7 @@ PY
 )
     [[ "$sstep" =~ ^[0-9]+$ ]] || fail "no idle step after the last thread was made: $(grep -E 'fork|sched' x.out | head -40)"
     browser_drive "$ra" "$rb" "$step" "$SHOTS/short" SHORT=1 EVENT_RE='output fd 1 .*sum' STACK_STEP="$sstep" \
-        FILE_RUN="$rf" FILE_BEFORE="$fbefore" FILE_STEP="$fafter" FILE_PATH=/tmp/note FILE_WANT="$T/note_want"
+        "${FILE_ARGS[@]}"
     kill "$SPID"
 }
 
@@ -205,7 +214,9 @@ PY
     run_rw e events "$failr" --kind signal --json
     segv=$(python3 -c 'import json,sys; print([e["step"] for e in json.load(open(sys.argv[1])) if e["aux"] & 0xff == 11][0])' e.out) ||
         fail "no SIGSEGV in the failing run: $(head -c 400 e.out)"
-    browser_drive "$failr" "$pass" "$segv" "$SHOTS" CAT_WANT="$TOP/build/roots/test/etc/hostname"
+    file_run
+    browser_drive "$failr" "$pass" "$segv" "$SHOTS" CAT_WANT="$TOP/build/roots/test/etc/hostname" \
+        CRASH_STACK_RE='#[0-9]+ +worker\b' "${FILE_ARGS[@]}"
     # cat through the API: a file of the root as the job saw it at the step
     local tok; tok=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$REWIND_HOME/serve.json")
     curl -s -H "X-Rewind-Token: $tok" -d "{\"run\":\"$failr\",\"step\":$segv,\"path\":\"/etc/hostname\"}" \

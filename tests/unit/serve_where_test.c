@@ -6,6 +6,7 @@
  * very binary (serve_spawn runs /proc/self/exe) started as "rewind where
  * MODE": it answers, sleeps or floods, as MODE says.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,11 @@ static int child_main(const char *mode)
     if (!strcmp(mode, "usage")) {
         fprintf(stderr, "rewind: no process 999 at step 5\n");
         return 2;
+    }
+    if (!strcmp(mode, "segv")) { /* dies as the test host's child did */
+        signal(SIGSEGV, SIG_DFL);
+        raise(SIGSEGV);
+        return 1;
     }
     if (!strcmp(mode, "flood")) {
         static char b[65536];
@@ -201,6 +207,60 @@ static void test_args(void)
     }
 }
 
+/* The error word of a reply ("" if it has none). */
+static const char *reply_error(const struct serve_reply *r)
+{
+    const char *e = json_string_value(json_object_get(r->body, "error"));
+    return e ? e : "";
+}
+
+/* A child killed by a signal is said so, not as an exit status. */
+static void test_signal_death(void)
+{
+    struct run rr;
+    run_mode("segv", -1, &rr);
+    CHECK(rr.status == 128 + SIGSEGV, "the child died of SIGSEGV");
+    struct serve_reply r = {0};
+    CHECK(where_answer(rr.status, rr.gone, 0, &rr.out, &rr.err, &r) == NULL, "no answer");
+    CHECK(r.status == 500 && !strcmp(reply_error(&r), "rewind where died of SIGSEGV"),
+          reply_error(&r));
+    json_decref(r.body);
+    run_free(&rr);
+}
+
+/* inv. 4 of action.c: once the server's binary is replaced on disk (a
+ * relink: the old file removed, a new one written), no child is started
+ * and the reply says why (the test host's 9p share ran such children as a
+ * mix of both files, which died of SIGSEGV). */
+static void test_replaced_binary(void)
+{
+    char path[] = "/tmp/serve-where-test-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 && write(fd, "v1", 2) == 2, "a stand-in for the binary");
+    close(fd);
+    CHECK(self_note(path) == 0, "noted");
+    struct run rr;
+    run_mode("answer", -1, &rr);
+    CHECK(rr.status == 0, "the same file: the child runs");
+    run_free(&rr);
+    CHECK(unlink(path) == 0, "removed");
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    CHECK(fd >= 0 && write(fd, "v1", 2) == 2, "written again");
+    close(fd);
+    run_mode("answer", -1, &rr);
+    int e = errno;
+    CHECK(rr.status == -1 && e == ESTALE, "replaced: no child");
+    struct serve_reply r = {0};
+    CHECK(where_answer(rr.status, rr.gone, e, &rr.out, &rr.err, &r) == NULL, "no answer");
+    CHECK(r.status == 500 && strstr(reply_error(&r), path) &&
+              strstr(reply_error(&r), "was replaced") && strstr(reply_error(&r), "restart"),
+          reply_error(&r));
+    json_decref(r.body);
+    run_free(&rr);
+    unlink(path);
+    CHECK(self_note("/proc/self/exe") == 0, "the test binary again");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "where"))
@@ -210,5 +270,7 @@ int main(int argc, char **argv)
     test_slots();
     test_cache();
     test_args();
+    test_signal_death();
+    test_replaced_binary();
     return unit_done();
 }
