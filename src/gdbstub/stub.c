@@ -35,6 +35,7 @@
 #include "gdbstub/packet.h"
 
 #define MAX_THREADS 1024
+#define GDBS_AUXV_BYTES 512 /* more than the kernel's AT_VECTOR_SIZE words */
 
 struct pos {
     uint64_t step;
@@ -62,7 +63,7 @@ struct gdbs_session {
     rw_machine *m;
     uint32_t gtid; /* Hg: registers and memory */
     uint32_t ctid; /* Hc: stepping */
-    struct bp bps[RW_DEBUG_SLOTS];
+    struct bp bps[RW_DEBUG_POINTS];
     int nbps;
     struct pos here;
     struct rw_stop last;
@@ -398,7 +399,7 @@ static int set_bp(struct gdbs_session *s, const char *args, int insert)
         }
     if (!insert)
         return send(s, "OK");
-    if (s->nbps == RW_DEBUG_SLOTS)
+    if (s->nbps == (s->cfg->kernel ? RW_DEBUG_SLOTS : RW_DEBUG_POINTS))
         return send(s, "E0E"); /* gdb: cannot insert (too many) */
     s->bps[s->nbps++] = (struct bp){type, addr, type >= 2 ? len : 1};
     return send(s, "OK");
@@ -570,7 +571,7 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
     int have_bp = 0;
     for (int i = 0; i < r.nw; i++)
         have_bp |= r.w[i].kind == RW_BREAK && r.w[i].addr == target.r.rip;
-    if (!step_tid && !target.boundary && !have_bp && r.nw < RW_DEBUG_SLOTS) {
+    if (!step_tid && !target.boundary && !have_bp && r.nw < RW_DEBUG_POINTS) {
         /* stop at the target itself even if no breakpoint is there */
         r.w[r.nw].addr = target.r.rip;
         r.w[r.nw].kind = RW_BREAK;
@@ -688,6 +689,33 @@ static int xfer_exec(struct gdbs_session *s, const char *a)
         return send(s, "l");
     snprintf(s->out, sizeof(s->out), "l%s", s->cfg->exe + off);
     return send(s, s->out);
+}
+
+/* qXfer:auxv:read::OFFSET,LENGTH: the process's auxiliary vector (gdb
+ * places a position-independent program by its AT_ENTRY). */
+static int xfer_auxv(struct gdbs_session *s, const char *a)
+{
+    const char *c = strchr(a, ':');
+    if (!c || s->cfg->kernel)
+        return send(s, "E01");
+    char *end;
+    uint64_t off = strtoull(c + 1, &end, 16);
+    uint64_t len = *end == ',' ? strtoull(end + 1, NULL, 16) : 0;
+    unsigned char v[GDBS_AUXV_BYTES];
+    struct rw_error err;
+    long n = rw_machine_auxv(s->m, s->cfg->pid, v, sizeof(v), &err);
+    if (n < 0) {
+        note(s, "%s", err.msg);
+        return send(s, "E01");
+    }
+    if (off >= (uint64_t)n)
+        return send(s, "l");
+    uint64_t k = (uint64_t)n - off;
+    if (len && k > len)
+        k = len;
+    s->out[0] = off + k < (uint64_t)n ? 'm' : 'l';
+    memcpy(s->out + 1, v + off, (size_t)k);
+    return gdbs_send(&s->conn, s->out, (size_t)k + 1);
 }
 
 /* vFile:open:HEXPATH,FLAGS,MODE / pread:FD,COUNT,OFFSET / close:FD /
@@ -837,7 +865,7 @@ static int handle(struct gdbs_session *s, const char *p, int *done)
     }
     if (!strncmp(p, "qSupported", 10))
         return send(s, "PacketSize=3fff;QStartNoAckMode+;hwbreak+;ReverseContinue+;"
-                       "ReverseStep+;vContSupported+;qXfer:exec-file:read+");
+                       "ReverseStep+;vContSupported+;qXfer:exec-file:read+;qXfer:auxv:read+");
     if (!strcmp(p, "QStartNoAckMode")) {
         int rc = send(s, "OK");
         s->conn.no_ack = 1;
@@ -878,6 +906,8 @@ static int handle(struct gdbs_session *s, const char *p, int *done)
     }
     if (!strncmp(p, "qXfer:exec-file:read:", 21))
         return xfer_exec(s, p + 21);
+    if (!strncmp(p, "qXfer:auxv:read:", 16))
+        return xfer_auxv(s, p + 16);
     if (!strncmp(p, "vFile:", 6))
         return vfile(s, p + 6);
     return send(s, ""); /* not supported */

@@ -22,13 +22,19 @@ gdb_rw() {
     set -e
     grep -v '^rewind: gdb [<-]' "$p.log" >"$p.err" || true
     LAST=$p
+    # REWIND_GDB_KEEP=DIR: keep the session's output and packet log there
+    if [ -n "${REWIND_GDB_KEEP:-}" ]; then
+        cp "$p.out" "$REWIND_GDB_KEEP/$(basename "$T")-$p.out" 2>/dev/null || true
+        cp "$p.log" "$REWIND_GDB_KEEP/$(basename "$T")-$p.log" 2>/dev/null || true
+    fi
     [ "$RC" -ne 124 ] || fail "rewind gdb timed out: $(tail -n 20 "$p.log" | tr '\n' '|') $(tail -n 20 "$p.out" | tr '\n' '|')"
 }
 
-# dbg_run: record dbg_threads; sets ID and AT (a few steps after "ready")
+# dbg_run [PROGRAM]: record dbg_threads (or PROGRAM); sets ID and AT (a few
+# steps after "ready")
 dbg_run() {
     command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
-    run_rw a run --root "$ROOT" -- /usr/bin/dbg_threads
+    run_rw a run --root "$ROOT" -- "${1:-/usr/bin/dbg_threads}"
     expect_rc 0
     ID=$(run_id a.err)
     local s; s=$(gdb_out_step "$ID" ready)
@@ -155,6 +161,19 @@ print([e["step"] for e in json.load(sys.stdin)][0])')
     gdb_rw g "$failr" "$s" -- -batch -ex bt
     expect_rc 0
     expect_grep g.out 'worker (.*pool.c:[0-9]'
+}
+
+# A position-independent program (static-pie): gdb places it by the
+# process's auxiliary vector (qXfer:auxv:read), so the breakpoint, the
+# arguments and the source line are right; without the vector gdb would
+# set the breakpoint at the unrelocated address and never stop there.
+test_gdb_pie_program() {
+    dbg_run /usr/bin/dbg_threads_pie
+    gdb_rw g "$ID" "$AT" -- -batch -ex 'info auxv' -ex 'break bump' -ex 'continue' -ex 'print i' -ex 'bt'
+    expect_rc 0
+    expect_grep g.out 'AT_ENTRY'
+    expect_grep g.out 'Breakpoint 1, bump (i=[0-9]*) at .*dbg_threads.c:[0-9]'
+    expect_grep g.out 'in wait_sleep () at .*dbg_threads.c:[0-9]'
 }
 
 # The negative twin of "a debug exit is never a step": with a hole that lets
