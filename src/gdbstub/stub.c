@@ -75,6 +75,7 @@ struct gdbs_session {
     size_t nth;
     struct gfile files[GDBS_FILES];
     char out[GDBS_PACKET_MAX];
+    char miss[160]; /* how the last replay missed the position (reverse) */
 };
 
 static void note(const struct gdbs_session *s, const char *fmt, const char *a)
@@ -479,10 +480,17 @@ static int forward(struct gdbs_session *s, uint32_t tid)
 
 /* ---- Reverse execution (invariants 3 and 4) ---- */
 
-static int same_pos(rw_machine *m, const struct rw_stop *st, const struct pos *p)
+/* Is the replay's stop st the position p? When not, and the stop is in
+ * p's step, s->miss says how it differs (for the error, invariant 3). */
+static int same_pos(struct gdbs_session *s, rw_machine *m, const struct rw_stop *st,
+                    const struct pos *p)
 {
-    if (p->boundary || st->step != p->step || st->tid != p->tid)
+    if (p->boundary || st->step != p->step)
         return 0;
+    if (st->tid != p->tid) {
+        snprintf(s->miss, sizeof(s->miss), "a stop of thread %u at 0x%" PRIx64, st->tid, st->pc);
+        return 0;
+    }
     struct rw_regs r, want = p->r;
     if (regs_of(m, st->tid, &r) < 0)
         return 0;
@@ -491,7 +499,19 @@ static int same_pos(rw_machine *m, const struct rw_stop *st, const struct pos *p
      * that bit is the debugger's, not the position's. */
     r.r11 &= ~(uint64_t)0x100;
     want.r11 &= ~(uint64_t)0x100;
-    return !memcmp(&r, &want, sizeof(r));
+    if (!memcmp(&r, &want, sizeof(r)))
+        return 1;
+    static const char *names[GDBS_NREGS] = {"rax", "rbx", "rcx", "rdx", "rsi", "rdi",
+                                            "rbp", "rsp", "r8",  "r9",  "r10", "r11",
+                                            "r12", "r13", "r14", "r15", "rip", "eflags"};
+    for (int i = 0; i < GDBS_NREGS; i++)
+        if (*reg_slot(&r, i) != *reg_slot(&want, i)) {
+            snprintf(s->miss, sizeof(s->miss),
+                     "a stop of thread %u at 0x%" PRIx64 " with %s 0x%" PRIx64 ", not 0x%" PRIx64,
+                     st->tid, r.rip, names[i], *reg_slot(&r, i), *reg_slot(&want, i));
+            break;
+        }
+    return 0;
 }
 
 /* Replay from step `from` with r (step_tid set: single steps), counting
@@ -522,7 +542,7 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
             *found = st.why == RW_STOP_STEP && target->boundary;
             break;
         }
-        if (same_pos(m, &st, target)) {
+        if (same_pos(s, m, &st, target)) {
             *found = 1;
             break;
         }
@@ -587,13 +607,20 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             from = target.step; /* first: since the current step's start */
         uint64_t n;
         int found;
+        s->miss[0] = 0;
         struct rw_error err;
         if (replay(s, from, &r, &target, 0, &n, &found, NULL, &err) < 0) {
             note(s, "%s", err.msg);
             return send(s, "E01");
         }
         if (!found) { /* invariant 3 */
-            note(s, "%s", "reverse execution could not reproduce the current position");
+            char msg[400];
+            snprintf(msg, sizeof(msg),
+                     "reverse execution could not reproduce the current position (step %" PRIu64
+                     ", thread %u at 0x%" PRIx64 ") replaying from step %" PRIu64 "%s%s",
+                     target.step, target.tid, target.r.rip, from, s->miss[0] ? ": saw " : "",
+                     s->miss);
+            note(s, "%s", msg);
             return send(s, "E01");
         }
         if (n > 0) {
