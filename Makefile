@@ -78,6 +78,12 @@ $(B)/guest/%: tests/guest/%.c guest/sdk/rewind.h
 $(B)/guest/dbg_%: tests/guest/dbg_%.c
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O0 -g -static -pthread -o $@ $<
+# dbg_threads as a position-independent program (static-pie), for gdb's
+# qXfer:auxv:read (docs/debugging.md).
+GUEST_PROGS += $(B)/guest/dbg_threads_pie
+$(B)/guest/dbg_threads_pie: tests/guest/dbg_threads.c
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O0 -g -static-pie -pthread -o $@ $<
 # pool with debug information (the buggy one), for gdb at its SIGSEGV.
 GUEST_PROGS += $(B)/guest/pool-g
 $(B)/guest/pool-g: examples/pool/pool.c

@@ -480,12 +480,21 @@ int rw_machine_set_user_regs(rw_machine *m, uint32_t tid, const struct rw_regs *
  * process on the CPU). Writes reach read-only pages too. */
 size_t rw_machine_read(rw_machine *m, uint32_t pid, uint64_t addr, void *buf, size_t n);
 size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *buf, size_t n);
+/* Process pid's auxiliary vector as its kernel saved it at exec (8-byte
+ * type/value pairs, AT_NULL included: what /proc/PID/auxv shows): up to
+ * max bytes into buf. Bytes, or -1 with err (RW_EUSAGE: no such process,
+ * or its vector was not found). */
+long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct rw_error *err);
 
 /* Running a paused machine on under a debugger's control: hardware
  * breakpoints and watchpoints (the CPU's four debug registers) and
  * single-stepping one thread's user instructions. A debug exit is never a
  * step: the machine runs exactly as it would without them. */
 #define RW_DEBUG_SLOTS 3 /* breakpoints and watchpoints at once (one register is rewind's) */
+/* A process (pid non-zero) runs under the trap flag, not the debug
+ * registers: its breakpoints and watchpoints are checked in software, so
+ * it takes more of them (gdb's next/finish insert several of their own). */
+#define RW_DEBUG_POINTS 32
 enum rw_watch_kind { RW_BREAK = 0, RW_WATCH_WRITE = 1, RW_WATCH_ACCESS = 3 };
 struct rw_watch {
     uint64_t addr;
@@ -495,8 +504,8 @@ struct rw_watch {
 struct rw_resume {
     uint32_t pid;        /* stop only in a thread of this process, in user mode;
                             0: anywhere (the whole machine) */
-    struct rw_watch w[RW_DEBUG_SLOTS];
-    int nw;
+    struct rw_watch w[RW_DEBUG_POINTS];
+    int nw; /* at most RW_DEBUG_SLOTS for pid 0, RW_DEBUG_POINTS for a process */
     uint32_t step_tid;   /* non-zero: stop after one user instruction of this thread */
     int cpu_step;        /* stop after one instruction of the vCPU, whatever runs
                             (with pid 0: the whole machine) */

@@ -101,9 +101,18 @@ def host_free(lines):
             ids.append(m.group(1))
         n = ids.index(m.group(1)) + 1
         return hashlib.sha256(b"rewind-transcript-%d" % n).hexdigest()[:16]
+    hashes = []
+    def hsub(m):
+        if m.group(1) not in hashes:
+            hashes.append(m.group(1))
+        n = hashes.index(m.group(1)) + 1
+        return hashlib.sha256(b"rewind-transcript-trace-%d" % n).hexdigest()
     out = []
     for line in lines:
-        line = re.sub(r"(?<![0-9a-f])([0-9a-f]{16})(?![0-9a-f])", sub, line)
+        # a trace hash (64 hex digits) depends on the builds as a run id does
+        line = re.sub(r"(?<![0-9a-f])([0-9a-f]{64})(?![0-9a-f])", hsub, line)
+        # an address (0x and 16 digits: gdb's, where's) is not a run id
+        line = re.sub(r"(?<![0-9a-f])(?<!0x)([0-9a-f]{16})(?![0-9a-f])", sub, line)
         line = re.sub(r"[0-9]+\.[0-9]+s wall", "N.Ns wall", line)
         line = re.sub(r"\b[0-9]+\.[0-9]+ s\)", "N.N s)", line)
         line = re.sub(r"\b20[0-9][0-9]-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-6][0-9]\b",

@@ -50,8 +50,8 @@ static void help(void)
          "Debug process P (default: the job) at STEP of RUN with gdb: a throwaway\n"
          "machine paused at STEP, shown to gdb as a Linux process (its threads,\n"
          "registers, memory, the program read from the guest's filesystem there).\n"
-         "continue, step, next, finish, breakpoints and watchpoints (hardware, at most\n"
-         "3 at once) stop only in P; reverse-continue, reverse-stepi, reverse-step,\n"
+         "continue, step, next, finish, breakpoints and watchpoints (at most 32 at once;\n"
+         "3 with --kernel) stop only in P; reverse-continue, reverse-stepi, reverse-step,\n"
          "reverse-next and reverse-finish replay the run from a step before. Nothing\n"
          "stored changes.\n\n"
          "  --pid P         the process (see rewind ps)\n"
@@ -290,14 +290,8 @@ int cmd_gdb(int argc, char **argv)
         return cli_error(RW_EUSAGE, "%s at step %llu is not an x86-64 ELF program", exe,
                          (unsigned long long)step);
     }
-    if (kind == 2) {
-        unlink(tmp);
-        rw_home_close(h);
-        return cli_error(RW_EUSAGE,
-                         "%s is a position-independent executable: rewind gdb shows "
-                         "fixed-address programs only (build it with -no-pie or -static)",
-                         exe);
-    }
+    /* kind 2, a position-independent program: gdb places it by the
+     * process's auxiliary vector (qXfer:auxv:read). */
     if (kind == 1)
         fprintf(stderr,
                 "rewind: %s is dynamically linked: gdb finds its libraries through the guest's "

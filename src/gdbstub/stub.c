@@ -35,6 +35,7 @@
 #include "gdbstub/packet.h"
 
 #define MAX_THREADS 1024
+#define GDBS_AUXV_BYTES 512 /* more than the kernel's AT_VECTOR_SIZE words */
 
 struct pos {
     uint64_t step;
@@ -62,7 +63,7 @@ struct gdbs_session {
     rw_machine *m;
     uint32_t gtid; /* Hg: registers and memory */
     uint32_t ctid; /* Hc: stepping */
-    struct bp bps[RW_DEBUG_SLOTS];
+    struct bp bps[RW_DEBUG_POINTS];
     int nbps;
     struct pos here;
     struct rw_stop last;
@@ -74,6 +75,7 @@ struct gdbs_session {
     size_t nth;
     struct gfile files[GDBS_FILES];
     char out[GDBS_PACKET_MAX];
+    char miss[160]; /* how the last replay missed the position (reverse) */
 };
 
 static void note(const struct gdbs_session *s, const char *fmt, const char *a)
@@ -398,7 +400,7 @@ static int set_bp(struct gdbs_session *s, const char *args, int insert)
         }
     if (!insert)
         return send(s, "OK");
-    if (s->nbps == RW_DEBUG_SLOTS)
+    if (s->nbps == (s->cfg->kernel ? RW_DEBUG_SLOTS : RW_DEBUG_POINTS))
         return send(s, "E0E"); /* gdb: cannot insert (too many) */
     s->bps[s->nbps++] = (struct bp){type, addr, type >= 2 ? len : 1};
     return send(s, "OK");
@@ -478,10 +480,17 @@ static int forward(struct gdbs_session *s, uint32_t tid)
 
 /* ---- Reverse execution (invariants 3 and 4) ---- */
 
-static int same_pos(rw_machine *m, const struct rw_stop *st, const struct pos *p)
+/* Is the replay's stop st the position p? When not, and the stop is in
+ * p's step, s->miss says how it differs (for the error, invariant 3). */
+static int same_pos(struct gdbs_session *s, rw_machine *m, const struct rw_stop *st,
+                    const struct pos *p)
 {
-    if (p->boundary || st->step != p->step || st->tid != p->tid)
+    if (p->boundary || st->step != p->step)
         return 0;
+    if (st->tid != p->tid) {
+        snprintf(s->miss, sizeof(s->miss), "a stop of thread %u at 0x%" PRIx64, st->tid, st->pc);
+        return 0;
+    }
     struct rw_regs r, want = p->r;
     if (regs_of(m, st->tid, &r) < 0)
         return 0;
@@ -490,7 +499,19 @@ static int same_pos(rw_machine *m, const struct rw_stop *st, const struct pos *p
      * that bit is the debugger's, not the position's. */
     r.r11 &= ~(uint64_t)0x100;
     want.r11 &= ~(uint64_t)0x100;
-    return !memcmp(&r, &want, sizeof(r));
+    if (!memcmp(&r, &want, sizeof(r)))
+        return 1;
+    static const char *names[GDBS_NREGS] = {"rax", "rbx", "rcx", "rdx", "rsi", "rdi",
+                                            "rbp", "rsp", "r8",  "r9",  "r10", "r11",
+                                            "r12", "r13", "r14", "r15", "rip", "eflags"};
+    for (int i = 0; i < GDBS_NREGS; i++)
+        if (*reg_slot(&r, i) != *reg_slot(&want, i)) {
+            snprintf(s->miss, sizeof(s->miss),
+                     "a stop of thread %u at 0x%" PRIx64 " with %s 0x%" PRIx64 ", not 0x%" PRIx64,
+                     st->tid, r.rip, names[i], *reg_slot(&r, i), *reg_slot(&want, i));
+            break;
+        }
+    return 0;
 }
 
 /* Replay from step `from` with r (step_tid set: single steps), counting
@@ -521,7 +542,7 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
             *found = st.why == RW_STOP_STEP && target->boundary;
             break;
         }
-        if (same_pos(m, &st, target)) {
+        if (same_pos(s, m, &st, target)) {
             *found = 1;
             break;
         }
@@ -570,7 +591,7 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
     int have_bp = 0;
     for (int i = 0; i < r.nw; i++)
         have_bp |= r.w[i].kind == RW_BREAK && r.w[i].addr == target.r.rip;
-    if (!step_tid && !target.boundary && !have_bp && r.nw < RW_DEBUG_SLOTS) {
+    if (!step_tid && !target.boundary && !have_bp && r.nw < RW_DEBUG_POINTS) {
         /* stop at the target itself even if no breakpoint is there */
         r.w[r.nw].addr = target.r.rip;
         r.w[r.nw].kind = RW_BREAK;
@@ -586,13 +607,20 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             from = target.step; /* first: since the current step's start */
         uint64_t n;
         int found;
+        s->miss[0] = 0;
         struct rw_error err;
         if (replay(s, from, &r, &target, 0, &n, &found, NULL, &err) < 0) {
             note(s, "%s", err.msg);
             return send(s, "E01");
         }
         if (!found) { /* invariant 3 */
-            note(s, "%s", "reverse execution could not reproduce the current position");
+            char msg[400];
+            snprintf(msg, sizeof(msg),
+                     "reverse execution could not reproduce the current position (step %" PRIu64
+                     ", thread %u at 0x%" PRIx64 ") replaying from step %" PRIu64 "%s%s",
+                     target.step, target.tid, target.r.rip, from, s->miss[0] ? ": saw " : "",
+                     s->miss);
+            note(s, "%s", msg);
             return send(s, "E01");
         }
         if (n > 0) {
@@ -688,6 +716,33 @@ static int xfer_exec(struct gdbs_session *s, const char *a)
         return send(s, "l");
     snprintf(s->out, sizeof(s->out), "l%s", s->cfg->exe + off);
     return send(s, s->out);
+}
+
+/* qXfer:auxv:read::OFFSET,LENGTH: the process's auxiliary vector (gdb
+ * places a position-independent program by its AT_ENTRY). */
+static int xfer_auxv(struct gdbs_session *s, const char *a)
+{
+    const char *c = strchr(a, ':');
+    if (!c || s->cfg->kernel)
+        return send(s, "E01");
+    char *end;
+    uint64_t off = strtoull(c + 1, &end, 16);
+    uint64_t len = *end == ',' ? strtoull(end + 1, NULL, 16) : 0;
+    unsigned char v[GDBS_AUXV_BYTES];
+    struct rw_error err;
+    long n = rw_machine_auxv(s->m, s->cfg->pid, v, sizeof(v), &err);
+    if (n < 0) {
+        note(s, "%s", err.msg);
+        return send(s, "E01");
+    }
+    if (off >= (uint64_t)n)
+        return send(s, "l");
+    uint64_t k = (uint64_t)n - off;
+    if (len && k > len)
+        k = len;
+    s->out[0] = off + k < (uint64_t)n ? 'm' : 'l';
+    memcpy(s->out + 1, v + off, (size_t)k);
+    return gdbs_send(&s->conn, s->out, (size_t)k + 1);
 }
 
 /* vFile:open:HEXPATH,FLAGS,MODE / pread:FD,COUNT,OFFSET / close:FD /
@@ -837,7 +892,7 @@ static int handle(struct gdbs_session *s, const char *p, int *done)
     }
     if (!strncmp(p, "qSupported", 10))
         return send(s, "PacketSize=3fff;QStartNoAckMode+;hwbreak+;ReverseContinue+;"
-                       "ReverseStep+;vContSupported+;qXfer:exec-file:read+");
+                       "ReverseStep+;vContSupported+;qXfer:exec-file:read+;qXfer:auxv:read+");
     if (!strcmp(p, "QStartNoAckMode")) {
         int rc = send(s, "OK");
         s->conn.no_ack = 1;
@@ -878,6 +933,8 @@ static int handle(struct gdbs_session *s, const char *p, int *done)
     }
     if (!strncmp(p, "qXfer:exec-file:read:", 21))
         return xfer_exec(s, p + 21);
+    if (!strncmp(p, "qXfer:auxv:read:", 16))
+        return xfer_auxv(s, p + 16);
     if (!strncmp(p, "vFile:", 6))
         return vfile(s, p + 6);
     return send(s, ""); /* not supported */

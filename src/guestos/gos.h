@@ -96,4 +96,15 @@ int gos_user_regs(const struct gos *g, const struct gos_task *t, struct gos_regs
 /* Write them back (the debugger's G/P packets on a thread not running). */
 int gos_set_user_regs(const struct gos *g, const struct gos_task *t, const struct gos_regs *r);
 
+/* The auxiliary vector the kernel saved for t's process at exec (its
+ * mm_struct's saved_auxv; src/guestos/auxv.c says how it is found): up to
+ * max words (type/value pairs, AT_NULL included) into out. 0 with *count,
+ * or -1 (a kernel thread, or no vector found). */
+#define GOS_AUXV_WORDS 64
+int gos_auxv(const struct gos *g, const struct gos_task *t, uint64_t *out, size_t max,
+             size_t *count);
+/* The search itself, over the words w[0..n): the first vector found (start
+ * and length in words), or -1 when none fits. */
+int gos_auxv_find(const uint64_t *w, size_t n, size_t *start, size_t *len);
+
 #endif

@@ -272,6 +272,30 @@ size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *
     return gos_vwrite(&m->dbg->g, pgd, addr, buf, n);
 }
 
+long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct rw_error *err)
+{
+    const struct gos_task *t;
+    size_t n;
+    if (debug_tasks(m, &t, &n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].tgid != pid || t[i].kernel_thread)
+            continue;
+        uint64_t w[GOS_AUXV_WORDS];
+        size_t nw;
+        if (gos_auxv(&m->dbg->g, &t[i], w, GOS_AUXV_WORDS, &nw) < 0)
+            return fail(err, RW_EUSAGE, "%s",
+                        "the process's auxiliary vector was not found in its mm_struct");
+        size_t bytes = nw * 8 < max ? nw * 8 : max;
+        memcpy(buf, w, bytes);
+        return (long)bytes;
+    }
+    err->code = RW_EUSAGE;
+    snprintf(err->msg, sizeof(err->msg), "no process %u at step %llu", pid,
+             (unsigned long long)m->c.p->step);
+    return -1;
+}
+
 /* ---- Running on under a debugger (rw_machine_resume) ----
  *
  * Invariants (continued):
@@ -645,7 +669,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
 {
     struct platform *p = m->c.p;
     struct kvm_run *run = m->c.vm.run;
-    uint8_t wval[RW_DEBUG_SLOTS][8];
+    uint8_t wval[RW_DEBUG_POINTS][8];
     uint64_t wpgd = 0;
     int nwatch = 0;
     for (int i = 0; i < r->nw; i++)
@@ -779,10 +803,11 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
                       struct rw_error *err)
 {
     memset(s, 0, sizeof(*s));
-    if (r->nw < 0 || r->nw > RW_DEBUG_SLOTS) {
+    int max = r->pid ? RW_DEBUG_POINTS : RW_DEBUG_SLOTS;
+    if (r->nw < 0 || r->nw > max) {
         err->code = RW_EUSAGE;
         snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once",
-                 RW_DEBUG_SLOTS);
+                 max);
         return -1;
     }
     if (!debug_gos(m, err))

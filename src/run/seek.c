@@ -62,7 +62,7 @@ int rw_seek(rw_home *h, const char *ref, uint64_t step, rw_machine **out, struct
 
 uint64_t rw_machine_step(const rw_machine *m)
 {
-    return m->step;
+    return m->c.p->step; /* where it stands now: rw_machine_resume moves it */
 }
 
 int rw_machine_regs(rw_machine *m, struct rw_regs *r, struct rw_error *err)

@@ -103,6 +103,13 @@ static int copy_program(rw_home *h, const char *ref, uint64_t step, uint32_t pid
     o.pid = pid;
     struct rw_result r;
     int rc = rw_cat(h, ref, step, path, &o, &r, err);
+    if (rc == 0 && r.inspect_status != 0 && !k.failed && lseek(k.fd, 0, SEEK_END) == 0) {
+        /* A process that is exiting (at its fatal signal) has no root or
+         * cwd left to read through: read the path through the job's root
+         * (rewind-init's inspect with pid 0), where it was exec'd from. */
+        o.pid = 0;
+        rc = rw_cat(h, ref, step, path, &o, &r, err);
+    }
     close(k.fd);
     if (rc == 0 && (r.inspect_status != 0 || k.failed)) {
         err->code = RW_EINTERNAL;

@@ -250,6 +250,36 @@ static void test_hostile(void)
     CHECK(gos_open(&g, &mem, &s, why, sizeof(why)) < 0, "kernel tables outside RAM");
 }
 
+/* The auxiliary vector in an mm_struct's words: found after the argument
+ * and environment strings, with AT_PAGESZ 4096, AT_PHDR and AT_ENTRY;
+ * anything else (a bad type, no AT_NULL, a missing AT_ENTRY, strings out
+ * of order) is not found. */
+static void test_auxv_find(void)
+{
+    uint64_t w[64] = {0};
+    /* pgd, counters..., arg_start, arg_end, env_start, env_end, auxv */
+    w[0] = 0xffff888000123000ull;
+    w[1] = 7;
+    uint64_t at[] = {33, 0x7ffff7ffd000ull, 51, 3632, 16, 0x178bfbff, 6, 4096, 3, 0x555555554040ull,
+                     9,  0x555555555060ull, 0,  0};
+    w[6] = 0x7fffffffe500ull, w[7] = 0x7fffffffe520ull;
+    w[8] = 0x7fffffffe520ull, w[9] = 0x7fffffffefe0ull;
+    memcpy(w + 10, at, sizeof(at));
+    size_t start = 0, len = 0;
+    CHECK(gos_auxv_find(w, 64, &start, &len) == 0 && start == 10 && len == 14, "auxv found");
+    w[10 + 10] = 60; /* an unknown type in place of AT_ENTRY */
+    CHECK(gos_auxv_find(w, 64, &start, &len) < 0, "an unknown type");
+    w[10 + 10] = 9;
+    w[10 + 7] = 65536; /* AT_PAGESZ not 4096 */
+    CHECK(gos_auxv_find(w, 64, &start, &len) < 0, "a bad page size");
+    w[10 + 7] = 4096;
+    w[7] = 0x7fffffffe400ull; /* arg_end before arg_start */
+    CHECK(gos_auxv_find(w, 64, &start, &len) < 0, "strings out of order");
+    w[7] = 0x7fffffffe520ull;
+    CHECK(gos_auxv_find(w, 22, &start, &len) < 0, "no AT_NULL in the window");
+    CHECK(gos_auxv_find(w, 64, &start, &len) == 0 && start == 10, "found again");
+}
+
 int main(void)
 {
     ram = calloc(1, RAM);
@@ -258,6 +288,7 @@ int main(void)
     test_layout_and_tasks();
     test_null_active_mm();
     test_hostile();
+    test_auxv_find();
     free(ram);
     return unit_done();
 }
