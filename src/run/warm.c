@@ -30,7 +30,10 @@
 #include <string.h>
 
 #include "run/modes.h"
+#include "store/store.h"
 #include "util/check.h"
+#include "util/hash.h"
+#include "vmm/snapshot.h"
 
 struct run_warm {
     struct run_ctx c;
@@ -43,6 +46,59 @@ struct run_warm {
     int open;
     int in_place; /* REWIND_CHECK_INPLACE=1: keep the VM, restore in place */
 };
+
+/* REWIND_TEST_STATE_DUMP=DIR (diagnosis, docs/performance.md): the whole
+ * machine after a fork's restore and at its end, one file per fork and
+ * mode, to diff an in-place restore against a fresh one. Every RAM page is
+ * ever written is hashed from its bytes, and a page whose bytes are not its name in
+ * kf.cur while the dirty log says it is unchanged is named "stale". */
+static void warm_dump(struct run_warm *w, const char *when, uint64_t schedule, uint64_t from,
+                      uint64_t until, uint64_t origin, uint64_t horizon)
+{
+    const char *dir = getenv("REWIND_TEST_STATE_DUMP");
+    if (!dir || !w->c.p)
+        return;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/s%llu-f%llu-u%llu-o%llu-h%llu.%s", dir,
+             (unsigned long long)schedule, (unsigned long long)from, (unsigned long long)until,
+             (unsigned long long)origin, (unsigned long long)horizon,
+             w->in_place ? "inplace" : "fresh");
+    FILE *f = fopen(path, "ae");
+    if (!f)
+        return;
+    fprintf(f, "when %s\n", when);
+    char e[256];
+    if (snap_dump(w->c.p, f, e, sizeof(e)) < 0)
+        fprintf(f, "error %s\n", e);
+    struct kvm_vm *vm = &w->c.vm;
+    hash256 zero, h;
+    store_zero_hash(&zero);
+    static const hash256 none;
+    int dirty_ok = kvm_collect_dirty(vm) == 0;
+    uint64_t npfn = vm->ram_size / 4096, nonzero = 0, stale = 0;
+    for (uint64_t pfn = 0; pfn < npfn; pfn++) {
+        int written = vm->written[pfn / 64] >> (pfn % 64) & 1; /* else zero (kvm.h 1, 2) */
+        if (written)
+            hash_buf(vm->ram + pfn * 4096, 4096, &h);
+        int zero_page = !written || !memcmp(&h, &zero, sizeof(h));
+        char hex[65];
+        hash_hex(&h, hex);
+        if (!zero_page) {
+            nonzero++;
+            fprintf(f, "page %llx %s\n", (unsigned long long)pfn, hex);
+        }
+        if (!w->c.kf.cur || !dirty_ok || (vm->dirty[pfn / 64] >> (pfn % 64) & 1))
+            continue;
+        const hash256 *c = &w->c.kf.cur[pfn];
+        if (zero_page ? memcmp(c, &none, sizeof(*c)) != 0 : memcmp(c, &h, sizeof(h)) != 0) {
+            stale++;
+            fprintf(f, "stale %llx\n", (unsigned long long)pfn);
+        }
+    }
+    fprintf(f, "pages nonzero %llu stale %llu dirty_log %d\n", (unsigned long long)nonzero,
+            (unsigned long long)stale, dirty_ok);
+    fclose(f);
+}
 
 static int warm_machine(struct run_warm *w, struct rw_error *err)
 {
@@ -93,7 +149,11 @@ int run_warm_fork(struct run_warm *w, uint64_t schedule, uint64_t from, uint64_t
     int rc = run_begin(&w->c, &w->o, NULL, RUN_KEEP, res, err);
     if (rc == 0)
         rc = run_restore(&w->c, w->parent, from - 1, from);
-    rc = run_end(&w->c, run_body(&w->c, rc));
+    if (rc == 0)
+        warm_dump(w, "restored", schedule, from, until, origin, horizon);
+    rc = run_body(&w->c, rc);
+    warm_dump(w, "end", schedule, from, until, origin, horizon);
+    rc = run_end(&w->c, rc);
     if (rc < 0) { /* invariant 2 (the run is ended already: 0 keeps err) */
         run_close(&w->c, 0);
         w->open = 0;
