@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/inplace.sh [N] [PROGRAM] [J]: the diagnosis of check's in-place
-# restore (docs/performance.md). Runs `check --schedules N -j J` on PROGRAM
+# restore (bench/RESULTS.md, "Speed (issue 17)"). Runs `check --schedules N -j J` on PROGRAM
 # twice in fresh homes, once with a fresh VM per fork and once with the VM
 # kept and restored in place (REWIND_CHECK_INPLACE=1), both dumping the
 # whole machine after every fork's restore and at its end
@@ -80,6 +80,10 @@ def parts(path):
         else:
             cur[" ".join(f)] = ""
     return d
+# Host time, different in any two dumps and never seen by the guest (its
+# CPUID has no TSC and no Hyper-V leaves, src/vmm/cpuid.c): the TSC, the
+# Hyper-V VP runtime and reference counter, the LAPIC timer's current count.
+HOST_TIME = {"msr 00000010", "msr 40000010", "msr 40000020", "lapic 0380"}
 kinds = {}
 stale = 0
 shown = 0
@@ -88,7 +92,7 @@ for n in common:
     for when in ("restored", "end"):
         x, y = a.get(when, {}), b.get(when, {})
         keys = sorted(set(x) | set(y))
-        diff = [k for k in keys if x.get(k) != y.get(k) and not k.startswith("lapic 0380")]
+        diff = [k for k in keys if x.get(k) != y.get(k) and k not in HOST_TIME]
         stale += sum(1 for k in y if k.startswith("stale"))
         for k in diff:
             kinds.setdefault((when, k.split()[0]), []).append(n)

@@ -47,9 +47,9 @@ struct run_warm {
     int in_place; /* REWIND_CHECK_INPLACE=1: keep the VM, restore in place */
 };
 
-/* REWIND_TEST_STATE_DUMP=DIR (diagnosis, docs/performance.md): the whole
+/* REWIND_TEST_STATE_DUMP=DIR (diagnosis, bench/RESULTS.md "Speed (issue 17)"): the whole
  * machine after a fork's restore and at its end, one file per fork and
- * mode, to diff an in-place restore against a fresh one. Every RAM page is
+ * mode, to diff an in-place restore against a fresh one. Every RAM page
  * ever written is hashed from its bytes, and a page whose bytes are not its name in
  * kf.cur while the dirty log says it is unchanged is named "stale". */
 static void warm_dump(struct run_warm *w, const char *when, uint64_t schedule, uint64_t from,

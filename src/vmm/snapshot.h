@@ -70,7 +70,7 @@ int snap_capture(struct platform *p, struct snap *s, unsigned holes, char *err, 
 int snap_restore(struct platform *p, const struct snap *s, unsigned holes, char *err,
                  size_t errlen);
 
-/* Tests and diagnosis (docs/performance.md, "in-place restore"): write every
+/* Tests and diagnosis (bench/RESULTS.md, "Speed (issue 17)"): write every
  * piece of vCPU and VM state KVM exposes for vm, the kvm_run fields and the
  * platform p as text lines "name offset hex" to f, without changing any of
  * it (no KVM_RUN: the pending port instruction, if any, stays pending), so
