@@ -30,10 +30,11 @@ for mode in fresh inplace; do
     rc=$?
     t1=$(date +%s.%N)
     echo "$mode: check exit $rc in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s"
-    for m in "$out/$mode-home"/runs/*/manifest.json; do
-        python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))
-print(m["id"], m["trace_hash"], m["ram_hash"], m["outcome"], m["exit_code"], m["steps"])' "$m"
-    done | sort > "$out/$mode.runs"
+    python3 -c 'import json,sys
+for p in sys.argv[1:]:
+    m = json.load(open(p))
+    print(m["id"], m["trace_hash"], m["ram_hash"], m["outcome"], m["exit_code"], m["steps"])' \
+        "$out/$mode-home"/runs/*/manifest.json | sort > "$out/$mode.runs"
 done
 python3 - "$out" <<'PY'
 import json, os, sys
