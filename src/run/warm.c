@@ -24,7 +24,14 @@
  *     final RAM hash that its replay from boot did not reproduce
  *     (t_schedules, 2026-12-01): some state of a used VM outlives the
  *     restore, unexplained yet, so it is off by default.
+ *  4. In place, every fork after the first starts with KVM's memory map made
+ *     new (warm_reset_mmu): the RAM slots deleted and added back, so no
+ *     shadow or nested page-table entry, and no write protection left by
+ *     the dirty log, outlives the fork that built it; a restore writes RAM
+ *     from user space, which KVM's shadow MMU (write-protecting the guest's
+ *     page tables) never sees. The dirty log is kept in vm->dirty first.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +52,8 @@ struct run_warm {
     struct rw_error err0;
     int open;
     int in_place; /* REWIND_CHECK_INPLACE=1: keep the VM, restore in place */
+    int used;     /* the VM ran a fork since it was opened */
+    int keep_mmu; /* test hole REWIND_TEST_INPLACE_KEEP_MMU=1: invariant 4 off */
 };
 
 /* REWIND_TEST_STATE_DUMP=DIR (diagnosis, bench/RESULTS.md "Speed (issue 17)"): the whole
@@ -100,6 +109,28 @@ static void warm_dump(struct run_warm *w, const char *when, uint64_t schedule, u
     fclose(f);
 }
 
+/* Invariant 4: KVM's memory map of a used VM made new, as a fresh VM's is.
+ * The dirty log is folded into vm->dirty first (the restore reads it from
+ * there), then each RAM slot is deleted, which drops every shadow and
+ * nested page-table entry KVM built for it, and added back, with a fresh
+ * dirty log. */
+static int warm_reset_mmu(struct kvm_vm *vm)
+{
+    if (kvm_collect_dirty(vm) < 0)
+        return -1;
+    uint64_t low = kvm_ram_low(vm);
+    RW_ASSERT(low > 0 && low <= vm->ram_size);
+    if (kvm_set_region(vm, 0, KVM_MEM_LOG_DIRTY_PAGES, 0, 0, vm->ram) < 0 ||
+        kvm_set_region(vm, 0, KVM_MEM_LOG_DIRTY_PAGES, 0, low, vm->ram) < 0)
+        return -1;
+    if (vm->ram_size > low && (kvm_set_region(vm, KVM_HIGH_SLOT, KVM_MEM_LOG_DIRTY_PAGES,
+                                              KVM_HIGH_GPA, 0, vm->ram + low) < 0 ||
+                               kvm_set_region(vm, KVM_HIGH_SLOT, KVM_MEM_LOG_DIRTY_PAGES,
+                                              KVM_HIGH_GPA, vm->ram_size - low, vm->ram + low) < 0))
+        return -1;
+    return 0;
+}
+
 static int warm_machine(struct run_warm *w, struct rw_error *err)
 {
     w->o = *w->base;
@@ -109,6 +140,7 @@ static int warm_machine(struct run_warm *w, struct rw_error *err)
     }
     w->c.kf.src = w->src;
     w->open = 1;
+    w->used = 0;
     return 0;
 }
 
@@ -123,6 +155,8 @@ int run_warm_open(struct run_warm **out, const struct run_opts *base, const char
     w->src = src;
     const char *ip = getenv("REWIND_CHECK_INPLACE");
     w->in_place = ip && !strcmp(ip, "1");
+    const char *km = getenv("REWIND_TEST_INPLACE_KEEP_MMU"), *holes = getenv("REWIND_TEST_HOLES");
+    w->keep_mmu = km && !strcmp(km, "1") && holes && !strcmp(holes, "1");
     snprintf(w->parent, sizeof(w->parent), "%s", parent);
     if (warm_machine(w, err) < 0) {
         free(w);
@@ -147,6 +181,13 @@ int run_warm_fork(struct run_warm *w, uint64_t schedule, uint64_t from, uint64_t
         return -1;
     /* invariant 1: run_fork's phases, on the machine kept open */
     int rc = run_begin(&w->c, &w->o, NULL, RUN_KEEP, res, err);
+    if (rc == 0 && w->in_place && w->used && !w->keep_mmu && warm_reset_mmu(&w->c.vm) < 0) {
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg), "cannot reset the VM's memory map: %s",
+                 strerror(errno));
+        rc = -1;
+    }
+    w->used = 1;
     if (rc == 0)
         rc = run_restore(&w->c, w->parent, from - 1, from);
     if (rc == 0)
