@@ -12,6 +12,9 @@
 #   On this machine: bench/store.sh (anchor: the hash alone) and
 #   bench/check.sh's native part (anchor: rerunning the pool natively).
 # Usage: bench/all.sh            run everything, print the table, rewrite RESULTS.md
+#        BENCH_QUICK=1 bench/all.sh   the same with every part smaller (boot 1
+#                                round, 20,000 clock calls, primes below 10^6,
+#                                2 seeks, 5,000-call steps, check 32 schedules)
 #        bench/all.sh --table    only the table, from the last run's outputs
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,11 +22,19 @@ out=$PWD/build/bench-all
 if [ "${BENCH_ALL_INSIDE:-}" = 1 ]; then # inside the test host
     mkdir -p "$out"
     run() { local name=$1; shift; echo "== $name: $*"; "$@" >"$out/$name.txt" 2>"$out/$name.err" || echo "$name failed"; }
-    run boot bench/boot.sh 3
-    run determinism bench/determinism.sh
-    run seek bench/seek.sh 5
-    run step bench/step.sh
-    run check-inside env BENCH_CHECK_INSIDE=1 bench/check.sh 64
+    if [ "${BENCH_QUICK:-}" = 1 ]; then # the size knob: every part, smaller
+        run boot bench/boot.sh 1
+        run determinism env CLOCK_CALLS=20000 PRIMES_BELOW=1000000 bench/determinism.sh
+        run seek bench/seek.sh 2
+        run step bench/step.sh 5000
+        run check-inside env BENCH_CHECK_INSIDE=1 bench/check.sh 32
+    else
+        run boot bench/boot.sh 3
+        run determinism bench/determinism.sh
+        run seek bench/seek.sh 5
+        run step bench/step.sh
+        run check-inside env BENCH_CHECK_INSIDE=1 bench/check.sh 64
+    fi
     exit 0
 fi
 if [ "${1:-}" != --table ]; then
@@ -33,10 +44,10 @@ if [ "${1:-}" != --table ]; then
         rm -f "$out"/*.txt "$out"/*.err
         make -s build/rewind build/rewind-init build/tools/kvm-probe build/roots/test.erofs
         BENCH_ALL_INSIDE=1 ${KVMH:-tools/kvm-host} --smp 2 --timeout 7200 --env BENCH_ALL_INSIDE \
-            -- bench/all.sh
+            --env BENCH_QUICK -- bench/all.sh
     fi
     bench/store.sh >"$out/store.txt" 2>"$out/store.err" || echo "store failed"
-    BENCH_CHECK_DONE=1 bench/check.sh 64 >"$out/check.txt" 2>"$out/check.err" || echo "check failed"
+    BENCH_CHECK_DONE=1 bench/check.sh "$([ "${BENCH_QUICK:-}" = 1 ] && echo 32 || echo 64)" >"$out/check.txt" 2>"$out/check.err" || echo "check failed"
 fi
 python3 - "$out" bench/RESULTS.md "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" <<'PY'
 import os, re, statistics, sys, datetime
@@ -67,6 +78,12 @@ row("check pool-fixed, warm -j 2 (schedules/min)", w2, "/min", "one process per 
     "ratio >= 4", note="reports identical: %s" % (same.group(1) if same else "?"))
 row("check pool-fixed, warm -j 2 (schedules/min)", w2, "/min", "warm -j 1", w1,
     "ratio >= 1.6 (80% of linear)")
+f2 = num(r"a fresh VM per schedule, -j 2: \d+ schedules in [\d.]+ s \(([\d.]+) schedules/min", c)
+f1 = num(r"a fresh VM per schedule, -j 1: \d+ schedules in [\d.]+ s \(([\d.]+) schedules/min", c)
+row("check pool-fixed, VM restored in place, -j 1 (schedules/min)", w1, "/min",
+    "a fresh VM per schedule, -j 1", f1, "higher is better", better="higher")
+row("check pool-fixed, VM restored in place, -j 2 (schedules/min)", w2, "/min",
+    "a fresh VM per schedule, -j 2", f2, "higher is better", better="higher")
 found = num(r"found and narrowed \(([\d.]+) s\)", c)
 crashes = re.search(r"native, for as long as check found and narrowed \(([\d.]+) s\): (\d+) runs, (\d+) crashes", c)
 row("check finds + narrows the pool race (s)", found, "s", "native reruns, same time: crashes",

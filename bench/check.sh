@@ -9,8 +9,10 @@
 #   3. check on pool-fixed, 16 schedules (every schedule runs): one child
 #      process per schedule restoring from the store (REWIND_CHECK_COLD=1,
 #      the way check worked before its warm workers) with -j 2, against the
-#      warm workers (src/explore/cworker.c) with -j 1 and -j 2; each check in
-#      a fresh home whose image is already cached; the warm -j 2 report must
+#      warm workers (src/explore/cworker.c) with -j 1 and -j 2, each with the
+#      VM kept and restored in place (REWIND_CHECK_INPLACE=1) and with a
+#      fresh VM per schedule (=0), side by side; each check in
+#      a fresh home whose image is already cached; every warm report must
 #      equal the cold one (timings and the check's id aside).
 # Usage: bench/check.sh [N]   (runs itself through tools/kvm-host --smp 2)
 set -euo pipefail
@@ -71,8 +73,10 @@ one() { # label env... : a pool-fixed check of 16 schedules
         >"$out/fixed-$label.json" 2>"$out/fixed-$label.err" || true
 }
 one cold2 2 REWIND_CHECK_COLD=1
-one warm1 1 REWIND_CHECK_COLD=0
-one warm2 2 REWIND_CHECK_COLD=0
+one fresh1 1 REWIND_CHECK_COLD=0 REWIND_CHECK_INPLACE=0
+one fresh2 2 REWIND_CHECK_COLD=0 REWIND_CHECK_INPLACE=0
+one warm1 1 REWIND_CHECK_COLD=0 REWIND_CHECK_INPLACE=1
+one warm2 2 REWIND_CHECK_COLD=0 REWIND_CHECK_INPLACE=1
 python3 - "$out" >"$out/fixed.txt" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -85,6 +89,8 @@ def strip(o):
     return o
 rate = {}
 for l, what in (("cold2", "one process per schedule, restored from the store, -j 2"),
+                ("fresh1", "warm workers with a fresh VM per schedule, -j 1"),
+                ("fresh2", "warm workers with a fresh VM per schedule, -j 2"),
                 ("warm1", "warm workers, -j 1"), ("warm2", "warm workers, -j 2")):
     r = load(l)
     rate[l] = 60 * r["schedules_tried"] / r["explore_s"]
@@ -92,7 +98,9 @@ for l, what in (("cold2", "one process per schedule, restored from the store, -j
           % (what, r["schedules_tried"], r["explore_s"], rate[l], r["found"]))
 print("ratio warm -j 2 / cold -j 2: %.2f (goal >= 4); warm -j 2 / warm -j 1: %.2f (linear: 2)"
       % (rate["warm2"] / rate["cold2"], rate["warm2"] / rate["warm1"]))
+print("in place against a fresh VM per schedule: -j 1 %.2f, -j 2 %.2f"
+      % (rate["warm1"] / rate["fresh1"], rate["warm2"] / rate["fresh2"]))
 print("reports of warm -j 2 and cold -j 2 identical (timings aside): %s"
-      % ("yes" if strip(load("warm2")) == strip(load("cold2")) else "NO"))
+      % ("yes" if all(strip(load(l)) == strip(load("cold2")) for l in ("fresh1", "fresh2", "warm1", "warm2")) else "NO"))
 PY
 awk -v a="$t_in" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' >"$out/inside_s"

@@ -3,7 +3,8 @@
 #  - hashing: SHA-256 (libcrypto, SHA-NI) one-shot and with the store's reused
 #    context, against BLAKE2b-256 (libsodium, loaded with dlopen; skipped if
 #    libsodium.so.23 is absent);
-#  - zstd level 1 alone on text pages;
+#  - zstd level 1 alone on text pages, and against it zstd's fast
+#    (negative) levels and LZ4 (issue 17 item 4), compress and decompress;
 #  - the store: put of new pages (hash + compress + append), get (read +
 #    decompress + re-hash), load (read + decompress, zstd's checksum instead
 #    of the re-hash, as a restore reads), put of pages already present (dedup), single and
@@ -28,6 +29,7 @@ cat >"$out/store_bench.c" <<'EOF'
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <lz4.h>
 #include <zstd.h>
 
 #include "store/codec.h"
@@ -209,6 +211,83 @@ static void bench_zstd(const unsigned char *buf)
     free(len);
 }
 
+/* Issue 17 item 4: the fast codecs against zstd level 1 on the same pages,
+ * one page per call as the store compresses them: zstd at levels 1 and
+ * below (the negative "fast" levels) and LZ4 (liblz4) at accelerations 1
+ * and 8. Compress and decompress MB/s per CPU second, and the ratio. */
+static size_t zlevel_c(void *ctx, int arg, const unsigned char *src, unsigned char *dst, size_t cap)
+{
+    size_t r = ZSTD_compressCCtx(ctx, dst, cap, src, PG, arg);
+    return ZSTD_isError(r) ? 0 : r;
+}
+static size_t zlevel_d(void *ctx, const unsigned char *src, size_t n, unsigned char *dst)
+{
+    size_t r = ZSTD_decompressDCtx(ctx, dst, PG, src, n);
+    return ZSTD_isError(r) ? 0 : r;
+}
+static size_t lz4_c(void *ctx, int arg, const unsigned char *src, unsigned char *dst, size_t cap)
+{
+    (void)ctx;
+    int r = LZ4_compress_fast((const char *)src, (char *)dst, PG, (int)cap, arg);
+    return r > 0 ? (size_t)r : 0;
+}
+static size_t lz4_d(void *ctx, const unsigned char *src, size_t n, unsigned char *dst)
+{
+    (void)ctx;
+    int r = LZ4_decompress_safe((const char *)src, (char *)dst, (int)n, PG);
+    return r > 0 ? (size_t)r : 0;
+}
+
+static void bench_codecs(const char *kind, const unsigned char *buf)
+{
+    struct {
+        const char *name;
+        int arg, zstd;
+    } cs[] = {{"zstd level 1", 1, 1},   {"zstd level -1", -1, 1}, {"zstd level -3", -3, 1},
+              {"zstd level -5", -5, 1}, {"zstd level -10", -10, 1}, {"lz4 acceleration 1", 1, 0},
+              {"lz4 acceleration 8", 8, 0}};
+    size_t bytes = npages * PG, cap = PG + 512;
+    unsigned char *z = malloc(npages * cap), page[PG];
+    size_t *len = malloc(npages * sizeof(*len));
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    ZSTD_DCtx *dc = ZSTD_createDCtx();
+    printf("codecs, %s pages, one page per call (compress / decompress MB/s per core, ratio):\n",
+           kind);
+    for (size_t k = 0; k < sizeof(cs) / sizeof(cs[0]); k++) {
+        size_t stored = 0, bad = 0;
+        double c_mbs, d_mbs;
+        for (int r = 0; r < REPS; r++) {
+            stored = 0;
+            start();
+            for (size_t i = 0; i < npages; i++) {
+                len[i] = cs[k].zstd ? zlevel_c(cc, cs[k].arg, buf + i * PG, z + i * cap, cap)
+                                    : lz4_c(NULL, cs[k].arg, buf + i * PG, z + i * cap, cap);
+                stored += len[i];
+            }
+            stop();
+        }
+        c_mbs = bytes / best.cpu / 1e6;
+        best.cpu = best.wall = 1e30;
+        for (int r = 0; r < REPS; r++) {
+            start();
+            for (size_t i = 0; i < npages; i++) {
+                size_t n = cs[k].zstd ? zlevel_d(dc, z + i * cap, len[i], page)
+                                      : lz4_d(NULL, z + i * cap, len[i], page);
+                bad += n != PG || memcmp(page, buf + i * PG, PG) != 0;
+            }
+            stop();
+        }
+        d_mbs = bytes / best.cpu / 1e6;
+        best.cpu = best.wall = 1e30;
+        printf("  %-22s %6.0f / %6.0f MB/s   ratio %.2f%s\n", cs[k].name, c_mbs, d_mbs,
+               (double)bytes / (stored ? stored : 1), bad ? "   (ROUND TRIP FAILED)" : "");
+    }
+    ZSTD_freeCCtx(cc);
+    ZSTD_freeDCtx(dc);
+    free(z);
+    free(len);
+}
+
 static void bench_store(const char *dir, const char *kind, const unsigned char *buf)
 {
     size_t bytes = npages * PG;
@@ -286,6 +365,7 @@ int main(int argc, char **argv)
            npages, npages * PG >> 20, REPS);
     bench_hash(text);
     bench_zstd(text);
+    bench_codecs("text", text);
     bench_store(dir, "text", text);
     bench_store(dir, "random", rnd);
     nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -296,7 +376,7 @@ int main(int argc, char **argv)
 EOF
 make -s build/librewind.a
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Isrc -Iinclude -o "$out/store_bench" "$out/store_bench.c" \
-    build/librewind.a -lcrypto -lzstd -ljansson -lelf -pthread -lm -ldl
+    build/librewind.a -lcrypto -lzstd -llz4 -ljansson -lelf -pthread -lm -ldl
 echo "$(date -u +%F) $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores," \
     "load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$out/store_bench" "$pages" "$out/store"

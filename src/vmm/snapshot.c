@@ -168,6 +168,63 @@ int snap_restore(struct platform *p, const struct snap *s, unsigned holes, char 
     return 0;
 }
 
+/* One buffer as lines of 32 bytes: "name offset hex". */
+static void dump_hex(FILE *f, const char *name, const void *buf, size_t n)
+{
+    const uint8_t *b = buf;
+    for (size_t o = 0; o < n; o += 32) {
+        fprintf(f, "%s %04zx ", name, o);
+        for (size_t i = o; i < n && i < o + 32; i++)
+            fprintf(f, "%02x", b[i]);
+        fputc('\n', f);
+    }
+}
+
+int snap_dump(struct platform *p, FILE *f, char *err, size_t errlen)
+{
+    static struct snap s;
+    if (snap_capture(p, &s, SNAP_HOLE_NO_IO_COMPLETION, err, errlen) < 0)
+        return -1;
+    struct kvm_vm *vm = p->vm;
+    dump_hex(f, "plat", &s.plat, sizeof(s.plat));
+    dump_hex(f, "regs", &s.regs, sizeof(s.regs));
+    dump_hex(f, "sregs", &s.sregs, sizeof(s.sregs));
+    dump_hex(f, "xsave", &s.xsave, sizeof(s.xsave));
+    dump_hex(f, "xcrs", &s.xcrs, sizeof(s.xcrs));
+    dump_hex(f, "lapic", &s.lapic, sizeof(s.lapic));
+    dump_hex(f, "events", &s.events, sizeof(s.events));
+    dump_hex(f, "dregs", &s.dregs, sizeof(s.dregs));
+    dump_hex(f, "mp", &s.mp, sizeof(s.mp));
+    for (uint32_t i = 0; i < s.nmsrs; i++)
+        fprintf(f, "msr %08x %016llx\n", s.msrs[i].index, (unsigned long long)s.msrs[i].data);
+    struct kvm_clock_data clk;
+    memset(&clk, 0, sizeof(clk));
+    if (ioctl(vm->vm_fd, KVM_GET_CLOCK, &clk) == 0)
+        fprintf(f, "kvmclock flags %x\n", clk.flags); /* the clock itself is host time */
+    long khz = ioctl(vm->vcpu_fd, KVM_GET_TSC_KHZ, 0);
+    fprintf(f, "tsc_khz %ld\n", khz);
+    struct kvm_run *r = vm->run;
+    fprintf(f,
+            "run request_interrupt_window %u immediate_exit %u exit_reason %u "
+            "ready_for_interrupt_injection %u if_flag %u flags %x cr8 %llx apic_base %llx\n",
+            r->request_interrupt_window, r->immediate_exit, r->exit_reason,
+            r->ready_for_interrupt_injection, r->if_flag, r->flags, (unsigned long long)r->cr8,
+            (unsigned long long)r->apic_base);
+    fprintf(f, "platform step %llu now %llu quantum %llu epoch %llu seed %llu schedule %llu\n",
+            (unsigned long long)p->step, (unsigned long long)p->now_ns,
+            (unsigned long long)p->quantum_ns, (unsigned long long)p->epoch_ns,
+            (unsigned long long)p->seed, (unsigned long long)p->schedule);
+    fprintf(f,
+            "platform holes %llx timer %d deadline %llu shared %llx irq_wanted %d outcome %d "
+            "status %llu refused %llu perturbed %llu\n",
+            (unsigned long long)p->test_holes, p->timer_armed, (unsigned long long)p->deadline_ns,
+            (unsigned long long)p->shared_gpa, p->irq_wanted, (int)p->outcome,
+            (unsigned long long)p->job_status, (unsigned long long)p->refused,
+            (unsigned long long)p->perturbed);
+    dump_hex(f, "sched", &p->sched, sizeof(p->sched));
+    return 0;
+}
+
 int snap_check(const void *blob, size_t len, char *err, size_t errlen)
 {
     const struct snap *s = blob;

@@ -26,6 +26,7 @@
 #include <linux/kvm.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "vmm/platform.h"
 
@@ -68,6 +69,14 @@ int snap_capture(struct platform *p, struct snap *s, unsigned holes, char *err, 
 /* Restore s into p's VM and p (RAM is the caller's). Returns 0 or -1. */
 int snap_restore(struct platform *p, const struct snap *s, unsigned holes, char *err,
                  size_t errlen);
+
+/* Tests and diagnosis (bench/RESULTS.md, "Speed (issue 17)"): write every
+ * piece of vCPU and VM state KVM exposes for vm, the kvm_run fields and the
+ * platform p as text lines "name offset hex" to f, without changing any of
+ * it (no KVM_RUN: the pending port instruction, if any, stays pending), so
+ * two dumps of machines that should be equal can be compared with diff(1).
+ * 0 or -1 + err. */
+int snap_dump(struct platform *p, FILE *f, char *err, size_t errlen);
 
 /* Check that a blob read from disk is a snap of this version. 0 or -1. */
 int snap_check(const void *blob, size_t len, char *err, size_t errlen);
