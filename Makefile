@@ -28,7 +28,7 @@ all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/te
 deps:
 	@tools/deps.sh
 
-$(B)/obj/%.o: %.c
+$(B)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(INC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -57,25 +57,27 @@ $(B)/examples/director: examples/director/director.c include/rewind.h $(B)/libre
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -Iinclude $(CFLAGS) -o $@ $< $(B)/librewind.a $(LIBS)
 
-$(B)/rewind-init: guest/init/init.c guest/include/rewind_abi.h
+# Every build rule waits for deps (order-only), so `make -j` on a fresh machine
+# compiles nothing before tools/deps.sh has installed the headers.
+$(B)/rewind-init: guest/init/init.c guest/include/rewind_abi.h | deps
 	@mkdir -p $(B)
 	$(CC) $(WARN) -O2 -static -o $@ guest/init/init.c
 
 # The probe alone, with the few engine files it uses (no libraries).
 PROBE_SRC := src/vmm/probe.c src/vmm/kvmdev.c src/util/fail.c src/util/check.c
-$(B)/tools/kvm-probe: tools/kvm-probe.c $(PROBE_SRC) src/vmm/probe.h src/vmm/kvm.h
+$(B)/tools/kvm-probe: tools/kvm-probe.c $(PROBE_SRC) src/vmm/probe.h src/vmm/kvm.h | deps
 	@mkdir -p $(B)/tools
 	$(CC) $(WARN) $(INC) -O2 -o $@ tools/kvm-probe.c $(PROBE_SRC)
 
 # Test programs run inside the VM: static C, built into the test root.
 GUEST_PROGS := $(patsubst tests/guest/%.c,$(B)/guest/%,$(wildcard tests/guest/*.c))
-$(B)/guest/%: tests/guest/%.c guest/sdk/rewind.h
+$(B)/guest/%: tests/guest/%.c guest/sdk/rewind.h | deps
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O2 -static -pthread -Iguest/sdk -o $@ $<
 
 # Programs for the debugger (rewind where, rewind gdb: docs/debugging.md):
 # with debug information, not optimized, so every function has its frame.
-$(B)/guest/dbg_%: tests/guest/dbg_%.c
+$(B)/guest/dbg_%: tests/guest/dbg_%.c | deps
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O0 -g -static -pthread -o $@ $<
 # dbg_threads as a position-independent program (static-pie), for gdb's
@@ -106,11 +108,11 @@ $(B)/guest/pool-fixed: examples/pool/pool.c
 # The Go SDK's test program (Debian's golang-go), static, into the test root
 # too; -trimpath keeps the build machine's paths out of its source locations.
 GUEST_PROGS += $(B)/guest/sdk_go
-$(B)/guest/sdk_go: tests/guest/sdk_go/main.go tests/guest/sdk_go/go.mod guest/sdk/go/go.mod guest/sdk/go/rewind/rewind.go
+$(B)/guest/sdk_go: tests/guest/sdk_go/main.go tests/guest/sdk_go/go.mod guest/sdk/go/go.mod guest/sdk/go/rewind/rewind.go | deps
 	@mkdir -p $(B)/guest
 	cd tests/guest/sdk_go && CGO_ENABLED=0 GOFLAGS=-mod=mod GOPROXY=off go build -trimpath -o $(abspath $@) .
 
-$(B)/roots/test.stamp: tools/mkroot.sh $(GUEST_PROGS)
+$(B)/roots/test.stamp: tools/mkroot.sh $(GUEST_PROGS) | deps
 	@mkdir -p $(B)/roots
 	tools/mkroot.sh $(B)/roots/test $(GUEST_PROGS)
 	@touch $@
@@ -125,7 +127,7 @@ $(B)/roots/test.erofs: $(B)/roots/test.stamp
 # base cached in ~/.cache/rewind/roots by its recipe's hash, plus the
 # workloads of tests/compat, as an erofs image. `make check-long` builds it.
 COMPAT_SRC := $(shell find tests/compat -type f)
-$(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC)
+$(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC) | deps
 	@mkdir -p $(B)/roots
 	tools/mkroot-debian.sh $@
 check-long: $(B)/roots/compat.erofs
@@ -138,7 +140,7 @@ $(B)/roots/python.erofs: tools/mkroot-python.sh $(B)/roots/test.stamp
 	tools/mkroot-python.sh $@ $(B)/roots/test
 all: $(B)/roots/python.erofs
 
-kernel:
+kernel: | deps
 	@guest/linux/build.sh $(B)/kernel
 
 # Unit tests: pure modules, run directly, with sanitizers.
@@ -146,7 +148,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/*_test
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer
 # The engine is compiled once with sanitizers into librewind-san.a.
 SAN_OBJ := $(LIB_SRC:%.c=$(B)/san/%.o)
-$(B)/san/%.o: %.c
+$(B)/san/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(INC) -O1 -g $(SAN) -MMD -MP -c $< -o $@
 $(B)/librewind-san.a: $(SAN_OBJ)
@@ -182,7 +184,7 @@ FUZZ_SAN  := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=a
 FUZZ_WARN := $(WARN) -Wno-gnu-variable-sized-type-not-at-end
 FUZZ_OBJ  := $(LIB_SRC:%.c=$(B)/fuzz/obj/%.o)
 FUZZ_BINS := $(patsubst tests/fuzz/fuzz_%.c,$(B)/fuzz/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
-$(B)/fuzz/obj/%.o: %.c
+$(B)/fuzz/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_WARN) $(INC) -O1 -g $(FUZZ_SAN) -MMD -MP -c $< -o $@
 $(B)/librewind-fuzz.a: $(FUZZ_OBJ)
@@ -210,7 +212,7 @@ check: fuzz-build
 # for tests/system/t_crash.sh only; its own objects in build/fp/ (the web
 # front end, which writes nothing, is linked as built for build/rewind).
 FP_OBJ := $(LIB_SRC:%.c=$(B)/fp/%.o) $(CLI_SRC:%.c=$(B)/fp/%.o)
-$(B)/fp/%.o: %.c
+$(B)/fp/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(INC) $(CFLAGS) -DRW_FAILPOINTS -MMD -MP -c $< -o $@
 $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ) $(GDBS_OBJ)
