@@ -156,7 +156,9 @@ $(B)/librewind-san.a: $(SAN_OBJ)
 	ar rcs $@ $^
 $(B)/unit/%: tests/unit/%.c $(B)/librewind-san.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(B)/unit
-	$(CC) $(WARN) $(INC) -O1 -g $(SAN) -o $@ $< $(B)/librewind-san.a $(LIBS)
+	$(CC) $(WARN) $(INC) -O1 -g $(SAN) -MMD -MP -o $@ $< $(B)/librewind-san.a $(LIBS)
+# A unit test that includes a front end's .c (serve, gdbstub) is rebuilt when it changes.
+-include $(UNIT_TESTS:=.d)
 
 unit: $(UNIT_TESTS)
 

@@ -2,6 +2,7 @@
 #include "cli/cli_read.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -40,10 +41,17 @@ int cli_read_trace(const char *ref, int json, const char *head, cli_read_trace_f
     return rc < 0 ? 1 : 0;
 }
 
+/* A number of seconds: a whole decimal number, from 1 ms to 30 days ("10min"
+ * or "1e300" is refused, not read as 10 s or as no limit at all). */
 int cli_read_seconds(const char *s, double *out)
 {
-    *out = strtod(s, NULL);
-    return *out > 0 ? 0 : -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < 0.001 || v > 30.0 * 86400)
+        return -1;
+    *out = v;
+    return 0;
 }
 
 int cli_read_step(const char *s, uint64_t *out)

@@ -34,7 +34,8 @@ int cli_read_trace(const char *ref, int json, const char *head, cli_read_trace_f
 
 /* Parse a step number (decimal, no sign). Returns 0 or -1. */
 int cli_read_step(const char *s, uint64_t *out);
-/* --timeout S: a positive number of seconds into *out; 0, or -1 when it is
+/* --timeout S: a number of seconds from 1 ms to 30 days (no units) into
+ * *out; 0, or -1 when it is
  * not one (the caller prints the one error line). */
 int cli_read_seconds(const char *s, double *out);
 

@@ -164,13 +164,10 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
                               (unsigned long long)rw_defaults.mem_min_mib,
                               (unsigned long long)rw_defaults.mem_max_mib, optarg);
             break;
-        case 't': {
-            char *end;
-            *timeout_s = strtod(optarg, &end);
-            if (*end || *timeout_s <= 0)
+        case 't':
+            if (cli_read_seconds(optarg, timeout_s) < 0)
                 return ARGERR("--timeout must be a positive number of seconds: %s", optarg);
             break;
-        }
         case 's':
             if (cli_read_step(optarg, &c.seed) < 0)
                 return ARGERR("--seed must be a non-negative integer: %s", optarg);

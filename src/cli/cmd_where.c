@@ -86,7 +86,7 @@ int cmd_where(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            if (cli_read_step(optarg, &o.pid) < 0 || o.pid == 0)
+            if (cli_read_step(optarg, &o.pid) < 0 || o.pid == 0 || o.pid > 4194304)
                 return cli_error(2, "--pid needs a process id (see rewind ps): %s", optarg);
             break;
         case 'k':

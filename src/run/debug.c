@@ -73,7 +73,8 @@ struct gos *debug_gos(rw_machine *m, struct rw_error *err)
 {
     if (!m->dbg) {
         m->dbg = calloc(1, sizeof(*m->dbg));
-        m->dbg->tasks = calloc(GOS_TASKS_MAX, sizeof(struct gos_task));
+        if (m->dbg)
+            m->dbg->tasks = calloc(GOS_TASKS_MAX, sizeof(struct gos_task));
         if (!m->dbg || !m->dbg->tasks) {
             debug_free(m);
             fail(err, RW_EINTERNAL, "%s", "out of memory");
@@ -806,9 +807,23 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
     int max = r->pid ? RW_DEBUG_POINTS : RW_DEBUG_SLOTS;
     if (r->nw < 0 || r->nw > max) {
         err->code = RW_EUSAGE;
-        snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once",
-                 max);
+        snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once", max);
         return -1;
+    }
+    for (int i = 0; i < r->nw; i++) { /* the public API's caller is not trusted */
+        const struct rw_watch *w = &r->w[i];
+        if (w->kind == RW_BREAK)
+            continue;
+        if ((w->kind != RW_WATCH_WRITE && w->kind != RW_WATCH_ACCESS) ||
+            (w->len != 1 && w->len != 2 && w->len != 4 && w->len != 8) ||
+            (w->addr & (w->len - 1))) {
+            err->code = RW_EUSAGE;
+            snprintf(err->msg, sizeof(err->msg),
+                     "a watchpoint is 1, 2, 4 or 8 bytes at an address aligned to its length "
+                     "(got %u bytes at 0x%llx)",
+                     w->len, (unsigned long long)w->addr);
+            return -1;
+        }
     }
     if (!debug_gos(m, err))
         return -1;

@@ -163,61 +163,8 @@ pid_t serve_spawn(char *const argv[], int in_fd, int *out, int *err)
     return pid;
 }
 
-struct buf {
-    char *p;
-    size_t len, cap, total;
-};
-
-static void buf_add(struct buf *b, const char *p, size_t n)
-{
-    b->total += n;
-    if (b->len + n > b->cap)
-        n = b->cap - b->len; /* inv. 2: the head is kept, the rest counted */
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
-
-/* Run argv to its end: stdout into out, stderr into err. Exit status
- * (128+N for a signal) or -1 if it could not start. */
-static int run_capture(char *const argv[], struct buf *out, struct buf *err)
-{
-    int fo, fe;
-    pid_t pid = serve_spawn(argv, -1, &fo, &fe);
-    if (pid < 0)
-        return -1;
-    struct pollfd pf[2] = {{.fd = fo, .events = POLLIN}, {.fd = fe, .events = POLLIN}};
-    int open_fds = 2;
-    char tmp[65536];
-    while (open_fds) {
-        if (poll(pf, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        for (int i = 0; i < 2; i++) {
-            if (pf[i].fd < 0 || !pf[i].revents)
-                continue;
-            ssize_t n = read(pf[i].fd, tmp, sizeof tmp);
-            if (n > 0) {
-                buf_add(i ? err : out, tmp, (size_t)n);
-            } else if (n == 0 || errno != EINTR) {
-                close(pf[i].fd);
-                pf[i].fd = -1;
-                open_fds--;
-            }
-        }
-    }
-    for (int i = 0; i < 2; i++)
-        if (pf[i].fd >= 0)
-            close(pf[i].fd);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* The last line of err, for an error reply. */
-static const char *last_line(struct buf *b)
+static const char *last_line(struct serve_buf *b)
 {
     while (b->len && (b->p[b->len - 1] == '\n'))
         b->len--;
@@ -286,21 +233,20 @@ static int body_target(rw_home *h, json_t *body, const char *num_key, int num_re
 
 /* A child's stdout (the head, up to out_cap bytes) and stderr (its head). */
 struct capture {
-    struct buf out, err;
-    int status; /* run_capture's */
+    struct serve_buf out, err;
+    int status; /* serve_child_run's */
 };
 
 static void capture_run(char *const argv[], size_t out_cap, struct capture *c)
 {
-    c->out = (struct buf){.p = malloc(out_cap + 1), .cap = out_cap};
-    c->err = (struct buf){.p = malloc(SERVE_ERR_MAX + 1), .cap = SERVE_ERR_MAX};
-    SERVE_ASSERT(c->out.p && c->err.p);
-    c->status = run_capture(argv, &c->out, &c->err);
+    SERVE_ASSERT(serve_buf_init(&c->out, out_cap) == 0 &&
+                 serve_buf_init(&c->err, SERVE_ERR_MAX) == 0);
+    int gone; /* no socket is watched: a fork goes on when its page closes */
+    c->status = serve_child_run(argv, -1, &c->out, &c->err, &gone);
     if (c->status < 0) { /* the reason it could not start, as its error line */
-        const char *why = serve_spawn_error(errno);
-        buf_add(&c->err, why, strlen(why));
+        const char *why = errno == ECANCELED ? "the server is stopping" : serve_spawn_error(errno);
+        serve_buf_add(&c->err, why, strlen(why));
     }
-    c->err.p[c->err.len] = 0;
 }
 
 static void capture_free(struct capture *c)

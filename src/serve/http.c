@@ -291,6 +291,7 @@ int serve_run(rw_home *h, const struct serve_opts *o)
             unlink(o->state);
     }
     serve_action_shutdown();
+    serve_child_shutdown();
     MHD_stop_daemon(d);
     return 0;
 }

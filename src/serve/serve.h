@@ -7,6 +7,7 @@
  *   action.c  fork, cat and shell as child processes of this binary
  *   where.c   the stacks at a step: `rewind where` as a child, cancelled
  *             when the page hangs up
+ *   child.c   a child run to its end, its output captured; ended at exit
  *   state.c   $REWIND_HOME/serve.json: the running server `rewind open` reuses
  *   assets    build/gen/serve_assets.c, generated from web/ at build time
  */
@@ -74,6 +75,23 @@ pid_t serve_spawn(char *const argv[], int in_fd, int *out, int *err);
 void serve_spawn_init(void);
 /* Words for serve_spawn's errno e (ESTALE: the binary was replaced). */
 const char *serve_spawn_error(int e);
+
+/* ---- child.c: a child of this binary run to its end, output captured ---- */
+/* At most cap bytes kept (the head), total counted, p NUL-terminated. */
+struct serve_buf {
+    char *p;
+    size_t len, cap, total;
+};
+int serve_buf_init(struct serve_buf *b, size_t cap); /* 0, or -1: out of memory */
+void serve_buf_add(struct serve_buf *b, const char *p, size_t n);
+/* Run argv (serve_spawn) to its end: stdout into out, stderr into err.
+ * sock >= 0: a client whose hang-up ends the child (*gone set). The exit
+ * status (128+N for signal N), or -1 with errno (ECANCELED: the server is
+ * stopping). */
+int serve_child_run(char *const argv[], int sock, struct serve_buf *out, struct serve_buf *err,
+                    int *gone);
+/* End every running child and start no more (at exit). */
+void serve_child_shutdown(void);
 
 /* ---- where.c ---- */
 /* GET api/run/REF/where?step=S[&pid=P]: the stack of each thread of

@@ -15,8 +15,7 @@
  *     here: the step in 1..the run's steps, the pid (if any) > 0. It is
  *     exec'd directly (no shell).
  *  2. A client that hangs up ends its child: the connection's socket is
- *     watched while the child runs; the child is then sent SIGTERM (its own
- *     abort path), SIGKILL after SERVE_WHERE_GRACE seconds, and waited for.
+ *     watched while the child runs (serve_child_run, child.c invariant 2).
  *  3. At most SERVE_WHERE_RUNNING children run at once; a request waits for
  *     a slot only while its client is still there.
  *  4. At most SERVE_WHERE_CACHE answers are kept, keyed by (id, step, pid):
@@ -41,7 +40,6 @@
 #define SERVE_WHERE_CACHE 32
 #define SERVE_WHERE_OUT (4 * 1024 * 1024)
 #define SERVE_WHERE_ERR (16 * 1024)
-#define SERVE_WHERE_GRACE 10
 
 static pthread_mutex_t where_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t where_cond = PTHREAD_COND_INITIALIZER;
@@ -136,74 +134,8 @@ static void slot_give(void)
     pthread_mutex_unlock(&where_lock);
 }
 
-/* Bytes read from a child, at most cap kept (inv. 5). */
-struct wbuf {
-    char *p;
-    size_t len, cap, total;
-};
-
-static void wbuf_add(struct wbuf *b, const char *p, size_t n)
-{
-    b->total += n;
-    size_t k = b->cap - b->len < n ? b->cap - b->len : n;
-    memcpy(b->p + b->len, p, k);
-    b->len += k;
-    b->p[b->len] = 0;
-}
-
-/* Run argv to its end, its stdout into out and stderr into err, while the
- * client is there (inv. 2). The exit status (128+N for signal N), or -1 if
- * it could not start; *gone set if the client hung up first. */
-static int run_watched(char *const argv[], int sock, struct wbuf *out, struct wbuf *err, int *gone)
-{
-    int fo, fe;
-    *gone = 0;
-    pid_t pid = serve_spawn(argv, -1, &fo, &fe);
-    if (pid < 0)
-        return -1;
-    struct pollfd pf[3] = {{.fd = fo, .events = POLLIN},
-                           {.fd = fe, .events = POLLIN},
-                           {.fd = sock, .events = POLLRDHUP}};
-    int open_fds = 2, waited_s = 0;
-    char tmp[65536];
-    while (open_fds) {
-        int n = poll(pf, 3, 1000);
-        if (n < 0 && errno != EINTR)
-            break;
-        if (n <= 0) {
-            if (*gone && ++waited_s == SERVE_WHERE_GRACE)
-                kill(pid, SIGKILL); /* inv. 2: it did not stop on SIGTERM */
-            continue;
-        }
-        if (pf[2].fd >= 0 && (pf[2].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
-            *gone = 1;
-            kill(pid, SIGTERM); /* inv. 2 */
-            pf[2].fd = -1;
-        }
-        for (int i = 0; i < 2; i++) {
-            if (pf[i].fd < 0 || !pf[i].revents)
-                continue;
-            ssize_t k = read(pf[i].fd, tmp, sizeof tmp);
-            if (k > 0) {
-                wbuf_add(i ? err : out, tmp, (size_t)k);
-            } else if (k == 0 || errno != EINTR) {
-                close(pf[i].fd);
-                pf[i].fd = -1;
-                open_fds--;
-            }
-        }
-    }
-    for (int i = 0; i < 2; i++)
-        if (pf[i].fd >= 0)
-            close(pf[i].fd);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* The last line of b, without "rewind: ". */
-static const char *err_line(struct wbuf *b)
+static const char *err_line(struct serve_buf *b)
 {
     while (b->len && b->p[b->len - 1] == '\n')
         b->p[--b->len] = 0;
@@ -258,16 +190,18 @@ static int where_run(rw_home *h, const char *ref, char id[RW_ID_MAX], uint64_t *
     return 0;
 }
 
-/* The reply for a child that ended with st (run_watched's; spawn_errno:
+/* The reply for a child that ended with st (serve_child_run's; spawn_errno:
  * errno when it could not start): its JSON object, or NULL with r set to
  * the error in words. */
-static json_t *where_answer(int st, int gone, int spawn_errno, struct wbuf *out, struct wbuf *err,
-                            struct serve_reply *r)
+static json_t *where_answer(int st, int gone, int spawn_errno, struct serve_buf *out,
+                            struct serve_buf *err, struct serve_reply *r)
 {
     json_error_t je;
     json_t *w = NULL;
     if (gone) {
         serve_reply_error(r, 503, "where: the client went away");
+    } else if (st < 0 && spawn_errno == ECANCELED) {
+        serve_reply_error(r, 503, "where: the server is stopping");
     } else if (st < 0) {
         serve_reply_error(r, 500, "cannot start rewind where: %s", serve_spawn_error(spawn_errno));
     } else if (st > 128 && st < 128 + 65) { /* killed by a signal */
@@ -328,12 +262,11 @@ void serve_where_get(rw_home *h, const char *ref, serve_arg_fn arg, void *ctx, i
         serve_reply_error(r, 503, "where: the client went away");
         return;
     }
-    struct wbuf out = {.p = malloc(SERVE_WHERE_OUT + 1), .cap = SERVE_WHERE_OUT};
-    struct wbuf err = {.p = malloc(SERVE_WHERE_ERR + 1), .cap = SERVE_WHERE_ERR};
-    SERVE_ASSERT(out.p && err.p);
-    out.p[0] = err.p[0] = 0;
+    struct serve_buf out, err;
+    SERVE_ASSERT(serve_buf_init(&out, SERVE_WHERE_OUT) == 0 &&
+                 serve_buf_init(&err, SERVE_WHERE_ERR) == 0);
     int gone = 0;
-    int st = run_watched(argv, sock, &out, &err, &gone);
+    int st = serve_child_run(argv, sock, &out, &err, &gone);
     int spawn_errno = errno;
     slot_give();
     json_t *w = where_answer(st, gone, spawn_errno, &out, &err, r);

@@ -105,6 +105,33 @@ static void test_holes(void)
           "words");
 }
 
+/* rw_machine_resume refuses a watchpoint the debug registers cannot hold
+ * before it touches the machine (its caller is not trusted). */
+static void test_resume_checks_watchpoints(void)
+{
+    struct rw_resume r = {.pid = 1, .nw = 1};
+    struct rw_stop st;
+    struct rw_error err;
+    const struct {
+        enum rw_watch_kind kind;
+        unsigned len;
+        uint64_t addr;
+    } bad[] = {{RW_WATCH_WRITE, 64, 0x1000},
+               {RW_WATCH_WRITE, 0, 0x1000},
+               {RW_WATCH_ACCESS, 3, 0x1000},
+               {RW_WATCH_WRITE, 8, 0x1004},
+               {(enum rw_watch_kind)7, 4, 0x1000}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r.w[0] = (struct rw_watch){.addr = bad[i].addr, .kind = bad[i].kind, .len = bad[i].len};
+        memset(&err, 0, sizeof(err));
+        CHECK(rw_machine_resume(NULL, &r, &st, &err) < 0 && err.code == RW_EUSAGE &&
+                  strstr(err.msg, "watchpoint"),
+              "a bad watchpoint is refused with RW_EUSAGE");
+    }
+    r.nw = RW_DEBUG_POINTS + 1;
+    CHECK(rw_machine_resume(NULL, &r, &st, &err) < 0 && err.code == RW_EUSAGE, "too many points");
+}
+
 int main(void)
 {
     char home[] = "/tmp/runapi-XXXXXX";
@@ -114,6 +141,7 @@ int main(void)
     test_command_line(home);
     test_phase_codes();
     test_holes();
+    test_resume_checks_watchpoints();
     rundir_remove_tree(home);
     return unit_done();
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "serve/action.c"
+#include "serve/child.c"
 #include "serve/api.c"
 #include "serve/where.c"
 #include "unit.h"
@@ -62,19 +63,19 @@ static double now_s(void)
 }
 
 struct run {
-    struct wbuf out, err;
+    struct serve_buf out, err;
     int status, gone;
     double secs;
 };
 
 static void run_mode(const char *mode, int sock, struct run *r)
 {
-    r->out = (struct wbuf){.p = malloc(SERVE_WHERE_OUT + 1), .cap = SERVE_WHERE_OUT};
-    r->err = (struct wbuf){.p = malloc(SERVE_WHERE_ERR + 1), .cap = SERVE_WHERE_ERR};
-    r->out.p[0] = r->err.p[0] = 0;
+    CHECK(serve_buf_init(&r->out, SERVE_WHERE_OUT) == 0 &&
+              serve_buf_init(&r->err, SERVE_WHERE_ERR) == 0,
+          "buffers");
     char *argv[] = {"rewind", "where", (char *)mode, NULL};
     double t0 = now_s();
-    r->status = run_watched(argv, sock, &r->out, &r->err, &r->gone);
+    r->status = serve_child_run(argv, sock, &r->out, &r->err, &r->gone);
     r->secs = now_s() - t0;
 }
 
@@ -261,6 +262,37 @@ static void test_replaced_binary(void)
     CHECK(self_note("/proc/self/exe") == 0, "the test binary again");
 }
 
+static void *shut_down_later(void *arg)
+{
+    (void)arg;
+    usleep(300 * 1000);
+    serve_child_shutdown();
+    return NULL;
+}
+
+/* child.c inv. 3: the server stopping ends a child nobody watches (a fork
+ * or cat: sock -1) and starts no more. Last: the shutdown is for good. */
+static void test_shutdown_ends_children(void)
+{
+    struct run r;
+    pthread_t th;
+    pthread_create(&th, NULL, shut_down_later, NULL);
+    run_mode("sleep", -1, &r);
+    pthread_join(th, NULL);
+    CHECK(r.status == 128 + SIGTERM && !r.gone, "a running child is ended by SIGTERM");
+    CHECK(r.secs < 5, "at once, not after the child's 60 s");
+    run_free(&r);
+    struct serve_buf out, err;
+    CHECK(serve_buf_init(&out, 64) == 0 && serve_buf_init(&err, 64) == 0, "buffers");
+    char *argv[] = {"rewind", "where", "answer", NULL};
+    int gone;
+    errno = 0;
+    CHECK(serve_child_run(argv, -1, &out, &err, &gone) == -1 && errno == ECANCELED && !out.len,
+          "no child starts once the server stops");
+    free(out.p);
+    free(err.p);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "where"))
@@ -272,5 +304,6 @@ int main(int argc, char **argv)
     test_args();
     test_signal_death();
     test_replaced_binary();
+    test_shutdown_ends_children();
     return unit_done();
 }
