@@ -53,6 +53,7 @@ volatile sig_atomic_t *cli_abort_on_signals(double timeout_s)
     sigaction(SIGALRM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal: the same clean end */
     signal(SIGPIPE, SIG_IGN);
     if (timeout_s > 0) {
         struct itimerval it = {0};

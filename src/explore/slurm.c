@@ -24,6 +24,12 @@
  *     nothing is submitted after it.
  *  4. Every external command runs with a wall limit (SLURM_CMD_TIMEOUT_S);
  *     its failure is one line naming the command and its last error line.
+ *  5. Every job id submitted is appended to DIR/jobs (fsync'd) before it
+ *     is waited on: a submitter killed without a chance to cancel (SIGKILL,
+ *     the OOM killer) leaves `scancel $(cat DIR/jobs)` to its user.
+ *  6. Before a task's missing schedules are retried or lost, each one's
+ *     out/S.json is looked up by name (a shared filesystem's directory
+ *     listing may lag the files other nodes wrote).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -240,11 +246,13 @@ static int mkdir_p(const char *path, char *err, size_t errlen)
 static int write_text(const char *path, const char *text, int mode, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "w");
-    if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-        if (f)
-            fclose(f);
+    if (!f)
         return fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    }
+    int bad = fputs(text, f) < 0;
+    if (fclose(f) != 0) /* closed either way: never twice */
+        bad = 1;
+    if (bad)
+        return fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
     chmod(path, (mode_t)mode);
     return 0;
 }
@@ -284,6 +292,18 @@ static int submit(struct slurm *s, const char *spec, uint64_t *job, char *err, s
     RW_ASSERT(s->njobs < sizeof(s->jobs) / sizeof(s->jobs[0]));
     s->jobs[s->njobs++] = id;
     *job = id;
+    /* invariant 5: on disk before anything waits on the job */
+    char jobs[PATH_MAX + 8], line[32];
+    snprintf(jobs, sizeof(jobs), "%s/jobs", s->dir);
+    int fd = open(jobs, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int len = snprintf(line, sizeof(line), "%llu\n", id);
+    if (fd < 0 || write(fd, line, (size_t)len) != len || fsync(fd) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return fail(err, errlen, "--via slurm: cannot note job %llu in %s (scancel it): %s", id,
+                    jobs, strerror(errno));
+    }
+    close(fd);
     return 0;
 }
 
@@ -319,8 +339,8 @@ static int sstart(struct eng *e, char *err, size_t errlen)
         return fail(err, errlen, "--share %s: %s", share, strerror(errno));
     if (strchr(real, '\'') || strlen(real) > PATH_MAX - 200)
         return fail(err, errlen, "--share %s: a path with a quote or too long", real);
-    snprintf(s->dir, sizeof(s->dir), "%.3800s/check-%.64s-%lld-%d", real, p->base, (long long)time(NULL),
-             (int)getpid());
+    snprintf(s->dir, sizeof(s->dir), "%.3800s/check-%.64s-%lld-%d", real, p->base,
+             (long long)time(NULL), (int)getpid());
     char sub[PATH_MAX + 16];
     const char *subs[] = {"", "/out", "/log", "/work"};
     for (size_t i = 0; i < 4; i++) {
@@ -372,6 +392,8 @@ static int sstart(struct eng *e, char *err, size_t errlen)
     uint64_t job;
     if (submit(s, spec, &job, err, errlen) < 0)
         return -1;
+    fprintf(stderr, "rewind: check: job %llu, %llu tasks, in %s (its jobs: %s/jobs)\n",
+            (unsigned long long)job, (unsigned long long)s->ntasks, s->dir, s->dir);
     double t = mono();
     for (uint64_t k = 0; k < s->ntasks; k++)
         s->tasks[k] =
@@ -496,8 +518,19 @@ static int settle(struct eng *e, char *err, size_t errlen)
         if (!t->ended || t->attempts > 2)
             continue;
         int left = 0;
-        for (uint64_t sc = p->first + k; sc <= p->last; sc += s->ntasks)
-            left += !s->got[sc - p->first];
+        for (uint64_t sc = p->first + k; sc <= p->last; sc += s->ntasks) {
+            if (s->got[sc - p->first])
+                continue;
+            char path[PATH_MAX + 64];
+            struct stat sb;
+            snprintf(path, sizeof(path), "%s/out/%llu.json", s->dir, (unsigned long long)sc);
+            if (stat(path, &sb) == 0) { /* invariant 6 */
+                s->got[sc - p->first] = 1;
+                s->pending[s->npending++] = sc;
+                continue;
+            }
+            left++;
+        }
         if (!left) {
             t->attempts = 3; /* done with it */
             continue;
@@ -542,9 +575,13 @@ static int deliver_one(struct eng *e, uint64_t sc, struct eng_outcome *out)
         snprintf(path, sizeof(path), "%s/out/%llu.rwa", s->dir, (unsigned long long)sc);
         struct rw_archive_stats st;
         struct rw_error re;
-        if (rw_import(s->h, path, &st, &re) < 0 || strcmp(st.run, out->r.id)) {
+        if (rw_import(s->h, path, &st, &re) < 0) {
             out->ok = 0;
             snprintf(out->why, sizeof(out->why), "importing its run %s: %.200s", out->r.id, re.msg);
+        } else if (strcmp(st.run, out->r.id)) {
+            out->ok = 0;
+            snprintf(out->why, sizeof(out->why),
+                     "its archive holds run %.40s, its outcome names %.40s", st.run, out->r.id);
         }
         unlink(path);
     }

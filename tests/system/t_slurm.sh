@@ -163,6 +163,13 @@ test_slurm_ctrl_c_cancels_the_jobs() {
     squeue -h -n rewind-check -t all -o '%i %T' >sq.out
     echo "after SIGINT: $(cat sq.out | tr '\n' ' ')" >&2
     expect_grep sq.out 'CANCELLED'
+    # every job it submitted is noted in the share's jobs file (slurm.c invariant 5)
+    local j noted
+    noted=$(cat "$T"/share/check-*/jobs 2>/dev/null) || fail "no jobs file in the share"
+    for j in $(cut -d' ' -f1 sq.out | cut -d_ -f1 | sort -u); do
+        grep -qx "$j" <<<"$noted" || fail "job $j is not in the jobs file ($noted)"
+    done
+    expect_grep i.err 'its jobs: .*/jobs'
     for p in $pids; do
         for i in $(seq 40); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
         kill -0 "$p" 2>/dev/null && fail "task process $p runs on after SIGINT"
