@@ -168,6 +168,22 @@ static int on_exec(void *ctx, const struct rw_event *ev)
     return 0;
 }
 
+/* Ctrl-C in a session (gdb and rewind share the terminal) stops the
+ * running command only: the stub reports the stop and clears the flags
+ * (gdbstub/stub.h). --timeout, SIGTERM and SIGHUP end the session. */
+static volatile sig_atomic_t gdb_interrupt, gdb_stopping;
+static volatile sig_atomic_t *gdb_abort;
+
+static void on_gdb_signal(int sig)
+{
+    if (sig == SIGINT)
+        gdb_interrupt = 1;
+    else
+        gdb_stopping = 1;
+    *gdb_abort = 1;
+    rw_interrupt();
+}
+
 int cmd_gdb(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -251,6 +267,13 @@ int cmd_gdb(int argc, char **argv)
     if (!h)
         return RW_EINTERNAL;
     volatile sig_atomic_t *abort_flag = cli_abort_on_signals(timeout);
+    gdb_abort = abort_flag;
+    struct sigaction sa = {.sa_handler = on_gdb_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGALRM, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     struct rw_error err;
     uint32_t p32 = (uint32_t)pid;
     char exe[256];
@@ -305,6 +328,8 @@ int cmd_gdb(int argc, char **argv)
                               .history = history,
                               .max_singlesteps = 200000,
                               .abort = abort_flag,
+                              .interrupt = &gdb_interrupt,
+                              .stopping = &gdb_stopping,
                               .notes = stderr,
                               .exe = exe,
                               .exe_local = kernel ? exe : tmp,

@@ -443,6 +443,20 @@ static int reply_stop(struct gdbs_session *s)
     return send(s, s->out);
 }
 
+/* After a stop that Ctrl-C caused: the next command runs again (the
+ * abort flag is cleared) unless the session is ending (config). */
+static void interrupt_done(struct gdbs_session *s)
+{
+    const struct gdbs_config *c = s->cfg;
+    if (!c->interrupt || !*c->interrupt)
+        return;
+    *c->interrupt = 0;
+    if (!c->stopping || !*c->stopping)
+        *c->abort = 0;
+    if (c->stopping && *c->stopping) /* a SIGTERM that came meanwhile */
+        *c->abort = 1;
+}
+
 /* Run forward: step thread tid (0: continue). */
 static int forward(struct gdbs_session *s, uint32_t tid)
 {
@@ -469,6 +483,7 @@ static int forward(struct gdbs_session *s, uint32_t tid)
     if (st.why == RW_STOP_ABORTED) {
         note(s, "%s", "interrupted");
         set_here(s, s->gtid, 1);
+        interrupt_done(s);
         return reply_stop(s);
     }
     if (s->cfg->kernel && st.why != RW_STOP_STEP)
@@ -523,6 +538,8 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
                   rw_machine **out, struct rw_error *err)
 {
     rw_machine *m;
+    if (out)
+        *out = NULL; /* set only at the stop_at-th stop */
     if (rw_seek(s->cfg->h, s->cfg->ref, from, &m, err) < 0)
         return -1;
     s->res->replays++;
@@ -613,6 +630,11 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             note(s, "%s", err.msg);
             return send(s, "E01");
         }
+        if (r.abort && *r.abort) { /* Ctrl-C or --timeout during the replay */
+            note(s, "%s", "interrupted");
+            interrupt_done(s);
+            return send(s, "E01");
+        }
         if (!found) { /* invariant 3 */
             char msg[400];
             snprintf(msg, sizeof(msg),
@@ -628,6 +650,14 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             uint64_t n2;
             if (replay(s, from, &r, &target, n, &n2, &found, &m, &err) < 0) {
                 note(s, "%s", err.msg);
+                return send(s, "E01");
+            }
+            if (!m) { /* the replay ended before the stop it found before */
+                note(s, "%s",
+                     r.abort && *r.abort ? "interrupted"
+                                         : "reverse execution: the second replay did not "
+                                           "reach the stop the first one found");
+                interrupt_done(s);
                 return send(s, "E01");
             }
             rw_machine_close(s->m);

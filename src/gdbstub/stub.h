@@ -21,6 +21,10 @@ struct gdbs_config {
     uint64_t history;         /* the first step reverse execution may reach */
     uint64_t max_singlesteps; /* reverse-stepi: the longest stretch single-stepped */
     volatile sig_atomic_t *abort;
+    /* Ctrl-C (may be NULL): set with *abort to stop the running command
+     * only; the stub clears both after it reported the stop, unless
+     * *stopping (--timeout, SIGTERM: the session ends) is set. */
+    volatile sig_atomic_t *interrupt, *stopping;
     FILE *notes;           /* one line per notice ("rewind: ..."), or NULL */
     const char *exe;       /* the program's path in the guest (qXfer:exec-file) */
     const char *exe_local; /* a host copy of it, or NULL (vFile copies it on demand) */

@@ -272,3 +272,45 @@ PY
     gdb_rw e "$ID" "$AT" --kernel -- -batch -ex 'reverse-stepi'
     expect_grep e.err 'not supported'
 }
+
+# Ctrl-C (SIGINT to rewind and gdb, as a terminal sends it) stops the
+# running `continue` only: the next command runs (stepi moves the pc).
+# Before the fix every command after one Ctrl-C answered "interrupted" at
+# once (the abort flag was never cleared).
+test_gdb_ctrl_c_stops_only_the_running_command() {
+    command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
+    # clockloop: a step per clock read, so a step lands inside its loop
+    run_rw a run --root "$ROOT" -- /usr/bin/clockloop 60000 1000
+    expect_rc 0
+    ID=$(run_id a.err)
+    local at
+    at=$(gdb_out_step "$ID" "1000 ")
+    [ -n "$at" ] || fail "no first line of clockloop"
+    at=$((at + 5))
+    # a breakpoint nothing hits: continue single-steps the loop for long
+    REWIND_GDB_LOG=1 "$REWIND" gdb "$ID" "$at" -- -batch -ex 'break *0x10' -ex 'continue' \
+        -ex 'delete' -ex 'print $pc' -ex 'stepi' -ex 'print $pc' >g.out 2>g.log &
+    local rpid=$! gpid="" i
+    for i in $(seq 120); do
+        gpid=$(pgrep -P "$rpid" -x gdb || true)
+        [ -n "$gpid" ] && grep -Eq 'rewind: gdb -> (vCont;c|c)' g.log 2>/dev/null && break
+        sleep 0.5
+    done
+    [ -n "$gpid" ] || { kill -KILL "$rpid"; fail "gdb never started: $(tail -n 5 g.log)"; }
+    sleep 3
+    kill -0 "$rpid" 2>/dev/null || fail "the session ended before Ctrl-C: $(cat g.out) $(grep -v 'gdb [<-]' g.log | tail -n 5)"
+    kill -INT "$rpid" "$gpid"
+    for i in $(seq 240); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$rpid" 2>/dev/null && { kill -KILL "$rpid" "$gpid"; fail "the session hangs after Ctrl-C: $(tail -n 5 g.log)"; }
+    set +e
+    wait "$rpid"
+    RC=$?
+    set -e
+    expect_grep g.log 'interrupted'
+    # two pcs printed, and stepi moved it
+    python3 - g.out <<'PY' || fail "stepi after Ctrl-C: $(cat g.out) $(grep -v 'gdb [<-]' g.log | tail -n 5)"
+import re, sys
+pcs = re.findall(r"^\$\d+ = \(void \(\*\)\(\)\) (0x[0-9a-f]+)", open(sys.argv[1]).read(), re.M)
+assert len(pcs) == 2 and pcs[0] != pcs[1], pcs
+PY
+}
