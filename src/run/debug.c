@@ -325,6 +325,15 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *  9. Watchpoints are compared after each instruction of P and after every
  *     step (a write by the kernel or another process is seen at the next
  *     step): a change is never missed.
+ * 10. At every step while rw_machine_resume runs a process, every thread
+ *     of P has TF in its saved user registers again (tf_step): the guest
+ *     kernel takes it away at an execve and a signal's delivery, and a
+ *     thread created while the machine was armed may have copied its
+ *     parent's registers before TF was set in them.
+ * 11. A CPUID of P (emulated by KVM, which would queue the single-step
+ *     trap of an emulated instruction into the guest: a SIGTRAP) runs with
+ *     KVM_GUESTDBG_SINGLESTEP on, so its trap is a debug exit like any
+ *     other; it is switched off at that exit and TF set again.
  */
 
 #define INTERNAL_SLOT 3
@@ -598,6 +607,18 @@ static int resume_machine(rw_machine *m, const struct rw_resume *r, struct rw_st
 
 #define RFLAGS_TF 0x100ull
 
+/* REWIND_GDB_LOG=2: what tf_arm did to each thread, on stderr (a
+ * diagnostic for reverse execution's replays: docs/debugging.md). */
+static int tf_log(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("REWIND_GDB_LOG");
+        on = e && !strcmp(e, "2");
+    }
+    return on;
+}
+
 /* Set (on) or clear TF in the saved user registers of the threads of pid
  * (on), or of every user task (off: invariant 8), and in the vCPU when it
  * runs such a thread in user mode. 0 or -1 with err. */
@@ -626,6 +647,11 @@ static int tf_arm(rw_machine *m, uint32_t pid, int on, struct rw_error *err)
         uint64_t f = on ? g.rflags | RFLAGS_TF : g.rflags & ~RFLAGS_TF;
         if (f == g.rflags)
             continue;
+        if (tf_log())
+            fprintf(stderr,
+                    "rewind: debug step %llu: tf %s: thread %u (%s) rip 0x%llx flags 0x%llx\n",
+                    (unsigned long long)m->c.p->step, on ? "on" : "off", t[i].pid, t[i].comm,
+                    (unsigned long long)g.rip, (unsigned long long)g.rflags);
         g.rflags = f;
         if (gos_set_user_regs(&m->dbg->g, &t[i], &g) < 0)
             return fail(err, RW_EINTERNAL, "cannot write the registers thread %s saved", t[i].comm);
@@ -664,6 +690,62 @@ static int watch_changed(rw_machine *m, const struct rw_resume *r, uint64_t pgd,
     return 0;
 }
 
+/* Invariant 10: at every step the threads of P get TF again where the
+ * guest kernel took it away or never had it: an execve writes the new
+ * program's flags, a signal's delivery clears it for the handler, and a
+ * thread being created when the machine resumed copied its parent's
+ * registers before TF was set in them. A step is always taken in kernel
+ * mode, so the saved registers are those each thread returns to user mode
+ * with. */
+struct tf_hook {
+    rw_machine *m;
+    uint32_t pid;
+    int failed;
+};
+
+static void tf_step(void *ctx, struct platform *p)
+{
+    (void)p;
+    struct tf_hook *h = ctx;
+    struct rw_error e;
+    if (tf_arm(h->m, h->pid, 1, &e) < 0)
+        h->failed = 1;
+}
+
+/* Is the instruction at rip (user mode, the vCPU's page table) a CPUID?
+ * KVM emulates CPUID, and an emulated instruction run with TF gets its
+ * single-step trap from KVM itself: queued into the guest (a SIGTRAP for
+ * the process) unless KVM_GUESTDBG_SINGLESTEP is on, when it is a debug
+ * exit instead (invariant 11). */
+static int cpuid_at(rw_machine *m, const struct kvm_sregs *sr, uint64_t rip)
+{
+    uint8_t b[2];
+    uint64_t pgd = sr->cr3 & 0x000ffffffffff000ull;
+    return gos_vread(&m->dbg->g, pgd, rip, b, 2) == 2 && b[0] == 0x0f && b[1] == 0xa2;
+}
+
+/* Guest debugging for a process: #DB to the monitor, and KVM's own single
+ * step while one CPUID runs. After KVM's single step is switched off, TF
+ * is gone from the vCPU's flags (KVM hides and then drops it): set it
+ * again. 0 or -1. */
+static int process_debug(rw_machine *m, int kvm_step)
+{
+    struct kvm_guest_debug d;
+    memset(&d, 0, sizeof(d));
+    d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP;
+    if (kvm_step)
+        d.control |= KVM_GUESTDBG_SINGLESTEP;
+    if (ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d) < 0)
+        return -1;
+    struct kvm_regs k;
+    if (!kvm_step && ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) == 0 && !(k.rflags & RFLAGS_TF)) {
+        k.rflags |= RFLAGS_TF;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
                           struct rw_error *err)
 {
@@ -693,10 +775,30 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         return -1;
     }
     int rc = 0;
+    /* KVM's single step is on for one CPUID of P (invariant 11). */
+    int kvm_step = 0;
+    {
+        struct kvm_sregs sr0;
+        struct kvm_regs k0;
+        uint32_t tid0 = 0, tgid0 = 0;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr0) == 0 && (sr0.cs.selector & 3) == 3 &&
+            ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k0) == 0 && on_cpu(m, &tid0, &tgid0) == 0 &&
+            tgid0 == r->pid && cpuid_at(m, &sr0, k0.rip)) {
+            if (process_debug(m, 1) < 0) {
+                tf_arm(m, r->pid, 0, err);
+                return fail(err, RW_EINTERNAL, "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+            }
+            kvm_step = 1;
+        }
+    }
     /* After a #DB in the kernel (a system call's first instruction, with
      * the user's TF still in r11 and pt_regs not yet written), the machine
      * must not stop: TF could not be cleared there (invariant 8). */
     int in_entry = 0;
+    struct tf_hook hook = {.m = m, .pid = r->pid};
+    RW_ASSERT(!p->dbg_step); /* only watch.c's replays set it, never on a sought machine */
+    p->dbg_step = tf_step;   /* invariant 10 */
+    p->dbg_ctx = &hook;
     run_active_kvm_run = run;
     for (;;) {
         if (p->outcome != PLATFORM_RUNNING) {
@@ -737,6 +839,15 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         s->debug_exits++;
         if (hole_debug_time())
             p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
+        if (kvm_step) {           /* the CPUID ran: KVM's single step off, TF back */
+            kvm_step = 0;
+            if (process_debug(m, 0) < 0) {
+                err->code = RW_EINTERNAL;
+                snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+                rc = -1;
+                break;
+            }
+        }
         struct kvm_sregs sr;
         struct kvm_regs k;
         uint32_t tid = 0, tgid = 0;
@@ -772,6 +883,16 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
                 s->pc = k.rip;
                 break;
             }
+            if (cpuid_at(m, &sr, k.rip)) { /* invariant 11 */
+                if (process_debug(m, 1) < 0) {
+                    err->code = RW_EINTERNAL;
+                    snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s",
+                             strerror(errno));
+                    rc = -1;
+                    break;
+                }
+                kvm_step = 1;
+            }
             continue;
         }
         if (user && (k.rflags & RFLAGS_TF)) { /* a fork of P inherited TF: not ours */
@@ -785,6 +906,14 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         }
     }
     run_active_kvm_run = NULL;
+    p->dbg_step = NULL;
+    p->dbg_ctx = NULL;
+    if (hook.failed && rc == 0) {
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg),
+                 "cannot set the trap flag in the threads of process %u at a step", r->pid);
+        rc = -1;
+    }
     struct rw_error e2;
     int ok = tf_arm(m, r->pid, 0, &e2); /* invariant 8 */
     memset(&d, 0, sizeof(d));
@@ -806,8 +935,7 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
     int max = r->pid ? RW_DEBUG_POINTS : RW_DEBUG_SLOTS;
     if (r->nw < 0 || r->nw > max) {
         err->code = RW_EUSAGE;
-        snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once",
-                 max);
+        snprintf(err->msg, sizeof(err->msg), "at most %d breakpoints and watchpoints at once", max);
         return -1;
     }
     if (!debug_gos(m, err))

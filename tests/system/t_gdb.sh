@@ -101,6 +101,23 @@ assert a["rip"] != b["rip"], (a, b)
 PY
 }
 
+# A session from the step the program was exec'd: its start (glibc's
+# CPUID, the threads' creation) runs under the debugger, and the machine
+# still runs the stored run (--verify). KVM emulates CPUID and, with the
+# trap flag set, would queue its single-step trap into the guest: a
+# SIGTRAP for the process (src/run/debug.c invariant 11).
+test_gdb_from_the_exec_step() {
+    dbg_run
+    local ex
+    ex=$("$REWIND" events "$ID" --kind exec --json | python3 -c '
+import json, sys
+print(json.load(sys.stdin)[-1]["step"])')
+    gdb_rw g "$ID" "$ex" --verify -- -batch -ex 'break bump' -ex 'continue' -ex 'print i'
+    expect_rc 0
+    expect_grep g.out 'Breakpoint 1, bump (i=1) at .*dbg_threads.c:[0-9]'
+    expect_grep g.err 'trace [0-9a-f]* equal to run'
+}
+
 test_gdb_errors_are_one_line() {
     dbg_run
     gdb_rw e1 "$ID" "$AT" --pid 999 -- -batch -ex bt
