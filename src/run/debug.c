@@ -334,6 +334,12 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *     trap of an emulated instruction into the guest: a SIGTRAP) runs with
  *     KVM_GUESTDBG_SINGLESTEP on, so its trap is a debug exit like any
  *     other; it is switched off at that exit and TF set again.
+ * 12. `syscall` saves the user's flags in r11, TF included when P runs
+ *     under it: that bit is taken out of r11 again, in the vCPU at the
+ *     thread's first trap after its `syscall` returned, and in the saved
+ *     registers of a thread still inside a system call when TF is cleared
+ *     (invariant 8), so the registers P sees are those of the run without
+ *     the debugger.
  */
 
 #define INTERNAL_SLOT 3
@@ -644,8 +650,13 @@ static int tf_arm(rw_machine *m, uint32_t pid, int on, struct rw_error *err)
         struct gos_regs g;
         if (gos_user_regs(&m->dbg->g, &t[i], &g) < 0)
             continue; /* not yet in user mode */
+        /* Invariant 12: a system call entered under TF saved it in r11 */
+        int r11_tf = !on && g.orig_rax != ~0ull && (g.r11 & RFLAGS_TF) &&
+                     (g.r11 | RFLAGS_TF) == (g.rflags | RFLAGS_TF);
+        if (r11_tf)
+            g.r11 &= ~RFLAGS_TF;
         uint64_t f = on ? g.rflags | RFLAGS_TF : g.rflags & ~RFLAGS_TF;
-        if (f == g.rflags)
+        if (f == g.rflags && !r11_tf)
             continue;
         if (tf_log())
             fprintf(stderr,
@@ -712,6 +723,18 @@ static void tf_step(void *ctx, struct platform *p)
         h->failed = 1;
 }
 
+/* The two bytes at rip (user mode, the vCPU's page table): the opcode of
+ * the instruction there (0 if unreadable). */
+static unsigned op_at(rw_machine *m, const struct kvm_sregs *sr, uint64_t rip)
+{
+    uint8_t b[2];
+    uint64_t pgd = sr->cr3 & 0x000ffffffffff000ull;
+    return gos_vread(&m->dbg->g, pgd, rip, b, 2) == 2 ? (unsigned)b[0] << 8 | b[1] : 0;
+}
+
+#define OP_CPUID 0x0fa2u
+#define OP_SYSCALL 0x0f05u
+
 /* Is the instruction at rip (user mode, the vCPU's page table) a CPUID?
  * KVM emulates CPUID, and an emulated instruction run with TF gets its
  * single-step trap from KVM itself: queued into the guest (a SIGTRAP for
@@ -719,9 +742,7 @@ static void tf_step(void *ctx, struct platform *p)
  * exit instead (invariant 11). */
 static int cpuid_at(rw_machine *m, const struct kvm_sregs *sr, uint64_t rip)
 {
-    uint8_t b[2];
-    uint64_t pgd = sr->cr3 & 0x000ffffffffff000ull;
-    return gos_vread(&m->dbg->g, pgd, rip, b, 2) == 2 && b[0] == 0x0f && b[1] == 0xa2;
+    return op_at(m, sr, rip) == OP_CPUID;
 }
 
 /* Guest debugging for a process: #DB to the monitor, and KVM's own single
@@ -777,6 +798,34 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
     int rc = 0;
     /* KVM's single step is on for one CPUID of P (invariant 11). */
     int kvm_step = 0;
+    /* Threads of P that trapped at a `syscall`: at their next trap, r11
+     * holds the flags that instruction saved (invariant 12). */
+    enum { SYS_PENDING = 64 };
+    uint32_t sys_tid[SYS_PENDING];
+    int nsys = 0;
+    { /* the threads of P that will run a `syscall` first */
+        const struct gos_task *t;
+        size_t n;
+        struct kvm_regs ku;
+        int vu = vcpu_user(m, &ku);
+        struct rw_error e0;
+        if (debug_tasks(m, &t, &n, &e0) < 0)
+            n = 0;
+        for (size_t i = 0; i < n && nsys < SYS_PENDING; i++) {
+            struct gos_regs g;
+            if (t[i].kernel_thread || t[i].tgid != r->pid)
+                continue;
+            uint64_t rip = 0;
+            if (t[i].current && vu == 1)
+                rip = ku.rip;
+            else if (gos_user_regs(&m->dbg->g, &t[i], &g) == 0)
+                rip = g.rip;
+            uint8_t b[2];
+            if (rip && gos_vread(&m->dbg->g, t[i].pgd, rip, b, 2) == 2 &&
+                ((unsigned)b[0] << 8 | b[1]) == OP_SYSCALL)
+                sys_tid[nsys++] = t[i].pid;
+        }
+    }
     {
         struct kvm_sregs sr0;
         struct kvm_regs k0;
@@ -862,6 +911,22 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         int user = (sr.cs.selector & 3) == 3;
         in_entry = !user;
         if (user && tgid == r->pid) { /* one instruction of thread tid ran */
+            for (int i = 0; i < nsys; i++) {
+                if (sys_tid[i] != tid)
+                    continue;
+                sys_tid[i] = sys_tid[--nsys];
+                if (k.r11 & RFLAGS_TF) { /* invariant 12: the flags syscall saved */
+                    k.r11 &= ~RFLAGS_TF;
+                    if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
+                        rc = -1;
+                }
+                break;
+            }
+            if (rc < 0) {
+                err->code = RW_EINTERNAL;
+                snprintf(err->msg, sizeof(err->msg), "cannot write the vCPU's registers");
+                break;
+            }
             if (r->step_tid && tid == r->step_tid) {
                 s->why = RW_STOP_STEPPED;
                 s->tid = tid;
@@ -883,6 +948,8 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
                 s->pc = k.rip;
                 break;
             }
+            if (op_at(m, &sr, k.rip) == OP_SYSCALL && nsys < SYS_PENDING)
+                sys_tid[nsys++] = tid;     /* its next trap: r11 (invariant 12) */
             if (cpuid_at(m, &sr, k.rip)) { /* invariant 11 */
                 if (process_debug(m, 1) < 0) {
                     err->code = RW_EINTERNAL;

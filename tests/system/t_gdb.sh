@@ -112,9 +112,15 @@ test_gdb_from_the_exec_step() {
     ex=$("$REWIND" events "$ID" --kind exec --json | python3 -c '
 import json, sys
 print(json.load(sys.stdin)[-1]["step"])')
-    gdb_rw g "$ID" "$ex" --verify -- -batch -ex 'break bump' -ex 'continue' -ex 'print i'
+    # a line, not a function: at the exec step the program's code pages are
+    # not yet in its page table, so gdb cannot read them to skip bump's
+    # prologue (docs/debugging.md, Limits)
+    gdb_rw g "$ID" "$ex" --verify -- -batch -ex 'break dbg_threads.c:50' -ex 'continue' \
+        -ex 'print i' -ex 'continue' -ex 'print i'
     expect_rc 0
-    expect_grep g.out 'Breakpoint 1, bump (i=1) at .*dbg_threads.c:[0-9]'
+    # the first two calls, in order (nothing before the first was missed)
+    expect_grep g.out 'Breakpoint 1, bump (i=1) at .*dbg_threads.c:50'
+    expect_grep g.out 'Breakpoint 1, bump (i=2) at .*dbg_threads.c:50'
     expect_grep g.err 'trace [0-9a-f]* equal to run'
 }
 
