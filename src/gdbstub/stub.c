@@ -171,7 +171,7 @@ static void log_packet(const char *dir, const char *p)
 {
     if (log_on < 0) {
         const char *e = getenv("REWIND_GDB_LOG");
-        log_on = e && !strcmp(e, "1");
+        log_on = e && (!strcmp(e, "1") || !strcmp(e, "2"));
     }
     if (log_on)
         fprintf(stderr, "rewind: gdb %s %.120s\n", dir, p);
@@ -555,6 +555,11 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
             return -1;
         }
         s->res->debug_exits += st.debug_exits;
+        if (log_on > 0)
+            fprintf(stderr,
+                    "rewind: gdb -- replay from %" PRIu64 ": stop %" PRIu64 ": why %d step %" PRIu64
+                    " thread %u pc 0x%" PRIx64 " slot %d, %" PRIu64 " debug exits\n",
+                    from, *count + 1, (int)st.why, st.step, st.tid, st.pc, st.slot, st.debug_exits);
         if (st.why == RW_STOP_ABORTED || st.why == RW_STOP_ENDED || st.why == RW_STOP_STEP) {
             *found = st.why == RW_STOP_STEP && target->boundary;
             break;

@@ -326,6 +326,21 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *  9. Watchpoints are compared after each instruction of P and after every
  *     step (a write by the kernel or another process is seen at the next
  *     step): a change is never missed.
+ * 10. At every step while rw_machine_resume runs a process, every thread
+ *     of P has TF in its saved user registers again (tf_step): the guest
+ *     kernel takes it away at an execve and a signal's delivery, and a
+ *     thread created while the machine was armed may have copied its
+ *     parent's registers before TF was set in them.
+ * 11. A CPUID of P (emulated by KVM, which would queue the single-step
+ *     trap of an emulated instruction into the guest: a SIGTRAP) runs with
+ *     KVM_GUESTDBG_SINGLESTEP on, so its trap is a debug exit like any
+ *     other; it is switched off at that exit and TF set again.
+ * 12. `syscall` saves the user's flags in r11, TF included when P runs
+ *     under it: that bit is taken out of r11 again, in the vCPU at the
+ *     thread's first trap after its `syscall` returned, and in the saved
+ *     registers of a thread still inside a system call when TF is cleared
+ *     (invariant 8), so the registers P sees are those of the run without
+ *     the debugger.
  */
 
 #define INTERNAL_SLOT 3
@@ -599,6 +614,18 @@ static int resume_machine(rw_machine *m, const struct rw_resume *r, struct rw_st
 
 #define RFLAGS_TF 0x100ull
 
+/* REWIND_GDB_LOG=2: what tf_arm did to each thread, on stderr (a
+ * diagnostic for reverse execution's replays: docs/debugging.md). */
+static int tf_log(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("REWIND_GDB_LOG");
+        on = e && !strcmp(e, "2");
+    }
+    return on;
+}
+
 /* Set (on) or clear TF in the saved user registers of the threads of pid
  * (on), or of every user task (off: invariant 8), and in the vCPU when it
  * runs such a thread in user mode. 0 or -1 with err. */
@@ -624,9 +651,19 @@ static int tf_arm(rw_machine *m, uint32_t pid, int on, struct rw_error *err)
         struct gos_regs g;
         if (gos_user_regs(&m->dbg->g, &t[i], &g) < 0)
             continue; /* not yet in user mode */
+        /* Invariant 12: a system call entered under TF saved it in r11 */
+        int r11_tf = !on && g.orig_rax != ~0ull && (g.r11 & RFLAGS_TF) &&
+                     (g.r11 | RFLAGS_TF) == (g.rflags | RFLAGS_TF);
+        if (r11_tf)
+            g.r11 &= ~RFLAGS_TF;
         uint64_t f = on ? g.rflags | RFLAGS_TF : g.rflags & ~RFLAGS_TF;
-        if (f == g.rflags)
+        if (f == g.rflags && !r11_tf)
             continue;
+        if (tf_log())
+            fprintf(stderr,
+                    "rewind: debug step %llu: tf %s: thread %u (%s) rip 0x%llx flags 0x%llx\n",
+                    (unsigned long long)m->c.p->step, on ? "on" : "off", t[i].pid, t[i].comm,
+                    (unsigned long long)g.rip, (unsigned long long)g.rflags);
         g.rflags = f;
         if (gos_set_user_regs(&m->dbg->g, &t[i], &g) < 0)
             return fail(err, RW_EINTERNAL, "cannot write the registers thread %s saved", t[i].comm);
@@ -665,6 +702,72 @@ static int watch_changed(rw_machine *m, const struct rw_resume *r, uint64_t pgd,
     return 0;
 }
 
+/* Invariant 10: at every step the threads of P get TF again where the
+ * guest kernel took it away or never had it: an execve writes the new
+ * program's flags, a signal's delivery clears it for the handler, and a
+ * thread being created when the machine resumed copied its parent's
+ * registers before TF was set in them. A step is always taken in kernel
+ * mode, so the saved registers are those each thread returns to user mode
+ * with. */
+struct tf_hook {
+    rw_machine *m;
+    uint32_t pid;
+    int failed;
+};
+
+static void tf_step(void *ctx, struct platform *p)
+{
+    (void)p;
+    struct tf_hook *h = ctx;
+    struct rw_error e;
+    if (tf_arm(h->m, h->pid, 1, &e) < 0)
+        h->failed = 1;
+}
+
+/* The two bytes at rip (user mode, the vCPU's page table): the opcode of
+ * the instruction there (0 if unreadable). */
+static unsigned op_at(rw_machine *m, const struct kvm_sregs *sr, uint64_t rip)
+{
+    uint8_t b[2];
+    uint64_t pgd = sr->cr3 & 0x000ffffffffff000ull;
+    return gos_vread(&m->dbg->g, pgd, rip, b, 2) == 2 ? (unsigned)b[0] << 8 | b[1] : 0;
+}
+
+#define OP_CPUID 0x0fa2u
+#define OP_SYSCALL 0x0f05u
+
+/* Is the instruction at rip (user mode, the vCPU's page table) a CPUID?
+ * KVM emulates CPUID, and an emulated instruction run with TF gets its
+ * single-step trap from KVM itself: queued into the guest (a SIGTRAP for
+ * the process) unless KVM_GUESTDBG_SINGLESTEP is on, when it is a debug
+ * exit instead (invariant 11). */
+static int cpuid_at(rw_machine *m, const struct kvm_sregs *sr, uint64_t rip)
+{
+    return op_at(m, sr, rip) == OP_CPUID;
+}
+
+/* Guest debugging for a process: #DB to the monitor, and KVM's own single
+ * step while one CPUID runs. After KVM's single step is switched off, TF
+ * is gone from the vCPU's flags (KVM hides and then drops it): set it
+ * again. 0 or -1. */
+static int process_debug(rw_machine *m, int kvm_step)
+{
+    struct kvm_guest_debug d;
+    memset(&d, 0, sizeof(d));
+    d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP;
+    if (kvm_step)
+        d.control |= KVM_GUESTDBG_SINGLESTEP;
+    if (ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d) < 0)
+        return -1;
+    struct kvm_regs k;
+    if (!kvm_step && ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) == 0 && !(k.rflags & RFLAGS_TF)) {
+        k.rflags |= RFLAGS_TF;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
                           struct rw_error *err)
 {
@@ -694,10 +797,58 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         return -1;
     }
     int rc = 0;
+    /* KVM's single step is on for one CPUID of P (invariant 11). */
+    int kvm_step = 0;
+    /* Threads of P that trapped at a `syscall`: at their next trap, r11
+     * holds the flags that instruction saved (invariant 12). */
+    enum { SYS_PENDING = 64 };
+    uint32_t sys_tid[SYS_PENDING];
+    int nsys = 0;
+    { /* the threads of P that will run a `syscall` first */
+        const struct gos_task *t;
+        size_t n;
+        struct kvm_regs ku;
+        int vu = vcpu_user(m, &ku);
+        struct rw_error e0;
+        if (debug_tasks(m, &t, &n, &e0) < 0)
+            n = 0;
+        for (size_t i = 0; i < n && nsys < SYS_PENDING; i++) {
+            struct gos_regs g;
+            if (t[i].kernel_thread || t[i].tgid != r->pid)
+                continue;
+            uint64_t rip = 0;
+            if (t[i].current && vu == 1)
+                rip = ku.rip;
+            else if (gos_user_regs(&m->dbg->g, &t[i], &g) == 0)
+                rip = g.rip;
+            uint8_t b[2];
+            if (rip && gos_vread(&m->dbg->g, t[i].pgd, rip, b, 2) == 2 &&
+                ((unsigned)b[0] << 8 | b[1]) == OP_SYSCALL)
+                sys_tid[nsys++] = t[i].pid;
+        }
+    }
+    {
+        struct kvm_sregs sr0;
+        struct kvm_regs k0;
+        uint32_t tid0 = 0, tgid0 = 0;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr0) == 0 && (sr0.cs.selector & 3) == 3 &&
+            ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k0) == 0 && on_cpu(m, &tid0, &tgid0) == 0 &&
+            tgid0 == r->pid && cpuid_at(m, &sr0, k0.rip)) {
+            if (process_debug(m, 1) < 0) {
+                tf_arm(m, r->pid, 0, err);
+                return fail(err, RW_EINTERNAL, "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+            }
+            kvm_step = 1;
+        }
+    }
     /* After a #DB in the kernel (a system call's first instruction, with
      * the user's TF still in r11 and pt_regs not yet written), the machine
      * must not stop: TF could not be cleared there (invariant 8). */
     int in_entry = 0;
+    struct tf_hook hook = {.m = m, .pid = r->pid};
+    RW_ASSERT(!p->dbg_step); /* only watch.c's replays set it, never on a sought machine */
+    p->dbg_step = tf_step;   /* invariant 10 */
+    p->dbg_ctx = &hook;
     run_active_kvm_run = run;
     for (;;) {
         if (p->outcome != PLATFORM_RUNNING) {
@@ -738,6 +889,15 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         s->debug_exits++;
         if (hole_debug_time())
             p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
+        if (kvm_step) {           /* the CPUID ran: KVM's single step off, TF back */
+            kvm_step = 0;
+            if (process_debug(m, 0) < 0) {
+                err->code = RW_EINTERNAL;
+                snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+                rc = -1;
+                break;
+            }
+        }
         struct kvm_sregs sr;
         struct kvm_regs k;
         uint32_t tid = 0, tgid = 0;
@@ -752,6 +912,22 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         int user = (sr.cs.selector & 3) == 3;
         in_entry = !user;
         if (user && tgid == r->pid) { /* one instruction of thread tid ran */
+            for (int i = 0; i < nsys; i++) {
+                if (sys_tid[i] != tid)
+                    continue;
+                sys_tid[i] = sys_tid[--nsys];
+                if (k.r11 & RFLAGS_TF) { /* invariant 12: the flags syscall saved */
+                    k.r11 &= ~RFLAGS_TF;
+                    if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
+                        rc = -1;
+                }
+                break;
+            }
+            if (rc < 0) {
+                err->code = RW_EINTERNAL;
+                snprintf(err->msg, sizeof(err->msg), "cannot write the vCPU's registers");
+                break;
+            }
             if (r->step_tid && tid == r->step_tid) {
                 s->why = RW_STOP_STEPPED;
                 s->tid = tid;
@@ -773,6 +949,18 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
                 s->pc = k.rip;
                 break;
             }
+            if (op_at(m, &sr, k.rip) == OP_SYSCALL && nsys < SYS_PENDING)
+                sys_tid[nsys++] = tid;     /* its next trap: r11 (invariant 12) */
+            if (cpuid_at(m, &sr, k.rip)) { /* invariant 11 */
+                if (process_debug(m, 1) < 0) {
+                    err->code = RW_EINTERNAL;
+                    snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s",
+                             strerror(errno));
+                    rc = -1;
+                    break;
+                }
+                kvm_step = 1;
+            }
             continue;
         }
         if (user && (k.rflags & RFLAGS_TF)) { /* a fork of P inherited TF: not ours */
@@ -786,6 +974,14 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         }
     }
     run_active_kvm_run = NULL;
+    p->dbg_step = NULL;
+    p->dbg_ctx = NULL;
+    if (hook.failed && rc == 0) {
+        err->code = RW_EINTERNAL;
+        snprintf(err->msg, sizeof(err->msg),
+                 "cannot set the trap flag in the threads of process %u at a step", r->pid);
+        rc = -1;
+    }
     struct rw_error e2;
     int ok = tf_arm(m, r->pid, 0, &e2); /* invariant 8 */
     memset(&d, 0, sizeof(d));

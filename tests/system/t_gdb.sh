@@ -101,6 +101,29 @@ assert a["rip"] != b["rip"], (a, b)
 PY
 }
 
+# A session from the step the program was exec'd: its start (glibc's
+# CPUID, the threads' creation) runs under the debugger, and the machine
+# still runs the stored run (--verify). KVM emulates CPUID and, with the
+# trap flag set, would queue its single-step trap into the guest: a
+# SIGTRAP for the process (src/run/debug.c invariant 11).
+test_gdb_from_the_exec_step() {
+    dbg_run
+    local ex
+    ex=$("$REWIND" events "$ID" --kind exec --json | python3 -c '
+import json, sys
+print(json.load(sys.stdin)[-1]["step"])')
+    # a line, not a function: at the exec step the program's code pages are
+    # not yet in its page table, so gdb cannot read them to skip bump's
+    # prologue (docs/debugging.md, Limits)
+    gdb_rw g "$ID" "$ex" --verify -- -batch -ex 'break dbg_threads.c:50' -ex 'continue' \
+        -ex 'print i' -ex 'continue' -ex 'print i'
+    expect_rc 0
+    # the first two calls, in order (nothing before the first was missed)
+    expect_grep g.out 'Breakpoint 1, bump (i=1) at .*dbg_threads.c:50'
+    expect_grep g.out 'Breakpoint 1, bump (i=2) at .*dbg_threads.c:50'
+    expect_grep g.err 'trace [0-9a-f]* equal to run'
+}
+
 test_gdb_errors_are_one_line() {
     dbg_run
     gdb_rw e1 "$ID" "$AT" --pid 999 -- -batch -ex bt
