@@ -68,11 +68,8 @@ compat_check() {
 
 compat_workload() { compat_three "$1" && compat_check "$1"; }
 
-# make check's part of the suite (the rest is in tests/system/LONG: each
-# workload's check --schedules 8 costs minutes in the test host; see
-# bench/RESULTS.md): the Go workload's three runs, and the negative twin.
-test_compat_go_three_runs() { compat_three go; }
-
+# The whole suite runs in make check (each test's time in the test host is
+# in bench/RESULTS.md, "Compatibility suite").
 test_compat_python() { compat_workload python; }
 test_compat_go() { compat_workload go; }
 test_compat_c() { compat_workload c; }
