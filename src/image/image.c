@@ -41,6 +41,11 @@
  *     the image, so tarballs are extracted with -p --xattrs --acls.
  *  6. External tools run via fork/execvpe with LC_ALL=C, stdin/stdout on
  *     /dev/null and stderr captured; no shell is involved.
+ *  7. An erofs root that is this cache's own images/<hex>.erofs (a run's
+ *     kept image: a fork, check, replay or cat of a stored run names it) is
+ *     named <hex> without reading it, as a key hit names it (2): images are
+ *     never modified. Another file (a copy, another home's image) is hashed
+ *     by its bytes, once per file identity.
  */
 #include "image/image.h"
 
@@ -1156,12 +1161,29 @@ static int file_hash_cached(const struct cache *c, const char *path, const struc
     return key_put(c, &key, hex, e);
 }
 
+/* Invariant 7: is real (a resolved path) this cache's own images/<hex>.erofs?
+ * Then hex is its name. */
+static int stored_image_name(const struct cache *c, const char *real, char hex[65])
+{
+    size_t n = strlen(c->images);
+    if (strlen(real) != n + 1 + 64 + 6 || strncmp(real, c->images, n) || real[n] != '/' ||
+        strcmp(real + n + 1 + 64, ".erofs"))
+        return 0;
+    memcpy(hex, real + n + 1, 64);
+    hex[64] = 0;
+    return is_hex64(hex);
+}
+
 static int prepare_erofs(const struct cache *c, const char *root, const struct stat *st,
                          struct image *out, struct ectx *e)
 {
     if (!realpath(root, out->path))
         return fail(e, "cannot resolve root '%s': %s", root, strerror(errno));
-    if (file_hash_cached(c, root, st, &out->hash, e) < 0)
+    char hex[65];
+    if (stored_image_name(c, out->path, hex)) { /* invariant 7 */
+        RW_ASSERT(S_ISREG(st->st_mode));
+        hex_to_hash(hex, &out->hash);
+    } else if (file_hash_cached(c, root, st, &out->hash, e) < 0)
         return -1;
     hash_hex(&out->hash, out->hex);
     out->size = (uint64_t)st->st_size;

@@ -273,6 +273,30 @@ static void test_erofs(void)
     CHECK(prep(pth("copy.erofs"), pth("cache3"), &e) == 0, "erofs again");
     CHECK(strcmp(e.hex, dir_img.hex) == 0, "erofs again: same hash");
     CHECK(count_entries(pth("cache3/images/keys")) == keys1, "erofs again: no new key");
+
+    /* Invariant 7: the cache's own images/<hex>.erofs is named by its name,
+     * never read (a name that is not its bytes' hash shows it); the same
+     * bytes under any other name, or in another cache, are hashed. */
+    static const char fake[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    char named[PATH_MAX], other[PATH_MAX];
+    snprintf(named, sizeof named, "%s/%s.erofs", pth("cache3/images"), fake);
+    snprintf(other, sizeof other, "%s/%s.erofs", pth("cache"), fake);
+    char *cp2[] = {"cp", pth("copy.erofs"), named, NULL};
+    char *cp3[] = {"cp", pth("copy.erofs"), pth("cache3/images/plain.erofs"), NULL};
+    char *cp4[] = {"cp", pth("copy.erofs"), other, NULL};
+    CHECK(run(cp2) == 0 && run(cp3) == 0 && run(cp4) == 0, "copy images into the caches");
+    CHECK(prep(named, pth("cache3"), &e) == 0 && !strcmp(e.hex, fake) && !strcmp(e.path, named) &&
+              e.size == dir_img.size,
+          "stored image: named by its name");
+    CHECK(count_entries(pth("cache3/images/keys")) == keys1, "stored image: no key, not read");
+    CHECK(prep(pth("cache3/images/plain.erofs"), pth("cache3"), &e) == 0 &&
+              !strcmp(e.hex, dir_img.hex),
+          "an image in the cache not named by a hash: hashed");
+    CHECK(prep(other, pth("cache3"), &e) == 0 && !strcmp(e.hex, dir_img.hex),
+          "another cache's image: hashed");
+    unlink(named);
+    unlink(pth("cache3/images/plain.erofs"));
+    unlink(other);
 }
 
 static void test_errors(void)
