@@ -6,7 +6,8 @@
 #   In one test host session (tools/kvm-host --smp 2; KVMH=/work/notes/kvmh
 #   to go through the slot limiter): bench/boot.sh (anchor: QEMU microvm),
 #   bench/determinism.sh (anchor: the same program run directly),
-#   bench/seek.sh (anchor: a full replay), bench/step.sh (anchor: the bare
+#   bench/seek.sh (anchor: a full replay), bench/fork.sh (anchor: the same
+#   fork with the parent's trace prefix copied in), bench/step.sh (anchor: the bare
 #   exit of kvm-probe), bench/check.sh's inside part (anchor: one process per
 #   schedule, as check worked before its warm workers).
 #   On this machine: bench/store.sh (anchor: the hash alone) and
@@ -26,12 +27,14 @@ if [ "${BENCH_ALL_INSIDE:-}" = 1 ]; then # inside the test host
         run boot bench/boot.sh 1
         run determinism env CLOCK_CALLS=20000 PRIMES_BELOW=1000000 bench/determinism.sh
         run seek bench/seek.sh 2
+        run fork bench/fork.sh 100
         run step bench/step.sh 5000
         run check-inside env BENCH_CHECK_INSIDE=1 bench/check.sh 32
     else
         run boot bench/boot.sh 3
         run determinism bench/determinism.sh
         run seek bench/seek.sh 5
+        run fork bench/fork.sh 100
         run step bench/step.sh
         run check-inside env BENCH_CHECK_INSIDE=1 bench/check.sh 64
     fi
@@ -103,6 +106,10 @@ kf = re.search(r"keyframes: (\d+) taken, (\d+) dirty pages: capture ([\d.]+) us 
 row("keyframe capture per dirty page (us)", float(kf.group(3)) if kf else None, "us",
     "hash + zstd -1 of the page alone", float(kf.group(4)) if kf else None, "ratio <= 2",
     note="%s keyframes, %s dirty pages" % (kf.group(1), kf.group(2)) if kf else "")
+fk = text("fork")
+fa = re.search(r"^fork \d+ before the end \(step \d+\):\s+after\s+(\d+) bytes.*before\s+(\d+) bytes", fk, re.M)
+row("fork 100 steps before the end, 100k-step run (bytes on disk)", float(fa.group(1)) if fa else None,
+    "B", "the fork with its parent's trace copied", float(fa.group(2)) if fa else None, "< 20000 bytes")
 st = text("step")
 ex = num(r"bare exit \(kvm-probe\): ([\d.]+) us", st)
 mon = num(r"clockloop \d+: \d+ steps; per step [\d.]+ us = inside KVM_RUN [\d.]+ us \+ monitor ([\d.]+) us", st)
