@@ -69,6 +69,9 @@ int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, s
     const char *unseeded = getenv("REWIND_TEST_CADENCE_UNSEEDED");
     if (unseeded && holes && !strcmp(holes, "1") && !strcmp(unseeded, "1"))
         k->unseeded = 1; /* the negative twin of invariant 5 (tests/system/t_keyframes.sh) */
+    /* bench/cadence.sh's anchor: the fixed cadence (every kf_every steps) */
+    const char *cad = getenv("REWIND_KF_CADENCE");
+    k->fixed = cad && !strcmp(cad, "fixed");
     return 0;
 }
 
@@ -95,7 +98,7 @@ int kfcap_due(const struct kfcap *k, uint64_t every, uint64_t step)
 static void cadence_after(struct kfcap *k, uint64_t step, int have_prev, uint64_t prev,
                           uint64_t npages)
 {
-    k->shift = kfcap_shift(step, have_prev, prev, npages);
+    k->shift = k->fixed ? 0 : kfcap_shift(step, have_prev, prev, npages);
     k->have_last = 1;
     k->last_step = step;
 }

@@ -81,6 +81,7 @@ struct kfcap {
     uint64_t last_step;
     unsigned shift; /* the cadence is every >> shift steps */
     int unseeded;   /* tests: a restore does not set the cadence (breaks invariant 5) */
+    int fixed;      /* REWIND_KF_CADENCE=fixed: shift 0 always (bench/cadence.sh's anchor) */
     /* statistics */
     uint64_t taken, delta_pages, file_bytes;
     double capture_s, restore_s;
