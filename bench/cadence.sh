@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 R=build/rewind
 ROOT=build/roots/test.erofs
-JOB='i=0; while [ $i -lt 300 ]; do yes abcdefgh | head -c 100000 >/tmp/z$((i % 16)); i=$((i + 1)); done; /usr/bin/clockloop 20000 10'
+JOB='i=0; while [ $i -lt 400 ]; do yes abcdefgh | head -c 196608 >/tmp/z$i; i=$((i + 1)); done; /usr/bin/clockloop 20000 10'
 now() { date +%s.%N; }
 el() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b-a}'; }
 declare -A ID
