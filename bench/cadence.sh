@@ -2,8 +2,8 @@
 # bench/cadence.sh: the adaptive keyframe cadence (src/run/kfcap.h invariant
 # 5, issue 17 item 6) against the fixed cadence it replaced
 # (REWIND_KF_CADENCE=fixed: a keyframe every 4,096 steps), side by side in
-# one run, on a job that changes pages as fast as it runs steps (300 small
-# files of 100 KB written in a loop) and then only runs steps (clockloop):
+# one run, on a job that changes more pages than it runs steps (400 files
+# of 192 KB written in a loop) and then only runs steps (clockloop):
 #   - each run's keyframes: how many, at which cadence, capture time;
 #   - seeks (`rewind cat RUN STEP /proc/uptime`) to the last step before
 #     each of the fixed run's keyframes in the page-heavy part (the longest
