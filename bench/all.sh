@@ -7,7 +7,8 @@
 #   to go through the slot limiter): bench/boot.sh (anchor: QEMU microvm),
 #   bench/determinism.sh (anchor: the same program run directly),
 #   bench/seek.sh (anchor: a full replay), bench/fork.sh (anchor: the same
-#   fork with the parent's trace prefix copied in), bench/step.sh (anchor: the bare
+#   fork with the parent's trace prefix copied in), bench/cadence.sh (anchor:
+#   the fixed keyframe cadence), bench/step.sh (anchor: the bare
 #   exit of kvm-probe), bench/check.sh's inside part (anchor: one process per
 #   schedule, as check worked before its warm workers).
 #   On this machine: bench/store.sh (anchor: the hash alone) and
@@ -28,6 +29,7 @@ if [ "${BENCH_ALL_INSIDE:-}" = 1 ]; then # inside the test host
         run determinism env CLOCK_CALLS=20000 PRIMES_BELOW=1000000 bench/determinism.sh
         run seek bench/seek.sh 2
         run fork bench/fork.sh 100
+        run cadence bench/cadence.sh
         run step bench/step.sh 5000
         run check-inside env BENCH_CHECK_INSIDE=1 bench/check.sh 32
     else
@@ -35,6 +37,7 @@ if [ "${BENCH_ALL_INSIDE:-}" = 1 ]; then # inside the test host
         run determinism bench/determinism.sh
         run seek bench/seek.sh 5
         run fork bench/fork.sh 100
+        run cadence bench/cadence.sh
         run step bench/step.sh
         run check-inside env BENCH_CHECK_INSIDE=1 bench/check.sh 64
     fi
@@ -110,6 +113,11 @@ fk = text("fork")
 fa = re.search(r"^fork \d+ before the end \(step \d+\):\s+after\s+(\d+) bytes.*before\s+(\d+) bytes", fk, re.M)
 row("fork 100 steps before the end, 100k-step run (bytes on disk)", float(fa.group(1)) if fa else None,
     "B", "the fork with its parent's trace copied", float(fa.group(2)) if fa else None, "< 20000 bytes")
+cd = text("cadence")
+cr = re.search(r"replayed stretches, summed: fixed ([\d.]+) s, adaptive ([\d.]+) s", cd)
+row("cadence: replay of the page-heavy stretches, adaptive (s)", float(cr.group(2)) if cr else None,
+    "s", "fixed cadence (every 4,096 steps)", float(cr.group(1)) if cr else None,
+    "lower is better", note=("run ids: the same" if "run ids: the same" in cd else "run ids: ?"))
 st = text("step")
 ex = num(r"bare exit \(kvm-probe\): ([\d.]+) us", st)
 mon = num(r"clockloop \d+: \d+ steps; per step [\d.]+ us = inside KVM_RUN [\d.]+ us \+ monitor ([\d.]+) us", st)
