@@ -70,7 +70,7 @@ def row(figure, value, unit, anchor_name, anchor, goal, ratio=None, better="lowe
         ratio = value / anchor
     rows.append((figure, value, unit, anchor_name, anchor, ratio, goal, note))
 b = text("boot")
-row("boot: rewind process (ms, median)", num(r"median: rewind .* process (\d+) ms", b), "ms",
+row("boot: rewind process (ms, median)", num(r"median: rewind .*? process (\d+) ms", b), "ms",
     "QEMU microvm process", num(r"qemu microvm process (\d+) ms \(", b), "ratio <= 1")
 d = text("determinism")
 row("cpu-bound job in rewind (s)", num(r"in rewind ([\d.]+) s", d), "s", "run directly",
