@@ -28,15 +28,10 @@ for mode in fixed adaptive; do
     ID[$mode]=$(awk '/^rewind: run/{print $3}' "$REWIND_HOME.err" | tail -n 1)
     python3 - "$REWIND_HOME/runs/${ID[$mode]}/keyframes" "$mode" "$(el "$t0" "$t1")" \
         "$(sed -n 's/^rewind: timing: keyframes *//p' "$REWIND_HOME.err")" <<'PY'
-import struct, sys
-b = open(sys.argv[1], "rb").read()
-recs, off = [], 64
-while off + 24 <= len(b):
-    magic, n, step, slen, _ = struct.unpack_from("<IIQII", b, off)
-    if magic != 0x4D52464B:
-        break
-    recs.append((step, n))
-    off += 24 + (slen + 7) // 8 * 8 + n * 40
+import subprocess, sys
+out = subprocess.run(["tools/kfrecords.py", sys.argv[1]], capture_output=True, text=True,
+                     check=True).stdout.split("\n")[1:]  # "STEP NPAGES" lines
+recs = [tuple(map(int, l.split())) for l in out if l]
 gaps = [recs[i][0] - recs[i - 1][0] for i in range(1, len(recs))]
 print("%s: run %.1f s wall, %d keyframes (%s), stretches of %d to %d steps; %s"
       % (sys.argv[2], float(sys.argv[3]), len(recs), ", ".join("%d:%d" % r for r in recs),

@@ -57,22 +57,15 @@ test_keyframes_do_not_change_the_run() {
 # fork test, "pick K" (a keyframe after the job's start whose next cadence
 # point is not a multiple of EVERY), or "bad ..." where the rule is broken.
 cadence() {
-    python3 - "$REWIND_HOME/runs" "$@" <<'PY'
-import struct, sys
-runs, run, every = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def records(name):
-    b = open("%s/%s/keyframes" % (runs, name), "rb").read()
-    upto = struct.unpack_from("<Q", b, 48)[0]
-    out, off = [], 64
-    while off + 24 <= len(b):
-        magic, n, step, slen, _ = struct.unpack_from("<IIQII", b, off)
-        if magic != 0x4D52464B:
-            break
-        out.append((step, n))
-        off += 24 + (slen + 7) // 8 * 8 + n * 40
-    return upto, out
+    python3 - "$TOP/tools/kfrecords.py" "$REWIND_HOME/runs" "$@" <<'PY'
+import subprocess, sys
+tool, runs, run, every = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def records(name):  # tools/kfrecords.py: "upto N", then "STEP NPAGES" lines
+    out = subprocess.run([tool, "%s/%s/keyframes" % (runs, name)],
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    return int(out[0].split()[1]), [tuple(map(int, l.split())) for l in out[1:] if l]
 upto, own = records(run)
-chain = [r for r in records(sys.argv[4])[1] if r[0] <= upto] + own if len(sys.argv) > 4 else own
+chain = [r for r in records(sys.argv[5])[1] if r[0] <= upto] + own if len(sys.argv) > 5 else own
 first_own = len(chain) - len(own)
 def shift(i):
     s = chain[i][0] - chain[i - 1][0] if i > 0 else chain[i][0]
