@@ -6,7 +6,9 @@
 #   In one test host session (tools/kvm-host --smp 2; KVMH=/work/notes/kvmh
 #   to go through the slot limiter): bench/boot.sh (anchor: QEMU microvm),
 #   bench/determinism.sh (anchor: the same program run directly),
-#   bench/seek.sh (anchor: a full replay), bench/step.sh (anchor: the bare
+#   bench/seek.sh (anchor: a full replay), bench/fork.sh (anchor: the same
+#   fork with the parent's trace prefix copied in), bench/cadence.sh (anchor:
+#   the fixed keyframe cadence), bench/step.sh (anchor: the bare
 #   exit of kvm-probe), bench/check.sh's inside part (anchor: one process per
 #   schedule, as check worked before its warm workers).
 #   On this machine: bench/store.sh (anchor: the hash alone) and
@@ -26,12 +28,16 @@ if [ "${BENCH_ALL_INSIDE:-}" = 1 ]; then # inside the test host
         run boot bench/boot.sh 1
         run determinism env CLOCK_CALLS=20000 PRIMES_BELOW=1000000 bench/determinism.sh
         run seek bench/seek.sh 2
+        run fork bench/fork.sh 100
+        run cadence bench/cadence.sh
         run step bench/step.sh 5000
         run check-inside env BENCH_CHECK_INSIDE=1 bench/check.sh 32
     else
         run boot bench/boot.sh 3
         run determinism bench/determinism.sh
         run seek bench/seek.sh 5
+        run fork bench/fork.sh 100
+        run cadence bench/cadence.sh
         run step bench/step.sh
         run check-inside env BENCH_CHECK_INSIDE=1 bench/check.sh 64
     fi
@@ -64,7 +70,7 @@ def row(figure, value, unit, anchor_name, anchor, goal, ratio=None, better="lowe
         ratio = value / anchor
     rows.append((figure, value, unit, anchor_name, anchor, ratio, goal, note))
 b = text("boot")
-row("boot: rewind process (ms, median)", num(r"median: rewind .* process (\d+) ms", b), "ms",
+row("boot: rewind process (ms, median)", num(r"median: rewind .*? process (\d+) ms", b), "ms",
     "QEMU microvm process", num(r"qemu microvm process (\d+) ms \(", b), "ratio <= 1")
 d = text("determinism")
 row("cpu-bound job in rewind (s)", num(r"in rewind ([\d.]+) s", d), "s", "run directly",
@@ -103,10 +109,23 @@ kf = re.search(r"keyframes: (\d+) taken, (\d+) dirty pages: capture ([\d.]+) us 
 row("keyframe capture per dirty page (us)", float(kf.group(3)) if kf else None, "us",
     "hash + zstd -1 of the page alone", float(kf.group(4)) if kf else None, "ratio <= 2",
     note="%s keyframes, %s dirty pages" % (kf.group(1), kf.group(2)) if kf else "")
+fk = text("fork")
+fa = re.search(r"^fork \d+ before the end \(step \d+\):\s+after\s+(\d+) bytes.*before\s+(\d+) bytes", fk, re.M)
+row("fork 100 steps before the end, 100k-step run (bytes on disk)", float(fa.group(1)) if fa else None,
+    "B", "the fork with its parent's trace copied", float(fa.group(2)) if fa else None, "< 20000 bytes")
+cd = text("cadence")
+cr = re.search(r"replayed stretches, summed: fixed ([\d.]+) s, adaptive ([\d.]+) s", cd)
+row("cadence: replay of the page-heavy stretches, adaptive (s)", float(cr.group(2)) if cr else None,
+    "s", "fixed cadence (every 4,096 steps)", float(cr.group(1)) if cr else None,
+    "lower is better", note=("run ids: the same" if "run ids: the same" in cd else "run ids: ?"))
 st = text("step")
 ex = num(r"bare exit \(kvm-probe\): ([\d.]+) us", st)
 mon = num(r"clockloop \d+: \d+ steps; per step [\d.]+ us = inside KVM_RUN [\d.]+ us \+ monitor ([\d.]+) us", st)
-row("monitor's work per step (us)", mon, "us", "bare exit round trip", ex, "ratio <= 0.10")
+row("monitor's work per step (us)", mon, "us", "bare exit round trip", ex, "ratio <= 0.10",
+    note="keyframe captures and REWIND_TIMING's anchor included")
+mon0 = num(r"--no-keyframes: \d+ steps; per step [\d.]+ us = inside KVM_RUN [\d.]+ us \+ monitor ([\d.]+) us", st)
+row("monitor's work per step, --no-keyframes (us)", mon0, "us", "bare exit round trip", ex, "ratio <= 0.10",
+    note="the step path alone")
 g = text("store")
 h = num(r"SHA-256 libcrypto, reused ctx \(store\)\s+(\d+) MB/s", g)
 sec = g.split("store, random pages")[0]

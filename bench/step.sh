@@ -18,7 +18,9 @@ calls=${1:-20000}
 export REWIND_HOME=${REWIND_HOME:-/tmp/rewind-bench-step}
 rm -rf "$REWIND_HOME"
 ROOT=build/roots/test.erofs
-probe=$(build/tools/kvm-probe --json)
+# exit status 1 = "emulated" (its CPL 0 loop was slow: a loaded test host);
+# the exit's round trip is measured all the same
+probe=$(build/tools/kvm-probe --json || true)
 exit_us=$(python3 -c 'import json,sys; print("%.2f" % json.loads(sys.argv[1])["exit_us"])' "$probe")
 echo "bare exit (kvm-probe): $exit_us us round trip"
 build/rewind run --root $ROOT -- true >/dev/null 2>&1 # the image hashed and cached

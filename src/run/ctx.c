@@ -161,14 +161,15 @@ int run_phase_code(enum run_phase ph)
     }
 }
 
-/* Keyframes are taken at steps that depend only on the spec: every
- * kf_every steps, and at the step the job starts. A failure to write one
+/* Keyframes are taken at steps that depend only on the spec: at the
+ * cadence kfcap_due derives from kf_every and the last keyframe (kfcap.h
+ * invariant 5), and at the step the job starts. A failure to write one
  * (disk full) is reported once and the run goes on without keyframes. */
 static void keyframe_step(struct run_sink *s, struct platform *p)
 {
     if (!s->kf || !s->kf->writing || p->outcome != PLATFORM_RUNNING)
         return;
-    if (!s->kf_due && p->step % s->kf_every != 0)
+    if (!s->kf_due && !kfcap_due(s->kf, s->kf_every, p->step))
         return;
     s->kf_due = 0;
     char err[512];

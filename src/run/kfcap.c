@@ -66,7 +66,41 @@ int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, s
         k->timed = 0;
     if (keep && holes && !strcmp(holes, "1") && !strcmp(keep, "1"))
         k->keep_dirty = 1; /* the negative twin of invariant 3 (tests/system/t_workers.sh) */
+    const char *unseeded = getenv("REWIND_TEST_CADENCE_UNSEEDED");
+    if (unseeded && holes && !strcmp(holes, "1") && !strcmp(unseeded, "1"))
+        k->unseeded = 1; /* the negative twin of invariant 5 (tests/system/t_keyframes.sh) */
+    /* bench/cadence.sh's anchor: the fixed cadence (every kf_every steps) */
+    const char *cad = getenv("REWIND_KF_CADENCE");
+    k->fixed = cad && !strcmp(cad, "fixed");
     return 0;
+}
+
+unsigned kfcap_shift(uint64_t step, int have_prev, uint64_t prev, uint64_t npages)
+{
+    uint64_t s = have_prev && prev < step ? step - prev : step;
+    if (s == 0)
+        s = 1; /* the boot keyframe, before step 1 */
+    unsigned shift = 0;
+    /* halve while the stretch cost (s + npages) is 2^(shift+1) times its steps */
+    while (shift < KFCAP_SHIFT_MAX && s + npages >= s << (shift + 1))
+        shift++;
+    return shift;
+}
+
+int kfcap_due(const struct kfcap *k, uint64_t every, uint64_t step)
+{
+    RW_ASSERT(k->shift <= KFCAP_SHIFT_MAX);
+    uint64_t n = every >> k->shift;
+    return step % (n ? n : 1) == 0;
+}
+
+/* Invariant 5: the cadence after the keyframe at step naming npages. */
+static void cadence_after(struct kfcap *k, uint64_t step, int have_prev, uint64_t prev,
+                          uint64_t npages)
+{
+    k->shift = k->fixed ? 0 : kfcap_shift(step, have_prev, prev, npages);
+    k->have_last = 1;
+    k->last_step = step;
 }
 
 int kfcap_open(struct kfcap *k, const char *path, const char *parent, uint64_t parent_upto,
@@ -156,6 +190,8 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
         rc = fail(err, errlen, "cannot write a keyframe: %s", strerror(errno));
     free(delta);
     if (rc == 0) {
+        RW_ASSERT(!k->have_last || k->last_step < p->step); /* keyframe steps increase */
+        cadence_after(k, p->step, k->have_last, k->last_step, nd);
         k->taken++;
         k->delta_pages += nd;
         k->file_bytes = k->w.bytes;
@@ -228,6 +264,20 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
     else
         rc = snap_restore(p, state, k->holes, err, errlen);
     free(state);
+    if (rc == 0) { /* invariant 5: the cadence the capture of this keyframe left */
+        int have_prev = 0;
+        uint64_t prev = 0;
+        if (idx > 0) {
+            have_prev = 1, prev = f->e[idx - 1].step;
+        } else {
+            for (size_t l = link; l-- > 0 && !have_prev;)
+                if (c->link[l].count)
+                    have_prev = 1, prev = c->link[l].file.e[c->link[l].count - 1].step;
+        }
+        if (k->unseeded) /* the test hole: as if the run had booted here */
+            have_prev = 0, prev = 0;
+        cadence_after(k, f->e[idx].step, have_prev, prev, f->e[idx].npages);
+    }
     k->restore_s += now_s() - t0;
     if (getenv("REWIND_TIMING")) /* a developer's measurement (ctx.c timing) */
         fprintf(
@@ -267,6 +317,7 @@ void kfcap_begin_run(struct kfcap *k)
     memset(&k->w, 0, sizeof(k->w));
     k->taken = k->delta_pages = k->file_bytes = k->restored_pages = k->dirty_pages = 0;
     k->capture_s = k->restore_s = k->anchor_s = 0;
+    k->have_last = 0, k->shift = 0, k->last_step = 0;
 }
 
 int kfcap_end_run(struct kfcap *k)

@@ -20,6 +20,18 @@
  *     keyframe, the bytes store_get returned for its name (verified once,
  *     when it was built) and is read-only after that: a restore may copy a
  *     page from it instead of the store only when the names are equal.
+ *  5. The cadence (kfcap_every) after a keyframe is a function of that
+ *     keyframe's record and its predecessor's in the chain only (their steps
+ *     and the number of pages the record names), never of wall time: a
+ *     capture and a restore of the same keyframe leave the same cadence, so
+ *     a replay or fork from a keyframe takes its next keyframes where the run
+ *     from boot did. The rule: a stretch of s steps whose keyframe named n
+ *     changed pages cost about s + n step-units (a changed page costs about
+ *     what a step costs to replay: bench/RESULTS.md, "Adaptive cadence");
+ *     the next keyframes come every `every >> shift` steps (at multiples of
+ *     it), shift = floor(log2((s + n) / s)), at most KFCAP_SHIFT_MAX: a
+ *     stretch that changed pages as fast as it ran steps halves the next
+ *     stretch, so a stretch costs about `every` step-units to replay.
  */
 #ifndef REWIND_RUN_KFCAP_H
 #define REWIND_RUN_KFCAP_H
@@ -64,6 +76,12 @@ struct kfcap {
     unsigned holes;   /* SNAP_HOLE_* (tests) */
     uint64_t kill_at; /* tests: die in the middle of writing keyframe number kill_at (1-based) */
     int keep_dirty;   /* tests: restore ignores the dirty log (breaks invariant 3 on purpose) */
+    /* the cadence (invariant 5): the last keyframe taken or restored */
+    int have_last; /* 0: none yet (a booted run before its first keyframe) */
+    uint64_t last_step;
+    unsigned shift; /* the cadence is every >> shift steps */
+    int unseeded;   /* tests: a restore does not set the cadence (breaks invariant 5) */
+    int fixed;      /* REWIND_KF_CADENCE=fixed: shift 0 always (bench/cadence.sh's anchor) */
     /* statistics */
     uint64_t taken, delta_pages, file_bytes;
     double capture_s, restore_s;
@@ -87,6 +105,13 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen);
 /* Restore keyframe (link, idx) of chain c into k's VM and p. 0 or -1 + err. */
 int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c, size_t link,
                   size_t idx, char *err, size_t errlen);
+#define KFCAP_SHIFT_MAX 4
+/* The shift after a keyframe at step whose predecessor in the chain is at
+ * prev (have_prev 0: none) and whose record names npages (invariant 5). */
+unsigned kfcap_shift(uint64_t step, int have_prev, uint64_t prev, uint64_t npages);
+/* Take a keyframe at step? Every `every >> shift` steps (at least 1). */
+int kfcap_due(const struct kfcap *k, uint64_t every, uint64_t step);
+
 /* kvm_ram_hash of k's VM, hashing only the pages written since the last
  * capture or restore (the others' hashes are in cur[]). 0 or -1. */
 int kfcap_ram_hash(struct kfcap *k, unsigned char out[32]);

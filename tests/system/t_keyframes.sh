@@ -48,6 +48,77 @@ test_keyframes_do_not_change_the_run() {
     expect_grep d.err 'no keyframes'
 }
 
+# cadence RUN EVERY [PARENT]: check that the keyframes of RUN (after PARENT's
+# up to RUN's fork point) sit where src/run/kfcap.h invariant 5 puts them:
+# after a keyframe at step k naming n pages, in a stretch of s steps, the
+# next is the first multiple of EVERY >> min(4, floor(log2((s + n) / s)))
+# after k, or one earlier keyframe: the job's start (at most once). Prints
+# "ok SHIFTED" (how many keyframes followed a halved cadence) and, for a
+# fork test, "pick K" (a keyframe after the job's start whose next cadence
+# point is not a multiple of EVERY), or "bad ..." where the rule is broken.
+cadence() {
+    python3 - "$TOP/tools/kfrecords.py" "$REWIND_HOME/runs" "$@" <<'PY'
+import subprocess, sys
+tool, runs, run, every = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def records(name):  # tools/kfrecords.py: "upto N", then "STEP NPAGES" lines
+    out = subprocess.run([tool, "%s/%s/keyframes" % (runs, name)],
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    return int(out[0].split()[1]), [tuple(map(int, l.split())) for l in out[1:] if l]
+upto, own = records(run)
+chain = [r for r in records(sys.argv[5])[1] if r[0] <= upto] + own if len(sys.argv) > 5 else own
+first_own = len(chain) - len(own)
+def shift(i):
+    s = chain[i][0] - chain[i - 1][0] if i > 0 else chain[i][0]
+    s, sh = max(s, 1), 0
+    while sh < 4 and s + chain[i][1] >= s << (sh + 1):
+        sh += 1
+    return sh
+early, shifted, pick = 0, 0, None
+for i in range(1, len(chain)):
+    n = max(every >> shift(i - 1), 1)
+    want = (chain[i - 1][0] // n + 1) * n
+    if i >= first_own and chain[i][0] != want:
+        if chain[i][0] < want and not early and not first_own:
+            early = 1  # the job's start
+        else:
+            print("bad: keyframe %d at step %d, the rule says %d (after %d, %d pages)"
+                  % (i, chain[i][0], want, chain[i - 1][0], chain[i - 1][1]))
+            sys.exit(0)
+    shifted += shift(i - 1) > 0 and i > 2
+    if pick is None and i > 2 and shift(i - 1) > 0 and want % every:
+        pick = chain[i - 1][0]
+print("ok %d" % shifted)
+if pick is not None:
+    print("pick %d" % pick)
+PY
+}
+
+# The cadence adapts (a stretch that changed many pages halves the next one)
+# and is a function of the keyframe chain only: a fork from a keyframe after
+# such a stretch takes its next keyframes where the chain says, not at the
+# base cadence. Negative twin: a restore that does not carry the cadence
+# over (REWIND_TEST_CADENCE_UNSEEDED) puts the fork's keyframes elsewhere.
+PAGES_JOB='yes abcdefghijklmnop | head -c 6000000 >/tmp/z; '"$JOB"
+test_cadence_adapts_to_changed_pages() {
+    run_rw a run --root "$ROOT" --keyframe-every 500 -- sh -c "$PAGES_JOB"
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    cadence "$id" 500 >c.out
+    grep -q '^ok [1-9]' c.out || fail "the cadence: $(cat c.out)"
+    local k; k=$(sed -n 's/^pick //p' c.out)
+    [ -n "$k" ] || fail "no keyframe after a halved stretch to fork from: $(cat c.out)"
+    run_rw f fork "$id" $((k + 1)) --schedule 1
+    [ "$RC" -eq 0 ] || fail "fork: $(cat f.err)"
+    cadence "$(run_id f.err)" 500 "$id" >g.out
+    grep -q '^ok' g.out || fail "the fork's cadence: $(cat g.out)"
+    export REWIND_TEST_HOLES=1 REWIND_TEST_CADENCE_UNSEEDED=1
+    run_rw h fork "$id" $((k + 1)) --schedule 2
+    unset REWIND_TEST_HOLES REWIND_TEST_CADENCE_UNSEEDED
+    [ "$RC" -eq 0 ] || fail "fork with the hole: $(cat h.err)"
+    cadence "$(run_id h.err)" 500 "$id" >t.out
+    grep -q '^bad' t.out || fail "the unseeded cadence went unnoticed: $(cat t.out)"
+}
+
 # Negative twin: keyframes captured with the port instruction still pending
 # restore to a RIP before the OUT; the replay executes it twice and parts.
 test_twin_capture_without_io_completion_is_caught() {

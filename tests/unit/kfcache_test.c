@@ -1,7 +1,11 @@
 /* kfcache_test: a cached keyframe (src/run/kfcache.c) maps back with the
  * names, sums and pages written; a page whose bytes were changed on disk no
  * longer matches its sum; a file for another RAM size, a truncated file and
- * a bad header are refused; at most 8 files are kept. */
+ * a bad header are refused; at most 8 files are kept. The adaptive cadence
+ * (src/run/kfcap.h invariant 5): a stretch that changed few pages keeps the
+ * base cadence, one that changed pages as fast as it ran steps halves it,
+ * the boot keyframe's stretch is one step, and a chain whose steps do not
+ * increase (a hostile file) still gives a shift within bounds. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +14,7 @@
 #include <unistd.h>
 
 #include "run/kfcache.h"
+#include "run/kfcap.h"
 #include "unit.h"
 
 #define NPFN 64
@@ -85,8 +90,27 @@ static void test_roundtrip(void)
     CHECK(system(cmd) == 0, "at most 8 cached keyframes");
 }
 
+static void test_cadence(void)
+{
+    CHECK(kfcap_shift(8192, 1, 4096, 5) == 0, "a step-bound stretch keeps the base cadence");
+    CHECK(kfcap_shift(8192, 1, 4096, 4095) == 0 && kfcap_shift(8192, 1, 4096, 4096) == 1,
+          "halved from one changed page per step on");
+    CHECK(kfcap_shift(1000, 1, 500, 2560) == 2, "500 steps, 2,560 pages: a quarter");
+    CHECK(kfcap_shift(0, 0, 0, 6000) == KFCAP_SHIFT_MAX, "the boot keyframe: at most the max");
+    CHECK(kfcap_shift(300, 1, 300, 0) == 0 && kfcap_shift(300, 1, 900, 1000) <= KFCAP_SHIFT_MAX,
+          "steps that do not increase (a hostile chain)");
+    CHECK(kfcap_shift(28, 1, 0, 5000) == kfcap_shift(28, 0, 0, 5000), "a stretch from boot");
+    struct kfcap k;
+    memset(&k, 0, sizeof(k));
+    k.shift = 2;
+    CHECK(kfcap_due(&k, 4096, 3072) && !kfcap_due(&k, 4096, 3000), "every 1,024 steps");
+    k.shift = KFCAP_SHIFT_MAX;
+    CHECK(kfcap_due(&k, 8, 5), "a cadence below one step is every step");
+}
+
 int main(void)
 {
+    test_cadence();
     snprintf(home, sizeof(home), "/tmp/kfcache_test.XXXXXX");
     if (!mkdtemp(home))
         return 1;
