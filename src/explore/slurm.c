@@ -15,11 +15,14 @@
  * Invariants:
  *  1. A schedule is delivered only from its out/S.json, after its run
  *     was imported (engine.h invariant 3); each at most once (a bitmap).
- *  2. A task that ended (any final state, or gone from squeue) with
- *     schedules of its slice undelivered is submitted once more (the
+ *  2. A task that ended (any final state, or gone from squeue) or is
+ *     held (it would wait forever for a `scontrol release`: "launch failed
+ *     requeued held", JobHeldUser, REQUEUE_HOLD, ...; slurm_state_class)
+ *     with schedules of its slice undelivered is submitted once more (the
  *     retry skips the schedules whose outcome is in out/); after its
- *     second end they are delivered as lost. Before deciding, out/ is read
- *     once more (a task writes its files before it ends).
+ *     second end they are delivered as lost. A held attempt is scancelled
+ *     first, so it cannot run later. Before deciding, out/ is read once
+ *     more (a task writes its files before it ends).
  *  3. cancel scancels every job this engine submitted (first and retries);
  *     nothing is submitted after it.
  *  4. Every external command runs with a wall limit (SLURM_CMD_TIMEOUT_S);
@@ -34,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -189,6 +193,94 @@ static int spreflight(char *err, size_t errlen)
     return 0;
 }
 
+/* --- what squeue says of a task (invariant 2) --- */
+
+/* Slurm's job states, long and short forms (squeue(1), JOB STATE CODES). */
+static const struct {
+    const char *name, *code;
+    enum slurm_tstate cls;
+} slurm_states[] = {
+    {"PENDING", "PD", SLURM_T_ACTIVE},     {"RUNNING", "R", SLURM_T_ACTIVE},
+    {"CONFIGURING", "CF", SLURM_T_ACTIVE}, {"COMPLETING", "CG", SLURM_T_ACTIVE},
+    {"SUSPENDED", "S", SLURM_T_ACTIVE},    {"STOPPED", "ST", SLURM_T_ACTIVE},
+    {"REQUEUED", "RQ", SLURM_T_ACTIVE},    {"REQUEUE_FED", "RF", SLURM_T_ACTIVE},
+    {"RESIZING", "RS", SLURM_T_ACTIVE},    {"SIGNALING", "SI", SLURM_T_ACTIVE},
+    {"STAGE_OUT", "SO", SLURM_T_ACTIVE},   {"BOOT_FAIL", "BF", SLURM_T_ENDED},
+    {"CANCELLED", "CA", SLURM_T_ENDED},    {"COMPLETED", "CD", SLURM_T_ENDED},
+    {"DEADLINE", "DL", SLURM_T_ENDED},     {"FAILED", "F", SLURM_T_ENDED},
+    {"NODE_FAIL", "NF", SLURM_T_ENDED},    {"OUT_OF_MEMORY", "OOM", SLURM_T_ENDED},
+    {"PREEMPTED", "PR", SLURM_T_ENDED},    {"TIMEOUT", "TO", SLURM_T_ENDED},
+    {"REVOKED", "RV", SLURM_T_ENDED},      {"REQUEUE_HOLD", "RH", SLURM_T_HELD},
+    {"SPECIAL_EXIT", "SE", SLURM_T_HELD},  {"RESV_DEL_HOLD", "RD", SLURM_T_HELD},
+};
+
+static int has_word_ci(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    for (; *s; s++)
+        if (!strncasecmp(s, w, n))
+            return 1;
+    return 0;
+}
+
+enum slurm_tstate slurm_state_class(const char *state, const char *reason)
+{
+    /* sacct writes "CANCELLED by UID": the state is the first word */
+    size_t n = strcspn(state, " +");
+    for (size_t i = 0; i < sizeof(slurm_states) / sizeof(slurm_states[0]); i++) {
+        if ((strlen(slurm_states[i].name) != n || strncmp(state, slurm_states[i].name, n)) &&
+            (strlen(slurm_states[i].code) != n || strncmp(state, slurm_states[i].code, n)))
+            continue;
+        enum slurm_tstate c = slurm_states[i].cls;
+        /* A pending job with priority 0 is held: "launch failed requeued
+         * held", JobHeldUser, JobHeldAdmin, "job requeued in held state";
+         * one whose dependency can never be met will not run either. */
+        if (c == SLURM_T_ACTIVE && !strcmp(slurm_states[i].name, "PENDING") && reason &&
+            (has_word_ci(reason, "held") || has_word_ci(reason, "DependencyNeverSatisfied")))
+            c = SLURM_T_HELD;
+        return c;
+    }
+    return SLURM_T_UNKNOWN;
+}
+
+int slurm_parse_line(const char *line, struct slurm_line *l)
+{
+    memset(l, 0, sizeof(*l));
+    const char *f[5];
+    size_t len[5];
+    const char *q = line;
+    for (int i = 0; i < 5; i++) {
+        f[i] = q;
+        /* the reason is the rest of the line: it may hold anything */
+        len[i] = i == 4 ? strcspn(q, "\n") : strcspn(q, "|\n");
+        if (i < 4 && q[len[i]] != '|')
+            return -1;
+        q += len[i] + 1;
+    }
+    char idx[64], *end;
+    if (len[1] == 0 || len[1] >= sizeof(idx) || len[2] == 0 || len[2] >= sizeof(l->state))
+        return -1;
+    memcpy(idx, f[1], len[1]);
+    idx[len[1]] = 0;
+    /* %i is ARRAYJOB_INDEX for an array task (one line each with -r) */
+    char *us = strchr(idx, '_');
+    if (!us || us == idx || !us[1])
+        return -1;
+    *us = 0;
+    errno = 0;
+    l->array_job = strtoull(idx, &end, 10);
+    if (*end || errno || idx[0] == '-')
+        return -1;
+    l->index = strtoull(us + 1, &end, 10);
+    if (*end || errno || us[1] == '-' || l->index >= SLURM_MAX_TASKS)
+        return -1;
+    snprintf(l->state, sizeof(l->state), "%.*s", (int)len[2], f[2]);
+    if (len[3] && !(len[3] == 6 && !strncmp(f[3], "(null)", 6)))
+        snprintf(l->node, sizeof(l->node), "%.*s", (int)len[3], f[3]);
+    snprintf(l->reason, sizeof(l->reason), "%.*s", (int)len[4], f[4]);
+    return 0;
+}
+
 /* --- the engine --- */
 
 struct task {
@@ -196,10 +288,12 @@ struct task {
     int array_index; /* its index in that job's array */
     int attempts;    /* 1 or 2 */
     double submitted;
-    int seen;       /* squeue listed it since its last submit */
-    int ended;      /* its current attempt ended */
-    char node[64];  /* where it last ran */
-    char state[32]; /* its last state */
+    int seen;        /* squeue listed it since its last submit */
+    int ended;       /* its current attempt ended or is held */
+    int held;        /* ... held: scancel it before it is left */
+    int unknown;     /* said once: its state is not one slurm_state_class knows */
+    char node[64];   /* where it last ran */
+    char state[192]; /* its last state (and reason, when held) */
 };
 
 struct slurm {
@@ -319,8 +413,8 @@ static int sstart(struct eng *e, char *err, size_t errlen)
         return fail(err, errlen, "--share %s: %s", share, strerror(errno));
     if (strchr(real, '\'') || strlen(real) > PATH_MAX - 200)
         return fail(err, errlen, "--share %s: a path with a quote or too long", real);
-    snprintf(s->dir, sizeof(s->dir), "%.3800s/check-%.64s-%lld-%d", real, p->base, (long long)time(NULL),
-             (int)getpid());
+    snprintf(s->dir, sizeof(s->dir), "%.3800s/check-%.64s-%lld-%d", real, p->base,
+             (long long)time(NULL), (int)getpid());
     char sub[PATH_MAX + 16];
     const char *subs[] = {"", "/out", "/log", "/work"};
     for (size_t i = 0; i < 4; i++) {
@@ -426,7 +520,7 @@ static int poll_tasks(struct eng *e, char *err, size_t errlen)
     }
     if (!o)
         return 0;
-    char *argv[] = {"squeue", "-h", "-r", "-t", "all", "-j", jl, "-o", "%A|%i|%T|%N", NULL};
+    char *argv[] = {"squeue", "-h", "-r", "-t", "all", "-j", jl, "-o", "%A|%i|%T|%N|%r", NULL};
     static char out[1 << 20];
     char el[400];
     int rc = slurm_cmd(argv, out, sizeof(out), el, sizeof(el));
@@ -435,42 +529,37 @@ static int poll_tasks(struct eng *e, char *err, size_t errlen)
     else if (rc != 0)
         return fail(err, errlen, "--via slurm: squeue failed: %s", el[0] ? el : "no output");
     for (uint64_t k = 0; k < s->ntasks; k++)
-        s->tasks[k].ended = 0;
+        s->tasks[k].ended = s->tasks[k].held = 0;
     int *listed = calloc(s->ntasks, sizeof(int));
     if (!listed)
         return fail(err, errlen, "out of memory");
     for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
-        char *f[4] = {0};
-        int nf = 0;
-        for (char *q = line; nf < 4;) {
-            f[nf++] = q;
-            char *bar = strchr(q, '|');
-            if (!bar)
-                break;
-            *bar = 0;
-            q = bar + 1;
-        }
-        if (nf < 4)
+        struct slurm_line l;
+        if (slurm_parse_line(line, &l) < 0)
             continue;
-        /* %i is JOB_INDEX for an array task; its array job is the part before '_'. */
-        char *us = strchr(f[1], '_');
-        if (!us)
-            continue;
-        unsigned long long job = strtoull(f[1], NULL, 10), idx = strtoull(us + 1, NULL, 10);
         for (uint64_t k = 0; k < s->ntasks; k++) {
             struct task *t = &s->tasks[k];
-            if (t->job != job || (unsigned long long)t->array_index != idx)
+            if (t->job != l.array_job || (unsigned long long)t->array_index != l.index)
                 continue;
             listed[k] = 1;
             t->seen = 1;
-            snprintf(t->state, sizeof(t->state), "%s", f[2]);
-            if (f[3][0] && strcmp(f[3], "(null)"))
-                snprintf(t->node, sizeof(t->node), "%s", f[3]);
-            t->ended = strcmp(f[2], "PENDING") && strcmp(f[2], "RUNNING") &&
-                       strcmp(f[2], "CONFIGURING") && strcmp(f[2], "COMPLETING") &&
-                       strcmp(f[2], "SUSPENDED") && strcmp(f[2], "REQUEUED") &&
-                       strcmp(f[2], "RESIZING");
+            if (l.node[0])
+                snprintf(t->node, sizeof(t->node), "%s", l.node);
+            enum slurm_tstate c = slurm_state_class(l.state, l.reason);
+            t->ended = c == SLURM_T_ENDED || c == SLURM_T_HELD;
+            t->held = c == SLURM_T_HELD;
+            if (t->held)
+                snprintf(t->state, sizeof(t->state), "%s, %s", l.state, l.reason);
+            else
+                snprintf(t->state, sizeof(t->state), "%s", l.state);
+            if (c == SLURM_T_UNKNOWN && !t->unknown) {
+                t->unknown = 1; /* waited on, as a running one; --timeout bounds it */
+                fprintf(stderr,
+                        "rewind: check: task %llu is in a Slurm state this rewind does not "
+                        "know (%s, %s): waiting on it\n",
+                        (unsigned long long)k, l.state, l.reason);
+            }
         }
     }
     double now = mono();
@@ -485,7 +574,16 @@ static int poll_tasks(struct eng *e, char *err, size_t errlen)
     return 0;
 }
 
-/* After a poll: retry or give up on tasks that ended with work left. */
+/* scancel one attempt of a task (JOB_INDEX). */
+static void cancel_task(const struct task *t)
+{
+    char id[64], el[200];
+    snprintf(id, sizeof(id), "%llu_%d", (unsigned long long)t->job, t->array_index);
+    char *argv[] = {"scancel", id, NULL};
+    slurm_cmd(argv, NULL, 0, el, sizeof(el));
+}
+
+/* After a poll: retry or give up on tasks that ended (or are held) with work left. */
 static int settle(struct eng *e, char *err, size_t errlen)
 {
     struct slurm *s = e->priv;
@@ -495,6 +593,8 @@ static int settle(struct eng *e, char *err, size_t errlen)
         struct task *t = &s->tasks[k];
         if (!t->ended || t->attempts > 2)
             continue;
+        if (t->held)
+            cancel_task(t); /* invariant 2: it must not run later */
         int left = 0;
         for (uint64_t sc = p->first + k; sc <= p->last; sc += s->ntasks)
             left += !s->got[sc - p->first];
@@ -509,14 +609,17 @@ static int settle(struct eng *e, char *err, size_t errlen)
             if (submit(s, spec, &job, err, errlen) < 0)
                 return -1;
             fprintf(stderr,
-                    "rewind: check: task %llu ended (%s%s%s) with %d schedules left: "
+                    "rewind: check: task %llu %s (%s%s%s) with %d schedules left: "
                     "submitted again as job %llu\n",
-                    (unsigned long long)k, t->state, t->node[0] ? " on " : "", t->node, left,
-                    (unsigned long long)job);
+                    (unsigned long long)k, t->held ? "held" : "ended", t->state,
+                    t->node[0] ? " on " : "", t->node, left, (unsigned long long)job);
             *t = (struct task){
                 .job = job, .array_index = (int)k, .attempts = 2, .submitted = mono()};
             continue;
         }
+        fprintf(stderr, "rewind: check: task %llu %s again (%s%s%s): %d schedules lost\n",
+                (unsigned long long)k, t->held ? "held" : "ended", t->state,
+                t->node[0] ? " on " : "", t->node, left);
         for (uint64_t sc = p->first + k; sc <= p->last; sc += s->ntasks)
             if (!s->got[sc - p->first]) {
                 s->got[sc - p->first] = 1;
@@ -567,7 +670,8 @@ static int snext(struct eng *e, struct eng_outcome *out, volatile sig_atomic_t *
             out->lost = 1;
             snprintf(out->where, sizeof(out->where), "%.30s task %llu", t->node[0] ? t->node : "?",
                      (unsigned long long)task_of(e, s, sc));
-            snprintf(out->why, sizeof(out->why), "its task died twice (last %s)", t->state);
+            snprintf(out->why, sizeof(out->why), "its task died or was held twice (last %s)",
+                     t->state);
             return 1;
         }
         if (s->cancelled)
