@@ -6,8 +6,11 @@
 # from sbatch to the first task's start on the cluster of
 # tools/slurm-cluster.sh (two nodes). Needs KVM: run it through the test
 # host, `tools/kvm-host --timeout 3600 -- bench/slurm.sh`.
+# `bench/slurm.sh latency` measures only the time to the first task's
+# start, which needs no KVM (any machine with slurm-wlm and munge).
 set -euo pipefail
 N=${1:-8}
+[ "$N" = latency ] || [ "$N" -ge 1 ] 2>/dev/null || { echo "usage: bench/slurm.sh [N | latency]" >&2; exit 2; }
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 RW=$TOP/build/rewind
 W=$(mktemp -d "${TMPDIR:-/tmp}/rewind-bench-slurm.XXXXXX")
@@ -26,6 +29,8 @@ for i in $(seq 10); do
     lat+=("$(awk -v a="$t0" -v b="$(head -n 1 "$W/stamp.$i")" 'BEGIN{printf "%.2f", b-a}')")
 done
 echo "submit to first task start: ${lat[*]} s (10 tries)"
+printf '%s\n' "${lat[@]}" | sort -n | awk '{v[NR]=$1} END{printf "    min %.2f s, median %.2f s, max %.2f s\n", v[1], (v[int((NR+1)/2)]+v[int(NR/2)+1])/2, v[NR]}'
+[ "$N" = latency ] && exit 0
 "$RW" run --root "$TOP/build/roots/test.erofs" -- /usr/bin/pool-fixed >"$W/base.out" 2>"$W/base.err"
 base=$(grep '^rewind: run ' "$W/base.err" | tail -n 1 | awk '{print $3}')
 for via in none local slurm; do
