@@ -27,6 +27,11 @@
  *     nothing is submitted after it.
  *  4. Every external command runs with a wall limit (SLURM_CMD_TIMEOUT_S);
  *     its failure is one line naming the command and its last error line.
+ *  5. A run already in the home (an earlier check of the same spec: a
+ *     run's id is its spec's hash) is not imported again (its manifest,
+ *     with its wall times, differs); the schedule is delivered when the
+ *     task's run ended as the stored one did (outcome, exit code, steps),
+ *     and as one that could not run otherwise.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -639,6 +644,24 @@ static int deliver_one(struct eng *e, uint64_t sc, struct eng_outcome *out)
         memset(out, 0, sizeof(*out));
         out->schedule = sc;
         snprintf(out->why, sizeof(out->why), "its outcome file: %.250s", why);
+        return 1;
+    }
+    struct rw_run_info have;
+    struct rw_error ie;
+    if (out->ok && rw_run_info(s->h, out->r.id, &have, &ie) == 0) {
+        /* Invariant 5: the run is here already (an earlier check of the
+         * same spec in this home): the same spec must end the same way. */
+        int same = !have.incomplete && !strcmp(have.outcome, rw_outcome_word(out->r.outcome)) &&
+                   have.exit_code == out->r.exit_code && have.steps == out->r.steps;
+        rw_run_info_free(&have);
+        if (!same) {
+            out->ok = 0;
+            snprintf(out->why, sizeof(out->why),
+                     "its run %s ended otherwise than the run of the same spec already here",
+                     out->r.id);
+        }
+        snprintf(path, sizeof(path), "%s/out/%llu.rwa", s->dir, (unsigned long long)sc);
+        unlink(path);
         return 1;
     }
     if (out->ok) {
