@@ -231,3 +231,18 @@ test_slurm_held_task_is_cancelled_and_submitted_again() {
     squeue -h -r -t all -o '%i %T' | grep "^$held " >sq.out || true
     expect_grep sq.out 'CANCELLED'
 }
+
+# A check via slurm of a spec whose runs are already in the home (a local
+# check of it ran first): its schedules' runs are not imported again (that
+# failed: their manifests differ in wall times) and end as the stored ones.
+test_slurm_check_again_in_the_same_home() {
+    slurm_up
+    run_rw a check --via local --schedules 2 -j 2 --root "$ROOT" -- /usr/bin/pool-fixed
+    expect_rc 0
+    local base; base=$(sed -n 's/^schedule 0: run \([0-9a-f]*\) .*/\1/p' a.out)
+    [ -n "$base" ] || fail "no schedule 0 in: $(cat a.out)"
+    run_rw b check --via slurm --share "$T/share" --run "$base" --schedules 2 -j 2 --timeout 900
+    [ "$RC" -eq 0 ] || fail "the second check exit $RC: $(tail -n 3 b.err) $(cat b.out) $(slurm_state)"
+    expect_grep b.out '^no difference: 2 schedules ended like schedule 0'
+    expect_grep b.out '^the schedules ran on: node[12]'
+}
