@@ -239,10 +239,12 @@ test_slurm_check_again_in_the_same_home() {
     slurm_up
     run_rw a check --via local --schedules 2 -j 2 --root "$ROOT" -- /usr/bin/pool-fixed
     expect_rc 0
-    local base; base=$(sed -n 's/^schedule 0: run \([0-9a-f]*\) .*/\1/p' a.out)
-    [ -n "$base" ] || fail "no schedule 0 in: $(cat a.out)"
-    run_rw b check --via slurm --share "$T/share" --run "$base" --schedules 2 -j 2 --timeout 900
+    # the same spec again (not --run: it takes no --timeout), so the same runs
+    run_rw b check --via slurm --share "$T/share" --schedules 2 -j 2 --timeout 900 --root "$ROOT" \
+        -- /usr/bin/pool-fixed
     [ "$RC" -eq 0 ] || fail "the second check exit $RC: $(tail -n 3 b.err) $(cat b.out) $(slurm_state)"
+    [ "$(sed -n 's/^schedule 0: run \([0-9a-f]*\) .*/\1/p' a.out)" = \
+        "$(sed -n 's/^schedule 0: run \([0-9a-f]*\) .*/\1/p' b.out)" ] || fail "another schedule 0"
     expect_grep b.out '^no difference: 2 schedules ended like schedule 0'
     expect_grep b.out '^the schedules ran on: node[12]'
 }
