@@ -73,7 +73,14 @@ sock=$sockdir/munge.sock
 # slurmd's spool holds slurmstepd's sockets (NODE_JOB.STEP), whose paths
 # must fit in 108 bytes too: under a test's DIR they did not (the launch
 # failed, the tasks stayed "launch failed requeued held"): a short one.
-spool=$(mktemp -d /tmp/rwspool.XXXXXX)
+# RW_SLURM_SPOOL=DIR puts it there instead: tests/system/t_slurm.sh gives
+# a path too long, so that every launch fails as it did then.
+if [ -n "${RW_SLURM_SPOOL:-}" ]; then
+    spool=$RW_SLURM_SPOOL
+    mkdir -p "$spool"
+else
+    spool=$(mktemp -d /tmp/rwspool.XXXXXX)
+fi
 echo "$spool" >"$dir/run/spool.dir"
 munged --force --socket="$sock" --key-file="$key" --pid-file="$dir/run/munged.pid" \
     --log-file="$dir/log/munged.log" --seed-file="$dir/munge/seed" 2>>"$dir/log/munged.log"

@@ -163,7 +163,8 @@ static void props_report(const struct rw_check_report *r, int json)
 static void report_body(const struct rw_check_report *r, int json);
 static int from_given; /* --from: the schedules start at a step of the user's choice */
 /* --timeout or a signal stopped the check before every schedule ran and none
- * had ended differently: that is no pass, so the report says so (exit 124) */
+ * had ended differently, or an engine lost schedules (their task died
+ * or was held twice): that is no pass, so the report says so (exit 124) */
 static int stopped;
 static uint64_t asked; /* the schedules asked for (-n) */
 
@@ -233,8 +234,9 @@ static void report_body(const struct rw_check_report *r, int json)
     if (r->where[0])
         printf("the schedules ran on: %s (schedules per node)\n", r->where);
     if (r->lost)
-        printf("%llu schedules were lost: their task died twice (not counted as tried)\n",
-               (unsigned long long)r->lost);
+        printf(
+            "%llu schedules were lost: their task died or was held twice (not counted as tried)\n",
+            (unsigned long long)r->lost);
     if (!r->found) {
         if (r->judged)
             printf("no failure: schedule 0 and %llu schedules pass every property (%.1f s)\n",
@@ -243,6 +245,10 @@ static void report_body(const struct rw_check_report *r, int json)
             printf("stopped: %llu of %llu schedules ran before --timeout or a signal stopped the "
                    "check, and ended like schedule 0 (%.1f s): not a pass\n",
                    (unsigned long long)r->tried, (unsigned long long)asked, r->explore_s);
+        else if (r->lost)
+            printf("no difference: %llu schedules ended like schedule 0 (%.1f s), but %llu were "
+                   "lost: not a pass\n",
+                   (unsigned long long)r->tried, r->explore_s, (unsigned long long)r->lost);
         else
             printf("no difference: %llu schedules ended like schedule 0 (%.1f s)\n",
                    (unsigned long long)r->tried, r->explore_s);
@@ -455,13 +461,14 @@ int cmd_check(int argc, char **argv)
     int rc = rw_check(h, &c, &r, &err);
     asked = c.schedules;
     stopped = rc == 0 && *c.abort && !r.found && r.tried < c.schedules;
+    int lost = rc == 0 && !r.found && r.lost; /* no pass either */
     if (nix)
         rw_nix_job_free(&nj);
     if (nix && rc == 0 && !json) {
         report(&r, json);
         cli_nix_check_outputs(h, &r);
         rw_home_close(h);
-        return r.found || r.unmet ? 1 : stopped ? 124 : 0;
+        return r.found || r.unmet ? 1 : stopped || lost ? 124 : 0;
     }
     rw_home_close(h);
     free(rest);
@@ -470,7 +477,7 @@ int cmd_check(int argc, char **argv)
                    ? cli_fail(&err)
                    : cli_error(err.code ? err.code : RW_EINTERNAL, "check: %s", err.msg);
     report(&r, json);
-    return r.found || r.unmet ? 1 : stopped ? 124 : 0;
+    return r.found || r.unmet ? 1 : stopped || lost ? 124 : 0;
 }
 
 /* `rewind check-task DIR K` (hidden): one task of a check --via slurm, run

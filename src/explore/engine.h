@@ -49,7 +49,7 @@ struct eng_plan {
 struct eng_outcome {
     uint64_t schedule;
     int ok;             /* r is valid (invariant 3) */
-    int lost;           /* !ok: its task died twice (else: it could not run) */
+    int lost;           /* !ok: its task died or was held twice (else: it could not run) */
     struct rw_result r; /* ok: the run */
     char where[64];     /* "node2 task 3", "local" */
     char why[300];      /* !ok: why */

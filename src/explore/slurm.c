@@ -15,19 +15,27 @@
  * Invariants:
  *  1. A schedule is delivered only from its out/S.json, after its run
  *     was imported (engine.h invariant 3); each at most once (a bitmap).
- *  2. A task that ended (any final state, or gone from squeue) with
- *     schedules of its slice undelivered is submitted once more (the
+ *  2. A task that ended (any final state, or gone from squeue) or is
+ *     held (it would wait forever for a `scontrol release`: "launch failed
+ *     requeued held", JobHeldUser, REQUEUE_HOLD, ...; slurm_state_class)
+ *     with schedules of its slice undelivered is submitted once more (the
  *     retry skips the schedules whose outcome is in out/); after its
- *     second end they are delivered as lost. Before deciding, out/ is read
- *     once more (a task writes its files before it ends).
+ *     second end they are delivered as lost. A held attempt is scancelled
+ *     first, so it cannot run later. Before deciding, out/ is read once
+ *     more (a task writes its files before it ends).
  *  3. cancel scancels every job this engine submitted (first and retries);
  *     nothing is submitted after it.
  *  4. Every external command runs with a wall limit (SLURM_CMD_TIMEOUT_S);
  *     its failure is one line naming the command and its last error line.
- *  5. Every job id submitted is appended to DIR/jobs (fsync'd) before it
+ *  5. A run already in the home (an earlier check of the same spec: a
+ *     run's id is its spec's hash) is not imported again (its manifest,
+ *     with its wall times, differs); the schedule is delivered when the
+ *     task's run ended as the stored one did (outcome, exit code, steps),
+ *     and as one that could not run otherwise.
+ *  6. Every job id submitted is appended to DIR/jobs (fsync'd) before it
  *     is waited on: a submitter killed without a chance to cancel (SIGKILL,
  *     the OOM killer) leaves `scancel $(cat DIR/jobs)` to its user.
- *  6. Before a task's missing schedules are retried or lost, each one's
+ *  7. Before a task's missing schedules are retried or lost, each one's
  *     out/S.json is looked up by name (a shared filesystem's directory
  *     listing may lag the files other nodes wrote).
  */
@@ -40,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -195,6 +204,94 @@ static int spreflight(char *err, size_t errlen)
     return 0;
 }
 
+/* --- what squeue says of a task (invariant 2) --- */
+
+/* Slurm's job states, long and short forms (squeue(1), JOB STATE CODES). */
+static const struct {
+    const char *name, *code;
+    enum slurm_tstate cls;
+} slurm_states[] = {
+    {"PENDING", "PD", SLURM_T_ACTIVE},     {"RUNNING", "R", SLURM_T_ACTIVE},
+    {"CONFIGURING", "CF", SLURM_T_ACTIVE}, {"COMPLETING", "CG", SLURM_T_ACTIVE},
+    {"SUSPENDED", "S", SLURM_T_ACTIVE},    {"STOPPED", "ST", SLURM_T_ACTIVE},
+    {"REQUEUED", "RQ", SLURM_T_ACTIVE},    {"REQUEUE_FED", "RF", SLURM_T_ACTIVE},
+    {"RESIZING", "RS", SLURM_T_ACTIVE},    {"SIGNALING", "SI", SLURM_T_ACTIVE},
+    {"STAGE_OUT", "SO", SLURM_T_ACTIVE},   {"BOOT_FAIL", "BF", SLURM_T_ENDED},
+    {"CANCELLED", "CA", SLURM_T_ENDED},    {"COMPLETED", "CD", SLURM_T_ENDED},
+    {"DEADLINE", "DL", SLURM_T_ENDED},     {"FAILED", "F", SLURM_T_ENDED},
+    {"NODE_FAIL", "NF", SLURM_T_ENDED},    {"OUT_OF_MEMORY", "OOM", SLURM_T_ENDED},
+    {"PREEMPTED", "PR", SLURM_T_ENDED},    {"TIMEOUT", "TO", SLURM_T_ENDED},
+    {"REVOKED", "RV", SLURM_T_ENDED},      {"REQUEUE_HOLD", "RH", SLURM_T_HELD},
+    {"SPECIAL_EXIT", "SE", SLURM_T_HELD},  {"RESV_DEL_HOLD", "RD", SLURM_T_HELD},
+};
+
+static int has_word_ci(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    for (; *s; s++)
+        if (!strncasecmp(s, w, n))
+            return 1;
+    return 0;
+}
+
+enum slurm_tstate slurm_state_class(const char *state, const char *reason)
+{
+    /* sacct writes "CANCELLED by UID": the state is the first word */
+    size_t n = strcspn(state, " +");
+    for (size_t i = 0; i < sizeof(slurm_states) / sizeof(slurm_states[0]); i++) {
+        if ((strlen(slurm_states[i].name) != n || strncmp(state, slurm_states[i].name, n)) &&
+            (strlen(slurm_states[i].code) != n || strncmp(state, slurm_states[i].code, n)))
+            continue;
+        enum slurm_tstate c = slurm_states[i].cls;
+        /* A pending job with priority 0 is held: "launch failed requeued
+         * held", JobHeldUser, JobHeldAdmin, "job requeued in held state";
+         * one whose dependency can never be met will not run either. */
+        if (c == SLURM_T_ACTIVE && !strcmp(slurm_states[i].name, "PENDING") && reason &&
+            (has_word_ci(reason, "held") || has_word_ci(reason, "DependencyNeverSatisfied")))
+            c = SLURM_T_HELD;
+        return c;
+    }
+    return SLURM_T_UNKNOWN;
+}
+
+int slurm_parse_line(const char *line, struct slurm_line *l)
+{
+    memset(l, 0, sizeof(*l));
+    const char *f[5];
+    size_t len[5];
+    const char *q = line;
+    for (int i = 0; i < 5; i++) {
+        f[i] = q;
+        /* the reason is the rest of the line: it may hold anything */
+        len[i] = i == 4 ? strcspn(q, "\n") : strcspn(q, "|\n");
+        if (i < 4 && q[len[i]] != '|')
+            return -1;
+        q += len[i] + 1;
+    }
+    char idx[64], *end;
+    if (len[1] == 0 || len[1] >= sizeof(idx) || len[2] == 0 || len[2] >= sizeof(l->state))
+        return -1;
+    memcpy(idx, f[1], len[1]);
+    idx[len[1]] = 0;
+    /* %i is ARRAYJOB_INDEX for an array task (one line each with -r) */
+    char *us = strchr(idx, '_');
+    if (!us || us == idx || !us[1])
+        return -1;
+    *us = 0;
+    errno = 0;
+    l->array_job = strtoull(idx, &end, 10);
+    if (*end || errno || idx[0] == '-')
+        return -1;
+    l->index = strtoull(us + 1, &end, 10);
+    if (*end || errno || us[1] == '-' || l->index >= SLURM_MAX_TASKS)
+        return -1;
+    snprintf(l->state, sizeof(l->state), "%.*s", (int)len[2], f[2]);
+    if (len[3] && !(len[3] == 6 && !strncmp(f[3], "(null)", 6)))
+        snprintf(l->node, sizeof(l->node), "%.*s", (int)len[3], f[3]);
+    snprintf(l->reason, sizeof(l->reason), "%.*s", (int)len[4], f[4]);
+    return 0;
+}
+
 /* --- the engine --- */
 
 struct task {
@@ -202,10 +299,12 @@ struct task {
     int array_index; /* its index in that job's array */
     int attempts;    /* 1 or 2 */
     double submitted;
-    int seen;       /* squeue listed it since its last submit */
-    int ended;      /* its current attempt ended */
-    char node[64];  /* where it last ran */
-    char state[32]; /* its last state */
+    int seen;        /* squeue listed it since its last submit */
+    int ended;       /* its current attempt ended or is held */
+    int held;        /* ... held: scancel it before it is left */
+    int unknown;     /* said once: its state is not one slurm_state_class knows */
+    char node[64];   /* where it last ran */
+    char state[192]; /* its last state (and reason, when held) */
 };
 
 struct slurm {
@@ -222,6 +321,7 @@ struct slurm {
     uint64_t jobs[2 * SLURM_MAX_TASKS + 1];
     size_t njobs;
     double last_poll;
+    uint64_t poll_from; /* the task the next squeue starts from */
     int cancelled;
     char args[1024];
 };
@@ -292,7 +392,7 @@ static int submit(struct slurm *s, const char *spec, uint64_t *job, char *err, s
     RW_ASSERT(s->njobs < sizeof(s->jobs) / sizeof(s->jobs[0]));
     s->jobs[s->njobs++] = id;
     *job = id;
-    /* invariant 5: on disk before anything waits on the job */
+    /* invariant 6: on disk before anything waits on the job */
     char jobs[PATH_MAX + 8], line[32];
     snprintf(jobs, sizeof(jobs), "%s/jobs", s->dir);
     int fd = open(jobs, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -436,78 +536,106 @@ static int poll_tasks(struct eng *e, char *err, size_t errlen)
     struct slurm *s = e->priv;
     char jl[2048] = "";
     size_t o = 0;
-    /* only the jobs of tasks not settled: squeue refuses a purged job id */
-    for (uint64_t k = 0; k < s->ntasks && o < sizeof(jl) - 32; k++) {
+    /* Only the jobs of tasks not settled (squeue refuses a purged job id),
+     * as many as one command line takes, from where the last poll stopped:
+     * a task whose job is not asked about this time is not judged (inv. 2). */
+    unsigned char *queried = calloc(s->ntasks, 1);
+    uint64_t asked[256];
+    size_t nasked = 0;
+    if (!queried)
+        return fail(err, errlen, "out of memory");
+    uint64_t i = 0;
+    for (; i < s->ntasks; i++) {
+        uint64_t k = (s->poll_from + i) % s->ntasks;
         const struct task *t = &s->tasks[k];
-        int dup = 0;
-        for (uint64_t j = 0; j < k && !dup; j++)
-            dup = s->tasks[j].job == t->job && s->tasks[j].attempts <= 2;
-        if (t->attempts <= 2 && !dup)
+        if (t->attempts > 2)
+            continue;
+        size_t a = 0;
+        while (a < nasked && asked[a] != t->job)
+            a++;
+        if (a == nasked) {
+            if (nasked == sizeof(asked) / sizeof(asked[0]) || o > sizeof(jl) - 32)
+                break;
+            asked[nasked++] = t->job;
             o += (size_t)snprintf(jl + o, sizeof(jl) - o, "%s%llu", o ? "," : "",
                                   (unsigned long long)t->job);
+        }
+        queried[k] = 1;
     }
-    if (!o)
+    s->poll_from = (s->poll_from + i) % s->ntasks;
+    if (!o) {
+        free(queried);
         return 0;
-    char *argv[] = {"squeue", "-h", "-r", "-t", "all", "-j", jl, "-o", "%A|%i|%T|%N", NULL};
+    }
+    char *argv[] = {"squeue", "-h", "-r", "-t", "all", "-j", jl, "-o", "%A|%i|%T|%N|%r", NULL};
     static char out[1 << 20];
     char el[400];
     int rc = slurm_cmd(argv, out, sizeof(out), el, sizeof(el));
     if (rc != 0 && strstr(el, "Invalid job id"))
         out[0] = 0; /* purged: gone, as below */
-    else if (rc != 0)
+    else if (rc != 0) {
+        free(queried);
         return fail(err, errlen, "--via slurm: squeue failed: %s", el[0] ? el : "no output");
+    }
     for (uint64_t k = 0; k < s->ntasks; k++)
-        s->tasks[k].ended = 0;
+        s->tasks[k].ended = s->tasks[k].held = 0;
     int *listed = calloc(s->ntasks, sizeof(int));
-    if (!listed)
+    if (!listed) {
+        free(queried);
         return fail(err, errlen, "out of memory");
+    }
     for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
-        char *f[4] = {0};
-        int nf = 0;
-        for (char *q = line; nf < 4;) {
-            f[nf++] = q;
-            char *bar = strchr(q, '|');
-            if (!bar)
-                break;
-            *bar = 0;
-            q = bar + 1;
-        }
-        if (nf < 4)
+        struct slurm_line l;
+        if (slurm_parse_line(line, &l) < 0)
             continue;
-        /* %i is JOB_INDEX for an array task; its array job is the part before '_'. */
-        char *us = strchr(f[1], '_');
-        if (!us)
-            continue;
-        unsigned long long job = strtoull(f[1], NULL, 10), idx = strtoull(us + 1, NULL, 10);
         for (uint64_t k = 0; k < s->ntasks; k++) {
             struct task *t = &s->tasks[k];
-            if (t->job != job || (unsigned long long)t->array_index != idx)
+            if (t->job != l.array_job || (unsigned long long)t->array_index != l.index)
                 continue;
             listed[k] = 1;
             t->seen = 1;
-            snprintf(t->state, sizeof(t->state), "%s", f[2]);
-            if (f[3][0] && strcmp(f[3], "(null)"))
-                snprintf(t->node, sizeof(t->node), "%s", f[3]);
-            t->ended = strcmp(f[2], "PENDING") && strcmp(f[2], "RUNNING") &&
-                       strcmp(f[2], "CONFIGURING") && strcmp(f[2], "COMPLETING") &&
-                       strcmp(f[2], "SUSPENDED") && strcmp(f[2], "REQUEUED") &&
-                       strcmp(f[2], "RESIZING");
+            if (l.node[0])
+                snprintf(t->node, sizeof(t->node), "%s", l.node);
+            enum slurm_tstate c = slurm_state_class(l.state, l.reason);
+            t->ended = c == SLURM_T_ENDED || c == SLURM_T_HELD;
+            t->held = c == SLURM_T_HELD;
+            if (t->held)
+                snprintf(t->state, sizeof(t->state), "%s, %s", l.state, l.reason);
+            else
+                snprintf(t->state, sizeof(t->state), "%s", l.state);
+            if (c == SLURM_T_UNKNOWN && !t->unknown) {
+                t->unknown = 1; /* waited on, as a running one; --timeout bounds it */
+                fprintf(stderr,
+                        "rewind: check: task %llu is in a Slurm state this rewind does not "
+                        "know (%s, %s): waiting on it\n",
+                        (unsigned long long)k, l.state, l.reason);
+            }
         }
     }
     double now = mono();
     for (uint64_t k = 0; k < s->ntasks; k++) {
         struct task *t = &s->tasks[k];
-        if (!listed[k] && (t->seen || now - t->submitted > SLURM_GONE_GRACE_S)) {
+        if (queried[k] && !listed[k] && (t->seen || now - t->submitted > SLURM_GONE_GRACE_S)) {
             t->ended = 1; /* gone from squeue */
             snprintf(t->state, sizeof(t->state), "gone");
         }
     }
     free(listed);
+    free(queried);
     return 0;
 }
 
-/* After a poll: retry or give up on tasks that ended with work left. */
+/* scancel one attempt of a task (JOB_INDEX). */
+static void cancel_task(const struct task *t)
+{
+    char id[64], el[200];
+    snprintf(id, sizeof(id), "%llu_%d", (unsigned long long)t->job, t->array_index);
+    char *argv[] = {"scancel", id, NULL};
+    slurm_cmd(argv, NULL, 0, el, sizeof(el));
+}
+
+/* After a poll: retry or give up on tasks that ended (or are held) with work left. */
 static int settle(struct eng *e, char *err, size_t errlen)
 {
     struct slurm *s = e->priv;
@@ -517,6 +645,8 @@ static int settle(struct eng *e, char *err, size_t errlen)
         struct task *t = &s->tasks[k];
         if (!t->ended || t->attempts > 2)
             continue;
+        if (t->held)
+            cancel_task(t); /* invariant 2: it must not run later */
         int left = 0;
         for (uint64_t sc = p->first + k; sc <= p->last; sc += s->ntasks) {
             if (s->got[sc - p->first])
@@ -524,7 +654,7 @@ static int settle(struct eng *e, char *err, size_t errlen)
             char path[PATH_MAX + 64];
             struct stat sb;
             snprintf(path, sizeof(path), "%s/out/%llu.json", s->dir, (unsigned long long)sc);
-            if (stat(path, &sb) == 0) { /* invariant 6 */
+            if (stat(path, &sb) == 0) { /* invariant 7 */
                 s->got[sc - p->first] = 1;
                 s->pending[s->npending++] = sc;
                 continue;
@@ -542,14 +672,17 @@ static int settle(struct eng *e, char *err, size_t errlen)
             if (submit(s, spec, &job, err, errlen) < 0)
                 return -1;
             fprintf(stderr,
-                    "rewind: check: task %llu ended (%s%s%s) with %d schedules left: "
+                    "rewind: check: task %llu %s (%s%s%s) with %d schedules left: "
                     "submitted again as job %llu\n",
-                    (unsigned long long)k, t->state, t->node[0] ? " on " : "", t->node, left,
-                    (unsigned long long)job);
+                    (unsigned long long)k, t->held ? "held" : "ended", t->state,
+                    t->node[0] ? " on " : "", t->node, left, (unsigned long long)job);
             *t = (struct task){
                 .job = job, .array_index = (int)k, .attempts = 2, .submitted = mono()};
             continue;
         }
+        fprintf(stderr, "rewind: check: task %llu %s again (%s%s%s): %d schedules lost\n",
+                (unsigned long long)k, t->held ? "held" : "ended", t->state,
+                t->node[0] ? " on " : "", t->node, left);
         for (uint64_t sc = p->first + k; sc <= p->last; sc += s->ntasks)
             if (!s->got[sc - p->first]) {
                 s->got[sc - p->first] = 1;
@@ -569,6 +702,24 @@ static int deliver_one(struct eng *e, uint64_t sc, struct eng_outcome *out)
         memset(out, 0, sizeof(*out));
         out->schedule = sc;
         snprintf(out->why, sizeof(out->why), "its outcome file: %.250s", why);
+        return 1;
+    }
+    struct rw_run_info have;
+    struct rw_error ie;
+    if (out->ok && rw_run_info(s->h, out->r.id, &have, &ie) == 0) {
+        /* Invariant 5: the run is here already (an earlier check of the
+         * same spec in this home): the same spec must end the same way. */
+        int same = !have.incomplete && !strcmp(have.outcome, rw_outcome_word(out->r.outcome)) &&
+                   have.exit_code == out->r.exit_code && have.steps == out->r.steps;
+        rw_run_info_free(&have);
+        if (!same) {
+            out->ok = 0;
+            snprintf(out->why, sizeof(out->why),
+                     "its run %s ended otherwise than the run of the same spec already here",
+                     out->r.id);
+        }
+        snprintf(path, sizeof(path), "%s/out/%llu.rwa", s->dir, (unsigned long long)sc);
+        unlink(path);
         return 1;
     }
     if (out->ok) {
@@ -604,7 +755,8 @@ static int snext(struct eng *e, struct eng_outcome *out, volatile sig_atomic_t *
             out->lost = 1;
             snprintf(out->where, sizeof(out->where), "%.30s task %llu", t->node[0] ? t->node : "?",
                      (unsigned long long)task_of(e, s, sc));
-            snprintf(out->why, sizeof(out->why), "its task died twice (last %s)", t->state);
+            snprintf(out->why, sizeof(out->why), "its task died or was held twice (last %s)",
+                     t->state);
             return 1;
         }
         if (s->cancelled)
