@@ -13,18 +13,26 @@ cmd=${1:-}; dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start DIR [NODES] | stop DIR | env DIR" >&2; exit 2; }
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 
+# ours PID: the pid a pid file names, if it is still one of our daemons (a
+# stale file after a reboot may name any process: never signal that one).
+ours() {
+    local pid=$1 comm
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
+    case "$comm" in munged | slurmctld | slurmd | slurmstepd) return 0 ;; *) return 1 ;; esac
+}
+
 stop() {
     for f in "$dir"/run/*.pid; do
         [ -e "$f" ] || continue
         pid=$(cat "$f" 2>/dev/null || true)
-        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+        [ -n "$pid" ] && ours "$pid" && kill "$pid" 2>/dev/null || true
     done
     for _ in $(seq 50); do
         alive=0
         for f in "$dir"/run/*.pid; do
             [ -e "$f" ] || continue
             pid=$(cat "$f" 2>/dev/null || true)
-            [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && alive=1
+            [ -n "$pid" ] && ours "$pid" && alive=1
         done
         [ $alive = 0 ] && break
         sleep 0.1
@@ -32,7 +40,7 @@ stop() {
     for f in "$dir"/run/*.pid; do
         [ -e "$f" ] || continue
         pid=$(cat "$f" 2>/dev/null || true)
-        [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
+        [ -n "$pid" ] && ours "$pid" && kill -9 "$pid" 2>/dev/null || true
         rm -f "$f"
     done
     if [ -s "$dir/run/munge.sockdir" ]; then
@@ -55,6 +63,7 @@ start) ;;
 esac
 
 nodes=${3:-2}
+[[ $nodes =~ ^[1-9][0-9]{0,2}$ ]] || { echo "slurm-cluster: NODES must be a number from 1 to 999: $nodes" >&2; exit 2; }
 for b in munged slurmctld slurmd sbatch; do
     command -v "$b" >/dev/null 2>&1 || [ -x "/usr/sbin/$b" ] ||
         { echo "slurm-cluster: $b not found (tools/deps.sh installs slurm-wlm and munge)" >&2; exit 1; }
