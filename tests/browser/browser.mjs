@@ -20,8 +20,13 @@ export async function launch() {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
       // the nested test host's /dev/shm is not a tmpfs of any size
-      '--disable-dev-shm-usage'],
-    env: { ...process.env, HOME: process.env.HOME || dir },
+      '--disable-dev-shm-usage', `--crash-dumps-dir=${join(dir, 'crash')}`],
+    // Everything chromium writes goes under the fresh profile: the test
+    // host's HOME is the host's, mounted read-only, and on a fresh machine
+    // chromium cannot create its dirs there (crashpad then starts without
+    // --database and the browser closes at launch).
+    env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: join(dir, 'config'),
+      XDG_CACHE_HOME: join(dir, 'cache'), XDG_DATA_HOME: join(dir, 'data') },
   });
   const close = async () => { await ctx.close(); rmSync(dir, { recursive: true, force: true }); };
   return { ctx, close };
