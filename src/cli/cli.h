@@ -82,6 +82,12 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *c, double *timeout
 struct rw_nix_config;
 int cli_nix_args(int argc, char **argv, struct rw_nix_config *c, double *timeout_s);
 
+/* The derivation's job of check and repro (cli_nix.c): rw_nix_prepare with
+ * the cli_stdio observer, then (unless json) its "derivation"/"output"
+ * lines. 0, or the exit code after one error line. */
+struct rw_nix_job;
+int cli_nix_job(rw_home *h, struct rw_nix_config *c, struct rw_nix_job *j, int json);
+
 /* The observer of every running command: the job's stdout and stderr to
  * ours, the console to stderr, notices as "rewind: <line>" on stderr. */
 extern const struct rw_observer cli_stdio;

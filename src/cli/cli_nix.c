@@ -113,3 +113,15 @@ int cli_nix_args(int argc, char **argv, struct rw_nix_config *c, double *timeout
      * command; rw_nix_prepare replaces it with the builder's. */
     return 0;
 }
+
+int cli_nix_job(rw_home *h, struct rw_nix_config *c, struct rw_nix_job *j, int json)
+{
+    RW_ASSERT(h && c && j);
+    struct rw_error err;
+    c->run.observer = cli_stdio;
+    if (rw_nix_prepare(h, c, j, &err) < 0)
+        return cli_error(err.code ? err.code : 2, "%s", err.msg);
+    if (!json)
+        printf("derivation %s\noutput %s %s\n", j->drv, j->out_name, j->out_path);
+    return 0;
+}

@@ -449,14 +449,12 @@ int cmd_check(int argc, char **argv)
     struct rw_check_report r;
     struct rw_error err;
     if (nix) {
-        nc.run.observer = cli_stdio;
-        if (rw_nix_prepare(h, &nc, &nj, &err) < 0) {
+        int e = cli_nix_job(h, &nc, &nj, json);
+        if (e) {
             rw_home_close(h);
-            return cli_error(err.code ? err.code : 2, "%s", err.msg);
+            return e;
         }
         c.run = nj.run;
-        if (!json)
-            printf("derivation %s\noutput %s %s\n", nj.drv, nj.out_name, nj.out_path);
     }
     int rc = rw_check(h, &c, &r, &err);
     asked = c.schedules;

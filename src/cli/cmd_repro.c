@@ -137,10 +137,10 @@ int cmd_repro(int argc, char **argv)
     static char base[2200], glob[2300];
     struct rw_error err;
     if (nix) {
-        nc.run.observer = cli_stdio;
-        if (rw_nix_prepare(h, &nc, &nj, &err) < 0) {
+        int e = cli_nix_job(h, &nc, &nj, json);
+        if (e) {
             rw_home_close(h);
-            return cli_error(err.code ? err.code : 2, "%s", err.msg);
+            return e;
         }
         c.run = nj.run;
         /* the output is a directory or one file: both match PATH* */
@@ -148,8 +148,6 @@ int cmd_repro(int argc, char **argv)
             snprintf(glob, sizeof(glob), "%s*", nj.out_path);
             c.run.track_writes = glob;
         }
-        if (!json)
-            printf("derivation %s\noutput %s %s\n", nj.drv, nj.out_name, nj.out_path);
     }
     if (c.run.collect[0] == '/')
         snprintf(base, sizeof(base), "%s", c.run.collect);
