@@ -247,7 +247,7 @@ test_gdb_verify_sees_a_debugger_that_perturbs() {
 test_gdb_port_serves_the_program() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
 socket.create_connection(s.getsockname(), 5)' 2>/dev/null ||
-        skip "no loopback network here (the test host VM has none): --port untestable"
+        skip "no loopback network here (tools/kvm-host brings it up in the test host): --port untestable"
     dbg_run
     local port=$((20000 + RANDOM % 20000))
     "$REWIND" gdb "$ID" "$AT" --port "$port" >s.out 2>s.err &
