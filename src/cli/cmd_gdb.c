@@ -65,6 +65,8 @@ static void help(void)
          "  --history STEP  reverse execution goes back at most to STEP (default: the\n"
          "                  step P exec'd its program)\n"
          "  --timeout S     give up after S seconds of wall time (default: none)\n"
+         "  --keep          refused: a session's run cannot be stored (without writes it\n"
+         "                  is the stored run; a spec cannot name gdb's writes)\n"
          "  GDB-ARGS        passed to gdb after the connection (e.g. -batch -ex bt)");
 }
 
@@ -187,15 +189,11 @@ static void on_gdb_signal(int sig)
 int cmd_gdb(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"pid", required_argument, 0, 'p'},
-        {"port", required_argument, 0, 'P'},
-        {"verify", no_argument, 0, 'v'},
-        {"history", required_argument, 0, 'H'},
-        {"timeout", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},
-        {"kernel", no_argument, 0, 'k'},
-        {"stdio", no_argument, 0, 'S'},
-        {0, 0, 0, 0},
+        {"pid", required_argument, 0, 'p'},     {"port", required_argument, 0, 'P'},
+        {"verify", no_argument, 0, 'v'},        {"history", required_argument, 0, 'H'},
+        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {"kernel", no_argument, 0, 'k'},        {"stdio", no_argument, 0, 'S'},
+        {"keep", no_argument, 0, 'K'},          {0, 0, 0, 0},
     };
     uint64_t pid = 0, port = 0, history = 0;
     int verify = 0, c, use_port = 0, kernel = 0, use_stdio = 0;
@@ -236,6 +234,10 @@ int cmd_gdb(int argc, char **argv)
             if (cli_read_seconds(optarg, &timeout) < 0)
                 return cli_error(2, "--timeout must be a positive number of seconds: %s", optarg);
             break;
+        case 'K': /* docs/debugging.md, Limits: why there is no --keep */
+            return cli_error(2, "--keep is not possible: a session's run is the stored run unless "
+                                "gdb writes, and a run's spec cannot name gdb's writes, so a kept "
+                                "run would be nothing new or not replayable");
         case 'h':
             help();
             return 0;

@@ -22,6 +22,9 @@
  *     session modified: from then on its run is not the stored run, so
  *     reverse execution (which replays the stored run) is refused, and
  *     --verify says so.
+ *  6. A read (m) of a page not in the process's page table is served from
+ *     the program's file only for its read-only segments (progmem.c);
+ *     memory is always read from the machine first.
  */
 #include "gdbstub/stub.h"
 
@@ -33,6 +36,7 @@
 #include <unistd.h>
 
 #include "gdbstub/packet.h"
+#include "gdbstub/progmem.h"
 
 #define MAX_THREADS 1024
 #define GDBS_AUXV_BYTES 512 /* more than the kernel's AT_VECTOR_SIZE words */
@@ -74,6 +78,7 @@ struct gdbs_session {
     struct rw_thread th[MAX_THREADS];
     size_t nth;
     struct gfile files[GDBS_FILES];
+    struct gdbs_progmem pm; /* the program's read-only segments (invariant 6) */
     char out[GDBS_PACKET_MAX];
     char miss[160]; /* how the last replay missed the position (reverse) */
 };
@@ -215,6 +220,46 @@ static int reply_regs(struct gdbs_session *s)
     return send(s, s->out);
 }
 
+/* The process's AT_ENTRY and AT_PHDR (0 when its vector is not found). */
+static void entry_phdr(struct gdbs_session *s, uint64_t *entry, uint64_t *phdr)
+{
+    uint64_t v[GDBS_AUXV_BYTES / 8];
+    struct rw_error err;
+    long n = rw_machine_auxv(s->m, s->cfg->pid, v, sizeof(v), &err);
+    *entry = *phdr = 0;
+    for (long i = 0; i + 1 < n / 8; i += 2) {
+        if (v[i] == 9) /* AT_ENTRY */
+            *entry = v[i + 1];
+        if (v[i] == 3) /* AT_PHDR */
+            *phdr = v[i + 1];
+    }
+}
+
+/* Up to n bytes at addr: from the machine, and a page it does not map
+ * from the program's read-only segments (invariant 6). */
+static size_t read_mem(struct gdbs_session *s, uint64_t addr, unsigned char *buf, size_t n)
+{
+    size_t got = 0;
+    uint64_t entry = 0, phdr = 0;
+    int aux = 0;
+    while (got < n) {
+        got += rw_machine_read(s->m, s->cfg->pid, addr + got, buf + got, n - got);
+        if (got == n || s->pm.fd < 0)
+            break;
+        uint64_t a = addr + got;
+        size_t k = 4096 - (size_t)(a & 4095); /* the rest of the page missing */
+        if (k > n - got)
+            k = n - got;
+        if (!aux++)
+            entry_phdr(s, &entry, &phdr);
+        size_t f = gdbs_progmem_read(&s->pm, entry, phdr, a, buf + got, k);
+        got += f;
+        if (f < k)
+            break;
+    }
+    return got;
+}
+
 static int reply_mem(struct gdbs_session *s, const char *args)
 {
     char *end;
@@ -225,7 +270,7 @@ static int reply_mem(struct gdbs_session *s, const char *args)
     if (len > (GDBS_PACKET_MAX - 8) / 2)
         len = (GDBS_PACKET_MAX - 8) / 2;
     unsigned char buf[GDBS_PACKET_MAX / 2];
-    size_t got = rw_machine_read(s->m, s->cfg->pid, addr, buf, (size_t)len);
+    size_t got = read_mem(s, addr, buf, (size_t)len);
     if (!got && len)
         return send(s, "E14");
     gdbs_tohex(buf, got, s->out);
@@ -991,7 +1036,11 @@ int gdbs_start(const struct gdbs_config *cfg, struct gdbs_result *res, struct gd
     kernel_mode = cfg->kernel;
     for (int i = 0; i < GDBS_FILES; i++)
         s->files[i].fd = -1;
+    s->pm.fd = -1;
+    if (!cfg->kernel && cfg->exe_local)
+        gdbs_progmem_open(&s->pm, cfg->exe_local); /* none if it is not an ELF program */
     if (rw_seek(cfg->h, cfg->ref, cfg->step, &s->m, err) < 0) { /* invariant 2 */
+        gdbs_progmem_close(&s->pm);
         free(s);
         return -1;
     }
@@ -999,6 +1048,7 @@ int gdbs_start(const struct gdbs_config *cfg, struct gdbs_result *res, struct gd
         err->code = RW_EUSAGE;
         snprintf(err->msg, sizeof(err->msg), "no process %u at step %" PRIu64, cfg->pid, cfg->step);
         rw_machine_close(s->m);
+        gdbs_progmem_close(&s->pm);
         free(s);
         return -1;
     }
@@ -1044,6 +1094,7 @@ int gdbs_end(struct gdbs_session *s, int finish, struct rw_error *err)
         if (s->files[i].tmp[0])
             unlink(s->files[i].tmp);
     }
+    gdbs_progmem_close(&s->pm);
     rw_machine_close(s->m);
     free(s);
     return rc;

@@ -112,16 +112,35 @@ test_gdb_from_the_exec_step() {
     ex=$("$REWIND" events "$ID" --kind exec --json | python3 -c '
 import json, sys
 print(json.load(sys.stdin)[-1]["step"])')
-    # a line, not a function: at the exec step the program's code pages are
-    # not yet in its page table, so gdb cannot read them to skip bump's
-    # prologue (docs/debugging.md, Limits)
-    gdb_rw g "$ID" "$ex" --verify -- -batch -ex 'break dbg_threads.c:50' -ex 'continue' \
+    # At the exec step the program's pages are not yet in its page table:
+    # the stub serves its read-only segments from its file (src/gdbstub/
+    # progmem.c), so gdb reads bump's code and puts the breakpoint after
+    # its prologue, where it puts it from a later step; an untouched
+    # function disassembles; its first writable page is not served (it
+    # reads as unreadable until the program touches it).
+    local rw
+    rw=$(readelf -lW "$TOP/build/roots/test/usr/bin/dbg_threads" |
+        awk '$1 == "LOAD" && $7 == "RW" { print $3; exit }')
+    [ -n "$rw" ] || fail "no writable segment in dbg_threads"
+    rw=$(printf '0x%x' "$((rw))")
+    gdb_rw g "$ID" "$ex" --verify -- -batch -ex 'break bump' -ex 'x/4i wait_pipe' \
+        -ex "x/xg $rw" -ex 'continue' \
         -ex 'print i' -ex 'continue' -ex 'print i'
     expect_rc 0
     # the first two calls, in order (nothing before the first was missed)
-    expect_grep g.out 'Breakpoint 1, bump (i=1) at .*dbg_threads.c:50'
-    expect_grep g.out 'Breakpoint 1, bump (i=2) at .*dbg_threads.c:50'
+    expect_grep g.out 'Breakpoint 1, bump (i=1) at .*dbg_threads.c:'
+    expect_grep g.out 'Breakpoint 1, bump (i=2) at .*dbg_threads.c:'
     expect_grep g.err 'trace [0-9a-f]* equal to run'
+    [ "$(grep -c '<wait_pipe+[0-9]*>:' g.out)" -eq 3 ] && grep -q '<wait_pipe>:' g.out ||
+        fail "x/4i of an untouched function: $(cat g.out g.err)"
+    grep -q "Cannot access memory at address $rw\$" g.err ||
+        fail "the writable segment was served: $(cat g.out g.err)"
+    gdb_rw h "$ID" "$AT" -- -batch -ex 'break bump'
+    expect_rc 0
+    local a b
+    a=$(sed -n 's/^Breakpoint 1 at \(0x[0-9a-f]*\): file .*/\1/p' g.out)
+    b=$(sed -n 's/^Breakpoint 1 at \(0x[0-9a-f]*\): file .*/\1/p' h.out)
+    [ -n "$a" ] && [ "$a" = "$b" ] || fail "break bump at the exec step $a, later $b"
 }
 
 test_gdb_errors_are_one_line() {
@@ -136,6 +155,11 @@ test_gdb_errors_are_one_line() {
     # and exits 0)
     gdb_rw e3 "$ID" "$AT" -- -batch -ex 'break no_such_function'
     expect_grep e3.err 'Function "no_such_function" not defined'
+    # --keep is refused, saying why (docs/debugging.md, Limits)
+    gdb_rw e4 "$ID" "$AT" --keep -- -batch -ex bt
+    [ "$RC" -eq 2 ] || fail "--keep: rc $RC $(cat e4.err)"
+    [ "$(wc -l < e4.err)" -eq 1 ] || fail "not one line: $(cat e4.err)"
+    expect_grep e4.err "^rewind: --keep is not possible: .*spec cannot name gdb's writes"
 }
 
 # A watchpoint on the counter bump() adds to: each stop shows the old and
@@ -223,7 +247,7 @@ test_gdb_verify_sees_a_debugger_that_perturbs() {
 test_gdb_port_serves_the_program() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
 socket.create_connection(s.getsockname(), 5)' 2>/dev/null ||
-        skip "no loopback network here (the test host VM has none): --port untestable"
+        skip "no loopback network here (tools/kvm-host brings it up in the test host): --port untestable"
     dbg_run
     local port=$((20000 + RANDOM % 20000))
     "$REWIND" gdb "$ID" "$AT" --port "$port" >s.out 2>s.err &
@@ -294,6 +318,53 @@ PY
     expect_grep k.err 'equal to run'
     gdb_rw e "$ID" "$AT" --kernel -- -batch -ex 'reverse-stepi'
     expect_grep e.err 'not supported'
+}
+
+# --kernel where the test host can: no breakpoint (debug registers never
+# fire there), but the whole machine at a step of a run: the vCPU's pc is
+# named by the guest kernel's symbols (the ELF given to gdb), memory is read
+# through the vCPU's CR3 (the kernel's banner, read by an `m` packet, is the
+# file's), stepi moves the pc, the machine still runs the stored run
+# (--verify), and reverse execution is refused in one line.
+test_gdb_kernel_symbols_stepi_memory() {
+    dbg_run
+    local vmlinux="$TOP/build/kernel/vmlinux"
+    gdb_rw k "$ID" "$AT" --kernel --verify -- -batch \
+        -ex 'echo MARK-A\n' -ex 'print $pc' -ex 'info symbol $pc' -ex 'x/i $pc' \
+        -ex 'stepi' -ex 'echo MARK-B\n' -ex 'print $pc' -ex 'info symbol $pc' \
+        -ex 'echo MARK-C\n' -ex 'x/s &linux_banner' -ex 'reverse-stepi' -ex 'echo END\n'
+    expect_rc 0
+    # the banner as the kernel's file has it (gdb on the file alone)
+    timeout 120 gdb -q -nx -batch "$vmlinux" -ex 'x/s &linux_banner' >f.out 2>/dev/null
+    python3 - k.out f.out k.log <<'PY' || fail "--kernel: $(cat k.out; grep -v 'gdb [<-]' k.log)"
+import re, sys
+t, f, log = (open(x).read() for x in sys.argv[1:4])
+def part(mark):
+    return t.split(mark, 1)[1].split("MARK", 1)[0]
+def pc(mark):
+    return int(re.search(r"^\$\d+ = .*?(0x[0-9a-f]+)", part(mark), re.M).group(1), 16)
+a, b = pc("MARK-A"), pc("MARK-B")
+# stepi moved the vCPU, and each pc is in the kernel, named by a symbol
+assert a != b, (hex(a), hex(b))
+for mark in ("MARK-A", "MARK-B"):
+    p = part(mark)
+    if pc(mark) >= 0xffffffff80000000:
+        assert re.search(r"^\w+( \+ \d+)? in section \.\w+", p, re.M), p
+    else:
+        assert "No symbol matches" in p, p
+assert pc("MARK-A") >= 0xffffffff80000000 or pc("MARK-B") >= 0xffffffff80000000, (hex(a), hex(b))
+assert re.search(r"^=> 0x[0-9a-f]+( <\w+(\+\d+)?>)?:\s+\S", part("MARK-A"), re.M), part("MARK-A")
+# the banner through CR3 equals the file's, and came from the stub
+banner = re.search(r'<linux_banner>:\s+(".*")', part("MARK-C")).group(1)
+want = re.search(r'<linux_banner>:\s+(".*")', f).group(1)
+assert banner == want and banner.startswith('"Linux version'), (banner, want)
+addr = re.search(r"^(0x[0-9a-f]+) <linux_banner>", f, re.M).group(1)[2:]
+assert re.search(r"gdb -> [$]?m" + addr + ",", log), "no m packet at " + addr
+PY
+    expect_grep k.err 'reverse execution of the whole machine (--kernel) is not supported'
+    [ "$(grep -c 'not supported' k.err)" -eq 1 ] || fail "reverse-stepi: $(cat k.err)"
+    expect_grep k.out 'END'
+    expect_grep k.err 'trace [0-9a-f]* equal to run'
 }
 
 # Ctrl-C (SIGINT to rewind and gdb, as a terminal sends it) stops the

@@ -6,8 +6,8 @@
 
 SHOTS=$TOP/build/artifacts/t_serve
 
-# The server listens on the loopback interface, which the nested test host
-# (tools/kvm-host) leaves down: bring it up there (a no-op where it is up).
+# The server listens on the loopback interface: tools/kvm-host's host VM
+# brings it up at boot; bring it up where it is down (a no-op where it is up).
 loopback_up() {
     ip link show lo 2>/dev/null | grep -q 'UP' && return 0
     ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null ||
