@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #include "guestos/gos.h"
 #include "run/debug.h"
@@ -724,6 +725,13 @@ static void tf_step(void *ctx, struct platform *p)
         h->failed = 1;
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* The two bytes at rip (user mode, the vCPU's page table): the opcode of
  * the instruction there (0 if unreadable). */
 static unsigned op_at(rw_machine *m, const struct kvm_sregs *sr, uint64_t rip)
@@ -850,7 +858,14 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
     p->dbg_step = tf_step;   /* invariant 10 */
     p->dbg_ctx = &hook;
     run_active_kvm_run = run;
+    /* REWIND_GDB_LOG=2: where a debug exit's time goes (docs/debugging.md) */
+    const int prof = tf_log();
+    uint64_t t0 = 0, t1 = 0, ns_run = 0, ns_mon = 0;
+    int prev_debug = 0;
     for (;;) {
+        if (prof && prev_debug)
+            ns_mon += mono_ns() - t1;
+        prev_debug = 0;
         if (p->outcome != PLATFORM_RUNNING) {
             s->why = RW_STOP_ENDED;
             break;
@@ -863,7 +878,11 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
             s->why = RW_STOP_STEP;
             break;
         }
+        if (prof)
+            t0 = mono_ns();
         int kr = ioctl(m->c.vm.vcpu_fd, KVM_RUN, 0);
+        if (prof)
+            t1 = mono_ns();
         uint64_t step = p->step;
         if (kr < 0) {
             if (errno == EINTR || errno == EAGAIN) {
@@ -887,6 +906,8 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         }
         /* A debug exit: never a step (invariant 4). */
         s->debug_exits++;
+        prev_debug = 1;
+        ns_run += t1 - t0;
         if (hole_debug_time())
             p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
         if (kvm_step) {           /* the CPUID ran: KVM's single step off, TF back */
@@ -949,9 +970,10 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
                 s->pc = k.rip;
                 break;
             }
-            if (op_at(m, &sr, k.rip) == OP_SYSCALL && nsys < SYS_PENDING)
-                sys_tid[nsys++] = tid;     /* its next trap: r11 (invariant 12) */
-            if (cpuid_at(m, &sr, k.rip)) { /* invariant 11 */
+            unsigned op = op_at(m, &sr, k.rip); /* one read for both checks */
+            if (op == OP_SYSCALL && nsys < SYS_PENDING)
+                sys_tid[nsys++] = tid; /* its next trap: r11 (invariant 12) */
+            if (op == OP_CPUID) {      /* invariant 11 */
                 if (process_debug(m, 1) < 0) {
                     err->code = RW_EINTERNAL;
                     snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s",
@@ -974,6 +996,12 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         }
     }
     run_active_kvm_run = NULL;
+    if (prof && s->debug_exits)
+        fprintf(stderr,
+                "rewind: debug resume: %llu debug exits: %.1f us each in KVM_RUN, %.1f us in "
+                "the monitor\n",
+                (unsigned long long)s->debug_exits, ns_run / 1e3 / s->debug_exits,
+                ns_mon / 1e3 / s->debug_exits);
     p->dbg_step = NULL;
     p->dbg_ctx = NULL;
     if (hook.failed && rc == 0) {
