@@ -24,10 +24,12 @@
  *     --verify says so.
  *  6. Reverse execution's counting replays cover windows that do not
  *     overlap: the first is the current step up to the position, each next
- *     one ends where the one before began and is twice as long (1, 2, 4,
- *     ... steps), down to cfg->history. Each seeks to its start (no debug
- *     exits on the way) and traps only inside the window, so the cost is
- *     about the stretch from the stop found to the position, twice at most.
+ *     one ends where the one before began, down to cfg->history. The second
+ *     is 1 step long; a window that took fewer debug exits than a seek
+ *     costs (REVERSE_EXITS_PER_SEEK) is followed by one twice as long, a
+ *     dearer one by one as long. Each seeks to its start (no debug exits on
+ *     the way) and traps only inside the window, so the cost is about the
+ *     trapped stretch from the stop found to the position, plus one window.
  *     The first window with a stop holds the answer: its last stop.
  *  7. Landing on that stop seeks to the start of the stop's own step and
  *     counts the stops of that step only (the counting replay recorded the
@@ -621,6 +623,13 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
     return 0;
 }
 
+/* A window of reverse execution's counting replays that took fewer debug
+ * exits than this is followed by one twice as long; after a dearer one the
+ * size stays (invariant 6). About one seek's cost in debug exits: 50,000
+ * exits at ~130 us each in the test host (docs/debugging.md) is ~6.5 s, the
+ * time of a seek there (bench/RESULTS.md, "Watch and gdb"). */
+#define REVERSE_EXITS_PER_SEEK 50000
+
 /* REWIND_GDB_REVERSE=overlap: the strategy before 2026-12-01 (every
  * replay runs to the position, windows of 1 then 4096 steps doubling,
  * landing from the window's start), kept for bench/gdb.sh's side by side. */
@@ -727,6 +736,7 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
         struct hit h = {0};
         s->miss[0] = 0;
         struct rw_error err;
+        const uint64_t exits0 = s->res->debug_exits;
         if (replay(s, from, &r, tgt, 0, &n, &found, NULL, &h, &err) < 0) {
             note(s, "%s", err.msg);
             return send(s, "E01");
@@ -770,7 +780,9 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             size = size < 2 ? 4096 : size * 2;
         } else {
             to = from;
-            size = first ? 1 : size * 2;
+            /* invariant 6: twice as long after a cheap window */
+            if (!first && s->res->debug_exits - exits0 < REVERSE_EXITS_PER_SEEK)
+                size *= 2;
         }
         first = 0;
     }

@@ -342,6 +342,11 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *     registers of a thread still inside a system call when TF is cleared
  *     (invariant 8), so the registers P sees are those of the run without
  *     the debugger.
+ * 13. At a debug exit of a process the vCPU's registers are read from
+ *     kvm_run, where KVM wrote them at the exit (KVM_CAP_SYNC_REGS; the two
+ *     ioctls when KVM lacks it), never written through it (kvm_dirty_regs
+ *     stays 0: writes go through KVM_SET_REGS), and only while
+ *     rw_machine_resume runs (kvm_valid_regs is 0 again when it returns).
  */
 
 #define INTERNAL_SLOT 3
@@ -776,6 +781,34 @@ static int process_debug(rw_machine *m, int kvm_step)
     return 0;
 }
 
+/* REWIND_GDB_SYNC_REGS=0 (bench only): read the vCPU at a debug exit with
+ * the two ioctls instead of from kvm_run (invariant 13). */
+static int sync_regs_wanted(rw_machine *m)
+{
+    const char *e = getenv("REWIND_GDB_SYNC_REGS");
+    if (e && !strcmp(e, "0"))
+        return 0;
+    int have = ioctl(m->c.vm.vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SYNC_REGS);
+    const int want = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+    return have > 0 && (have & want) == want;
+}
+
+/* The vCPU's registers at an exit: from kvm_run when KVM wrote them there
+ * (sync), else by ioctl. 0 or -1. */
+static int exit_regs(rw_machine *m, int sync, struct kvm_sregs *sr, struct kvm_regs *k)
+{
+    if (sync) {
+        RW_ASSERT(!m->c.vm.run->kvm_dirty_regs); /* invariant 13 */
+        *sr = m->c.vm.run->s.regs.sregs;
+        *k = m->c.vm.run->s.regs.regs;
+        return 0;
+    }
+    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, sr) < 0 ||
+        ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, k) < 0)
+        return -1;
+    return 0;
+}
+
 static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
                           struct rw_error *err)
 {
@@ -858,6 +891,10 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
     p->dbg_step = tf_step;   /* invariant 10 */
     p->dbg_ctx = &hook;
     run_active_kvm_run = run;
+    /* invariant 13: KVM writes the registers into kvm_run at each exit */
+    const int sync = sync_regs_wanted(m);
+    run->kvm_dirty_regs = 0;
+    run->kvm_valid_regs = sync ? KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS : 0;
     /* REWIND_GDB_LOG=2: where a debug exit's time goes (docs/debugging.md) */
     const int prof = tf_log();
     uint64_t t0 = 0, t1 = 0, ns_run = 0, ns_mon = 0;
@@ -922,8 +959,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         struct kvm_sregs sr;
         struct kvm_regs k;
         uint32_t tid = 0, tgid = 0;
-        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 ||
-            ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
+        if (exit_regs(m, sync, &sr, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
             err->code = RW_EINTERNAL;
             snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU at a debug exit");
             rc = -1;
@@ -996,6 +1032,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         }
     }
     run_active_kvm_run = NULL;
+    run->kvm_valid_regs = 0;
     if (prof && s->debug_exits)
         fprintf(stderr,
                 "rewind: debug resume: %llu debug exits: %.1f us each in KVM_RUN, %.1f us in "
