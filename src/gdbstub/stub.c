@@ -37,7 +37,10 @@
  *     window instead (a change the kernel made is seen at the next step's
  *     start, which a seek to that step already holds). The stop landed on
  *     has the thread, pc and step the counting replay saw, or the command
- *     fails (invariant 3).
+ *     fails (invariant 3). reverse-stepi counts the thread's instructions
+ *     without stopping at them (rw_resume.step_skip: rw_machine_resume
+ *     counts them) and lands by running, from the window's start, to the
+ *     n-th one in one call.
  */
 #include "gdbstub/stub.h"
 
@@ -554,11 +557,12 @@ struct hit {
     uint64_t pc;
 };
 
-/* Replay from step `from` with r (step_tid set: single steps), counting
- * the stops strictly before target. *found: target was reached. With
- * stop_at > 0, stop at the stop_at-th stop instead and leave the machine
- * there in *out. last (if not NULL) gets the last stop counted. 0 or -1
- * with err. */
+/* Replay from step `from` with r, counting the stops strictly before
+ * target (with step_tid: the thread's instructions, counted by
+ * rw_machine_resume without stopping, r->step_skip UINT64_MAX). *found:
+ * target was reached. With stop_at > 0 (not with step_tid), stop at the
+ * stop_at-th stop instead and leave the machine there in *out. last (if
+ * not NULL) gets the last stop counted. 0 or -1 with err. */
 static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume *r0,
                   const struct pos *target, uint64_t stop_at, uint64_t *count, int *found,
                   rw_machine **out, struct hit *last, struct rw_error *err)
@@ -573,7 +577,6 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
     r.until_step = target->boundary ? target->step : target->step + 1;
     *count = 0;
     *found = 0;
-    uint64_t limit = r.step_tid ? s->cfg->max_singlesteps : UINT64_MAX;
     for (;;) {
         struct rw_stop st;
         if (rw_machine_resume(m, &r, &st, err) < 0) {
@@ -581,6 +584,9 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
             return -1;
         }
         s->res->debug_exits += st.debug_exits;
+        if (r.step_tid) /* the target's own instruction is not before it */
+            *count += st.tid_steps - (st.why == RW_STOP_BREAK && st.tid == r.step_tid &&
+                                      same_pos(s, m, &st, target));
         if (log_on > 0)
             fprintf(stderr,
                     "rewind: gdb -- replay from %" PRIu64 " to %" PRIu64 "%s: stop %" PRIu64
@@ -596,7 +602,7 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
             *found = 1;
             break;
         }
-        if (st.why == RW_STOP_BREAK && st.slot >= s->nbps)
+        if (st.why == RW_STOP_BREAK && (r.step_tid || st.slot >= s->nbps))
             continue; /* the extra breakpoint at the target's pc, elsewhere */
         ++*count;
         if (last) {
@@ -608,18 +614,42 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
             *out = m;
             return 0;
         }
-        if (*count > limit) {
-            rw_machine_close(m);
-            err->code = RW_EUSAGE;
-            snprintf(err->msg, sizeof(err->msg),
-                     "reverse-stepi: more than %" PRIu64
-                     " instructions of thread %u since step %" PRIu64
-                     ": too long to single-step (start gdb at a later step)",
-                     limit, r.step_tid, from);
-            return -1;
-        }
     }
     rw_machine_close(m);
+    return 0;
+}
+
+/* reverse-stepi's landing: seek to `from` and run thread tid's n-th
+ * instruction since then, counted by rw_machine_resume (step_skip), in one
+ * call. *out: the machine there. 0 or -1 with err. */
+static int land_step(struct gdbs_session *s, const struct rw_resume *r0, const struct pos *target,
+                     uint64_t from, uint64_t n, rw_machine **out, struct rw_error *err)
+{
+    *out = NULL;
+    rw_machine *m;
+    if (rw_seek(s->cfg->h, s->cfg->ref, from, &m, err) < 0)
+        return -1;
+    s->res->replays++;
+    struct rw_resume r = *r0;
+    r.nw = 0;
+    r.step_skip = n - 1;
+    r.until_step = target->boundary ? target->step : target->step + 1;
+    struct rw_stop st;
+    if (rw_machine_resume(m, &r, &st, err) < 0) {
+        rw_machine_close(m);
+        return -1;
+    }
+    s->res->debug_exits += st.debug_exits;
+    if (st.why != RW_STOP_STEPPED || st.tid != r.step_tid) {
+        rw_machine_close(m);
+        snprintf(err->msg, sizeof(err->msg), "%s",
+                 r.abort && *r.abort ? "interrupted"
+                                     : "reverse execution: the second replay did not "
+                                       "reach the stop the first one found");
+        return -1;
+    }
+    s->last = st;
+    *out = m;
     return 0;
 }
 
@@ -649,6 +679,8 @@ static int land(struct gdbs_session *s, const struct rw_resume *r, const struct 
                 uint64_t from, uint64_t n, const struct hit *h, int per_step, rw_machine **out,
                 struct rw_error *err)
 {
+    if (r->step_tid)
+        return land_step(s, r, target, from, n, out, err);
     uint64_t n2;
     int found;
     struct pos end = {.step = h->step + 1, .boundary = 1};
@@ -696,15 +728,17 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
     resume_of(s, &r);
     r.abort = s->cfg->abort;
     r.step_tid = step_tid;
-    if (step_tid)
-        r.nw = 0; /* reverse-stepi counts single steps only */
+    if (step_tid) {
+        r.nw = 0; /* reverse-stepi counts the thread's instructions only */
+        r.step_skip = UINT64_MAX;
+    }
     const struct pos target = s->here;
     int have_bp = 0, have_watch = 0;
     for (int i = 0; i < r.nw; i++) {
         have_bp |= r.w[i].kind == RW_BREAK && r.w[i].addr == target.r.rip;
         have_watch |= r.w[i].kind != RW_BREAK;
     }
-    if (!step_tid && !target.boundary && !have_bp && r.nw < RW_DEBUG_POINTS) {
+    if (!target.boundary && !have_bp && r.nw < RW_DEBUG_POINTS) {
         /* stop at the target itself even if no breakpoint is there */
         r.w[r.nw].addr = target.r.rip;
         r.w[r.nw].kind = RW_BREAK;

@@ -985,7 +985,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
                 snprintf(err->msg, sizeof(err->msg), "cannot write the vCPU's registers");
                 break;
             }
-            if (r->step_tid && tid == r->step_tid) {
+            if (r->step_tid && tid == r->step_tid && ++s->tid_steps > r->step_skip) {
                 s->why = RW_STOP_STEPPED;
                 s->tid = tid;
                 s->pc = k.rip;
