@@ -211,7 +211,7 @@ test_gdb_reverse_continue_from_the_pool_crash() {
     local line regs='info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15'
     line=$(grep -n '^ *done++;' "$TOP/examples/pool/pool.c" | cut -d: -f1)
     [ -n "$line" ] || fail "no done++ line in examples/pool/pool.c"
-    GDB_LOG=2 GDB_TIMEOUT=1200 gdb_rw g "$FAILR" "$CRASH" --verify -- -batch \
+    GDB_LOG=2 GDB_TIMEOUT=3000 gdb_rw g "$FAILR" "$CRASH" --verify -- -batch \
         -ex "break pool.c:$line" -ex 'reverse-continue' -ex 'echo MARK-A\n' -ex "$regs" \
         -ex 'reverse-stepi' -ex 'echo MARK-B\n' -ex "$regs" -ex 'stepi' -ex 'echo MARK-C\n' -ex "$regs"
     expect_rc 0
