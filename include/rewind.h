@@ -507,6 +507,10 @@ struct rw_resume {
     struct rw_watch w[RW_DEBUG_POINTS];
     int nw; /* at most RW_DEBUG_SLOTS for pid 0, RW_DEBUG_POINTS for a process */
     uint32_t step_tid;   /* non-zero: stop after one user instruction of this thread */
+    uint64_t step_skip;  /* with step_tid and a process: run that many user
+                            instructions of step_tid first (counted in
+                            rw_stop.tid_steps), stopping only for the rest of
+                            r's conditions; UINT64_MAX: count them all */
     int cpu_step;        /* stop after one instruction of the vCPU, whatever runs
                             (with pid 0: the whole machine) */
     uint64_t until_step; /* non-zero: stop when the run reaches this step */
@@ -527,6 +531,7 @@ struct rw_stop {
     uint64_t pc;    /* its user pc */
     int slot;
     uint64_t debug_exits; /* debug exits taken by this call */
+    uint64_t tid_steps;   /* user instructions of step_tid this call ran */
 };
 /* Run m on until one of r's conditions. 0 with *s, or -1 with err. */
 int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,

@@ -328,7 +328,6 @@ int cmd_gdb(int argc, char **argv)
                               .step = step,
                               .pid = p32,
                               .history = history,
-                              .max_singlesteps = 200000,
                               .abort = abort_flag,
                               .interrupt = &gdb_interrupt,
                               .stopping = &gdb_stopping,

@@ -22,7 +22,26 @@
  *     session modified: from then on its run is not the stored run, so
  *     reverse execution (which replays the stored run) is refused, and
  *     --verify says so.
- *  6. A read (m) of a page not in the process's page table is served from
+ *  6. Reverse execution's counting replays cover windows that do not
+ *     overlap: the first is the current step up to the position, each next
+ *     one ends where the one before began, down to cfg->history. The second
+ *     is 1 step long; a window that took fewer debug exits than a seek
+ *     costs (REVERSE_EXITS_PER_SEEK) is followed by one twice as long, a
+ *     dearer one by one as long. Each seeks to its start (no debug exits on
+ *     the way) and traps only inside the window, so the cost is about the
+ *     trapped stretch from the stop found to the position, plus one window.
+ *     The first window with a stop holds the answer: its last stop.
+ *  7. Landing on that stop seeks to the start of the stop's own step and
+ *     counts the stops of that step only (the counting replay recorded the
+ *     stop's step and its ordinal there); with a watchpoint it replays the
+ *     window instead (a change the kernel made is seen at the next step's
+ *     start, which a seek to that step already holds). The stop landed on
+ *     has the thread, pc and step the counting replay saw, or the command
+ *     fails (invariant 3). reverse-stepi counts the thread's instructions
+ *     without stopping at them (rw_resume.step_skip: rw_machine_resume
+ *     counts them) and lands by running, from the window's start, to the
+ *     n-th one in one call.
+ *  8. A read (m) of a page not in the process's page table is served from
  *     the program's file only for its read-only segments (progmem.c);
  *     memory is always read from the machine first.
  */
@@ -37,6 +56,7 @@
 
 #include "gdbstub/packet.h"
 #include "gdbstub/progmem.h"
+#include "util/check.h"
 
 #define MAX_THREADS 1024
 #define GDBS_AUXV_BYTES 512 /* more than the kernel's AT_VECTOR_SIZE words */
@@ -78,7 +98,7 @@ struct gdbs_session {
     struct rw_thread th[MAX_THREADS];
     size_t nth;
     struct gfile files[GDBS_FILES];
-    struct gdbs_progmem pm; /* the program's read-only segments (invariant 6) */
+    struct gdbs_progmem pm; /* the program's read-only segments (invariant 8) */
     char out[GDBS_PACKET_MAX];
     char miss[160]; /* how the last replay missed the position (reverse) */
 };
@@ -236,7 +256,7 @@ static void entry_phdr(struct gdbs_session *s, uint64_t *entry, uint64_t *phdr)
 }
 
 /* Up to n bytes at addr: from the machine, and a page it does not map
- * from the program's read-only segments (invariant 6). */
+ * from the program's read-only segments (invariant 8). */
 static size_t read_mem(struct gdbs_session *s, uint64_t addr, unsigned char *buf, size_t n)
 {
     size_t got = 0;
@@ -574,13 +594,23 @@ static int same_pos(struct gdbs_session *s, rw_machine *m, const struct rw_stop 
     return 0;
 }
 
-/* Replay from step `from` with r (step_tid set: single steps), counting
- * the stops strictly before target. *found: target was reached. With
- * stop_at > 0, stop at the stop_at-th stop instead and leave the machine
- * there in *out. 0 or -1 with err. */
+/* The last stop a counting replay saw: its step, its ordinal among the
+ * counted stops of that step, its thread and pc (invariant 7). */
+struct hit {
+    uint64_t step, ord;
+    uint32_t tid;
+    uint64_t pc;
+};
+
+/* Replay from step `from` with r, counting the stops strictly before
+ * target (with step_tid: the thread's instructions, counted by
+ * rw_machine_resume without stopping, r->step_skip UINT64_MAX). *found:
+ * target was reached. With stop_at > 0 (not with step_tid), stop at the
+ * stop_at-th stop instead and leave the machine there in *out. last (if
+ * not NULL) gets the last stop counted. 0 or -1 with err. */
 static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume *r0,
                   const struct pos *target, uint64_t stop_at, uint64_t *count, int *found,
-                  rw_machine **out, struct rw_error *err)
+                  rw_machine **out, struct hit *last, struct rw_error *err)
 {
     rw_machine *m;
     if (out)
@@ -592,7 +622,6 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
     r.until_step = target->boundary ? target->step : target->step + 1;
     *count = 0;
     *found = 0;
-    uint64_t limit = r.step_tid ? s->cfg->max_singlesteps : UINT64_MAX;
     for (;;) {
         struct rw_stop st;
         if (rw_machine_resume(m, &r, &st, err) < 0) {
@@ -600,11 +629,16 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
             return -1;
         }
         s->res->debug_exits += st.debug_exits;
+        if (r.step_tid) /* the target's own instruction is not before it */
+            *count += st.tid_steps - (st.why == RW_STOP_BREAK && st.tid == r.step_tid &&
+                                      same_pos(s, m, &st, target));
         if (log_on > 0)
             fprintf(stderr,
-                    "rewind: gdb -- replay from %" PRIu64 ": stop %" PRIu64 ": why %d step %" PRIu64
-                    " thread %u pc 0x%" PRIx64 " slot %d, %" PRIu64 " debug exits\n",
-                    from, *count + 1, (int)st.why, st.step, st.tid, st.pc, st.slot, st.debug_exits);
+                    "rewind: gdb -- replay from %" PRIu64 " to %" PRIu64 "%s: stop %" PRIu64
+                    ": why %d step %" PRIu64 " thread %u pc 0x%" PRIx64 " slot %d, %" PRIu64
+                    " debug exits\n",
+                    from, target->step, target->boundary ? "" : "+", *count + 1, (int)st.why,
+                    st.step, st.tid, st.pc, st.slot, st.debug_exits);
         if (st.why == RW_STOP_ABORTED || st.why == RW_STOP_ENDED || st.why == RW_STOP_STEP) {
             *found = st.why == RW_STOP_STEP && target->boundary;
             break;
@@ -613,29 +647,116 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
             *found = 1;
             break;
         }
-        if (st.why == RW_STOP_BREAK && st.slot >= s->nbps)
+        if (st.why == RW_STOP_BREAK && (r.step_tid || st.slot >= s->nbps))
             continue; /* the extra breakpoint at the target's pc, elsewhere */
         ++*count;
+        if (last) {
+            last->ord = *count > 1 && last->step == st.step ? last->ord + 1 : 1;
+            *last = (struct hit){st.step, last->ord, st.tid, st.pc};
+        }
         if (stop_at && *count == stop_at) {
             s->last = st;
             *out = m;
             return 0;
-        }
-        if (*count > limit) {
-            rw_machine_close(m);
-            err->code = RW_EUSAGE;
-            snprintf(err->msg, sizeof(err->msg),
-                     "reverse-stepi: more than %" PRIu64
-                     " instructions of thread %u since step %" PRIu64
-                     ": too long to single-step (start gdb at a later step)",
-                     limit, r.step_tid, from);
-            return -1;
         }
     }
     rw_machine_close(m);
     return 0;
 }
 
+/* reverse-stepi's landing: seek to `from` and run thread tid's n-th
+ * instruction since then, counted by rw_machine_resume (step_skip), in one
+ * call. *out: the machine there. 0 or -1 with err. */
+static int land_step(struct gdbs_session *s, const struct rw_resume *r0, const struct pos *target,
+                     uint64_t from, uint64_t n, rw_machine **out, struct rw_error *err)
+{
+    *out = NULL;
+    rw_machine *m;
+    if (rw_seek(s->cfg->h, s->cfg->ref, from, &m, err) < 0)
+        return -1;
+    s->res->replays++;
+    struct rw_resume r = *r0;
+    r.nw = 0;
+    r.step_skip = n - 1;
+    r.until_step = target->boundary ? target->step : target->step + 1;
+    struct rw_stop st;
+    if (rw_machine_resume(m, &r, &st, err) < 0) {
+        rw_machine_close(m);
+        return -1;
+    }
+    s->res->debug_exits += st.debug_exits;
+    if (st.why != RW_STOP_STEPPED || st.tid != r.step_tid) {
+        rw_machine_close(m);
+        snprintf(err->msg, sizeof(err->msg), "%s",
+                 r.abort && *r.abort ? "interrupted"
+                                     : "reverse execution: the second replay did not "
+                                       "reach the stop the first one found");
+        return -1;
+    }
+    s->last = st;
+    *out = m;
+    return 0;
+}
+
+/* A window of reverse execution's counting replays that took fewer debug
+ * exits than this is followed by one twice as long; after a dearer one the
+ * size stays (invariant 6). About one seek's cost in debug exits: 50,000
+ * exits at ~130 us each in the test host (docs/debugging.md) is ~6.5 s, the
+ * time of a seek there (bench/RESULTS.md, "Watch and gdb"). */
+#define REVERSE_EXITS_PER_SEEK 50000
+
+/* REWIND_GDB_REVERSE=overlap: the strategy before 2026-12-01 (every
+ * replay runs to the position, windows of 1 then 4096 steps doubling,
+ * landing from the window's start), kept for bench/gdb.sh's side by side. */
+static int reverse_overlap(void)
+{
+    const char *e = getenv("REWIND_GDB_REVERSE");
+    return e && !strcmp(e, "overlap");
+}
+
+/* Land on the stop h that a counting replay found: seek (no debug exits)
+ * to the start of its step and count its stops there (invariant 7), or,
+ * with watchpoints, replay the whole window from `from` to its n-th stop:
+ * a watched value the kernel changed is seen at the step after the
+ * change, which a seek to that step already holds. The stop reached must
+ * be h (invariant 3). *out: the machine there, or NULL with a note. */
+static int land(struct gdbs_session *s, const struct rw_resume *r, const struct pos *target,
+                uint64_t from, uint64_t n, const struct hit *h, int per_step, rw_machine **out,
+                struct rw_error *err)
+{
+    if (r->step_tid)
+        return land_step(s, r, target, from, n, out, err);
+    uint64_t n2;
+    int found;
+    struct pos end = {.step = h->step + 1, .boundary = 1};
+    if (per_step) {
+        from = h->step;
+        n = h->ord;
+        target = &end;
+    }
+    if (replay(s, from, r, target, n, &n2, &found, out, NULL, err) < 0)
+        return -1;
+    if (!*out) { /* the replay ended before the stop it found before */
+        snprintf(err->msg, sizeof(err->msg), "%s",
+                 r->abort && *r->abort ? "interrupted"
+                                       : "reverse execution: the second replay did not "
+                                         "reach the stop the first one found");
+        return -1;
+    }
+    if (s->last.tid != h->tid || s->last.pc != h->pc || s->last.step != h->step) {
+        snprintf(err->msg, sizeof(err->msg),
+                 "reverse execution: the second replay reached a stop of thread %u at 0x%" PRIx64
+                 " (step %" PRIu64 "), not the first one's of thread %u at 0x%" PRIx64
+                 " (step %" PRIu64 ")",
+                 s->last.tid, s->last.pc, s->last.step, h->tid, h->pc, h->step);
+        rw_machine_close(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Reverse execution (invariants 3, 4, 6, 7). */
 static int reverse(struct gdbs_session *s, uint32_t step_tid)
 {
     if (s->cfg->kernel) {
@@ -652,31 +773,50 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
     resume_of(s, &r);
     r.abort = s->cfg->abort;
     r.step_tid = step_tid;
-    if (step_tid)
-        r.nw = 0; /* reverse-stepi counts single steps only */
+    if (step_tid) {
+        r.nw = 0; /* reverse-stepi counts the thread's instructions only */
+        r.step_skip = UINT64_MAX;
+    }
     const struct pos target = s->here;
-    int have_bp = 0;
-    for (int i = 0; i < r.nw; i++)
+    int have_bp = 0, have_watch = 0;
+    for (int i = 0; i < r.nw; i++) {
         have_bp |= r.w[i].kind == RW_BREAK && r.w[i].addr == target.r.rip;
-    if (!step_tid && !target.boundary && !have_bp && r.nw < RW_DEBUG_POINTS) {
+        have_watch |= r.w[i].kind != RW_BREAK;
+    }
+    if (!target.boundary && !have_bp && r.nw < RW_DEBUG_POINTS) {
         /* stop at the target itself even if no breakpoint is there */
         r.w[r.nw].addr = target.r.rip;
         r.w[r.nw].kind = RW_BREAK;
         r.nw++;
     }
-    uint64_t hist = s->cfg->history;
-    uint64_t window = 1;
+    const int overlap = reverse_overlap();
+    const uint64_t lo = s->cfg->history > 1 ? s->cfg->history : 1;
+    /* Invariant 6: window k is [from, to): to is the position for the
+     * first (the current step) and the previous window's start after. */
+    uint64_t to = target.step, size = 1;
+    int first = !target.boundary;
     for (;;) {
-        uint64_t from = target.step > hist + window ? target.step - window : hist;
-        if (from < 1)
-            from = 1;
-        if (!target.boundary && window == 1 && from < target.step)
-            from = target.step; /* first: since the current step's start */
+        uint64_t from;
+        struct pos end = {.step = to, .boundary = 1};
+        const struct pos *tgt = &target;
+        if (first) {
+            from = target.step;
+        } else if (overlap) {
+            from = target.step > lo + size ? target.step - size : lo;
+        } else {
+            if (to <= lo)
+                goto history_begins;
+            from = to > lo + size ? to - size : lo;
+            tgt = &end;
+        }
+        RW_ASSERT(overlap || first || (from < to && from >= lo)); /* invariant 6 */
         uint64_t n;
         int found;
+        struct hit h = {0};
         s->miss[0] = 0;
         struct rw_error err;
-        if (replay(s, from, &r, &target, 0, &n, &found, NULL, &err) < 0) {
+        const uint64_t exits0 = s->res->debug_exits;
+        if (replay(s, from, &r, tgt, 0, &n, &found, NULL, &h, &err) < 0) {
             note(s, "%s", err.msg);
             return send(s, "E01");
         }
@@ -689,24 +829,18 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             char msg[400];
             snprintf(msg, sizeof(msg),
                      "reverse execution could not reproduce the current position (step %" PRIu64
-                     ", thread %u at 0x%" PRIx64 ") replaying from step %" PRIu64 "%s%s",
-                     target.step, target.tid, target.r.rip, from, s->miss[0] ? ": saw " : "",
-                     s->miss);
+                     ", thread %u at 0x%" PRIx64 ") replaying from step %" PRIu64 " to %s%" PRIu64
+                     "%s%s",
+                     target.step, target.tid, target.r.rip, from,
+                     tgt == &end ? "the start of step " : "step ", tgt->step,
+                     s->miss[0] ? ": saw " : "", s->miss);
             note(s, "%s", msg);
             return send(s, "E01");
         }
         if (n > 0) {
             rw_machine *m;
-            uint64_t n2;
-            if (replay(s, from, &r, &target, n, &n2, &found, &m, &err) < 0) {
+            if (land(s, &r, tgt, from, n, &h, !overlap && !have_watch, &m, &err) < 0) {
                 note(s, "%s", err.msg);
-                return send(s, "E01");
-            }
-            if (!m) { /* the replay ended before the stop it found before */
-                note(s, "%s",
-                     r.abort && *r.abort ? "interrupted"
-                                         : "reverse execution: the second replay did not "
-                                           "reach the stop the first one found");
                 interrupt_done(s);
                 return send(s, "E01");
             }
@@ -719,26 +853,37 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             set_here(s, s->last.tid, 0);
             return reply_stop(s);
         }
-        if (from <= hist) { /* invariant 4: the beginning of the history */
-            rw_machine *m;
-            if (rw_seek(s->cfg->h, s->cfg->ref, hist, &m, &err) < 0) {
-                note(s, "%s", err.msg);
-                return send(s, "E01");
-            }
-            s->res->replays++;
-            rw_machine_close(s->m);
-            s->m = m;
-            memset(&s->last, 0, sizeof(s->last));
-            s->last.why = RW_STOP_STEP;
-            s->last.slot = -2;
-            s->have_last = 1;
-            if (!has_thread(s, s->gtid))
-                s->gtid = s->ctid = default_thread(s);
-            set_here(s, s->gtid, 1);
-            return reply_stop(s);
+        if (from <= lo)
+            goto history_begins;
+        if (overlap) {
+            size = size < 2 ? 4096 : size * 2;
+        } else {
+            to = from;
+            /* invariant 6: twice as long after a cheap window */
+            if (!first && s->res->debug_exits - exits0 < REVERSE_EXITS_PER_SEEK)
+                size *= 2;
         }
-        window = window < 2 ? 4096 : window * 2;
+        first = 0;
     }
+history_begins : { /* invariant 4: the beginning of the history */
+    rw_machine *m;
+    struct rw_error err;
+    if (rw_seek(s->cfg->h, s->cfg->ref, s->cfg->history, &m, &err) < 0) {
+        note(s, "%s", err.msg);
+        return send(s, "E01");
+    }
+    s->res->replays++;
+    rw_machine_close(s->m);
+    s->m = m;
+    memset(&s->last, 0, sizeof(s->last));
+    s->last.why = RW_STOP_STEP;
+    s->last.slot = -2;
+    s->have_last = 1;
+    if (!has_thread(s, s->gtid))
+        s->gtid = s->ctid = default_thread(s);
+    set_here(s, s->gtid, 1);
+    return reply_stop(s);
+}
 }
 
 /* ---- Packets ---- */

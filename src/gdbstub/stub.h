@@ -19,7 +19,6 @@ struct gdbs_config {
     uint32_t pid;             /* the process shown (resolved: never 0 unless kernel) */
     int kernel;               /* the whole machine: one thread (the vCPU), kernel memory */
     uint64_t history;         /* the first step reverse execution may reach */
-    uint64_t max_singlesteps; /* reverse-stepi: the longest stretch single-stepped */
     volatile sig_atomic_t *abort;
     /* Ctrl-C (may be NULL): set with *abort to stop the running command
      * only; the stub clears both after it reported the stop, unless

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #include "guestos/gos.h"
 #include "run/debug.h"
@@ -341,6 +342,11 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *     registers of a thread still inside a system call when TF is cleared
  *     (invariant 8), so the registers P sees are those of the run without
  *     the debugger.
+ * 13. At a debug exit of a process the vCPU's registers are read from
+ *     kvm_run, where KVM wrote them at the exit (KVM_CAP_SYNC_REGS; the two
+ *     ioctls when KVM lacks it), never written through it (kvm_dirty_regs
+ *     stays 0: writes go through KVM_SET_REGS), and only while
+ *     rw_machine_resume runs (kvm_valid_regs is 0 again when it returns).
  */
 
 #define INTERNAL_SLOT 3
@@ -724,6 +730,13 @@ static void tf_step(void *ctx, struct platform *p)
         h->failed = 1;
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* The two bytes at rip (user mode, the vCPU's page table): the opcode of
  * the instruction there (0 if unreadable). */
 static unsigned op_at(rw_machine *m, const struct kvm_sregs *sr, uint64_t rip)
@@ -765,6 +778,34 @@ static int process_debug(rw_machine *m, int kvm_step)
         if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
             return -1;
     }
+    return 0;
+}
+
+/* REWIND_GDB_SYNC_REGS=0 (bench only): read the vCPU at a debug exit with
+ * the two ioctls instead of from kvm_run (invariant 13). */
+static int sync_regs_wanted(rw_machine *m)
+{
+    const char *e = getenv("REWIND_GDB_SYNC_REGS");
+    if (e && !strcmp(e, "0"))
+        return 0;
+    int have = ioctl(m->c.vm.vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SYNC_REGS);
+    const int want = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+    return have > 0 && (have & want) == want;
+}
+
+/* The vCPU's registers at an exit: from kvm_run when KVM wrote them there
+ * (sync), else by ioctl. 0 or -1. */
+static int exit_regs(rw_machine *m, int sync, struct kvm_sregs *sr, struct kvm_regs *k)
+{
+    if (sync) {
+        RW_ASSERT(!m->c.vm.run->kvm_dirty_regs); /* invariant 13 */
+        *sr = m->c.vm.run->s.regs.sregs;
+        *k = m->c.vm.run->s.regs.regs;
+        return 0;
+    }
+    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, sr) < 0 ||
+        ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, k) < 0)
+        return -1;
     return 0;
 }
 
@@ -850,7 +891,18 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
     p->dbg_step = tf_step;   /* invariant 10 */
     p->dbg_ctx = &hook;
     run_active_kvm_run = run;
+    /* invariant 13: KVM writes the registers into kvm_run at each exit */
+    const int sync = sync_regs_wanted(m);
+    run->kvm_dirty_regs = 0;
+    run->kvm_valid_regs = sync ? KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS : 0;
+    /* REWIND_GDB_LOG=2: where a debug exit's time goes (docs/debugging.md) */
+    const int prof = tf_log();
+    uint64_t t0 = 0, t1 = 0, ns_run = 0, ns_mon = 0;
+    int prev_debug = 0;
     for (;;) {
+        if (prof && prev_debug)
+            ns_mon += mono_ns() - t1;
+        prev_debug = 0;
         if (p->outcome != PLATFORM_RUNNING) {
             s->why = RW_STOP_ENDED;
             break;
@@ -863,7 +915,11 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
             s->why = RW_STOP_STEP;
             break;
         }
+        if (prof)
+            t0 = mono_ns();
         int kr = ioctl(m->c.vm.vcpu_fd, KVM_RUN, 0);
+        if (prof)
+            t1 = mono_ns();
         uint64_t step = p->step;
         if (kr < 0) {
             if (errno == EINTR || errno == EAGAIN) {
@@ -887,6 +943,8 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         }
         /* A debug exit: never a step (invariant 4). */
         s->debug_exits++;
+        prev_debug = 1;
+        ns_run += t1 - t0;
         if (hole_debug_time())
             p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
         if (kvm_step) {           /* the CPUID ran: KVM's single step off, TF back */
@@ -901,8 +959,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         struct kvm_sregs sr;
         struct kvm_regs k;
         uint32_t tid = 0, tgid = 0;
-        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 ||
-            ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
+        if (exit_regs(m, sync, &sr, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
             err->code = RW_EINTERNAL;
             snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU at a debug exit");
             rc = -1;
@@ -928,7 +985,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
                 snprintf(err->msg, sizeof(err->msg), "cannot write the vCPU's registers");
                 break;
             }
-            if (r->step_tid && tid == r->step_tid) {
+            if (r->step_tid && tid == r->step_tid && ++s->tid_steps > r->step_skip) {
                 s->why = RW_STOP_STEPPED;
                 s->tid = tid;
                 s->pc = k.rip;
@@ -949,9 +1006,10 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
                 s->pc = k.rip;
                 break;
             }
-            if (op_at(m, &sr, k.rip) == OP_SYSCALL && nsys < SYS_PENDING)
-                sys_tid[nsys++] = tid;     /* its next trap: r11 (invariant 12) */
-            if (cpuid_at(m, &sr, k.rip)) { /* invariant 11 */
+            unsigned op = op_at(m, &sr, k.rip); /* one read for both checks */
+            if (op == OP_SYSCALL && nsys < SYS_PENDING)
+                sys_tid[nsys++] = tid; /* its next trap: r11 (invariant 12) */
+            if (op == OP_CPUID) {      /* invariant 11 */
                 if (process_debug(m, 1) < 0) {
                     err->code = RW_EINTERNAL;
                     snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s",
@@ -974,6 +1032,13 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         }
     }
     run_active_kvm_run = NULL;
+    run->kvm_valid_regs = 0;
+    if (prof && s->debug_exits)
+        fprintf(stderr,
+                "rewind: debug resume: %llu debug exits: %.1f us each in KVM_RUN, %.1f us in "
+                "the monitor\n",
+                (unsigned long long)s->debug_exits, ns_run / 1e3 / s->debug_exits,
+                ns_mon / 1e3 / s->debug_exits);
     p->dbg_step = NULL;
     p->dbg_ctx = NULL;
     if (hook.failed && rc == 0) {

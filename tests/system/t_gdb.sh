@@ -17,7 +17,7 @@ for e in json.load(sys.stdin):
 gdb_rw() {
     local p=$1; shift
     set +e
-    REWIND_GDB_LOG=1 timeout -k 5 400 "$REWIND" gdb "$@" >"$p.out" 2>"$p.log"
+    REWIND_GDB_LOG=${GDB_LOG:-1} timeout -k 5 "${GDB_TIMEOUT:-400}" "$REWIND" gdb "$@" >"$p.out" 2>"$p.log"
     RC=$?
     set -e
     grep -v '^rewind: gdb [<-]' "$p.log" >"$p.err" || true
@@ -202,20 +202,58 @@ PY
     expect_grep g.err 'its run is not the stored run'
 }
 
-# The pool's crash (long: check over 64 schedules): bt at the SIGSEGV step
-# names the worker and its line.
-test_gdb_bt_at_the_pool_crash() {
+# The failing run of a check of pool-g (64 schedules) and its SIGSEGV step:
+# FAILR, CRASH.
+pool_crash() {
     command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
     run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/pool-g
     [ "$RC" -eq 1 ] || fail "check found no crash of pool-g: rc $RC $(tail -n 3 c.err)"
-    local failr; failr=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["failing_run"]["id"])' c.out)
-    local s; s=$("$REWIND" events "$failr" --kind signal --json | python3 -c '
+    FAILR=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["failing_run"]["id"])' c.out)
+    CRASH=$("$REWIND" events "$FAILR" --kind signal --json | python3 -c '
 import json, sys
 print([e["step"] for e in json.load(sys.stdin)][0])')
-    [ -n "$s" ] || fail "no signal event in $failr"
-    gdb_rw g "$failr" "$s" -- -batch -ex bt
+    [ -n "$CRASH" ] || fail "no signal event in $FAILR"
+}
+
+# The pool's crash (long: check over 64 schedules): bt at the SIGSEGV step
+# names the worker and its line.
+test_gdb_bt_at_the_pool_crash() {
+    pool_crash
+    gdb_rw g "$FAILR" "$CRASH" -- -batch -ex bt
     expect_rc 0
     expect_grep g.out 'worker (.*pool.c:[0-9]'
+}
+
+# Issue 14: from the pool's crash, reverse-continue to the store that set a
+# task done (`done++`, the line after the lock in worker), then
+# reverse-stepi and stepi come back to the same registers, and the machine
+# is still the stored run (--verify). The counting replays' windows do not
+# overlap and the landing seeks to the hit's own step (src/gdbstub/stub.c
+# invariants 6 and 7): REWIND_GDB_LOG=2 lists the replays.
+test_gdb_reverse_continue_from_the_pool_crash() {
+    pool_crash
+    local line regs='info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15'
+    line=$(grep -n '^ *done++;' "$TOP/examples/pool/pool.c" | cut -d: -f1)
+    [ -n "$line" ] || fail "no done++ line in examples/pool/pool.c"
+    GDB_LOG=2 GDB_TIMEOUT=3000 gdb_rw g "$FAILR" "$CRASH" --verify -- -batch \
+        -ex "break pool.c:$line" -ex 'reverse-continue' -ex 'echo MARK-A\n' -ex "$regs" \
+        -ex 'reverse-stepi' -ex 'echo MARK-B\n' -ex "$regs" -ex 'stepi' -ex 'echo MARK-C\n' -ex "$regs"
+    expect_rc 0
+    expect_grep g.out "Breakpoint 1, worker (.*pool.c:$line"
+    python3 - g.out <<'PY' || fail "reverse-stepi then stepi: $(cat g.out)"
+import re, sys
+t = open(sys.argv[1]).read()
+def regs(mark):
+    part = t.split(mark, 1)[1].split("MARK", 1)[0]
+    return dict(re.findall(r"^(r\w+)\s+(0x[0-9a-f]+)", part, re.M))
+a, b, c = regs("MARK-A"), regs("MARK-B"), regs("MARK-C")
+assert len(a) == 17, a
+assert a == c, (a, c)
+assert a["rip"] != b["rip"], (a, b)
+PY
+    expect_grep g.err 'trace [0-9a-f]* equal to run'
+    grep 'gdb session' g.err >&2 || true
+    grep -c 'replay from' g.log >&2 || true
 }
 
 # A position-independent program (static-pie): gdb places it by the
