@@ -74,6 +74,24 @@ PY
     expect_grep g.err 'trace [0-9a-f]* equal to run'
 }
 
+# expect_stepi_returns FILE: gdb's output with `info registers` after
+# MARK-A (the position), MARK-B (after reverse-stepi) and MARK-C (after
+# stepi): the 17 general registers at A and C are the same, and B's pc is
+# another.
+expect_stepi_returns() {
+    python3 - "$1" <<'PY' || fail "reverse-stepi then stepi: $(cat "$1")"
+import re, sys
+t = open(sys.argv[1]).read()
+def regs(mark):
+    part = t.split(mark, 1)[1].split("MARK", 1)[0]
+    return dict(re.findall(r"^(r\w+)\s+(0x[0-9a-f]+)", part, re.M))
+a, b, c = regs("MARK-A"), regs("MARK-B"), regs("MARK-C")
+assert len(a) == 17, a
+assert a == c, (a, c)
+assert a["rip"] != b["rip"], (a, b)
+PY
+}
+
 test_gdb_reverse_continue_and_stepi() {
     dbg_run
     local regs='info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15'
@@ -88,17 +106,7 @@ test_gdb_reverse_continue_and_stepi() {
     v1=$(sed -n 's/^\$1 = \([0-9]*\)$/\1/p' g.out)
     v2=$(sed -n 's/^\$2 = \([0-9]*\)$/\1/p' g.out)
     [ -n "$v1" ] && [ "$v2" = "$((v1 - 1))" ] || fail "reverse-continue: i $v1 then $v2: $(cat g.out g.err)"
-    python3 - g.out <<'PY' || fail "reverse-stepi then stepi: $(cat g.out)"
-import re, sys
-t = open(sys.argv[1]).read()
-def regs(mark):
-    part = t.split(mark, 1)[1].split("MARK", 1)[0]
-    return dict(re.findall(r"^(r\w+)\s+(0x[0-9a-f]+)", part, re.M))
-a, b, c = regs("MARK-A"), regs("MARK-B"), regs("MARK-C")
-assert len(a) == 17, a
-assert a == c, (a, c)
-assert a["rip"] != b["rip"], (a, b)
-PY
+    expect_stepi_returns g.out
 }
 
 # A session from the step the program was exec'd: its start (glibc's
@@ -240,17 +248,7 @@ test_gdb_reverse_continue_from_the_pool_crash() {
         -ex 'reverse-stepi' -ex 'echo MARK-B\n' -ex "$regs" -ex 'stepi' -ex 'echo MARK-C\n' -ex "$regs"
     expect_rc 0
     expect_grep g.out "Breakpoint 1, worker (.*pool.c:$line"
-    python3 - g.out <<'PY' || fail "reverse-stepi then stepi: $(cat g.out)"
-import re, sys
-t = open(sys.argv[1]).read()
-def regs(mark):
-    part = t.split(mark, 1)[1].split("MARK", 1)[0]
-    return dict(re.findall(r"^(r\w+)\s+(0x[0-9a-f]+)", part, re.M))
-a, b, c = regs("MARK-A"), regs("MARK-B"), regs("MARK-C")
-assert len(a) == 17, a
-assert a == c, (a, c)
-assert a["rip"] != b["rip"], (a, b)
-PY
+    expect_stepi_returns g.out
     expect_grep g.err 'trace [0-9a-f]* equal to run'
     grep 'gdb session' g.err >&2 || true
     grep -c 'replay from' g.log >&2 || true
