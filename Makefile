@@ -67,7 +67,8 @@ $(B)/rewind-init: guest/init/init.c guest/include/rewind_abi.h | deps
 PROBE_SRC := src/vmm/probe.c src/vmm/kvmdev.c src/util/fail.c src/util/check.c
 $(B)/tools/kvm-probe: tools/kvm-probe.c $(PROBE_SRC) src/vmm/probe.h src/vmm/kvm.h | deps
 	@mkdir -p $(B)/tools
-	$(CC) $(WARN) $(INC) -O2 -o $@ tools/kvm-probe.c $(PROBE_SRC)
+	$(CC) $(WARN) $(INC) -O2 -o $@.tmp tools/kvm-probe.c $(PROBE_SRC)
+	mv -f $@.tmp $@
 
 # Test programs run inside the VM: static C, built into the test root.
 GUEST_PROGS := $(patsubst tests/guest/%.c,$(B)/guest/%,$(wildcard tests/guest/*.c))

@@ -24,8 +24,8 @@
  *     --verify says so.
  *  6. Reverse execution's counting replays cover windows that do not
  *     overlap: the first is the current step up to the position, each next
- *     one ends where the one before began, down to cfg->history. The second
- *     is 1 step long; a window that took fewer debug exits than a seek
+ *     one ends where the one before began, down to cfg->history. The first
+ *     whole-step window is 1 step long; a window that took fewer debug exits than a seek
  *     costs (REVERSE_EXITS_PER_SEEK) is followed by one twice as long, a
  *     dearer one by one as long. Each seeks to its start (no debug exits on
  *     the way) and traps only inside the window, so the cost is about the
@@ -37,10 +37,13 @@
  *     window instead (a change the kernel made is seen at the next step's
  *     start, which a seek to that step already holds). The stop landed on
  *     has the thread, pc and step the counting replay saw, or the command
- *     fails (invariant 3). reverse-stepi counts the thread's instructions
- *     without stopping at them (rw_resume.step_skip: rw_machine_resume
- *     counts them) and lands by running, from the window's start, to the
- *     n-th one in one call.
+ *     fails (invariant 3), and a failed landing leaves the session's
+ *     position and its last stop as they were. reverse-stepi counts the
+ *     thread's instructions without stopping at them (rw_resume.step_skip:
+ *     rw_machine_resume counts them) and lands by running, from the
+ *     window's start, to the n-th one in one call; that landing checks the
+ *     thread and that it stopped after a single step, not the pc (the
+ *     counting records none for it).
  *  8. A read (m) of a page not in the process's page table is served from
  *     the program's file only for its read-only segments (progmem.c);
  *     memory is always read from the machine first.
@@ -247,8 +250,8 @@ static void entry_phdr(struct gdbs_session *s, uint64_t *entry, uint64_t *phdr)
     struct rw_error err;
     long n = rw_machine_auxv(s->m, s->cfg->pid, v, sizeof(v), &err);
     *entry = *phdr = 0;
-    for (long i = 0; i + 1 < n / 8; i += 2) {
-        if (v[i] == 9) /* AT_ENTRY */
+    for (long i = 0; i + 1 < n / 8 && v[i] != 0; i += 2) { /* to AT_NULL */
+        if (v[i] == 9)                                     /* AT_ENTRY */
             *entry = v[i + 1];
         if (v[i] == 3) /* AT_PHDR */
             *phdr = v[i + 1];
@@ -734,6 +737,7 @@ static int land(struct gdbs_session *s, const struct rw_resume *r, const struct 
         n = h->ord;
         target = &end;
     }
+    struct rw_stop before = s->last; /* the position's stop, kept on failure */
     if (replay(s, from, r, target, n, &n2, &found, out, NULL, err) < 0)
         return -1;
     if (!*out) { /* the replay ended before the stop it found before */
@@ -749,6 +753,7 @@ static int land(struct gdbs_session *s, const struct rw_resume *r, const struct 
                  " (step %" PRIu64 "), not the first one's of thread %u at 0x%" PRIx64
                  " (step %" PRIu64 ")",
                  s->last.tid, s->last.pc, s->last.step, h->tid, h->pc, h->step);
+        s->last = before; /* the session stays where it was */
         rw_machine_close(*out);
         *out = NULL;
         return -1;

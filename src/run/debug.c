@@ -347,6 +347,9 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *     ioctls when KVM lacks it), never written through it (kvm_dirty_regs
  *     stays 0: writes go through KVM_SET_REGS), and only while
  *     rw_machine_resume runs (kvm_valid_regs is 0 again when it returns).
+ *     At the exit after a CPUID the monitor has set TF again since KVM
+ *     wrote them (KVM hid it under its own single step): that exit reads
+ *     them with the ioctls, so no stale flags can be written back.
  */
 
 #define INTERNAL_SLOT 3
@@ -947,8 +950,10 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         ns_run += t1 - t0;
         if (hole_debug_time())
             p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
+        int fresh = 0;            /* registers changed since KVM wrote kvm_run */
         if (kvm_step) {           /* the CPUID ran: KVM's single step off, TF back */
             kvm_step = 0;
+            fresh = 1;
             if (process_debug(m, 0) < 0) {
                 err->code = RW_EINTERNAL;
                 snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
@@ -959,7 +964,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         struct kvm_sregs sr;
         struct kvm_regs k;
         uint32_t tid = 0, tgid = 0;
-        if (exit_regs(m, sync, &sr, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
+        if (exit_regs(m, sync && !fresh, &sr, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
             err->code = RW_EINTERNAL;
             snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU at a debug exit");
             rc = -1;

@@ -20,7 +20,7 @@
 /* An ELF file: the headers in the first page (mapped read-only with the
  * text at 0x400000..), text at TEXT_OFF (0x401000, 0x100 bytes), a
  * writable segment at DATA_OFF (0x403000, 0x80 bytes). */
-static void make_elf(const char *path, int type)
+static void make_elf(const char *path, int type, uint64_t data_vaddr)
 {
     static unsigned char f[0x3000];
     memset(f, 0, sizeof(f));
@@ -50,7 +50,7 @@ static void make_elf(const char *path, int type)
     ph[2] = (Elf64_Phdr){.p_type = PT_LOAD,
                          .p_flags = PF_R | PF_W,
                          .p_offset = DATA_OFF,
-                         .p_vaddr = base + 0x3000,
+                         .p_vaddr = base + data_vaddr,
                          .p_filesz = 0x80,
                          .p_memsz = 0x1000};
     for (int i = 0; i < 0x1000; i++) {
@@ -71,7 +71,7 @@ int main(void)
     unsigned char b[64];
 
     /* a fixed-address program: AT_ENTRY and AT_PHDR as the kernel sets them */
-    make_elf(path, ET_EXEC);
+    make_elf(path, ET_EXEC, 0x3000);
     CHECK(gdbs_progmem_open(&pm, path) == 0 && pm.nseg == 2, "open: two read-only segments");
     uint64_t en = 0x401010, ph = 0x400040;
     CHECK(gdbs_progmem_read(&pm, en, ph, 0x401000, b, 16) == 16 && b[0] == 1 && b[15] == 16,
@@ -92,7 +92,7 @@ int main(void)
     CHECK(gdbs_progmem_read(&pm, en, ph, 0x401000, b, 16) == 0, "closed: nothing");
 
     /* a position-independent program, placed at a page-aligned bias */
-    make_elf(path, ET_DYN);
+    make_elf(path, ET_DYN, 0x3000);
     CHECK(gdbs_progmem_open(&pm, path) == 0 && pm.pie, "open a PIE");
     uint64_t bias = 0x7f0000000000;
     CHECK(gdbs_progmem_read(&pm, bias + 0x1010, bias + 0x40, bias + 0x1004, b, 4) == 4 && b[0] == 5,
@@ -104,6 +104,25 @@ int main(void)
     CHECK(gdbs_progmem_read(&pm, bias + 0x1010, bias + 0x40, bias + 0x3000, b, 4) == 0,
           "PIE writable segment: nothing");
     gdbs_progmem_close(&pm);
+
+    /* a writable segment sharing the text's page: the process maps that
+     * page writable, so the text is not served (invariant 1) */
+    make_elf(path, ET_EXEC, 0x1f00);
+    CHECK(gdbs_progmem_open(&pm, path) == 0 && pm.nseg == 1, "open: the text dropped");
+    CHECK(gdbs_progmem_read(&pm, en, ph, 0x401000, b, 16) == 0, "text on a writable page: nothing");
+    CHECK(gdbs_progmem_read(&pm, en, ph, 0x400000, b, 4) == 4, "the headers' page still served");
+    CHECK(gdbs_progmem_read(&pm, 0, 0, 0x400000, b, 4) == 0, "no auxiliary vector: nothing");
+    gdbs_progmem_close(&pm);
+
+    /* headers past the file's end */
+    make_elf(path, ET_EXEC, 0x3000);
+    Elf64_Ehdr eh;
+    FILE *x = fopen(path, "r+b");
+    CHECK(x && fread(&eh, sizeof(eh), 1, x) == 1, "read the header");
+    eh.e_phoff = 0x2ff0;
+    CHECK(fseek(x, 0, SEEK_SET) == 0 && fwrite(&eh, sizeof(eh), 1, x) == 1 && fclose(x) == 0,
+          "move the program headers to the file's end");
+    CHECK(gdbs_progmem_open(&pm, path) < 0 && pm.fd < 0, "headers past the end are refused");
 
     /* not an ELF program */
     FILE *o = fopen(path, "wb");
