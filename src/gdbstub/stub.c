@@ -738,6 +738,14 @@ static int reverse_overlap(void)
     return e && !strcmp(e, "overlap");
 }
 
+/* REWIND_GDB_REVERSE=nobudget: the windows without their budget (before
+ * 2026-12-01 evening), for bench/gdb.sh's side by side. */
+static uint64_t reverse_budget(void)
+{
+    const char *e = getenv("REWIND_GDB_REVERSE");
+    return e && !strcmp(e, "nobudget") ? 0 : REVERSE_WINDOW_BUDGET;
+}
+
 /* Land on the stop h that a counting replay found: seek (no debug exits)
  * to the start of its step and count its stops there (invariant 7), or,
  * with watchpoints, replay the whole window from `from` to its n-th stop:
@@ -843,7 +851,7 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
         struct rw_error err;
         const uint64_t exits0 = s->res->debug_exits;
         /* invariant 6: a window of more than one step has a budget */
-        const uint64_t budget = !first && !overlap && to - from > 1 ? REVERSE_WINDOW_BUDGET : 0;
+        const uint64_t budget = !first && !overlap && to - from > 1 ? reverse_budget() : 0;
         if (replay(s, from, &r, tgt, 0, budget, &n, &found, &over, NULL, &h, &err) < 0) {
             note(s, "%s", err.msg);
             return send(s, "E01");
@@ -857,7 +865,7 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             /* Invariant 6: give the window up and try its later half, or
              * from the step of the last stop it counted, if later: the
              * answer is at or after that stop. */
-            RW_ASSERT(budget && to - from > 1);
+            RW_ASSERT(budget && to - from > 1); /* a one-step window runs whole */
             uint64_t nf = from + (to - from) / 2;
             if (n > 0 && !r.step_tid && h.step > nf)
                 nf = h.step;
