@@ -911,6 +911,7 @@ struct rw_watch_config {
     uint64_t pid;       /* the process (thread group) whose memory is watched */
     uint64_t len;       /* bytes, 1..RW_WATCH_MAX_LEN (0: the symbol's size, else 8) */
     uint64_t from, to;  /* steps, inclusive (to UINT64_MAX: the end of the run) */
+    int exact;          /* single-step every seen change's stretch, with no budget */
     struct rw_options opts; /* observer, abort, kernel, init */
 };
 
@@ -921,6 +922,9 @@ struct rw_watch_hit {
     int old_known;     /* 0: the memory was not readable before this write */
     int exact;         /* 1: a watchpoint hit (thread and rip exact); 0: the change
                         * was seen at the end of step `step`'s stretch (no hit) */
+    int by_step;       /* exact, found by single-stepping the stretch (no hardware
+                        * watchpoint fired): the write may have rewritten the same
+                        * value before, which only a watchpoint sees */
     uint32_t tid;      /* the writing thread (exact), else a guess: the thread of pid
                         * that made the next step; 0: unknown */
     int user;          /* exact: the write was made in user mode */
@@ -937,6 +941,8 @@ struct rw_watch_result {
     struct rw_watch_hit *hits;
     size_t n;
     uint64_t watchpoint_hits; /* debug exits counted (pid's and others') */
+    uint64_t stepped, left;   /* seen changes single-stepped to their writer / left seen */
+    uint64_t step_exits;      /* debug exits of that single-stepping */
     uint64_t steps;           /* steps run (the replay's end, or to + 1) */
     int trace_verified;       /* 1: replayed to the end and equal to the stored run */
     char trace_hash[65];

@@ -50,16 +50,21 @@ static void print_json(const struct rw_watch_result *r)
            (unsigned long long)r->len);
     cli_read_json_str(r->exe, strlen(r->exe));
     printf(",\"steps\":%llu,\"trace_verified\":%s,\"trace_hash\":\"%s\",\"wall_s\":%.3f,"
-           "\"watchpoint_exits\":%llu,\"writes\":[",
+           "\"watchpoint_exits\":%llu,\"single_stepped\":%llu,\"left_seen\":%llu,"
+           "\"single_step_exits\":%llu,\"writes\":[",
            (unsigned long long)r->steps, r->trace_verified ? "true" : "false", r->trace_hash,
-           r->wall_s, (unsigned long long)r->watchpoint_hits);
+           r->wall_s, (unsigned long long)r->watchpoint_hits, (unsigned long long)r->stepped,
+           (unsigned long long)r->left, (unsigned long long)r->step_exits);
     for (size_t i = 0; i < r->n; i++) {
         const struct rw_watch_hit *h = &r->hits[i];
         char o[80], nv[80];
         value_text(h->old_val, r->len, o, sizeof(o));
         value_text(h->new_val, r->len, nv, sizeof(nv));
-        printf("%s\n{\"step\":%llu,\"tid\":%u,\"exact\":%s,\"old\":", i ? "," : "",
-               (unsigned long long)h->step, h->tid, h->exact ? "true" : "false");
+        printf("%s\n{\"step\":%llu,\"tid\":%u,\"exact\":%s,\"caught\":\"%s\",\"old\":",
+               i ? "," : "", (unsigned long long)h->step, h->tid, h->exact ? "true" : "false",
+               !h->exact    ? "seen"
+               : h->by_step ? "single-step"
+                            : "watchpoint");
         if (h->old_known)
             printf("\"%s\"", o);
         else
@@ -101,17 +106,24 @@ static void print_text(const struct rw_watch_result *r)
         printf("the replay equals the stored run (trace %.16s)\n", r->trace_hash);
     else
         printf("stopped at --to: the replay's trace was not compared\n");
+    if (r->stepped)
+        printf("%llu change%s no watchpoint reported single-stepped to the writer (%llu debug "
+               "exits)\n",
+               (unsigned long long)r->stepped, r->stepped == 1 ? "" : "s",
+               (unsigned long long)r->step_exits);
+    if (r->left)
+        printf("%llu change%s left as seen after the step (a stretch over the single-step "
+               "budget, or not reproduced; --exact steps them all)\n",
+               (unsigned long long)r->left, r->left == 1 ? "" : "s");
 }
 
 int cmd_watch(int argc, char **argv)
 {
-    static const struct option lo[] = {{"pid", required_argument, 0, 'p'},
-                                       {"len", required_argument, 0, 'l'},
-                                       {"from", required_argument, 0, 'f'},
-                                       {"to", required_argument, 0, 't'},
-                                       {"json", no_argument, 0, 'j'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+    static const struct option lo[] = {
+        {"pid", required_argument, 0, 'p'},  {"len", required_argument, 0, 'l'},
+        {"from", required_argument, 0, 'f'}, {"to", required_argument, 0, 't'},
+        {"json", no_argument, 0, 'j'},       {"exact", no_argument, 0, 'x'},
+        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct rw_watch_config c = {.to = UINT64_MAX};
     rw_options_init(&c.opts);
     c.opts.observer = cli_stdio;
@@ -125,20 +137,27 @@ int cmd_watch(int argc, char **argv)
                 return cli_error(2, "--%s needs a number: %s", flag, optarg);
         } else if (opt == 'j') {
             json = 1;
+        } else if (opt == 'x') {
+            c.exact = 1;
         } else if (opt == 'h') {
             puts("usage: rewind watch RUN ADDR|SYMBOL --pid P [--len N] [--from S] [--to S] "
-                 "[--json]\n\n"
+                 "[--exact] [--json]\n\n"
                  "Every write to N bytes (default: the symbol's size, else 8; at most 32)\n"
                  "at ADDR, or at SYMBOL of P's executable, in process P's address space\n"
                  "over the run: the step, the old and new value, the writing thread and\n"
                  "its function and line. The run is replayed with hardware watchpoints\n"
                  "(a watchpoint exit is never a step) and compared with the stored run\n"
                  "at its end. A change no watchpoint reported (a host whose KVM does not\n"
-                 "deliver them) is listed too, as seen after its step, without a writer.\n\n"
+                 "deliver them) is found after its step, and that step's stretch is then\n"
+                 "single-stepped to its writer (at most 100,000 debug exits each; after two\n"
+                 "stretches over that, the rest are listed as seen, without a writer).\n\n"
                  "--from S, --to S  only the writes in steps S..S (--to stops the replay\n"
                  "                  there, and the trace is then not compared)\n"
+                 "--exact           single-step every seen change's stretch, however long\n"
                  "--json            one object: addr, len, exe, steps, trace_verified,\n"
-                 "                  writes [{step, tid, exact, old, new, function, file, line}]");
+                 "                  single_stepped, left_seen, writes [{step, tid, exact,\n"
+                 "                  caught (watchpoint, single-step, seen), old, new,\n"
+                 "                  function, file, line}]");
             return 0;
         } else {
             return cli_error(2, "see rewind watch --help");

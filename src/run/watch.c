@@ -40,11 +40,17 @@
 
 #include "home/apierr.h"
 #include "run/modes.h"
+#include "run/watchstep.h"
 #include "util/bytes.h"
 #include "util/check.h"
 #include "vmm/debugreg.h"
 #include "vmm/elfsym.h"
 #include "vmm/spin.h"
+
+/* Debug exits a seen change's stretch may take to find its writer by
+ * single-stepping (watchstep.c), unless --exact: about 40 s in the test
+ * host (~400 us each, docs/debugging.md), well under a second on hardware. */
+#define WATCH_STEP_BUDGET 100000
 
 struct watch {
     struct kvm_vm *vm;
@@ -460,6 +466,19 @@ int rw_watch(rw_home *h, const char *ref, const struct rw_watch_config *cfg,
                         "the guest kernel's current task was never found (%s names no "
                         "current_task/init_task, or they cannot be read)",
                         kernel);
+    if (rc == 0 && w->n) {
+        /* the writers of the changes no watchpoint reported (watchstep.c) */
+        struct watchstep_config sc = {.pid = w->pid,
+                                      .addr = addr,
+                                      .len = len,
+                                      .budget = cfg->exact ? 0 : WATCH_STEP_BUDGET,
+                                      .abort = cfg->opts.abort};
+        struct watchstep_stats ss;
+        rc = watchstep_refine(h, name, &sc, &w->hits, &w->n, &ss, err);
+        r->stepped = ss.refined;
+        r->left = ss.left;
+        r->step_exits = ss.debug_exits;
+    }
     if (rc == 0) {
         for (size_t i = 0; i < w->n; i++) {
             struct rw_watch_hit *hh = &w->hits[i];
