@@ -7,11 +7,13 @@
 # With `pool` instead of SEEKS: only the reverse-continue from the pool's
 # crash (issue 14), counting replays over windows that do not overlap and
 # landing from the hit's step (src/gdbstub/stub.c invariants 6, 7) against
-# the strategy before them (REWIND_GDB_REVERSE=overlap), side by side;
-# `pool windows` or `pool overlap` runs one of them only; a session is
+# the strategy before them (REWIND_GDB_REVERSE=overlap), side by side,
+# and the windows without their exit budget (REWIND_GDB_REVERSE=nobudget:
+# session 7's windows, which trapped through every step of a window);
+# `pool windows,nobudget` (a comma list) runs only those; a session is
 # killed after GDB_POOL_LIMIT seconds (default 1800), and then only that
 # lower bound is printed.
-# Usage: tools/kvm-host -- bench/gdb.sh [SEEKS | pool [windows | overlap]]
+# Usage: tools/kvm-host -- bench/gdb.sh [SEEKS | pool [windows,nobudget,overlap]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeks=${1:-3}
@@ -54,8 +56,8 @@ if [ "$seeks" = pool ]; then
         echo "REWIND_GDB_SYNC_REGS=$sync: gdb at step $((crash - 1)), continue to the SIGSEGV: $(el $t0 $t1) s;" \
             "$(grep -h 'debug resume:' "$REWIND_HOME.s$sync.err" | sed 's/^rewind: debug resume: //' | tail -n 1)"
     done
-    for strat in windows overlap; do
-        [ -z "${2:-}" ] || [ "$2" = $strat ] || continue
+    for strat in windows nobudget overlap; do
+        [ -z "${2:-}" ] || [[ ",$2," == *",$strat,"* ]] || continue
         t0=$(now)
         set +e
         REWIND_GDB_LOG=2 REWIND_GDB_REVERSE=$strat timeout -k 10 "$limit" $R gdb "$failr" "$crash" -- -batch \

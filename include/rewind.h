@@ -514,6 +514,8 @@ struct rw_resume {
     int cpu_step;        /* stop after one instruction of the vCPU, whatever runs
                             (with pid 0: the whole machine) */
     uint64_t until_step; /* non-zero: stop when the run reaches this step */
+    uint64_t max_debug_exits; /* a process only, non-zero: stop (RW_STOP_BUDGET)
+                                 once this call took that many debug exits */
     volatile sig_atomic_t *abort;
 };
 enum rw_stop_why {
@@ -523,6 +525,7 @@ enum rw_stop_why {
     RW_STOP_STEP,    /* until_step reached */
     RW_STOP_ENDED,   /* the run ended (outcome in the machine) */
     RW_STOP_ABORTED, /* *abort was set */
+    RW_STOP_BUDGET,  /* max_debug_exits reached, at no position one can name */
 };
 struct rw_stop {
     enum rw_stop_why why;

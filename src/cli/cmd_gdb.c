@@ -435,8 +435,12 @@ int cmd_gdb(int argc, char **argv)
         rw_home_close(h);
         return cli_fail(&err);
     }
-    fprintf(stderr, "rewind: gdb session: %llu debug exits, %llu replays\n",
+    fprintf(stderr, "rewind: gdb session: %llu debug exits, %llu replays",
             (unsigned long long)res.debug_exits, (unsigned long long)res.replays);
+    if (res.windows_given_up) /* src/gdbstub/stub.c invariant 6 */
+        fprintf(stderr, " (%llu windows given up over their budget)",
+                (unsigned long long)res.windows_given_up);
+    fputc('\n', stderr);
     if (res.modified)
         fprintf(stderr, "rewind: gdb wrote to the machine's registers or memory: from there on "
                         "its run is not the stored run\n");

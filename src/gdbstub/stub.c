@@ -30,6 +30,11 @@
  *     dearer one by one as long. Each seeks to its start (no debug exits on
  *     the way) and traps only inside the window, so the cost is about the
  *     trapped stretch from the stop found to the position, plus one window.
+ *     A window of more than one step gives up after REVERSE_WINDOW_BUDGET
+ *     debug exits (src/run/debug.c invariant 14) and its later half is
+ *     tried instead (or from the step of the last stop it counted, when
+ *     later): windows still end where the one before began, so none is
+ *     skipped, and a one-step window always runs whole.
  *     The first window with a stop holds the answer: its last stop.
  *  7. Landing on that stop seeks to the start of the stop's own step and
  *     counts the stops of that step only (the counting replay recorded the
@@ -610,10 +615,12 @@ struct hit {
  * rw_machine_resume without stopping, r->step_skip UINT64_MAX). *found:
  * target was reached. With stop_at > 0 (not with step_tid), stop at the
  * stop_at-th stop instead and leave the machine there in *out. last (if
- * not NULL) gets the last stop counted. 0 or -1 with err. */
+ * not NULL) gets the last stop counted. With budget > 0 the replay gives
+ * up after that many debug exits: *found 0 and *over 1 (invariant 6).
+ * 0 or -1 with err. */
 static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume *r0,
-                  const struct pos *target, uint64_t stop_at, uint64_t *count, int *found,
-                  rw_machine **out, struct hit *last, struct rw_error *err)
+                  const struct pos *target, uint64_t stop_at, uint64_t budget, uint64_t *count,
+                  int *found, int *over, rw_machine **out, struct hit *last, struct rw_error *err)
 {
     rw_machine *m;
     if (out)
@@ -625,14 +632,19 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
     r.until_step = target->boundary ? target->step : target->step + 1;
     *count = 0;
     *found = 0;
+    *over = 0;
+    uint64_t exits = 0;
     for (;;) {
         struct rw_stop st;
+        r.max_debug_exits = budget ? budget - exits : 0;
         if (rw_machine_resume(m, &r, &st, err) < 0) {
             rw_machine_close(m);
             return -1;
         }
         s->res->debug_exits += st.debug_exits;
-        if (r.step_tid) /* the target's own instruction is not before it */
+        exits += st.debug_exits;
+        RW_ASSERT(!budget || exits <= budget); /* src/run/debug.c invariant 14 */
+        if (r.step_tid)                        /* the target's own instruction is not before it */
             *count += st.tid_steps - (st.why == RW_STOP_BREAK && st.tid == r.step_tid &&
                                       same_pos(s, m, &st, target));
         if (log_on > 0)
@@ -642,6 +654,10 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
                     " debug exits\n",
                     from, target->step, target->boundary ? "" : "+", *count + 1, (int)st.why,
                     st.step, st.tid, st.pc, st.slot, st.debug_exits);
+        if (st.why == RW_STOP_BUDGET) {
+            *over = 1; /* the window was dearer than its budget (invariant 6) */
+            break;
+        }
         if (st.why == RW_STOP_ABORTED || st.why == RW_STOP_ENDED || st.why == RW_STOP_STEP) {
             *found = st.why == RW_STOP_STEP && target->boundary;
             break;
@@ -708,6 +724,11 @@ static int land_step(struct gdbs_session *s, const struct rw_resume *r0, const s
  * time of a seek there (bench/RESULTS.md, "Watch and gdb"). */
 #define REVERSE_EXITS_PER_SEEK 50000
 
+/* A window of more than one step gives up after this many debug exits and
+ * its later half is tried instead (invariant 6): about one seek's cost, so
+ * a window given up costs at most two seeks' worth. */
+#define REVERSE_WINDOW_BUDGET REVERSE_EXITS_PER_SEEK
+
 /* REWIND_GDB_REVERSE=overlap: the strategy before 2026-12-01 (every
  * replay runs to the position, windows of 1 then 4096 steps doubling,
  * landing from the window's start), kept for bench/gdb.sh's side by side. */
@@ -715,6 +736,14 @@ static int reverse_overlap(void)
 {
     const char *e = getenv("REWIND_GDB_REVERSE");
     return e && !strcmp(e, "overlap");
+}
+
+/* REWIND_GDB_REVERSE=nobudget: the windows without their budget (before
+ * 2026-12-01 evening), for bench/gdb.sh's side by side. */
+static uint64_t reverse_budget(void)
+{
+    const char *e = getenv("REWIND_GDB_REVERSE");
+    return e && !strcmp(e, "nobudget") ? 0 : REVERSE_WINDOW_BUDGET;
 }
 
 /* Land on the stop h that a counting replay found: seek (no debug exits)
@@ -730,7 +759,7 @@ static int land(struct gdbs_session *s, const struct rw_resume *r, const struct 
     if (r->step_tid)
         return land_step(s, r, target, from, n, out, err);
     uint64_t n2;
-    int found;
+    int found, over;
     struct pos end = {.step = h->step + 1, .boundary = 1};
     if (per_step) {
         from = h->step;
@@ -738,7 +767,7 @@ static int land(struct gdbs_session *s, const struct rw_resume *r, const struct 
         target = &end;
     }
     struct rw_stop before = s->last; /* the position's stop, kept on failure */
-    if (replay(s, from, r, target, n, &n2, &found, out, NULL, err) < 0)
+    if (replay(s, from, r, target, n, 0, &n2, &found, &over, out, NULL, err) < 0)
         return -1;
     if (!*out) { /* the replay ended before the stop it found before */
         snprintf(err->msg, sizeof(err->msg), "%s",
@@ -816,12 +845,14 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
         }
         RW_ASSERT(overlap || first || (from < to && from >= lo)); /* invariant 6 */
         uint64_t n;
-        int found;
+        int found, over;
         struct hit h = {0};
         s->miss[0] = 0;
         struct rw_error err;
         const uint64_t exits0 = s->res->debug_exits;
-        if (replay(s, from, &r, tgt, 0, &n, &found, NULL, &h, &err) < 0) {
+        /* invariant 6: a window of more than one step has a budget */
+        const uint64_t budget = !first && !overlap && to - from > 1 ? reverse_budget() : 0;
+        if (replay(s, from, &r, tgt, 0, budget, &n, &found, &over, NULL, &h, &err) < 0) {
             note(s, "%s", err.msg);
             return send(s, "E01");
         }
@@ -829,6 +860,19 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             note(s, "%s", "interrupted");
             interrupt_done(s);
             return send(s, "E01");
+        }
+        if (over) {
+            /* Invariant 6: give the window up and try its later half, or
+             * from the step of the last stop it counted, if later: the
+             * answer is at or after that stop. */
+            RW_ASSERT(budget && to - from > 1); /* a one-step window runs whole */
+            uint64_t nf = from + (to - from) / 2;
+            if (n > 0 && !r.step_tid && h.step > nf)
+                nf = h.step;
+            RW_ASSERT(nf > from && nf < to);
+            s->res->windows_given_up++;
+            size = to - nf;
+            continue;
         }
         if (!found) { /* invariant 3 */
             char msg[400];

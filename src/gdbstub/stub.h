@@ -14,11 +14,11 @@
 
 struct gdbs_config {
     rw_home *h;
-    const char *ref;          /* the run */
-    uint64_t step;            /* where the session starts */
-    uint32_t pid;             /* the process shown (resolved: never 0 unless kernel) */
-    int kernel;               /* the whole machine: one thread (the vCPU), kernel memory */
-    uint64_t history;         /* the first step reverse execution may reach */
+    const char *ref;  /* the run */
+    uint64_t step;    /* where the session starts */
+    uint32_t pid;     /* the process shown (resolved: never 0 unless kernel) */
+    int kernel;       /* the whole machine: one thread (the vCPU), kernel memory */
+    uint64_t history; /* the first step reverse execution may reach */
     volatile sig_atomic_t *abort;
     /* Ctrl-C (may be NULL): set with *abort to stop the running command
      * only; the stub clears both after it reported the stop, unless
@@ -33,10 +33,11 @@ struct gdbs_result {
     int ended;      /* the run reached its end during the session */
     uint64_t steps; /* where the machine stood when the session ended */
     uint64_t debug_exits;
-    uint64_t replays;    /* machines restored for reverse execution */
-    int modified;        /* gdb wrote registers or memory (M, G, P): the machine's
-                            run is no longer the stored run's */
-    char trace_hash[65]; /* with finish: the trace hash of the run to its end */
+    uint64_t replays;          /* machines restored for reverse execution */
+    uint64_t windows_given_up; /* of those, counting windows over their budget */
+    int modified;              /* gdb wrote registers or memory (M, G, P): the machine's
+                                  run is no longer the stored run's */
+    char trace_hash[65];       /* with finish: the trace hash of the run to its end */
 };
 
 struct gdbs_session;

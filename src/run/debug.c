@@ -350,6 +350,11 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *     At the exit after a CPUID the monitor has set TF again since KVM
  *     wrote them (KVM hid it under its own single step): that exit reads
  *     them with the ioctls, so no stale flags can be written back.
+ * 14. With r->max_debug_exits, a process's resume stops (RW_STOP_BUDGET)
+ *     before its next KVM_RUN once it took that many debug exits, never
+ *     inside a system call's entry (as for an abort): the machine is then
+ *     at no position a caller can name again, and reverse execution only
+ *     closes it (src/gdbstub/stub.c invariant 6).
  */
 
 #define INTERNAL_SLOT 3
@@ -912,6 +917,10 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         }
         if (r->abort && *r->abort && !in_entry) {
             s->why = RW_STOP_ABORTED;
+            break;
+        }
+        if (r->max_debug_exits && s->debug_exits >= r->max_debug_exits && !in_entry) {
+            s->why = RW_STOP_BUDGET; /* invariant 14 */
             break;
         }
         if (r->until_step && p->step >= r->until_step) {
