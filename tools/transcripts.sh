@@ -93,8 +93,9 @@ path, work, check = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 
 def host_free(lines):
     """A script's output made host- and time-independent (lib.sh): the
-    n-th distinct run id becomes the n-th stand-in; wall times and dates
-    become placeholders."""
+    n-th distinct run id becomes the n-th stand-in (counting the ids a
+    tx_ids line names first, and dropping that line); wall times and
+    dates become placeholders."""
     ids = []
     def sub(m):
         if m.group(1) not in ids:
@@ -109,6 +110,15 @@ def host_free(lines):
         return hashlib.sha256(b"rewind-transcript-trace-%d" % n).hexdigest()
     out = []
     for line in lines:
+        # lib.sh's tx_ids: ids numbered first, in that order; not shown
+        if line.startswith("@tx-ids "):
+            for x in line.split()[1:]:
+                if not re.fullmatch(r"[0-9a-f]{16}", x):
+                    sys.stderr.write("transcripts.sh: tx_ids: %r is not a run id\n" % x)
+                    sys.exit(2)
+                if x not in ids:
+                    ids.append(x)
+            continue
         # a trace hash (64 hex digits) depends on the builds as a run id does
         line = re.sub(r"(?<![0-9a-f])([0-9a-f]{64})(?![0-9a-f])", hsub, line)
         # an address (0x and 16 digits: gdb's, where's) is not a run id

@@ -46,3 +46,31 @@ test_a_stale_transcript_fails_the_check() {
     tools/transcripts.sh --check t.md > c2.out 2> c2.err || fail "still stale after a rewrite: $(cat c2.out)"
     expect_file t.md "$(printf '<!-- transcript: stale -->\n```\n$ echo hi\nhi\n```\n<!-- transcript: fresh -->\n```\n$ echo ok\nok\n```')"
 }
+
+# lib.sh's tx_ids: the ids it names get the first stand-ins, in its order,
+# and its line is not in the transcript (a transcript that continues
+# another shows the same runs with the same stand-ins); without it the
+# order of first appearance decides (the twin); a word that is not a run
+# id is refused (exit 2).
+test_tx_ids_numbers_ids_first() {
+    mkdir -p docs/tutorials/transcripts tools
+    cp "$TOP/docs/tutorials/transcripts/lib.sh" docs/tutorials/transcripts/
+    cp "$TOP/tools/transcripts.sh" tools/
+    local a=1111111111111111 b=2222222222222222 s1 s2
+    # the stand-ins (tools/transcripts.sh); sha256sum: python3 starts slowly in the test host
+    s1=$(printf rewind-transcript-1 | sha256sum | cut -c1-16)
+    s2=$(printf rewind-transcript-2 | sha256sum | cut -c1-16)
+    printf '<!-- transcript: ids -->\n```\n```\n<!-- transcript: noids -->\n```\n```\n' > t.md
+    printf 'source "$TX_LIB"\ntx_ids %s %s\ntx echo %s %s\n' $a $b $b $a > docs/tutorials/transcripts/ids.sh
+    printf 'source "$TX_LIB"\ntx echo %s %s\n' $b $a > docs/tutorials/transcripts/noids.sh
+    tools/transcripts.sh t.md > w.out 2> w.err || fail "rewrite: $(cat w.out w.err)"
+    expect_file t.md "$(printf '<!-- transcript: ids -->\n```\n$ echo %s %s\n%s %s\n```\n<!-- transcript: noids -->\n```\n$ echo %s %s\n%s %s\n```' \
+        "$s2" "$s1" "$s2" "$s1" "$s1" "$s2" "$s1" "$s2")"
+    printf 'source "$TX_LIB"\ntx_ids not-an-id\ntx echo hi\n' > docs/tutorials/transcripts/ids.sh
+    set +e
+    tools/transcripts.sh --check --only ids t.md > b.out 2> b.err
+    local rc=$?
+    set -e
+    [ $rc -eq 2 ] || fail "tx_ids not-an-id: exit $rc, expected 2: $(cat b.out b.err)"
+    expect_grep b.err "tx_ids: 'not-an-id' is not a run id"
+}

@@ -9,6 +9,10 @@
 #    transcript always gets the same one), the same in commands and output;
 #  - wall-clock times ("0.8s wall", "(12.3 s)") become "N.Ns", and dates
 #    ("2026-11-30 21:17:00") "YYYY-MM-DD hh:mm:ss".
+#  - `tx_ids ID...` prints no transcript line: it numbers those ids first,
+#    in that order, so a transcript that continues another one in the
+#    same file (the same runs, found again by a command not shown) gives
+#    them the stand-ins the first one gave (docs/tutorials/README.md).
 # `rewind` is the binary under test ($REWIND). Run ids to reuse in later
 # commands: `id=$(rewind_last_id)` after a run.
 rewind() { "$REWIND" "$@"; }
@@ -23,6 +27,9 @@ tx() {
     LAST_OUT=$out
     return $rc
 }
+
+# tx_ids ID...: a line tools/transcripts.sh reads and drops (above).
+tx_ids() { printf '@tx-ids %s\n' "$*"; }
 
 # The id of the last run that the last tx printed a closing line for.
 rewind_last_id() { printf '%s\n' "$LAST_OUT" | sed -n 's/^rewind: run \([0-9a-f~0-9]*\) .*/\1/p' | tail -n 1; }
