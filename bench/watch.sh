@@ -20,10 +20,11 @@ secs() { local t0 t1; t0=$(date +%s.%N); "$@" > /dev/null 2>&1; t1=$(date +%s.%N
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 rep=$(for _ in $(seq "$N"); do secs "$R" replay @; done | median)
 wat=$(for _ in $(seq "$N"); do secs "$R" watch @ counter --pid "$pid"; done | median)
-read -r inner stepped exits < <("$R" watch @ counter --pid "$pid" --json | python3 -c '
+"$R" watch @ counter --pid "$pid" --json > "$REWIND_HOME/w.json"
+read -r inner stepped exits <<<"$(python3 -c '
 import json, sys
-w = json.load(sys.stdin)
-print(w["wall_s"], w["single_stepped"], w["single_step_exits"])')
+w = json.load(open(sys.argv[1]))
+print(w["wall_s"], w["single_stepped"], w["single_step_exits"])' "$REWIND_HOME/w.json")"
 printf 'replay            %8.2f s (median of %d)\n' "$rep" "$N"
 printf 'watch             %8.2f s (median of %d; its replay alone: %.2f s)\n' "$wat" "$N" "$inner"
 # where no hardware watchpoint fires (the test host), each change is then
