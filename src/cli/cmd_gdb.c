@@ -221,8 +221,9 @@ static int keep_session(rw_home *h, const char *ref, uint64_t step, const struct
         return cli_fail(&err);
     if (r.diverged)
         fprintf(stderr, "rewind: DETERMINISM VIOLATION: %s\n", r.divergence);
-    fprintf(stderr, "rewind: kept run %s (fork of %s at step %llu with %u gdb writes)\n", r.id,
-            r.parent, (unsigned long long)step, p->n - base_n);
+    unsigned n = p->n - base_n;
+    fprintf(stderr, "rewind: kept run %s (fork of %s at step %llu with %u gdb write%s)\n", r.id,
+            r.parent, (unsigned long long)step, n, n == 1 ? "" : "s");
     fprintf(stderr, "rewind: run %s %s:%d after %llu steps, %.3fs virtual, %.3fs wall\n", r.id,
             rw_outcome_word(r.outcome), r.exit_code, (unsigned long long)r.steps, r.virt_ns / 1e9,
             r.wall_s);
