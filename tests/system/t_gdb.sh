@@ -201,6 +201,8 @@ test_gdb_keep_a_write() {
     run_rw r replay "$k"
     expect_rc 0
     expect_grep r.out '^identical: '
+    run_rw v verify
+    expect_rc 0
     REWIND_TEST_HOLES=1 REWIND_TEST_HOLE_NO_PATCH=1 run_rw h replay "$k"
     [ "$RC" -eq 1 ] || fail "a replay without the writes: rc $RC $(cat h.out h.err)"
     expect_grep h.out '^parts: '
