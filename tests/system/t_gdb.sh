@@ -182,8 +182,9 @@ runs_here() { ls -A "$REWIND_HOME/runs" | grep -cv '^\.' || true; }
 # session's start becomes a new run whose output shows it; the same session
 # again gives the same id; its replay (from boot: the engine applies the
 # write at its step) is identical, and with the writes left out (a test
-# hole) it is not; a gdb session at a later step of the kept run sees the
-# write; an archive of it replays in a clean home.
+# hole) it is not; a gdb session at a later step of the kept run and a
+# fork of it after the step see the write; an archive of it replays in a
+# clean home.
 test_gdb_keep_a_write() {
     dbg_run
     local orig; orig=$(done_of "$ID")
@@ -209,6 +210,10 @@ test_gdb_keep_a_write() {
     gdb_rw k3 "$k" $((AT + 3)) -- -batch -ex 'print counter >= 1000000'
     expect_rc 0
     expect_grep k3.out '^\$1 = 1$'
+    run_rw f fork "$k" $((AT + 2)) --schedule 3
+    expect_rc 0
+    local fd; fd=$(done_of "$(run_id f.err)")
+    [ -n "$fd" ] && [ "$fd" -ge 1000000 ] || fail "a fork of the kept run printed done $fd"
     run_rw x export "$k" --replayable -o "$T/k.rewind"
     expect_rc 0
     REWIND_HOME="$T/home2" run_rw i import "$T/k.rewind"
