@@ -486,6 +486,49 @@ size_t rw_machine_write(rw_machine *m, uint32_t pid, uint64_t addr, const void *
  * or its vector was not found). */
 long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct rw_error *err);
 
+/* gdb's writes kept as a run's input (`rewind gdb --keep`,
+ * docs/debugging.md "Keeping a session"): an ordered list of memory writes
+ * (process, address, bytes) and register writes (thread, the general
+ * registers, rip, rflags) applied when the machine stands at step `at` (as
+ * `rewind gdb RUN at` finds it), before it runs on. Part of the spec
+ * (docs/formats.md, "gdb_writes"), so of the run's id. A plain struct:
+ * copy it as a whole. */
+#define RW_PATCH_OPS_MAX 256
+#define RW_PATCH_BYTES_MAX 65536 /* the memory writes' bytes, all together */
+struct rw_patch_op {
+    int regs;         /* 0: a memory write; 1: a register write */
+    uint32_t id;      /* the process (memory) or the thread (registers) */
+    uint64_t addr;    /* memory: the virtual address */
+    uint32_t off;     /* memory: where its bytes start in rw_patch.bytes */
+    uint32_t len;     /* memory: how many (1 or more) */
+    struct rw_regs r; /* registers: all of them, as written */
+};
+struct rw_patch {
+    uint64_t at; /* the step (1 or more) */
+    unsigned n;
+    uint32_t nbytes;
+    struct rw_patch_op op[RW_PATCH_OPS_MAX];
+    uint8_t bytes[RW_PATCH_BYTES_MAX];
+};
+/* Append a memory write or a register write. 0, or -1 when p is full
+ * (p unchanged). rw_patch_fits: would a memory write of n bytes fit
+ * (n 0: a register write)? */
+int rw_patch_fits(const struct rw_patch *p, size_t n);
+int rw_patch_mem(struct rw_patch *p, uint32_t pid, uint64_t addr, const void *buf, size_t n);
+int rw_patch_regs(struct rw_patch *p, uint32_t tid, const struct rw_regs *r);
+/* Start the writes of a session at step of run ref: p->at = step and p
+ * holds ref's own writes when they are at that step (a session on a kept
+ * run adds to them). -1 with err (RW_EUSAGE) when ref holds writes at
+ * another step (a run holds the writes of one step) or step is not inside
+ * it. */
+int rw_patch_base(rw_home *h, const char *ref, uint64_t step, struct rw_patch *p,
+                  struct rw_error *err);
+/* Keep a session: a new run, ref's spec with p as its gdb writes, started
+ * from ref's keyframe before p->at, unperturbed after p->at, run to its
+ * end and stored like a fork (r->id). 0 or -1 with err. */
+int rw_fork_patched(rw_home *h, const char *ref, const struct rw_patch *p,
+                    const struct rw_options *o, struct rw_result *r, struct rw_error *err);
+
 /* Running a paused machine on under a debugger's control: hardware
  * breakpoints and watchpoints (the CPU's four debug registers) and
  * single-stepping one thread's user instructions. A debug exit is never a

@@ -48,6 +48,7 @@
 #include "home/rundir.h"
 #include "home/runnames.h"
 #include "rewind.h"
+#include "run/patch.h"
 
 #define PUT_BATCH 256
 
@@ -443,7 +444,8 @@ static int run_here(struct imp *m, const char *name)
 /* The fields a manifest could use to take over another run or to wrap a
  * size (docs/reliability.md): each name a valid name (never shaped like a
  * run id, never a run here), "created" not in the future (a day of clock
- * skew allowed), mem_mib in the range rewind runs. */
+ * skew allowed), mem_mib in the range rewind runs, gdb's writes (if any)
+ * well formed and in their limits (src/run/patch.h invariant 4). */
 static int check_fields(struct imp *m, struct irun *r, json_t *man, json_t *spec, char *err,
                         size_t errlen)
 {
@@ -479,6 +481,11 @@ static int check_fields(struct imp *m, struct irun *r, json_t *man, json_t *spec
             return util_fail(err, errlen, "run %s asks for %lld MiB of guest RAM (at most %llu)",
                              r->name, (long long)json_integer_value(mem),
                              (unsigned long long)rw_defaults.mem_max_mib);
+        struct rw_patch *pt;
+        char why[200];
+        if (patch_from_json(json_object_get(specs[i], "gdb_writes"), &pt, why, sizeof(why)) < 0)
+            return util_fail(err, errlen, "run %s: %s", r->name, why);
+        free(pt);
     }
     return 0;
 }

@@ -14,11 +14,16 @@
  *  - --port N: the stub alone on 127.0.0.1:N (an IDE).
  * --verify: after the session, run the machine to the run's end and check
  * its trace is the stored run's (a debugger never changes the run).
+ * --keep: gdb's writes at the session's start become a new run (a fork of
+ * RUN at STEP whose spec names them: rw_fork_patched, src/run/patch.h).
  *
  * Invariants:
  *  1. With --stdio, fd 1 is the stub's alone: it is moved aside before the
  *     machine starts and fd 1 points to stderr from then on.
  *  2. The Unix socket and its directory are removed before returning.
+ *  3. With --keep, a run is stored only when gdb wrote (the writes the
+ *     stub kept, stub.c invariant 9), and it is a fork of RUN at STEP with
+ *     exactly those writes: nothing else the session did reaches it.
  */
 #include <arpa/inet.h>
 #include <elf.h>
@@ -46,14 +51,14 @@
 static void help(void)
 {
     puts("usage: rewind gdb RUN STEP [--pid P | --kernel] [--port N | --stdio] [--verify]\n"
-         "                  [--history STEP] [--timeout S] [-- GDB-ARGS...]\n\n"
+         "                  [--keep] [--history STEP] [--timeout S] [-- GDB-ARGS...]\n\n"
          "Debug process P (default: the job) at STEP of RUN with gdb: a throwaway\n"
          "machine paused at STEP, shown to gdb as a Linux process (its threads,\n"
          "registers, memory, the program read from the guest's filesystem there).\n"
          "continue, step, next, finish, breakpoints and watchpoints (at most 32 at once;\n"
          "3 with --kernel) stop only in P; reverse-continue, reverse-stepi, reverse-step,\n"
          "reverse-next and reverse-finish replay the run from a step before. Nothing\n"
-         "stored changes.\n\n"
+         "stored changes unless --keep.\n\n"
          "  --pid P         the process (see rewind ps)\n"
          "  --kernel        the whole machine: the vCPU as one thread, the guest kernel's\n"
          "                  symbols, breakpoints anywhere (no reverse execution)\n"
@@ -65,8 +70,11 @@ static void help(void)
          "  --history STEP  reverse execution goes back at most to STEP (default: the\n"
          "                  step P exec'd its program)\n"
          "  --timeout S     give up after S seconds of wall time (default: none)\n"
-         "  --keep          refused: a session's run cannot be stored (without writes it\n"
-         "                  is the stored run; a spec cannot name gdb's writes)\n"
+         "  --keep          keep gdb's writes made at STEP (set var, set $reg, before any\n"
+         "                  continue or step; later writes are refused) as a new run: a\n"
+         "                  fork of RUN at STEP with those writes, run to its end and\n"
+         "                  stored (exit: the job's status, as rewind fork); without\n"
+         "                  writes nothing is stored\n"
          "  GDB-ARGS        passed to gdb after the connection (e.g. -batch -ex bt)");
 }
 
@@ -186,6 +194,42 @@ static void on_gdb_signal(int sig)
     rw_interrupt();
 }
 
+/* --keep at the session's end (invariant 3): the writes the stub kept
+ * beyond base_n (those run ref held already) become a new run. The exit
+ * code. */
+static int keep_session(rw_home *h, const char *ref, uint64_t step, const struct rw_patch *p,
+                        unsigned base_n, volatile sig_atomic_t *abort_flag)
+{
+    if (*abort_flag) {
+        fprintf(stderr, "rewind: nothing kept: the session was stopped (--timeout or a signal)\n");
+        return 1;
+    }
+    if (p->n == base_n) {
+        fprintf(stderr,
+                "rewind: nothing to keep: gdb wrote nothing at step %llu (without writes the "
+                "session's run is run %s itself)\n",
+                (unsigned long long)step, ref);
+        return 0;
+    }
+    struct rw_options o;
+    struct rw_result r;
+    struct rw_error err;
+    rw_options_init(&o);
+    o.observer = cli_stdio;
+    o.abort = abort_flag;
+    if (rw_fork_patched(h, ref, p, &o, &r, &err) < 0)
+        return cli_fail(&err);
+    if (r.diverged)
+        fprintf(stderr, "rewind: DETERMINISM VIOLATION: %s\n", r.divergence);
+    unsigned n = p->n - base_n;
+    fprintf(stderr, "rewind: kept run %s (fork of %s at step %llu with %u gdb write%s)\n", r.id,
+            r.parent, (unsigned long long)step, n, n == 1 ? "" : "s");
+    fprintf(stderr, "rewind: run %s %s:%d after %llu steps, %.3fs virtual, %.3fs wall\n", r.id,
+            rw_outcome_word(r.outcome), r.exit_code, (unsigned long long)r.steps, r.virt_ns / 1e9,
+            r.wall_s);
+    return r.exit_code;
+}
+
 int cmd_gdb(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -196,7 +240,7 @@ int cmd_gdb(int argc, char **argv)
         {"keep", no_argument, 0, 'K'},          {0, 0, 0, 0},
     };
     uint64_t pid = 0, port = 0, history = 0;
-    int verify = 0, c, use_port = 0, kernel = 0, use_stdio = 0;
+    int verify = 0, c, use_port = 0, kernel = 0, use_stdio = 0, keep = 0;
     double timeout = 0;
     optind = 1;
     /* rewind's options end at "--": what follows is gdb's. */
@@ -234,10 +278,9 @@ int cmd_gdb(int argc, char **argv)
             if (cli_read_seconds(optarg, &timeout) < 0)
                 return cli_error(2, "--timeout must be a positive number of seconds: %s", optarg);
             break;
-        case 'K': /* docs/debugging.md, Limits: why there is no --keep */
-            return cli_error(2, "--keep is not possible: a session's run is the stored run unless "
-                                "gdb writes, and a run's spec cannot name gdb's writes, so a kept "
-                                "run would be nothing new or not replayable");
+        case 'K':
+            keep = 1;
+            break;
         case 'h':
             help();
             return 0;
@@ -247,6 +290,12 @@ int cmd_gdb(int argc, char **argv)
     }
     if (kernel && pid)
         return cli_error(2, "--pid and --kernel exclude each other");
+    if (keep && kernel)
+        return cli_error(2, "--keep and --kernel exclude each other (a kept session writes to one "
+                            "process)");
+    if (keep && verify)
+        return cli_error(2, "--keep and --verify exclude each other (replay the kept run with "
+                            "rewind replay ID)");
     if (use_stdio && use_port)
         return cli_error(2, "--stdio and --port exclude each other");
     if ((use_stdio || use_port) && dd < argc)
@@ -301,6 +350,17 @@ int cmd_gdb(int argc, char **argv)
     struct rw_options o;
     rw_options_init(&o);
     o.abort = abort_flag;
+    struct rw_patch *patch = keep ? calloc(1, sizeof(*patch)) : NULL;
+    if (keep && !patch) {
+        rw_home_close(h);
+        return cli_error(RW_EINTERNAL, "out of memory");
+    }
+    if (keep && rw_patch_base(h, ref, step, patch, &err) < 0) {
+        free(patch);
+        rw_home_close(h);
+        return cli_fail(&err);
+    }
+    unsigned base_n = patch ? patch->n : 0;
     char tmp[64] = "";
     if (!kernel && rw_program_copy(h, ref, step, p32, exe, &o, tmp, &err) < 0) {
         if (tmp[0])
@@ -334,7 +394,8 @@ int cmd_gdb(int argc, char **argv)
                               .notes = stderr,
                               .exe = exe,
                               .exe_local = kernel ? exe : tmp,
-                              .kernel = kernel};
+                              .kernel = kernel,
+                              .keep = patch};
     struct gdbs_result res;
     struct gdbs_session *s;
     if (gdbs_start(&cfg, &res, &s, &err) < 0) {
@@ -444,6 +505,12 @@ int cmd_gdb(int argc, char **argv)
     if (res.modified)
         fprintf(stderr, "rewind: gdb wrote to the machine's registers or memory: from there on "
                         "its run is not the stored run\n");
+    if (keep) {
+        int kr = keep_session(h, ref, step, patch, base_n, abort_flag);
+        free(patch);
+        rw_home_close(h);
+        return kr;
+    }
     if (verify) {
         struct rw_run_info info;
         if (rw_run_info(h, ref, &info, &err) < 0) {

@@ -52,6 +52,15 @@
  *  8. A read (m) of a page not in the process's page table is served from
  *     the program's file only for its read-only segments (progmem.c);
  *     memory is always read from the machine first.
+ *  9. With --keep (cfg->keep), every write that reached the machine is
+ *     appended to cfg->keep as it was applied (a memory write: the bytes
+ *     written, even a partial one; a register write: the registers passed
+ *     to rw_machine_set_user_regs), and a write is served only while the
+ *     machine stands where rw_seek put it (the session's start, before any
+ *     continue, step or replay): there a replay of the kept run applies
+ *     the same writes to the same state (src/run/patch.h). A write
+ *     elsewhere, or one that would not fit, is refused before it reaches
+ *     the machine, so the session never holds a write it cannot keep.
  */
 #include "gdbstub/stub.h"
 
@@ -109,6 +118,7 @@ struct gdbs_session {
     struct gdbs_progmem pm; /* the program's read-only segments (invariant 8) */
     char out[GDBS_PACKET_MAX];
     char miss[160]; /* how the last replay missed the position (reverse) */
+    int moved;      /* the machine ran or was replaced since rw_seek (invariant 9) */
 };
 
 static void note(const struct gdbs_session *s, const char *fmt, const char *a)
@@ -305,6 +315,29 @@ static int reply_mem(struct gdbs_session *s, const char *args)
     return send(s, s->out);
 }
 
+/* Invariant 9: may a write of n bytes (0: registers) be kept? 1, or 0
+ * after a note (the caller answers E01). */
+static int keepable(struct gdbs_session *s, size_t n)
+{
+    if (!s->cfg->keep)
+        return 1;
+    char why[300];
+    if (s->moved)
+        snprintf(why, sizeof(why),
+                 "--keep: gdb writes only at the session's start (step %llu, before any "
+                 "continue, step or reverse command): a write inside a step cannot be replayed; "
+                 "start a session with --keep at the step to write at",
+                 (unsigned long long)s->cfg->step);
+    else if (!rw_patch_fits(s->cfg->keep, n))
+        snprintf(why, sizeof(why),
+                 "--keep: a session keeps at most %d writes and %d bytes of memory writes",
+                 RW_PATCH_OPS_MAX, RW_PATCH_BYTES_MAX);
+    else
+        return 1;
+    note(s, "%s", why);
+    return 0;
+}
+
 static int write_mem(struct gdbs_session *s, const char *args)
 {
     char *end;
@@ -316,10 +349,15 @@ static int write_mem(struct gdbs_session *s, const char *args)
         return send(s, "E01");
     unsigned char buf[GDBS_PACKET_MAX / 2];
     long n = gdbs_fromhex(end + 1, strlen(end + 1), buf, sizeof(buf));
-    if (n < 0 || (uint64_t)n != len)
+    if (n < 0 || (uint64_t)n != len || !keepable(s, (size_t)n))
         return send(s, "E01");
     s->res->modified = 1; /* invariant 5 (even a partial write) */
-    if (rw_machine_write(s->m, s->cfg->pid, addr, buf, (size_t)n) != (size_t)n)
+    size_t got = rw_machine_write(s->m, s->cfg->pid, addr, buf, (size_t)n);
+    if (s->cfg->keep && got) { /* invariant 9: what reached the machine */
+        int kept = rw_patch_mem(s->cfg->keep, s->cfg->pid, addr, buf, got) == 0;
+        RW_ASSERT(kept); /* keepable() made room */
+    }
+    if (got != (size_t)n)
         return send(s, "E14");
     return send(s, "OK");
 }
@@ -378,10 +416,16 @@ static int store_regs(struct gdbs_session *s, const struct rw_regs *r)
         note(s, "%s", "register writes of the whole machine (--kernel) are not supported");
         return send(s, "E01");
     }
+    if (!keepable(s, 0))
+        return send(s, "E01");
     s->res->modified = 1;
     if (rw_machine_set_user_regs(s->m, s->gtid, r, &err) < 0) {
         note(s, "%s", err.msg);
         return send(s, "E01");
+    }
+    if (s->cfg->keep) { /* invariant 9 */
+        int kept = rw_patch_regs(s->cfg->keep, s->gtid, r) == 0;
+        RW_ASSERT(kept); /* keepable() made room */
     }
     return send(s, "OK");
 }
@@ -541,6 +585,7 @@ static int forward(struct gdbs_session *s, uint32_t tid)
         r.step_tid = tid;
     struct rw_stop st;
     struct rw_error err;
+    s->moved = 1; /* invariant 9 */
     if (rw_machine_resume(s->m, &r, &st, &err) < 0) {
         note(s, "%s", err.msg);
         return send(s, "E01");
@@ -895,6 +940,7 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             }
             rw_machine_close(s->m);
             s->m = m;
+            s->moved = 1;
             s->have_last = 1;
             if (s->last.why == RW_STOP_BREAK && s->last.slot >= s->nbps)
                 s->last.why = RW_STOP_STEPPED;
@@ -924,6 +970,7 @@ history_begins : { /* invariant 4: the beginning of the history */
     s->res->replays++;
     rw_machine_close(s->m);
     s->m = m;
+    s->moved = 1;
     memset(&s->last, 0, sizeof(s->last));
     s->last.why = RW_STOP_STEP;
     s->last.slot = -2;

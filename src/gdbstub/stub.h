@@ -27,6 +27,10 @@ struct gdbs_config {
     FILE *notes;           /* one line per notice ("rewind: ..."), or NULL */
     const char *exe;       /* the program's path in the guest (qXfer:exec-file) */
     const char *exe_local; /* a host copy of it, or NULL (vFile copies it on demand) */
+    /* --keep: gdb's writes at the session's start are appended here
+     * (rw_patch_base began it); a write after the machine ran is refused
+     * (stub.c invariant 9). NULL: writes are not kept. */
+    struct rw_patch *keep;
 };
 
 struct gdbs_result {

@@ -25,6 +25,7 @@
 #include "home/paths.h"
 #include "home/runnames.h"
 #include "run/modes.h"
+#include "run/patch.h"
 #include "trace/trace.h"
 #include "util/check.h"
 #include "util/fail.h"
@@ -370,6 +371,10 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
     if (nd && !json_is_string(nd))
         return fail(err, errlen, "the run's spec has a malformed nix_drv");
     o->nix_drv = nd ? strdup(json_string_value(nd)) : NULL;
+    struct rw_patch *patch;
+    if (patch_from_json(json_object_get(spec, "gdb_writes"), &patch, err, errlen) < 0)
+        return -1;
+    o->patch = patch;
     if ((ex && json_array_size(ex) && !o->expect) || (pr && !o->property))
         return fail(err, errlen, "out of memory");
     if (!o->root || !o->cwd || !o->argv || !o->env || !o->mem_mib || !o->quantum_ns)
@@ -451,6 +456,16 @@ int run_stored_load(const char *home, const char *name, const char *kernel, cons
     return rc;
 }
 
+void run_stored_runtime(struct run_opts *o, const struct rw_options *op)
+{
+    o->quiet = 0;
+    o->obs = &op->observer;
+    o->abort = op->abort;
+    o->max_trace_mb = op->max_trace_mb;
+    o->max_disk_mb = op->max_disk_mb;
+    o->spin_limit_s = op->spin_limit_s;
+}
+
 void run_stored_free(struct run_stored *st)
 {
     free((char *)st->o.root);
@@ -464,6 +479,8 @@ void run_stored_free(struct run_stored *st)
     free((char *)st->o.track_writes);
     free((char *)st->o.collect);
     free((char *)st->o.nix_drv);
+    free((struct rw_patch *)st->o.patch);
+    st->o.patch = NULL;
     st->o.track_writes = st->o.collect = st->o.nix_drv = NULL;
     st->o.expect = NULL;
     st->o.property = NULL;

@@ -28,6 +28,7 @@
 #include "run/job.h"
 #include "run/kfcache.h"
 #include "run/limits.h"
+#include "run/patch.h"
 #include "trace/compare.h"
 #include "trace/keyframe.h"
 #include "util/bytes.h"
@@ -64,7 +65,9 @@ struct run_sink {
     FILE *states; /* --state-log: per-step register hashes, periodic RAM hashes */
     uint64_t ram_every;
     struct kvm_vm *vm;
-    struct kfcap *kf; /* NULL: no keyframes */
+    const struct rw_patch *patch; /* gdb's writes (patch.h), or NULL */
+    const char *kernel;           /* the guest kernel's ELF (for patch_apply) */
+    struct kfcap *kf;             /* NULL: no keyframes */
     struct platform *p;
     struct session *session; /* shell: input at idle steps */
     int inspected, inspect_status;
@@ -191,6 +194,13 @@ static void keyframe_step(struct run_sink *s, struct platform *p)
 static void on_step(void *ctx, struct platform *p)
 {
     struct run_sink *s = ctx;
+    /* patch.h invariant 2: gdb's writes before the step's keyframe. */
+    if (s->patch && p->step == s->patch->at && p->outcome == PLATFORM_RUNNING && !patch_hole()) {
+        char why[400];
+        if (patch_apply(s->patch, s->vm, s->kernel, why, sizeof(why)) < 0)
+            platform_guest_error(p, "gdb's writes at step %llu cannot be applied: %s",
+                                 (unsigned long long)p->step, why);
+    }
     keyframe_step(s, p);
     if (!s->states)
         return;
@@ -713,6 +723,7 @@ int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_insp
         .track_writes = o->track_writes,
         .collect = o->collect,
         .nix_drv = o->nix_drv,
+        .patch = o->patch,
     };
     memcpy(c->spec.kernel_hash, sp0.kernel_hash, sizeof(c->spec.kernel_hash));
     memcpy(c->spec.init_hash, sp0.init_hash, sizeof(c->spec.init_hash));
@@ -733,6 +744,8 @@ int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_insp
     s->quiet = o->quiet;
     s->file = &c->dir.trace;
     s->vm = &c->vm;
+    s->patch = o->patch;
+    s->kernel = o->kernel;
     run_limits_init(&s->lim, o->max_trace_mb, o->max_disk_mb);
     io_set_abort(o->abort);
     if (o->state_log) {

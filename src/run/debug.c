@@ -70,6 +70,15 @@ static int fail(struct rw_error *err, enum rw_code code, const char *fmt, const 
     return -1;
 }
 
+int debug_gos_open(struct gos *g, struct kvm_vm *vm, const char *kernel, char *why, size_t n)
+{
+    struct gos_syms s;
+    struct gos_mem mem = {.ctx = vm, .read = mem_read, .write = mem_write};
+    if (gos_syms_load(kernel, &s, why, n) < 0 || gos_open(g, &mem, &s, why, n) < 0)
+        return -1;
+    return 0;
+}
+
 struct gos *debug_gos(rw_machine *m, struct rw_error *err)
 {
     if (!m->dbg) {
@@ -84,10 +93,7 @@ struct gos *debug_gos(rw_machine *m, struct rw_error *err)
     }
     if (!m->dbg->open) { /* invariant 1 */
         char why[300];
-        struct gos_syms s;
-        struct gos_mem mem = {.ctx = &m->c.vm, .read = mem_read, .write = mem_write};
-        if (gos_syms_load(m->st.o.kernel, &s, why, sizeof(why)) < 0 ||
-            gos_open(&m->dbg->g, &mem, &s, why, sizeof(why)) < 0) {
+        if (debug_gos_open(&m->dbg->g, &m->c.vm, m->st.o.kernel, why, sizeof(why)) < 0) {
             fail(err, RW_EINTERNAL, "cannot read the guest kernel's tasks: %s", why);
             return NULL;
         }
@@ -144,11 +150,10 @@ int rw_machine_threads(rw_machine *m, struct rw_thread *out, size_t max, size_t 
 }
 
 /* Is the vCPU in user mode? 1, 0, or -1. */
-static int vcpu_user(rw_machine *m, struct kvm_regs *k)
+static int vcpu_user(int vcpu_fd, struct kvm_regs *k)
 {
     struct kvm_sregs s;
-    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &s) < 0 ||
-        ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, k) < 0)
+    if (ioctl(vcpu_fd, KVM_GET_SREGS, &s) < 0 || ioctl(vcpu_fd, KVM_GET_REGS, k) < 0)
         return -1;
     return (s.cs.selector & 3) == 3;
 }
@@ -160,7 +165,7 @@ int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct
         return -1;
     memset(r, 0, sizeof(*r));
     struct kvm_regs k;
-    int user = t->current ? vcpu_user(m, &k) : 0;
+    int user = t->current ? vcpu_user(m->c.vm.vcpu_fd, &k) : 0;
     if (user < 0)
         return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
     if (user) { /* invariant 3 */
@@ -195,9 +200,15 @@ int rw_machine_set_user_regs(rw_machine *m, uint32_t tid, const struct rw_regs *
     const struct gos_task *t = debug_task(m, tid, err);
     if (!t)
         return -1;
+    return debug_set_regs(&m->dbg->g, m->c.vm.vcpu_fd, t, r, err);
+}
+
+int debug_set_regs(const struct gos *g0, int vcpu_fd, const struct gos_task *t,
+                   const struct rw_regs *r, struct rw_error *err)
+{
     const uint64_t keep = 0x10100; /* RF, TF */
     struct kvm_regs k;
-    int user = t->current ? vcpu_user(m, &k) : 0;
+    int user = t->current ? vcpu_user(vcpu_fd, &k) : 0;
     if (user < 0)
         return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
     if (user) {
@@ -207,12 +218,12 @@ int rw_machine_set_user_regs(rw_machine *m, uint32_t tid, const struct rw_regs *
         k.r12 = r->r12, k.r13 = r->r13, k.r14 = r->r14, k.r15 = r->r15;
         k.rip = r->rip;
         k.rflags = (r->rflags & ~keep) | (k.rflags & keep) | 2;
-        if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
+        if (ioctl(vcpu_fd, KVM_SET_REGS, &k) < 0)
             return fail(err, RW_EINTERNAL, "%s", "cannot write the vCPU's registers");
         return 0;
     }
     struct gos_regs g;
-    if (gos_user_regs(&m->dbg->g, t, &g) < 0)
+    if (gos_user_regs(g0, t, &g) < 0)
         return fail(err, RW_EUSAGE, "thread %s has no user registers (a kernel thread)", t->comm);
     g.rax = r->rax, g.rbx = r->rbx, g.rcx = r->rcx, g.rdx = r->rdx;
     g.rsi = r->rsi, g.rdi = r->rdi, g.rsp = r->rsp, g.rbp = r->rbp;
@@ -220,7 +231,7 @@ int rw_machine_set_user_regs(rw_machine *m, uint32_t tid, const struct rw_regs *
     g.r12 = r->r12, g.r13 = r->r13, g.r14 = r->r14, g.r15 = r->r15;
     g.rip = r->rip;
     g.rflags = (r->rflags & ~keep) | (g.rflags & keep) | 2;
-    if (gos_set_user_regs(&m->dbg->g, t, &g) < 0)
+    if (gos_set_user_regs(g0, t, &g) < 0)
         return fail(err, RW_EINTERNAL, "cannot write the registers thread %s saved", t->comm);
     return 0;
 }
@@ -650,7 +661,7 @@ static int tf_arm(rw_machine *m, uint32_t pid, int on, struct rw_error *err)
     if (debug_tasks(m, &t, &n, err) < 0)
         return -1;
     struct kvm_regs k;
-    int user = vcpu_user(m, &k);
+    int user = vcpu_user(m->c.vm.vcpu_fd, &k);
     if (user < 0)
         return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
     uint32_t cur_tgid = 0;
@@ -857,7 +868,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         const struct gos_task *t;
         size_t n;
         struct kvm_regs ku;
-        int vu = vcpu_user(m, &ku);
+        int vu = vcpu_user(m->c.vm.vcpu_fd, &ku);
         struct rw_error e0;
         if (debug_tasks(m, &t, &n, &e0) < 0)
             n = 0;

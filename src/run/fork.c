@@ -1,7 +1,9 @@
 /*
  * fork: a new run identical to a stored run through a step and perturbed
  * after it, started from the stored run's keyframe before that step (it
- * shares the parent's history and keyframes: explore.h invariant 1).
+ * shares the parent's history and keyframes: explore.h invariant 1). A
+ * kept gdb session (rw_fork_patched) is a fork whose new input is gdb's
+ * writes at a step instead of a schedule (src/run/patch.h).
  */
 #include "run/modes.h"
 
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "home/runnames.h"
+#include "run/patch.h"
 #include "util/check.h"
 
 int run_fork_opts(struct run_opts *o, uint64_t schedule, uint64_t from, uint64_t until,
@@ -64,15 +67,67 @@ int rw_fork(rw_home *h, const char *ref, uint64_t step, const struct rw_options 
     } else if (op->name && !runnames_valid(op->name)) {
         rc = run_usage(err, "--name must be a name, not shaped like a run id: %s", op->name);
     } else {
-        st.o.quiet = 0;
+        run_stored_runtime(&st.o, op);
         st.o.name = op->name;
-        st.o.obs = &op->observer;
-        st.o.abort = op->abort;
-        st.o.max_trace_mb = op->max_trace_mb;
-        st.o.max_disk_mb = op->max_disk_mb;
-        st.o.spin_limit_s = op->spin_limit_s;
         rc = run_fork(&st.o, st.name, op->schedule, step, op->schedule_until, step, st.steps - step,
                       res, err);
+    }
+    run_stored_free(&st);
+    return rc;
+}
+
+int rw_patch_base(rw_home *h, const char *ref, uint64_t step, struct rw_patch *p,
+                  struct rw_error *err)
+{
+    struct run_stored st;
+    struct rw_options op;
+    rw_options_init(&op);
+    if (run_stored_at(h, ref, step, 0, &op, &st, err) < 0)
+        return -1;
+    int rc = 0;
+    memset(p, 0, sizeof(*p));
+    p->at = step;
+    if (st.o.patch && st.o.patch->at != step)
+        rc = run_usage(err,
+                       "run %s holds gdb's writes at step %llu: a kept session on it must be "
+                       "at that step too (a run holds the writes of one step)",
+                       ref, (unsigned long long)st.o.patch->at);
+    else if (st.o.patch)
+        *p = *st.o.patch; /* the session adds to them */
+    run_stored_free(&st);
+    return rc;
+}
+
+int rw_fork_patched(rw_home *h, const char *ref, const struct rw_patch *p,
+                    const struct rw_options *op, struct rw_result *res, struct rw_error *err)
+{
+    struct run_stored st;
+    memset(res, 0, sizeof(*res));
+    if (p->at == 0 || p->n == 0 || p->n > RW_PATCH_OPS_MAX)
+        return run_usage(err, "a kept session needs gdb's writes at a step (1 or more)");
+    if (run_stored_at(h, ref, p->at, 0, op, &st, err) < 0)
+        return -1;
+    int rc = 0;
+    if (st.o.patch && st.o.patch->at != p->at)
+        rc = run_usage(err, "run %s holds gdb's writes at step %llu, not %llu", ref,
+                       (unsigned long long)st.o.patch->at, (unsigned long long)p->at);
+    /* The machine as `rewind gdb ref at` found it: the parent's segments
+     * through step `at` (they end at at + 1), then unperturbed. */
+    if (rc == 0)
+        rc = run_fork_opts(&st.o, 0, p->at + 1, 0, 0, 0, err);
+    if (rc == 0) {
+        free((struct rw_patch *)st.o.patch);
+        st.o.patch = p; /* not ours: run_stored_free must not free it */
+        run_stored_runtime(&st.o, op);
+        struct run_ctx c;
+        rc = run_prepare(&c, &st.o, NULL, RUN_KEEP, 1, res, err);
+        /* patch.h invariant 3: from a keyframe before `at`, never at it. */
+        if (rc == 0)
+            rc = run_restore(&c, st.name, p->at - 1, p->at);
+        if (rc == 0)
+            RW_ASSERT(c.p->step < p->at);
+        rc = run_through(&c, rc);
+        st.o.patch = NULL;
     }
     run_stored_free(&st);
     return rc;

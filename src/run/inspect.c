@@ -20,12 +20,7 @@ static int inspect(rw_home *h, const char *ref, struct run_inspect *ins,
     if (run_stored_at(h, ref, ins->at, 1, op, &st, err) < 0)
         return -1;
     st.o.no_keyframes = keep == RUN_KEEP_NOTHING; /* a throwaway keeps none */
-    st.o.quiet = 0;
-    st.o.obs = &op->observer;
-    st.o.abort = op->abort;
-    st.o.max_trace_mb = op->max_trace_mb;
-    st.o.max_disk_mb = op->max_disk_mb;
-    st.o.spin_limit_s = op->spin_limit_s;
+    run_stored_runtime(&st.o, op);
     struct run_ctx c;
     int rc = run_prepare(&c, &st.o, ins, keep, 1, res, err);
     if (rc == 0)

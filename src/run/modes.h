@@ -55,6 +55,9 @@ struct run_stored {
 int run_stored_load(const char *home, const char *name, const char *kernel, const char *init,
                     struct run_stored *st, struct rw_error *err);
 void run_stored_free(struct run_stored *st);
+/* How a mode derived from a stored run runs (not its spec): the job's
+ * output to op's observer, op's abort flag and limits. */
+void run_stored_runtime(struct run_opts *o, const struct rw_options *op);
 
 /* Resolve ref and load it for a mode that starts at step of it: step must
  * be inside the run, and with inspect, not before the job's command runs;

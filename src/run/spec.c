@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "run/patch.h"
 #include "util/hash.h"
 
 static json_t *strv(char **v)
@@ -73,6 +74,8 @@ char *spec_to_json(const struct run_spec *s)
         json_object_set_new(o, "collect", json_string(s->collect));
     if (s->nix_drv)
         json_object_set_new(o, "nix_drv", json_string(s->nix_drv));
+    if (s->patch) /* patch.h invariant 1: absent without writes */
+        json_object_set_new(o, "gdb_writes", patch_to_json(s->patch));
     if (s->test_holes) /* absent when 0, so ordinary ids never depend on it */
         json_object_set_new(o, "test_holes", json_integer((json_int_t)s->test_holes));
     char *out = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);

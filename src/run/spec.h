@@ -12,6 +12,8 @@
 
 #include "vmm/sched.h"
 
+struct rw_patch;
+
 #define SPEC_ARGS_MAX 4096
 
 struct run_spec {
@@ -43,6 +45,8 @@ struct run_spec {
     const char *track_writes; /* NULL: none */
     const char *collect;      /* NULL: none */
     const char *nix_drv;      /* NULL: none */
+    /* gdb's writes at a step (src/run/patch.h): absent when NULL. */
+    const struct rw_patch *patch;
 };
 
 /* Parse a spec's "perturb" array into s (seed not set). 0, or -1 if malformed. */

@@ -163,11 +163,81 @@ test_gdb_errors_are_one_line() {
     # and exits 0)
     gdb_rw e3 "$ID" "$AT" -- -batch -ex 'break no_such_function'
     expect_grep e3.err 'Function "no_such_function" not defined'
-    # --keep is refused, saying why (docs/debugging.md, Limits)
-    gdb_rw e4 "$ID" "$AT" --keep -- -batch -ex bt
-    [ "$RC" -eq 2 ] || fail "--keep: rc $RC $(cat e4.err)"
+    gdb_rw e4 "$ID" "$AT" --keep --kernel -- -batch -ex bt
+    [ "$RC" -eq 2 ] || fail "--keep --kernel: rc $RC $(cat e4.err)"
     [ "$(wc -l < e4.err)" -eq 1 ] || fail "not one line: $(cat e4.err)"
-    expect_grep e4.err "^rewind: --keep is not possible: .*spec cannot name gdb's writes"
+}
+
+# dbg_threads' output line "done N": N, the counter bump() adds to.
+done_of() {
+    "$REWIND" events "$1" --kind output --json | python3 -c '
+import json, re, sys
+for e in json.load(sys.stdin):
+    m = re.search(r"done (\d+)", e["payload"])
+    if m: print(m.group(1))'
+}
+runs_here() { ls -A "$REWIND_HOME/runs" | grep -cv '^\.' || true; }
+
+# --keep (docs/debugging.md, "Keeping a session"): `set var` at the
+# session's start becomes a new run whose output shows it; the same session
+# again gives the same id; its replay (from boot: the engine applies the
+# write at its step) is identical, and with the writes left out (a test
+# hole) it is not; a gdb session at a later step of the kept run and a
+# fork of it after the step see the write; an archive of it replays in a
+# clean home.
+test_gdb_keep_a_write() {
+    dbg_run
+    local orig; orig=$(done_of "$ID")
+    [ -n "$orig" ] && [ "$orig" -lt 1000000 ] || fail "dbg_threads printed done $orig"
+    gdb_rw k1 "$ID" "$AT" --keep -- -batch -ex 'set var counter = 1000000'
+    expect_rc 0
+    expect_grep k1.err "^rewind: kept run [0-9a-f]\{16\} (fork of $ID at step $AT with 1 gdb write)"
+    local k; k=$(sed -n 's/^rewind: kept run \([0-9a-f]*\) .*/\1/p' k1.err)
+    local kd; kd=$(done_of "$k")
+    [ -n "$kd" ] && [ "$kd" -ge 1000000 ] || fail "kept run $k printed done $kd (stored run: $orig)"
+    gdb_rw k2 "$ID" "$AT" --keep -- -batch -ex 'set var counter = 1000000'
+    expect_rc 0
+    expect_grep k2.err "^rewind: kept run $k "
+    expect_no_grep k2.err 'DETERMINISM VIOLATION'
+    run_rw r replay "$k"
+    expect_rc 0
+    expect_grep r.out '^identical: '
+    run_rw v verify
+    expect_rc 0
+    REWIND_TEST_HOLES=1 REWIND_TEST_HOLE_NO_PATCH=1 run_rw h replay "$k"
+    [ "$RC" -eq 1 ] || fail "a replay without the writes: rc $RC $(cat h.out h.err)"
+    expect_grep h.out '^parts: '
+    gdb_rw k3 "$k" $((AT + 3)) -- -batch -ex 'print counter >= 1000000'
+    expect_rc 0
+    expect_grep k3.out '^\$1 = 1$'
+    run_rw f fork "$k" $((AT + 2)) --schedule 3
+    expect_rc 0
+    local fd; fd=$(done_of "$(run_id f.err)")
+    [ -n "$fd" ] && [ "$fd" -ge 1000000 ] || fail "a fork of the kept run printed done $fd"
+    run_rw x export "$k" --replayable -o "$T/k.rewind"
+    expect_rc 0
+    REWIND_HOME="$T/home2" run_rw i import "$T/k.rewind"
+    expect_rc 0
+    REWIND_HOME="$T/home2" run_rw r2 replay "$k"
+    expect_rc 0
+    expect_grep r2.out '^identical: '
+}
+
+# --keep refuses a write once the machine ran (one line; the session goes
+# on), keeps nothing without writes, and excludes --verify.
+test_gdb_keep_refusals() {
+    dbg_run
+    local n0; n0=$(runs_here)
+    gdb_rw k1 "$ID" "$AT" --keep -- -batch -ex 'break bump' -ex 'continue' \
+        -ex 'set var counter = 5' -ex 'echo AFTER\n' -ex 'print i'
+    expect_rc 0
+    [ "$(grep -c '^rewind: --keep: gdb writes only at the session' k1.err)" -eq 1 ] ||
+        fail "refusal: $(cat k1.err)"
+    expect_grep k1.out '^AFTER'
+    expect_grep k1.err '^rewind: nothing to keep: gdb wrote nothing at step'
+    [ "$(runs_here)" -eq "$n0" ] || fail "a run was stored: $(ls "$REWIND_HOME/runs")"
+    gdb_rw k2 "$ID" "$AT" --keep --verify -- -batch -ex bt
+    [ "$RC" -eq 2 ] && [ "$(wc -l < k2.err)" -eq 1 ] || fail "--keep --verify: rc $RC $(cat k2.err)"
 }
 
 # A watchpoint on the counter bump() adds to: each stop shows the old and

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "run/job.h"
+#include "run/patch.h"
 #include "run/spec.h"
 #include "unit.h"
 #include "util/hash.h"
@@ -224,9 +225,96 @@ static void test_sched_decisions(void)
           "pct: every decision");
 }
 
+/* gdb's writes (src/run/patch.h): a spec with them gets a "gdb_writes"
+ * key (pinned), they parse back to the same writes, and every form but
+ * the canonical one, or beyond the limits, is refused (invariant 4). */
+static struct rw_patch patch_;
+static void test_gdb_writes(void)
+{
+    struct rw_patch *p = &patch_;
+    memset(p, 0, sizeof(*p));
+    p->at = 1234;
+    struct rw_regs r = {.rax = 0x1234abcd, .rip = 0x401000, .rflags = 0x246, .r15 = UINT64_MAX};
+    CHECK(rw_patch_mem(p, 77, 0x4c6f30, "\x40\x42\x0f\x00", 4) == 0, "a memory write");
+    CHECK(rw_patch_regs(p, 78, &r) == 0, "a register write");
+    CHECK(rw_patch_mem(p, 77, 1, "", 0) < 0, "an empty memory write is refused");
+    struct run_spec s = base_spec();
+    s.patch = p;
+    char *j = spec_to_json(&s);
+    const char *want =
+        "\"gdb_writes\":{\"at\":1234,\"ops\":[[\"mem\",77,\"4c6f30\",\"40420f00\"],[\"regs\",78,"
+        "\"cdab341200000000000000000000000000000000000000000000000000000000000000000000000000000000"
+        "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+        "0000000000000000000000000000000000000000000000000000000000000000ffffffffffffffff00104000"
+        "000000004602000000000000\"]]}";
+    CHECK(j && strstr(j, want), "the spec names the writes in order, canonically");
+    json_error_t je;
+    json_t *o = j ? json_loads(j, 0, &je) : NULL;
+    struct rw_patch *back = NULL;
+    CHECK(o &&
+              patch_from_json(json_object_get(o, "gdb_writes"), &back, je.text, sizeof(je.text)) ==
+                  0 &&
+              back,
+          "the writes parse back");
+    CHECK(back && back->at == 1234 && back->n == 2 && back->op[0].len == 4 &&
+              !memcmp(back->bytes, "\x40\x42\x0f\x00", 4) && back->op[1].regs &&
+              !memcmp(&back->op[1].r, &r, sizeof(r)),
+          "the same writes");
+    free(back);
+    json_decref(o);
+    free(j);
+    s.patch = NULL;
+    j = spec_to_json(&s);
+    CHECK(j && !strstr(j, "gdb_writes"), "a spec without writes has no gdb_writes key");
+    free(j);
+    static const char *bad[] = {
+        "{\"at\":5,\"ops\":[[\"mem\",77,\"04c6f30\",\"40\"]]}", /* a leading zero */
+        "{\"at\":5,\"ops\":[[\"mem\",77,\"4C6F30\",\"40\"]]}",  /* uppercase */
+        "{\"at\":5,\"ops\":[[\"mem\",77,\"4c6f30\",\"4\"]]}",   /* odd hex */
+        "{\"at\":5,\"ops\":[[\"mem\",77,\"4c6f30\",\"\"]]}",    /* no bytes */
+        "{\"at\":5,\"ops\":[[\"mem\",0,\"4c6f30\",\"40\"]]}",   /* pid 0 */
+        "{\"at\":5,\"ops\":[[\"mem\",77,\"10000000000000000\",\"40\"]]}",
+        "{\"at\":0,\"ops\":[[\"mem\",77,\"4c6f30\",\"40\"]]}", /* step 0 */
+        "{\"at\":5,\"ops\":[]}",
+        "{\"at\":5,\"ops\":[[\"regs\",77,\"00\"]]}",
+        "{\"at\":5,\"ops\":[[\"poke\",77,\"4c6f30\",\"40\"]]}",
+        "{\"at\":5,\"ops\":[[\"mem\",77,\"4c6f30\",\"40\"]],\"x\":1}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_t *v = json_loads(bad[i], 0, &je);
+        struct rw_patch *q = NULL;
+        char why[200];
+        CHECK(v && patch_from_json(v, &q, why, sizeof(why)) < 0 && !q, bad[i]);
+        json_decref(v);
+    }
+    /* The limits: 257 writes, and 65537 bytes of memory writes. */
+    json_t *ops = json_array();
+    for (int i = 0; i < RW_PATCH_OPS_MAX + 1; i++)
+        json_array_append_new(ops, json_pack("[s,i,s,s]", "mem", 77, "10", "40"));
+    json_t *v = json_pack("{s:i,s:o}", "at", 5, "ops", ops);
+    char why[200];
+    struct rw_patch *q = NULL;
+    CHECK(patch_from_json(v, &q, why, sizeof(why)) < 0 && !q, "257 writes are refused");
+    json_decref(v);
+    char *big = malloc(2 * (RW_PATCH_BYTES_MAX + 1) + 1);
+    memset(big, 'a', 2 * (RW_PATCH_BYTES_MAX + 1));
+    big[2 * (RW_PATCH_BYTES_MAX + 1)] = 0;
+    v = json_pack("{s:i,s:[[s,i,s,s]]}", "at", 5, "ops", "mem", 77, "10", big);
+    CHECK(v && patch_from_json(v, &q, why, sizeof(why)) < 0 && !q, "65537 bytes are refused");
+    json_decref(v);
+    big[2 * RW_PATCH_BYTES_MAX] = 0;
+    v = json_pack("{s:i,s:[[s,i,s,s]]}", "at", 5, "ops", "mem", 77, "10", big);
+    CHECK(v && patch_from_json(v, &q, why, sizeof(why)) == 0 && q && q->nbytes == 65536,
+          "65536 bytes are not");
+    free(q);
+    json_decref(v);
+    free(big);
+}
+
 int main(void)
 {
     test_spec_ids();
+    test_gdb_writes();
     test_sched_decisions();
     test_perturb_round_trip();
     test_job_bytes();
