@@ -578,6 +578,8 @@ struct rw_stop {
     int slot;
     uint64_t debug_exits; /* debug exits taken by this call */
     uint64_t tid_steps;   /* user instructions of step_tid this call ran */
+    int direct; /* WATCH after a user instruction: the thread's previous exit was its
+                   previous instruction, so that instruction made the change */
 };
 /* Run m on until one of r's conditions. 0 with *s, or -1 with err. */
 int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
@@ -986,6 +988,7 @@ struct rw_watch_result {
     uint64_t watchpoint_hits; /* debug exits counted (pid's and others') */
     uint64_t stepped, left;   /* seen changes single-stepped to their writer / left seen */
     uint64_t step_exits;      /* debug exits of that single-stepping */
+    char step_error[1024];    /* why that single-stepping failed ("": it did not) */
     uint64_t steps;           /* steps run (the replay's end, or to + 1) */
     int trace_verified;       /* 1: replayed to the end and equal to the stored run */
     char trace_hash[65];

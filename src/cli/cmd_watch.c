@@ -51,10 +51,12 @@ static void print_json(const struct rw_watch_result *r)
     cli_read_json_str(r->exe, strlen(r->exe));
     printf(",\"steps\":%llu,\"trace_verified\":%s,\"trace_hash\":\"%s\",\"wall_s\":%.3f,"
            "\"watchpoint_exits\":%llu,\"single_stepped\":%llu,\"left_seen\":%llu,"
-           "\"single_step_exits\":%llu,\"writes\":[",
+           "\"single_step_exits\":%llu,\"single_step_error\":",
            (unsigned long long)r->steps, r->trace_verified ? "true" : "false", r->trace_hash,
            r->wall_s, (unsigned long long)r->watchpoint_hits, (unsigned long long)r->stepped,
            (unsigned long long)r->left, (unsigned long long)r->step_exits);
+    cli_read_json_str(r->step_error, strlen(r->step_error));
+    printf(",\"writes\":[");
     for (size_t i = 0; i < r->n; i++) {
         const struct rw_watch_hit *h = &r->hits[i];
         char o[80], nv[80];
@@ -111,6 +113,8 @@ static void print_text(const struct rw_watch_result *r)
                "exits)\n",
                (unsigned long long)r->stepped, r->stepped == 1 ? "" : "s",
                (unsigned long long)r->step_exits);
+    if (r->step_error[0])
+        printf("single-stepping the seen changes failed: %s\n", r->step_error);
     if (r->left)
         printf("%llu change%s left as seen after the step (a stretch over the single-step "
                "budget, or not reproduced; --exact steps them all)\n",

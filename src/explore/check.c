@@ -896,6 +896,13 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
              base_name);
         goto out;
     }
+    if (x.base.patch) { /* its forks would apply gdb's writes to another state */
+        fail(err, errlen,
+             "run %s was kept from a gdb session (gdb's writes at step %llu); check needs "
+             "a run with no writes as schedule 0",
+             base_name, (unsigned long long)x.base.patch->at);
+        goto out;
+    }
     x.base.abort = c->abort;
     x.base.spin_limit_s = c->run.spin_limit_s;
     x.base.obs = c->run.obs; /* notices of the forks (the job's output: quiet) */

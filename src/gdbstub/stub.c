@@ -681,15 +681,20 @@ static int replay(struct gdbs_session *s, uint64_t from, const struct rw_resume 
     uint64_t exits = 0;
     for (;;) {
         struct rw_stop st;
-        r.max_debug_exits = budget ? budget - exits : 0;
+        if (budget && exits >= budget) { /* spent at a stop: 0 below would be no limit */
+            *over = 1;
+            break;
+        }
+        r.max_debug_exits = budget ? budget - exits : 0; /* 0: no limit */
         if (rw_machine_resume(m, &r, &st, err) < 0) {
             rw_machine_close(m);
             return -1;
         }
         s->res->debug_exits += st.debug_exits;
         exits += st.debug_exits;
-        RW_ASSERT(!budget || exits <= budget); /* src/run/debug.c invariant 14 */
-        if (r.step_tid)                        /* the target's own instruction is not before it */
+        /* src/run/debug.c invariant 14: one past it after a system call's entry */
+        RW_ASSERT(!budget || exits <= budget + 1);
+        if (r.step_tid) /* the target's own instruction is not before it */
             *count += st.tid_steps - (st.why == RW_STOP_BREAK && st.tid == r.step_tid &&
                                       same_pos(s, m, &st, target));
         if (log_on > 0)

@@ -363,9 +363,15 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *     them with the ioctls, so no stale flags can be written back.
  * 14. With r->max_debug_exits, a process's resume stops (RW_STOP_BUDGET)
  *     before its next KVM_RUN once it took that many debug exits, never
- *     inside a system call's entry (as for an abort): the machine is then
+ *     inside a system call's entry (as for an abort), so a budget reached
+ *     at that entry's exit is passed by one exit, the next: the machine is then
  *     at no position a caller can name again, and reverse execution only
  *     closes it (src/gdbstub/stub.c invariant 6).
+ * 15. A watchpoint stop after a user instruction of thread T is `direct`
+ *     only when the exit before it was T's previous user instruction: no
+ *     other exit, no kernel entry (a system call's #DB) and no other
+ *     thread in between, so the change is that instruction's. Otherwise
+ *     the kernel or another thread may have made it since.
  */
 
 #define INTERNAL_SLOT 3
@@ -918,6 +924,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
     const int prof = tf_log();
     uint64_t t0 = 0, t1 = 0, ns_run = 0, ns_mon = 0;
     int prev_debug = 0;
+    uint32_t last_user_tid = 0; /* invariant 15: P's thread of the last exit, if a user trap */
     for (;;) {
         if (prof && prev_debug)
             ns_mon += mono_ns() - t1;
@@ -958,6 +965,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
         }
         in_entry = 0;
         if (run->exit_reason != KVM_EXIT_DEBUG) {
+            last_user_tid = 0; /* invariant 15 */
             int stepped = vcpu_handle_exit(p);
             RW_ASSERT(p->step == step + (uint64_t)stepped);
             if (stepped && nwatch && watch_changed(m, r, wpgd, wval, s))
@@ -1029,8 +1037,10 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
             }
             if (nwatch && watch_changed(m, r, wpgd, wval, s)) {
                 s->pc = k.rip;
+                s->direct = last_user_tid == tid; /* invariant 15 */
                 break;
             }
+            last_user_tid = tid;
             unsigned op = op_at(m, &sr, k.rip); /* one read for both checks */
             if (op == OP_SYSCALL && nsys < SYS_PENDING)
                 sys_tid[nsys++] = tid; /* its next trap: r11 (invariant 12) */
@@ -1046,6 +1056,7 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
             }
             continue;
         }
+        last_user_tid = 0;                    /* invariant 15: the kernel, or another process */
         if (user && (k.rflags & RFLAGS_TF)) { /* a fork of P inherited TF: not ours */
             k.rflags &= ~RFLAGS_TF;
             if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0) {

@@ -32,7 +32,7 @@ int rw_patch_mem(struct rw_patch *p, uint32_t pid, uint64_t addr, const void *bu
     o->addr = addr;
     o->off = p->nbytes;
     o->len = (uint32_t)n;
-    memcpy(p->bytes + p->nbytes, buf, n);
+    memmove(p->bytes + p->nbytes, buf, n); /* buf may be that place (patch_from_json) */
     p->nbytes += (uint32_t)n;
     return 0;
 }

@@ -474,7 +474,14 @@ int rw_watch(rw_home *h, const char *ref, const struct rw_watch_config *cfg,
                                       .budget = cfg->exact ? 0 : WATCH_STEP_BUDGET,
                                       .abort = cfg->opts.abort};
         struct watchstep_stats ss;
-        rc = watchstep_refine(h, name, &sc, &w->hits, &w->n, &ss, err);
+        struct rw_error serr;
+        if (watchstep_refine(h, name, &sc, &w->hits, &w->n, &ss, &serr) < 0) {
+            /* the replay's rows stand, as seen: say why none was stepped */
+            snprintf(r->step_error, sizeof(r->step_error), "%s", serr.msg);
+            memset(&ss, 0, sizeof(ss));
+            for (size_t i = 0; i < w->n; i++)
+                ss.left += !w->hits[i].exact;
+        }
         r->stepped = ss.refined;
         r->left = ss.left;
         r->step_exits = ss.debug_exits;

@@ -17,8 +17,11 @@
  *     starts from the row's old value and ends at its new one, or the row
  *     stays as it was (never a guess).
  *  2. A replacing row is exact only when the change was seen right after a
- *     user instruction of the process (its thread and the address after
- *     the instruction); a change seen at a step boundary stays seen.
+ *     user instruction of the process that directly followed the same
+ *     thread's previous one (src/run/debug.c invariant 15: no system call,
+ *     other exit or other thread between them, which could have made it);
+ *     any other change (at a step boundary, or after a system call, made
+ *     by the kernel) stays seen, with the thread as a guess.
  *  3. The machine only moves forward, and a debug exit is never a step
  *     (src/run/debug.c invariant 4): the machine is the stored run's at
  *     every step it passes.
@@ -58,6 +61,11 @@ static int refine_one(rw_machine *m, const struct rw_resume *r0, const struct rw
     uint8_t before[RW_WATCH_MAX_LEN];
     int ok = rw_machine_read(m, pid, addr, before, len) == len && s->old_known &&
              !memcmp(before, s->old_val, len);
+    if (!ok) { /* it cannot be replaced (invariant 1): no single-stepping */
+        struct rw_resume plain = {.until_step = s->step + 1, .abort = r0->abort};
+        struct rw_stop st;
+        return rw_machine_resume(m, &plain, &st, err);
+    }
     const uint64_t budget = r0->max_debug_exits; /* 0: none */
     uint64_t used = 0;
     struct rw_resume r = *r0;
@@ -84,8 +92,11 @@ static int refine_one(rw_machine *m, const struct rw_resume *r0, const struct rw
         }
         uint8_t now[RW_WATCH_MAX_LEN];
         if (rw_machine_read(m, pid, addr, now, len) != len || got == max) {
-            ok = 0;
-            continue;
+            ok = 0; /* not replaceable (invariant 1): the rest runs plainly */
+            struct rw_resume plain = {.until_step = s->step + 1, .abort = r0->abort};
+            if (rw_machine_resume(m, &plain, &st, err) < 0)
+                return -1;
+            break;
         }
         struct rw_watch_hit h;
         memset(&h, 0, sizeof(h));
@@ -93,7 +104,7 @@ static int refine_one(rw_machine *m, const struct rw_resume *r0, const struct rw
         h.old_known = 1;
         memcpy(h.old_val, before, len);
         memcpy(h.new_val, now, len);
-        if (st.pc && st.tid && st.step == s->step) { /* invariant 2 */
+        if (st.direct && st.pc && st.tid && st.step == s->step) { /* invariant 2 */
             h.exact = 1;
             h.by_step = 1;
             h.user = 1;
