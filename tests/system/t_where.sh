@@ -54,3 +54,41 @@ PY
     [ "$RC" -eq 2 ] || fail "where past the end: rc $RC $(cat e2.err)"
     [ "$(wc -l < e2.err)" -eq 1 ] || fail "more than one error line: $(cat e2.err)"
 }
+
+# A thread stopped in the vDSO (clockloop: every clock_gettime is a step,
+# read in the vDSO) unwinds through it: the vDSO's image is read out of the
+# process (AT_SYSINFO_EHDR) and its CFI leads to main's line. Without the
+# vDSO module the stack is one frame, `??`.
+test_where_unwinds_through_the_vdso() {
+    run_rw a run --root "$ROOT" -- /usr/bin/clockloop 3000 1000
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    local s; s=$(out_step "$id" "1000 ")
+    [ -n "$s" ] || fail "no first line of clockloop"
+    local k found=""
+    for k in 1 2 3 4 5 6; do
+        run_rw w where "$id" $((s + k)) --json
+        expect_rc 0
+        if python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["threads"][0]["frames"]; sys.exit(not (f and "clock_gettime" in f[0]["function"]))' w.out 2>/dev/null; then
+            found=$((s + k)); break
+        fi
+    done
+    [ -n "$found" ] || fail "no step after $s with clockloop in clock_gettime's vDSO code: $(head -c 1500 w.out)"
+    python3 - w.out <<'PY' || fail "where in the vDSO at step $found: $(head -c 2000 w.out)"
+import json, sys
+w = json.load(open(sys.argv[1]))
+assert w["exe"].endswith("clockloop"), w["exe"]
+fr = w["threads"][0]["frames"]
+assert fr[0]["file"] == "[vdso]" and fr[0]["line"] == 0, fr[0]
+assert fr[0]["pc"] >= 1 << 40, fr[0]  # the vDSO lies above the program
+mains = [i for i, f in enumerate(fr) if f["function"] == "main"]
+assert mains, [f["function"] for f in fr]
+m = fr[mains[0]]
+assert m["file"].endswith("clockloop.c") and m["line"] > 0, m
+assert all(f["file"] != "[vdso]" for f in fr[1:]), fr
+PY
+    run_rw t where "$id" "$found"
+    expect_rc 0
+    expect_grep t.out '#0 .* in [_a-z]*clock_gettime.* from \[vdso\]'
+    expect_grep t.out 'in main+0x[0-9a-f]* at .*clockloop.c:[0-9]'
+}
