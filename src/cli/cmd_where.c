@@ -54,8 +54,10 @@ static void frame_text(const struct rw_frame *f, int i)
            f->func[0] ? f->func : "??");
     if (f->func[0] && f->func_off)
         printf("+0x%llx", (unsigned long long)f->func_off);
-    if (f->file[0])
+    if (f->file[0] && f->line)
         printf(" at %s:%d", f->file, f->line);
+    else if (f->file[0])
+        printf(" from %s", f->file); /* the vDSO: no line information */
     putchar('\n');
 }
 

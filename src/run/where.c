@@ -9,7 +9,8 @@
  *      a private temporary file;
  *   3. rw_seek pauses a throwaway machine at the step; src/guestos lists
  *      the process's threads and their saved registers, and libdwfl
- *      unwinds each over the process's memory; --kernel adds each thread's
+ *      unwinds each over the process's memory, the program and the vDSO
+ *      (found by the process's AT_SYSINFO_EHDR) its modules; --kernel adds each thread's
  *      kernel stack, scanned for return addresses into the kernel's text.
  *
  * Invariants:
@@ -131,6 +132,20 @@ static size_t read_proc(void *ctx, uint64_t addr, void *buf, size_t n)
     return rw_machine_read(r->m, r->pid, addr, buf, n);
 }
 
+/* The process's vDSO address (AT_SYSINFO_EHDR), or 0 if its auxiliary
+ * vector cannot be found: the unwind goes on without the vDSO. */
+static uint64_t vdso_base(rw_machine *m, uint32_t pid)
+{
+    enum { AT_SYSINFO_EHDR_TYPE = 33 };
+    uint64_t av[64];
+    struct rw_error e;
+    long nb = rw_machine_auxv(m, pid, av, sizeof(av), &e);
+    for (long i = 0; i + 1 < nb / 8; i += 2)
+        if (av[i] == AT_SYSINFO_EHDR_TYPE)
+            return av[i + 1];
+    return 0;
+}
+
 /* The kernel stack of t scanned from sp for return addresses into the
  * kernel's text, named from the kernel's symbols. */
 static void kernel_frames(rw_machine *m, const struct gos_task *t, uint64_t rip, uint64_t sp,
@@ -204,6 +219,7 @@ static int stacks(rw_machine *m, const char *exe, int kernel, struct rw_where *w
             t[k++] = all[i];
     struct kvm_regs vr;
     int have_vr = ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &vr) == 0;
+    uint64_t vdso = vdso_base(m, w->pid);
     for (size_t i = 0; i < mine; i++) {
         struct rw_stack *s = &w->threads[i];
         RW_ASSERT(t[i].tgid == w->pid); /* invariant 2 */
@@ -237,8 +253,8 @@ static int stacks(rw_machine *m, const char *exe, int kernel, struct rw_where *w
             size_t nf = 0;
             struct mread mr = {m, w->pid};
             char why[300];
-            if (gos_unwind(exe, 0, read_proc, &mr, &g, fr, RW_FRAMES_MAX, &nf, why, sizeof(why)) <
-                0)
+            if (gos_unwind(exe, 0, vdso, read_proc, &mr, &g, fr, RW_FRAMES_MAX, &nf, why,
+                           sizeof(why)) < 0)
                 snprintf(s->why, sizeof(s->why), "%.299s", why);
             for (size_t j = 0; j < nf; j++) {
                 struct rw_frame *f = &s->frames[j];

@@ -54,3 +54,44 @@ PY
     [ "$RC" -eq 2 ] || fail "where past the end: rc $RC $(cat e2.err)"
     [ "$(wc -l < e2.err)" -eq 1 ] || fail "more than one error line: $(cat e2.err)"
 }
+
+# A thread stopped in the vDSO (dbg_clock: every clock_gettime is a step,
+# read in the vDSO) unwinds through it: the vDSO's image is read out of the
+# process (AT_SYSINFO_EHDR) and its CFI leads to read_clock's line in
+# dbg_clock.c. Without the vDSO module the stack is one frame, `??`.
+test_where_unwinds_through_the_vdso() {
+    run_rw a run --root "$ROOT" -- /usr/bin/dbg_clock
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    local s; s=$(out_step "$id" "clock 100")
+    [ -n "$s" ] || fail "no first line of dbg_clock"
+    local k found=""
+    for k in 1 2 3 4 5 6; do
+        run_rw w where "$id" $((s + k)) --json
+        expect_rc 0
+        if python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["threads"][0]["frames"]; sys.exit(not (f and f[0]["file"] == "[vdso]"))' w.out 2>/dev/null; then
+            found=$((s + k)); break
+        fi
+    done
+    [ -n "$found" ] || fail "no step after $s with dbg_clock in clock_gettime's vDSO code: $(head -c 1500 w.out)"
+    python3 - w.out <<'PY' || fail "where in the vDSO at step $found: $(head -c 2000 w.out)"
+import json, sys
+w = json.load(open(sys.argv[1]))
+assert w["exe"].endswith("dbg_clock"), w["exe"]
+fr = w["threads"][0]["frames"]
+assert fr[0]["file"] == "[vdso]" and fr[0]["line"] == 0, fr[0]
+assert fr[0]["pc"] >= 1 << 40, fr[0]  # the vDSO lies above the program
+# the vDSO's exported function (frame 0 may be an internal one, unnamed)
+assert any(f["file"] == "[vdso]" and "clock_gettime" in f["function"] for f in fr), fr
+fns = [f["function"] for f in fr]
+assert "read_clock" in fns and "main" in fns, fns
+for name in ("read_clock", "main"):
+    f = fr[fns.index(name)]
+    assert f["file"].endswith("dbg_clock.c") and f["line"] > 0, f
+assert fr[fns.index("read_clock")]["line"] == 11, fr  # its clock_gettime call
+PY
+    run_rw t where "$id" "$found"
+    expect_rc 0
+    expect_grep t.out '#[0-9] .* in [_a-z]*clock_gettime.* from \[vdso\]'
+    expect_grep t.out 'in read_clock+0x[0-9a-f]* at .*dbg_clock.c:11$'
+}

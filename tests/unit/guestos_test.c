@@ -6,10 +6,13 @@
  * page table; hostile memory (a task list that never closes, pointers
  * outside RAM) gives errors, never a read outside the buffer (ASan).
  */
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "guestos/gos.h"
+#include "guestos/unwind.h"
 #include "unit.h"
 #include "util/bytes.h"
 
@@ -280,6 +283,79 @@ static void test_auxv_find(void)
     CHECK(gos_auxv_find(w, 64, &start, &len) == 0 && start == 10, "found again");
 }
 
+/* Process memory for gos_vdso_image: a buffer at address BUF_AT. */
+#define BUF_AT 0x7fff00000000ull
+struct mem {
+    const uint8_t *p;
+    size_t n;
+};
+
+static size_t mem_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+    const struct mem *m = ctx;
+    if (addr < BUF_AT || addr - BUF_AT >= m->n)
+        return 0;
+    size_t off = (size_t)(addr - BUF_AT), k = n < m->n - off ? n : m->n - off;
+    memcpy(buf, m->p + off, k);
+    return k;
+}
+
+/* gos_vdso_image over this host process's own vDSO (an x86-64 vDSO as a
+ * kernel maps it), then over copies broken one field at a time: each is
+ * refused (0), never read past. */
+static void test_vdso_image(void)
+{
+    const uint8_t *host = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+    if (!host) {
+        SKIP("no vDSO in this host process");
+        return;
+    }
+    static uint8_t img[GOS_VDSO_MAX], copy[GOS_VDSO_MAX];
+    /* The host's image: its length from its own headers. */
+    const Elf64_Ehdr *he = (const Elf64_Ehdr *)host;
+    size_t len = he->e_shoff + (size_t)he->e_shnum * sizeof(Elf64_Shdr);
+    CHECK(len > sizeof(Elf64_Ehdr) && len <= GOS_VDSO_MAX, "the host vDSO's length");
+    if (len <= sizeof(Elf64_Ehdr) || len > GOS_VDSO_MAX)
+        return;
+    memcpy(copy, host, len);
+    struct mem m = {copy, len};
+    size_t n = gos_vdso_image(mem_read, &m, BUF_AT, img);
+    CHECK(n == len && memcmp(img, host, n) == 0, "the host's vDSO copied");
+    CHECK(gos_vdso_image(mem_read, &m, 0, img) == 0, "no vDSO at 0");
+    CHECK(gos_vdso_image(mem_read, &m, BUF_AT + 4096 * 16, img) == 0, "unmapped");
+    m.n = len - 1; /* the section headers' last byte unmapped */
+    CHECK(gos_vdso_image(mem_read, &m, BUF_AT, img) == 0, "a short image");
+    m.n = len;
+    Elf64_Ehdr *e = (Elf64_Ehdr *)copy;
+    e->e_ident[EI_MAG1] = 'X';
+    CHECK(gos_vdso_image(mem_read, &m, BUF_AT, img) == 0, "bad magic");
+    memcpy(copy, host, len);
+    e->e_machine = EM_386;
+    CHECK(gos_vdso_image(mem_read, &m, BUF_AT, img) == 0, "not x86-64");
+    memcpy(copy, host, len);
+    e->e_shoff = GOS_VDSO_MAX - 8;
+    CHECK(gos_vdso_image(mem_read, &m, BUF_AT, img) == 0, "section headers past the bound");
+    memcpy(copy, host, len);
+    e->e_phoff = ~0ull - 8;
+    CHECK(gos_vdso_image(mem_read, &m, BUF_AT, img) == 0, "program headers wrap");
+    memcpy(copy, host, len);
+    Elf64_Shdr *sh = (Elf64_Shdr *)(copy + e->e_shoff);
+    sh[e->e_shnum - 1].sh_type = SHT_PROGBITS;
+    sh[e->e_shnum - 1].sh_offset = 4096;
+    sh[e->e_shnum - 1].sh_size = ~0ull - 100;
+    CHECK(gos_vdso_image(mem_read, &m, BUF_AT, img) == 0, "a section past the bound");
+    memcpy(copy, host, len);
+    Elf64_Phdr *ph = (Elf64_Phdr *)(copy + e->e_phoff);
+    for (size_t i = 0; i < e->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD) {
+            ph[i].p_filesz = ph[i].p_memsz = GOS_VDSO_MAX + 1;
+            break;
+        }
+    CHECK(gos_vdso_image(mem_read, &m, BUF_AT, img) == 0, "a PT_LOAD past the bound");
+    memcpy(copy, host, len);
+    CHECK(gos_vdso_image(mem_read, &m, BUF_AT, img) == n, "the intact copy again");
+}
+
 int main(void)
 {
     ram = calloc(1, RAM);
@@ -289,6 +365,7 @@ int main(void)
     test_null_active_mm();
     test_hostile();
     test_auxv_find();
+    test_vdso_image();
     free(ram);
     return unit_done();
 }
