@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "cli/cli_read.h"
@@ -191,6 +192,8 @@ static void where_sides(rw_home *h, const struct rw_check_report *r, volatile si
     if (progress)
         fprintf(stderr, "rewind: where: the job's threads at step %llu of runs %s and %s\n",
                 (unsigned long long)r->deciding_step, run[0], run[1]);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int k = 0; k < 2; k++) {
         struct rw_options o;
         struct rw_error e;
@@ -201,6 +204,10 @@ static void where_sides(rw_home *h, const struct rw_check_report *r, volatile si
             snprintf(at_step.err[k], sizeof(at_step.err[k]), "%.299s", e.msg);
     }
     at_step.looked = 1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (progress)
+        fprintf(stderr, "rewind: where: both sides in %.1f s\n",
+                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
 /* The frames a thread's line shows: the innermost through the first with a

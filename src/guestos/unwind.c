@@ -1,7 +1,7 @@
 /*
  * unwind: see unwind.h. One Dwfl per thread: the executable reported as
- * its one module, a state attached whose only thread is the one asked for,
- * its initial registers from the saved pt_regs in DWARF numbering.
+ * a module (and the vDSO, from a memory file of its bytes), a state attached whose only thread is
+ * the one asked for, its initial registers from the saved pt_regs in DWARF numbering.
  *
  * Invariants:
  *  1. Memory reaches libdwfl only through the caller's read function (the
@@ -14,6 +14,8 @@
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util/check.h"
 
@@ -96,9 +98,23 @@ static int on_frame(Dwfl_Frame *state, void *arg)
     return DWARF_CB_OK;
 }
 
-int gos_unwind(const char *exe, uint64_t bias, gos_read_fn read, void *ctx,
-               const struct gos_regs *r, struct gos_frame *out, size_t max, size_t *n, char *why,
-               size_t wn)
+/* The vDSO as a module: libdwfl reads it from a memory file (the fd is
+ * consumed on success). Without it the unwind stops at the vDSO's frame. */
+static void report_image(Dwfl *dwfl, const struct gos_image *im)
+{
+    if (!im || !im->len)
+        return;
+    int fd = memfd_create("vdso", MFD_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (write(fd, im->bytes, im->len) != (ssize_t)im->len ||
+        !dwfl_report_elf(dwfl, "[vdso]", "[vdso]", fd, im->bias, false))
+        close(fd);
+}
+
+int gos_unwind(const char *exe, uint64_t bias, const struct gos_image *vdso, gos_read_fn read,
+               void *ctx, const struct gos_regs *r, struct gos_frame *out, size_t max, size_t *n,
+               char *why, size_t wn)
 {
     static char *debuginfo_path;
     static const Dwfl_Callbacks cbs = {
@@ -115,6 +131,8 @@ int gos_unwind(const char *exe, uint64_t bias, gos_read_fn read, void *ctx,
     }
     dwfl_report_begin(u.dwfl);
     Dwfl_Module *mod = dwfl_report_elf(u.dwfl, "exe", exe, -1, bias, false);
+    if (mod)
+        report_image(u.dwfl, vdso);
     dwfl_report_end(u.dwfl, NULL, NULL);
     if (!mod || !dwfl_attach_state(u.dwfl, NULL, 1, &thread_cbs, &u)) {
         snprintf(why, wn, "cannot read the executable %s: %s", exe, dwfl_errmsg(-1));

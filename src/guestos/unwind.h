@@ -23,12 +23,21 @@ struct gos_frame {
 /* Process memory: bytes read at addr (fewer: the rest is not mapped). */
 typedef size_t (*gos_read_fn)(void *ctx, uint64_t addr, void *buf, size_t n);
 
+/* An ELF image copied out of the process (its vDSO), loaded at bias. */
+struct gos_image {
+    const void *bytes;
+    size_t len; /* 0: none */
+    uint64_t bias;
+};
+
 /* Unwind the thread whose user registers are r, in the process whose
  * executable is the ELF file exe (a host path; its load bias: bias, 0 for
- * a fixed-address executable), memory read through read(ctx). Up to max
- * frames into out, *n of them. 0, or -1 with why (exe not usable). */
-int gos_unwind(const char *exe, uint64_t bias, gos_read_fn read, void *ctx,
-               const struct gos_regs *r, struct gos_frame *out, size_t max, size_t *n, char *why,
-               size_t wn);
+ * a fixed-address executable), memory read through read(ctx); vdso (NULL
+ * or len 0: none) is reported beside it, so a thread stopped in the vDSO
+ * (clock_gettime) unwinds through it to its caller. Up to max frames into
+ * out, *n of them. 0, or -1 with why (exe not usable). */
+int gos_unwind(const char *exe, uint64_t bias, const struct gos_image *vdso, gos_read_fn read,
+               void *ctx, const struct gos_regs *r, struct gos_frame *out, size_t max, size_t *n,
+               char *why, size_t wn);
 
 #endif

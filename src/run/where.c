@@ -18,6 +18,7 @@
  *     and each has at most RW_FRAMES_MAX frames of each kind.
  *  3. The temporary copy of the program is removed before rw_where returns.
  */
+#include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,40 @@ static void kernel_frames(rw_machine *m, const struct gos_task *t, uint64_t rip,
     close(fd);
 }
 
+/* The process's vDSO (at AT_SYSINFO_EHDR) copied out of its memory into
+ * buf, and its load bias: a thread stopped in it (clock_gettime) unwinds
+ * through it to its caller. 0 when there is none or it cannot be read (the
+ * unwind then stops at the vDSO's frame). */
+static size_t vdso_image(rw_machine *m, uint32_t pid, uint8_t *buf, size_t max, uint64_t *bias)
+{
+    uint64_t av[256], at = 0;
+    struct rw_error e;
+    long n = rw_machine_auxv(m, pid, av, sizeof(av), &e);
+    for (long i = 0; i + 1 < n / 8; i += 2)
+        if (av[i] == AT_SYSINFO_EHDR)
+            at = av[i + 1];
+    Elf64_Ehdr eh;
+    if (!at || rw_machine_read(m, pid, at, &eh, sizeof(eh)) != sizeof(eh) ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 16)
+        return 0;
+    uint64_t len = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+    uint64_t ph_end = eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr);
+    if (len < ph_end)
+        len = ph_end;
+    if (len > max || rw_machine_read(m, pid, at, buf, len) != len)
+        return 0;
+    for (int i = 0; i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        memcpy(&ph, buf + eh.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+        if (ph.p_type == PT_LOAD && ph.p_offset == 0) {
+            *bias = at - ph.p_vaddr;
+            return len;
+        }
+    }
+    return 0;
+}
+
 /* Fill w's threads from the paused machine. 0 or -1 with err. */
 static int stacks(rw_machine *m, const char *exe, int kernel, struct rw_where *w,
                   struct rw_error *err)
@@ -204,6 +239,10 @@ static int stacks(rw_machine *m, const char *exe, int kernel, struct rw_where *w
             t[k++] = all[i];
     struct kvm_regs vr;
     int have_vr = ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &vr) == 0;
+    uint8_t *vbuf = malloc(65536);
+    struct gos_image vdso = {.bytes = vbuf};
+    if (vbuf)
+        vdso.len = vdso_image(m, w->pid, vbuf, 65536, &vdso.bias);
     for (size_t i = 0; i < mine; i++) {
         struct rw_stack *s = &w->threads[i];
         RW_ASSERT(t[i].tgid == w->pid); /* invariant 2 */
@@ -237,8 +276,8 @@ static int stacks(rw_machine *m, const char *exe, int kernel, struct rw_where *w
             size_t nf = 0;
             struct mread mr = {m, w->pid};
             char why[300];
-            if (gos_unwind(exe, 0, read_proc, &mr, &g, fr, RW_FRAMES_MAX, &nf, why, sizeof(why)) <
-                0)
+            if (gos_unwind(exe, 0, &vdso, read_proc, &mr, &g, fr, RW_FRAMES_MAX, &nf, why,
+                           sizeof(why)) < 0)
                 snprintf(s->why, sizeof(s->why), "%.299s", why);
             for (size_t j = 0; j < nf; j++) {
                 struct rw_frame *f = &s->frames[j];
@@ -261,6 +300,7 @@ static int stacks(rw_machine *m, const char *exe, int kernel, struct rw_where *w
         }
     }
     w->nthreads = mine;
+    free(vbuf);
     free(t);
     return 0;
 }
