@@ -32,7 +32,9 @@ const char *cli_where_state(const struct rw_thread *t)
 {
     if (t->current)
         return "on-cpu";
-    switch (t->state) {
+    /* the bits Linux itself reports (TASK_REPORT, 0x7f): a sleep may carry
+     * flags above them (TASK_WAKEKILL 0x100, TASK_NOLOAD 0x400, ...) */
+    switch (t->state & 0x7f) {
     case 0:
         return "runnable";
     case 1:
