@@ -9,14 +9,19 @@
  *      a private temporary file;
  *   3. rw_seek pauses a throwaway machine at the step; src/guestos lists
  *      the process's threads and their saved registers, and libdwfl
- *      unwinds each over the process's memory; --kernel adds each thread's
- *      kernel stack, scanned for return addresses into the kernel's text.
+ *      unwinds each over the process's memory, with the process's vDSO
+ *      (copied out of its memory) beside the program; --kernel adds each
+ *      thread's kernel stack, scanned for return addresses into the
+ *      kernel's text.
  *
  * Invariants:
  *  1. Nothing stored changes: both machines are throwaways.
  *  2. Every thread reported belongs to the process asked for (its tgid),
  *     and each has at most RW_FRAMES_MAX frames of each kind.
  *  3. The temporary copy of the program is removed before rw_where returns.
+ *  4. The vDSO's image is read through the process's page table only, from
+ *     the address its auxiliary vector gives, and is at most 64 KiB (an
+ *     image that does not fit or does not parse is left out, never cut).
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -177,6 +182,7 @@ static void kernel_frames(rw_machine *m, const struct gos_task *t, uint64_t rip,
  * buf, and its load bias: a thread stopped in it (clock_gettime) unwinds
  * through it to its caller. 0 when there is none or it cannot be read (the
  * unwind then stops at the vDSO's frame). */
+#define VDSO_MAX 65536 /* invariant 4 */
 static size_t vdso_image(rw_machine *m, uint32_t pid, uint8_t *buf, size_t max, uint64_t *bias)
 {
     uint64_t av[256], at = 0;
@@ -196,6 +202,7 @@ static size_t vdso_image(rw_machine *m, uint32_t pid, uint8_t *buf, size_t max, 
         len = ph_end;
     if (len > max || rw_machine_read(m, pid, at, buf, len) != len)
         return 0;
+    RW_ASSERT(len <= max && ph_end <= len); /* invariant 4 */
     for (int i = 0; i < eh.e_phnum; i++) {
         Elf64_Phdr ph;
         memcpy(&ph, buf + eh.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
@@ -239,10 +246,10 @@ static int stacks(rw_machine *m, const char *exe, int kernel, struct rw_where *w
             t[k++] = all[i];
     struct kvm_regs vr;
     int have_vr = ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &vr) == 0;
-    uint8_t *vbuf = malloc(65536);
+    uint8_t *vbuf = malloc(VDSO_MAX);
     struct gos_image vdso = {.bytes = vbuf};
     if (vbuf)
-        vdso.len = vdso_image(m, w->pid, vbuf, 65536, &vdso.bias);
+        vdso.len = vdso_image(m, w->pid, vbuf, VDSO_MAX, &vdso.bias);
     for (size_t i = 0; i < mine; i++) {
         struct rw_stack *s = &w->threads[i];
         RW_ASSERT(t[i].tgid == w->pid); /* invariant 2 */
