@@ -64,6 +64,10 @@ int cmd_serve(int argc, char **argv);
 int cmd_open(int argc, char **argv);
 int cmd_checks(int argc, char **argv);
 int cmd_where(int argc, char **argv);
+/* cmd_where.c, also used by check's report: a thread's state in a word
+ * ("on-cpu", "sleeping", ...), and w as JSON members (no braces). */
+const char *cli_where_state(const struct rw_thread *t);
+void cli_where_json(const struct rw_where *w, int kernel);
 int cmd_gdb(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 /* `rewind show CHECK` (cmd_checks.c): -1 if ref names no check (nothing

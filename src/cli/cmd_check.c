@@ -5,12 +5,15 @@
  * keyframe where the job starts (or STEP), until one fails (a property
  * fails, or with none, it ends differently from schedule 0); narrow it to
  * the step whose perturbation decides the outcome; say where the passing
- * and the failing run part, per thread, in words; end with the property
- * report. Exit 1 when a failure is found, 0 when none is, 2 on bad usage.
+ * and the failing run part, per thread, in words, with the job's threads
+ * and their stacks at the deciding step of each side (rw_where; --no-where
+ * leaves them out); end with the property report. Exit 1 when a failure is
+ * found, 0 when none is, 2 on bad usage.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "cli/cli_read.h"
@@ -18,8 +21,9 @@
 
 static void help(void)
 {
-    puts("usage: rewind check [--schedules N] [-j JOBS] [--json] [--keep-going] [--vary seed|dirorder|epoch]\n"
-         "                    [--probe-timeout S] [--via local|slurm [--share DIR]\n"
+    puts("usage: rewind check [--schedules N] [-j JOBS] [--json] [--keep-going] [--vary "
+         "seed|dirorder|epoch]\n"
+         "                    [--probe-timeout S] [--no-where] [--via local|slurm [--share DIR]\n"
          "                    [--slurm-args 'ARGS']] [--run RUN | --from RUN:STEP | RUN-OPTIONS -- "
          "CMD]\n"
          "       rewind check [...] INSTALLABLE | -f FILE [-A ATTR]   (a Nix derivation's build)\n"
@@ -30,9 +34,10 @@ static void help(void)
          "when one of them does; without, when it ends differently from schedule 0\n"
          "(outcome, exit status or output). Then narrow its perturbed window by search to\n"
          "the single step whose perturbation decides the failure, and show where the\n"
-         "passing and the failing run first part, per thread. With properties, end with\n"
-         "a report: for each, the runs that reached it, passed and failed, and the first\n"
-         "failing run.\n"
+         "passing and the failing run first part, per thread, and the job's threads at\n"
+         "the deciding step in each (their innermost frames; rewind where RUN STEP has\n"
+         "the full stacks). With properties, end with a report: for each, the runs that\n"
+         "reached it, passed and failed, and the first failing run.\n"
          "\n"
          "  --schedules N      how many schedules to try (default 64)\n"
          "  -j JOBS            schedules run at once (default 2)\n"
@@ -44,6 +49,8 @@ static void help(void)
          "                     (--vary is repeatable)\n"
          "  --probe-timeout S  wall limit of each schedule and probe (default 600): one\n"
          "                     that hangs ends as timeout\n"
+         "  --no-where         leave out the threads at the deciding step (each side's\n"
+         "                     costs a seek there, about a rewind cat)\n"
          "  --via local        run the schedules as tasks of the engine interface on this\n"
          "                     machine (docs/distributed.md)\n"
          "  --via slurm        run them as a Slurm job array: publish schedule 0 to the\n"
@@ -160,6 +167,127 @@ static void props_report(const struct rw_check_report *r, int json)
                100.0 * r->fail_hi);
 }
 
+/* The job's threads at the deciding step of each side (issue 14): side 0
+ * the passing run, 1 the failing run; looked only when narrowing isolated
+ * the step, and not with --no-where. A side whose stacks cannot be read
+ * keeps its error: the report says it in one line, the exit status stays. */
+static struct {
+    int looked;
+    int rc[2];
+    struct rw_where w[2];
+    char err[2][300];
+} at_step;
+
+static int has_step(const struct rw_check_report *r)
+{
+    return r->found && r->schedule != 0 && !r->seed_decides && r->narrowed;
+}
+
+static void where_sides(rw_home *h, const struct rw_check_report *r, volatile sig_atomic_t *ab,
+                        int progress)
+{
+    if (!has_step(r))
+        return;
+    const char *run[2] = {r->pass_run.id, r->fail_run.id};
+    if (progress)
+        fprintf(stderr, "rewind: where: the job's threads at step %llu of runs %s and %s\n",
+                (unsigned long long)r->deciding_step, run[0], run[1]);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int k = 0; k < 2; k++) {
+        struct rw_options o;
+        struct rw_error e;
+        rw_options_init(&o);
+        o.abort = ab;
+        at_step.rc[k] = rw_where(h, run[k], r->deciding_step, &o, 0, &at_step.w[k], &e);
+        if (at_step.rc[k] < 0)
+            snprintf(at_step.err[k], sizeof(at_step.err[k]), "%.299s", e.msg);
+    }
+    at_step.looked = 1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (progress)
+        fprintf(stderr, "rewind: where: both sides in %.1f s\n",
+                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+}
+
+/* The frames a thread's line shows: the innermost through the first with a
+ * source line (the program's own code, when it has debug information), at
+ * most WHERE_FRAMES; without any, the innermost three. */
+#define WHERE_FRAMES 6
+static int frames_shown(const struct rw_stack *s)
+{
+    for (int j = 0; j < s->nframes && j < WHERE_FRAMES; j++)
+        if (s->frames[j].file[0] && s->frames[j].line) /* not the vDSO's "[vdso]" */
+            return j + 1;
+    return s->nframes < 3 ? s->nframes : 3;
+}
+
+static void where_text(const struct rw_check_report *r)
+{
+    static const char *label[2] = {"passing run", "failing run"};
+    const char *run[2] = {r->pass_run.id, r->fail_run.id};
+    printf("the job's threads at step %llu, innermost frames first:\n",
+           (unsigned long long)r->deciding_step);
+    for (int k = 0; k < 2; k++) {
+        if (at_step.rc[k] < 0) {
+            printf("  %s %s: no stacks: %s\n", label[k], run[k], at_step.err[k]);
+            continue;
+        }
+        const struct rw_where *w = &at_step.w[k];
+        printf("  %s %s, process %u (%s; full stacks: rewind where %s %llu):\n", label[k], run[k],
+               w->pid, w->exe, run[k], (unsigned long long)r->deciding_step);
+        for (size_t i = 0; i < w->nthreads; i++) {
+            const struct rw_stack *s = &w->threads[i];
+            int n = frames_shown(s);
+            printf("    thread %u (%s) %s:", s->t.tid, s->t.comm, cli_where_state(&s->t));
+            for (int j = 0; j < n; j++) {
+                const struct rw_frame *f = &s->frames[j];
+                printf("%s", j ? " < " : " ");
+                if (f->func[0])
+                    printf("%s", f->func);
+                else
+                    printf("0x%llx", (unsigned long long)f->pc);
+                if (f->file[0] && f->line) {
+                    const char *b = strrchr(f->file, '/');
+                    printf(" (%s:%d)", b ? b + 1 : f->file, f->line);
+                } else if (f->file[0]) {
+                    printf(" %s", f->file); /* the vDSO: no line information */
+                }
+            }
+            if (n < s->nframes)
+                printf(" < ...");
+            if (!s->nframes)
+                printf(" no user frames%s%s", s->why[0] ? ": " : "", s->why);
+            putchar('\n');
+        }
+    }
+}
+
+static void where_free(void)
+{
+    for (int k = 0; k < 2; k++)
+        if (at_step.looked && at_step.rc[k] == 0)
+            rw_where_free(&at_step.w[k]);
+}
+
+static void where_json(const struct rw_check_report *r)
+{
+    static const char *key[2] = {"passing", "failing"};
+    const char *run[2] = {r->pass_run.id, r->fail_run.id};
+    printf(",\"where\":{\"step\":%llu", (unsigned long long)r->deciding_step);
+    for (int k = 0; k < 2; k++) {
+        printf(",\"%s\":{\"run\":\"%s\",", key[k], run[k]);
+        if (at_step.rc[k] < 0) {
+            printf("\"error\":");
+            cli_read_json_str(at_step.err[k], strlen(at_step.err[k]));
+        } else {
+            cli_where_json(&at_step.w[k], 0);
+        }
+        putchar('}');
+    }
+    putchar('}');
+}
+
 static void report_body(const struct rw_check_report *r, int json);
 static int from_given; /* --from: the schedules start at a step of the user's choice */
 /* --timeout or a signal stopped the check before every schedule ran and none
@@ -214,6 +342,8 @@ static void report_body(const struct rw_check_report *r, int json)
             side_json("passing_run", &r->pass_run);
             putchar(',');
             side_json("failing_run", &r->fail_run);
+            if (at_step.looked)
+                where_json(r);
             if (r->parted) {
                 printf(",\"part_at\":{\"event\":%llu,\"step_passing\":%llu,\"step_failing\":%llu,",
                        (unsigned long long)r->part_event, (unsigned long long)r->part_step_pass,
@@ -296,6 +426,8 @@ static void report_body(const struct rw_check_report *r, int json)
     printf("passing run: %s (%s %d)   failing run: %s (%s %d)\n", r->pass_run.id,
            r->pass_run.outcome, r->pass_run.exit_code, r->fail_run.id, r->fail_run.outcome,
            r->fail_run.exit_code);
+    if (at_step.looked)
+        where_text(r);
     if (r->parted) {
         printf("they part at event %llu (step %llu in the passing run, %llu in the failing run); "
                "next events:\n",
@@ -323,8 +455,7 @@ static void cli_nix_check_outputs(rw_home *h, const struct rw_check_report *r)
             printf("output of %s %s: none (%s)\n", k ? "the failing run" : "schedule 0",
                    side[k]->id, err.msg);
         else
-            printf("output of %s %s: %s\n", k ? "the failing run" : "schedule 0", side[k]->id,
-                   nar);
+            printf("output of %s %s: %s\n", k ? "the failing run" : "schedule 0", side[k]->id, nar);
     }
 }
 
@@ -332,7 +463,7 @@ int cmd_check(int argc, char **argv)
 {
     struct rw_check_config c;
     rw_check_config_init(&c);
-    int json = 0, i;
+    int json = 0, no_where = 0, i;
     double timeout = 0;
     char **rest = calloc((size_t)argc + 2, sizeof(char *));
     int nrest = 0;
@@ -350,6 +481,8 @@ int cmd_check(int argc, char **argv)
             json = 1;
         } else if (!strcmp(a, "--keep-going")) {
             c.keep_going = 1;
+        } else if (!strcmp(a, "--no-where")) {
+            no_where = 1;
         } else if (!strcmp(a, "--schedules") || !strcmp(a, "-j") || !strcmp(a, "--run") ||
                    !strcmp(a, "--from") || !strcmp(a, "--vary") || !strcmp(a, "--probe-timeout") ||
                    !strcmp(a, "--via") || !strcmp(a, "--share") || !strcmp(a, "--slurm-args")) {
@@ -462,8 +595,11 @@ int cmd_check(int argc, char **argv)
     int lost = rc == 0 && !r.found && r.lost; /* no pass either */
     if (nix)
         rw_nix_job_free(&nj);
+    if (rc == 0 && !no_where)
+        where_sides(h, &r, c.abort, c.progress != NULL);
     if (nix && rc == 0 && !json) {
         report(&r, json);
+        where_free();
         cli_nix_check_outputs(h, &r);
         rw_home_close(h);
         return r.found || r.unmet ? 1 : stopped || lost ? 124 : 0;
@@ -475,6 +611,7 @@ int cmd_check(int argc, char **argv)
                    ? cli_fail(&err)
                    : cli_error(err.code ? err.code : RW_EINTERNAL, "check: %s", err.msg);
     report(&r, json);
+    where_free();
     return r.found || r.unmet ? 1 : stopped || lost ? 124 : 0;
 }
 

@@ -28,11 +28,13 @@ static void help(void)
          "  --timeout S   give up after S seconds of wall time (default 600; exit 124)");
 }
 
-static const char *state_word(const struct rw_thread *t)
+const char *cli_where_state(const struct rw_thread *t)
 {
     if (t->current)
         return "on-cpu";
-    switch (t->state) {
+    /* the bits Linux itself reports (TASK_REPORT, 0x7f): a sleep may carry
+     * flags above them (TASK_WAKEKILL 0x100, TASK_NOLOAD 0x400, ...) */
+    switch (t->state & 0x7f) {
     case 0:
         return "runnable";
     case 1:
@@ -71,6 +73,34 @@ static void frame_json(const struct rw_frame *f, int first)
     if (f->kernel)
         printf(",\"guess\":%s", f->guess ? "true" : "false");
     putchar('}');
+}
+
+/* w's fields as JSON members (no braces): pid, step, exe and threads, each
+ * with its frames (and kernel frames with kernel). Also check's report. */
+void cli_where_json(const struct rw_where *w, int kernel)
+{
+    printf("\"pid\":%u,\"step\":%llu,\"exe\":", w->pid, (unsigned long long)w->step);
+    cli_read_json_str(w->exe, strlen(w->exe));
+    printf(",\"threads\":[");
+    for (size_t i = 0; i < w->nthreads; i++) {
+        const struct rw_stack *s = &w->threads[i];
+        printf("%s{\"tid\":%u,\"comm\":", i ? ",\n" : "\n", s->t.tid);
+        cli_read_json_str(s->t.comm, strlen(s->t.comm));
+        printf(",\"state\":\"%s\",\"why\":", cli_where_state(&s->t));
+        cli_read_json_str(s->why, strlen(s->why));
+        printf(",\"frames\":[");
+        for (int j = 0; j < s->nframes; j++)
+            frame_json(&s->frames[j], j == 0);
+        printf("]");
+        if (kernel) {
+            printf(",\"kernel_frames\":[");
+            for (int j = 0; j < s->nkframes; j++)
+                frame_json(&s->kframes[j], j == 0);
+            printf("]");
+        }
+        printf("}");
+    }
+    printf("]");
 }
 
 int cmd_where(int argc, char **argv)
@@ -124,34 +154,15 @@ int cmd_where(int argc, char **argv)
     if (rc < 0)
         return cli_fail(&err);
     if (json) {
-        printf("{\"pid\":%u,\"step\":%llu,\"exe\":", w.pid, (unsigned long long)w.step);
-        cli_read_json_str(w.exe, strlen(w.exe));
-        printf(",\"threads\":[");
-        for (size_t i = 0; i < w.nthreads; i++) {
-            const struct rw_stack *s = &w.threads[i];
-            printf("%s{\"tid\":%u,\"comm\":", i ? ",\n" : "\n", s->t.tid);
-            cli_read_json_str(s->t.comm, strlen(s->t.comm));
-            printf(",\"state\":\"%s\",\"why\":", state_word(&s->t));
-            cli_read_json_str(s->why, strlen(s->why));
-            printf(",\"frames\":[");
-            for (int j = 0; j < s->nframes; j++)
-                frame_json(&s->frames[j], j == 0);
-            printf("]");
-            if (kernel) {
-                printf(",\"kernel_frames\":[");
-                for (int j = 0; j < s->nkframes; j++)
-                    frame_json(&s->kframes[j], j == 0);
-                printf("]");
-            }
-            printf("}");
-        }
-        printf("]}\n");
+        putchar('{');
+        cli_where_json(&w, kernel);
+        printf("}\n");
     } else {
         printf("process %u (%s) at step %llu: %zu thread%s\n", w.pid, w.exe,
                (unsigned long long)w.step, w.nthreads, w.nthreads == 1 ? "" : "s");
         for (size_t i = 0; i < w.nthreads; i++) {
             const struct rw_stack *s = &w.threads[i];
-            printf("\nthread %u (%s) %s\n", s->t.tid, s->t.comm, state_word(&s->t));
+            printf("\nthread %u (%s) %s\n", s->t.tid, s->t.comm, cli_where_state(&s->t));
             for (int j = 0; j < s->nframes; j++)
                 frame_text(&s->frames[j], j);
             if (s->why[0])

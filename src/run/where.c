@@ -18,7 +18,11 @@
  *  2. Every thread reported belongs to the process asked for (its tgid),
  *     and each has at most RW_FRAMES_MAX frames of each kind.
  *  3. The temporary copy of the program is removed before rw_where returns.
+ *  4. The vDSO's image is read through the process's page table only, from
+ *     the address its auxiliary vector gives, and is at most 64 KiB (an
+ *     image that does not fit or does not parse is left out, never cut).
  */
+#include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -284,9 +284,13 @@ PY
 # FAILR, CRASH.
 pool_crash() {
     command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
-    run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/pool-g
+    run_rw c check --schedules 64 -j 2 --json --no-where --root "$ROOT" -- /usr/bin/pool-g
     [ "$RC" -eq 1 ] || fail "check found no crash of pool-g: rc $RC $(tail -n 3 c.err)"
-    FAILR=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["failing_run"]["id"])' c.out)
+    FAILR=$(python3 -c 'import json,sys
+c = json.load(open(sys.argv[1]))
+assert "where" not in c, "--no-where: the threads at the deciding step are in the report"
+print(c["failing_run"]["id"])' c.out)
+    [ -n "$FAILR" ] || fail "no failing run in the check's JSON"
     CRASH=$("$REWIND" events "$FAILR" --kind signal --json | python3 -c '
 import json, sys
 print([e["step"] for e in json.load(sys.stdin)][0])')

@@ -95,3 +95,44 @@ PY
     expect_grep t.out '#[0-9] .* in [_a-z]*clock_gettime.* from \[vdso\]'
     expect_grep t.out 'in read_clock+0x[0-9a-f]* at .*dbg_clock.c:11$'
 }
+
+# Issue 14: check's report shows the job's threads at the deciding step of
+# each side (rw_where: the passing and the failing run), one line a thread
+# with its innermost frames; the pool built with -g has a worker in
+# worker() at a pool.c line on at least one side. The same check in JSON,
+# from the kept schedule 0, has an object per side. (--no-where, which
+# leaves them out, is checked by t_gdb's pool_crash.)
+test_check_shows_the_threads_at_the_deciding_step() {
+    run_rw c check --schedules 64 -j 2 --root "$ROOT" -- /usr/bin/pool-g
+    [ "$RC" -eq 1 ] || fail "check found no crash of pool-g: rc $RC $(tail -n 3 c.err)"
+    local d; d=$(sed -n 's/^deciding step: \([0-9]*\),.*/\1/p' c.out)
+    [ -n "$d" ] || fail "no deciding step: $(cat c.out)"
+    expect_grep c.out "^the job's threads at step $d, innermost frames first:\$"
+    local k
+    for k in passing failing; do
+        expect_grep c.out "^  $k run [0-9a-f~]*, process [0-9]* (/usr/bin/pool-g; full stacks: rewind where [0-9a-f~]* $d):\$"
+    done
+    expect_grep c.out '^    thread [0-9]* ([^)]*) [a-z-]*:.* worker (pool\.c:[0-9][0-9]*)'
+    local base; base=$(sed -n 's/^schedule 0: run \([0-9a-f~]*\) .*/\1/p' c.out)
+    [ -n "$base" ] || fail "no schedule 0 run: $(head -n 3 c.out)"
+    run_rw j check --schedules 64 -j 2 --json --run "$base"
+    [ "$RC" -eq 1 ] || fail "check --json --run $base: rc $RC $(tail -n 3 j.err)"
+    python3 - j.out "$d" <<'PY' || fail "check --json: $(head -c 3000 j.out)"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["deciding_step"] == int(sys.argv[2]), c["deciding_step"]
+w = c["where"]
+assert w["step"] == c["deciding_step"], w["step"]
+workers = 0
+for side, run in (("passing", "passing_run"), ("failing", "failing_run")):
+    s = w[side]
+    assert s["run"] == c[run]["id"], (side, s["run"], c[run]["id"])
+    assert "error" not in s, (side, s["error"])
+    assert s["step"] == c["deciding_step"] and s["exe"] == "/usr/bin/pool-g", s
+    assert len(s["threads"]) >= 2, (side, len(s["threads"]))
+    for t in s["threads"]:
+        workers += any(f["function"] == "worker" and f["file"].endswith("pool.c") and f["line"] > 0
+                       for f in t["frames"])
+assert workers >= 1, "no thread in worker() at a pool.c line on either side"
+PY
+}
