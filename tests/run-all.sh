@@ -7,8 +7,8 @@
 # failed.
 #
 # Invariants:
-#  1. The closing line adds up the closing lines of every unit binary and of
-#     tests/system/run.sh.
+#  1. The closing line adds up the closing lines of every unit binary, of
+#     tools/archcheck.sh, of the fuzz stage and of tests/system/run.sh.
 #  2. A part that crashes, is killed, or exits nonzero without reporting a
 #     failure (e.g. a sanitizer's report at exit) counts one more failure:
 #     no crash is ever hidden by a tally printed before it.
@@ -35,6 +35,10 @@ for t in build/unit/*_test; do
     tail -n 30 "$log"
     tally "$log" $rc
 done
+echo "== layout: tools/archcheck.sh (docs/architecture.md#the-layering-rule)"
+tools/archcheck.sh >"$log" 2>&1; rc=$?
+cat "$log"
+tally "$log" $rc
 echo "== fuzz: every target replays its seeds, then fuzzes ${FUZZ_CHECK_S:-5} s (tests/fuzz/run.sh)"
 tests/fuzz/run.sh "${FUZZ_CHECK_S:-5}" --check >"$log" 2>&1; rc=$?
 cat "$log"
