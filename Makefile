@@ -3,9 +3,11 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
-# The engine and its front ends include from src/ and the public include/.
+# The engine includes from src/ and the public include/; its front ends
+# (src/cli, src/serve, src/gdbstub) from include/ alone (FE_INC, below).
 # Guest programs do not: their rewind.h is the guest SDK (guest/sdk).
 INC     := -Isrc -Iinclude
+FE_INC  := -Iinclude
 LIBS    := -lcrypto -ljansson -lzstd -ldw -lelf -pthread -lm
 LIBS    += -lmicrohttpd
 LIBS    += -ldw
@@ -31,6 +33,33 @@ deps:
 $(B)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(INC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# The front ends see include/ and their own folder only (docs/architecture.md,
+# the layering rule): compiled with -Iinclude alone, and every header the
+# compiler read (the .d file) checked, so a relative include of an engine
+# header fails the build too. The CLI, the program, may include the entry
+# headers of the front ends it starts (src/serve/serve.h, src/gdbstub/stub.h).
+define FE_CHECK
+	@for f in $$(sed -e 's/\\$$//' -e 's/^[^:]*://' $(basename $@).d | tr ' ' '\n' | grep '\.h$$'); do \
+	    r=$$(realpath -m --relative-to=. "$$f"); \
+	    case "$$r" in include/* | ../* | $(dir $<)*) continue ;; esac; \
+	    case "$(dir $<):$$r" in src/cli/:src/serve/serve.h | src/cli/:src/gdbstub/stub.h) continue ;; esac; \
+	    echo "$<: includes $$r: a front end includes only include/ and its own folder" >&2; \
+	    rm -f $@; exit 1; \
+	done
+endef
+$(B)/obj/src/cli/%.o: src/cli/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(FE_INC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(FE_CHECK)
+$(B)/obj/src/serve/%.o: src/serve/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(FE_INC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(FE_CHECK)
+$(B)/obj/src/gdbstub/%.o: src/gdbstub/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(FE_INC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(FE_CHECK)
 
 $(B)/librewind.a: $(LIB_OBJ)
 	rm -f $@
@@ -218,6 +247,9 @@ FP_OBJ := $(LIB_SRC:%.c=$(B)/fp/%.o) $(CLI_SRC:%.c=$(B)/fp/%.o)
 $(B)/fp/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(INC) $(CFLAGS) -DRW_FAILPOINTS -MMD -MP -c $< -o $@
+$(B)/fp/src/cli/%.o: src/cli/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(FE_INC) $(CFLAGS) -DRW_FAILPOINTS -MMD -MP -c $< -o $@
 $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ) $(GDBS_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 # tests/system/t_crash.sh (its short walk in make check, the full one in check-long) needs it.

@@ -54,6 +54,9 @@ struct rw_error {
 
 typedef struct rw_home rw_home;
 
+/* What only rewind's own tests set (include/rewind_test.h). */
+struct rw_test_knobs;
+
 /* Open the home at path (NULL: $REWIND_HOME, else ~/.local/share/rewind),
  * creating it if missing. Returns 0 with *out set, or -1 with err. */
 int rw_home_open(const char *path, rw_home **out, struct rw_error *err);
@@ -146,8 +149,7 @@ struct rw_run_config {
     const char *kernel, *init; /* NULL: $REWIND_KERNEL / $REWIND_INIT, else beside the program */
     struct rw_observer observer;
     volatile sig_atomic_t *abort; /* set (e.g. by a signal handler) to stop the run */
-    uint64_t test_holes;          /* tests only: rw_test_hole */
-    unsigned snap_holes;          /* tests only: rw_test_hole */
+    const struct rw_test_knobs *test; /* NULL (rewind's own tests: include/rewind_test.h) */
     uint64_t max_trace_mb, max_disk_mb; /* disk limits in MiB (0: rw_defaults) */
     double spin_limit_s;          /* no step for this many seconds of wall time: outcome
                                      RW_SPIN (not an input: the id does not change); 0: off */
@@ -177,12 +179,6 @@ const char *rw_default_init(void);
 /* Fill c from rw_defaults (epoch: today's midnight UTC); env points to
  * static storage holding the default PATH and HOME. */
 void rw_run_config_init(struct rw_run_config *c);
-
-/* Tests only: open the named determinism hole in c ("host-tsc",
- * "timer-at-host-exit", "host-rng", "kf-no-io-completion",
- * "restore-no-tlb-flush", and for hostile-guest tests "guest-hostile",
- * "refuse-go-on"). 0, or -1 if the name is unknown. */
-int rw_test_hole(struct rw_run_config *c, const char *name);
 
 /* What a run did. */
 struct rw_result {
@@ -224,7 +220,7 @@ struct rw_options {
     uint64_t pid;             /* cat, shell: the process whose view (0: the job) */
     int input_fd;             /* shell: the keystrokes */
     const char *kernel, *init; /* NULL: $REWIND_KERNEL / $REWIND_INIT, else beside the program */
-    unsigned snap_holes;      /* tests only: keyframe holes (rw_test_hole's kf-...) */
+    const struct rw_test_knobs *test; /* NULL (rewind's own tests: include/rewind_test.h) */
     uint64_t max_trace_mb, max_disk_mb; /* disk limits in MiB (0: rw_defaults) */
     double spin_limit_s;      /* as in struct rw_run_config */
 };
@@ -1004,10 +1000,6 @@ int rw_watch(rw_home *h, const char *ref, const struct rw_watch_config *c,
              struct rw_watch_result *r, struct rw_error *err);
 void rw_watch_free(struct rw_watch_result *r);
 
-#ifdef __cplusplus
-}
-#endif
-
 /* ---- Images: a root made ready ahead of a run (src/image) ---- */
 
 struct rw_image_info {
@@ -1132,5 +1124,9 @@ int rw_nix_output_hash(rw_home *h, const char *run, char out[80], struct rw_erro
 /* 1 with the store's NAR hash of path in out when the store holds a valid
  * copy of it, else 0. */
 int rw_nix_store_hash(const char *path, char out[80]);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "util/check.h"
+#include "cli.h"
+#include "rewind_check.h"
 
 /* Run options (cmd_run.c) and the callers' own that take no value. */
 static int cli_nix_flag(const char *a)

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "util/check.h"
+#include "cli.h"
+#include "rewind_check.h"
 
 #define CLI_PROGRESS_HZ 8
 

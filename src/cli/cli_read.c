@@ -1,12 +1,12 @@
 /* cli_read: see cli_read.h. */
-#include "cli/cli_read.h"
+#include "cli_read.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 int cli_read_run(const char *ref, struct rw_run_info *info)
 {

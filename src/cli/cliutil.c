@@ -15,8 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
+#include "cli.h"
+#include "cli_read.h"
+#include "rewind_test.h"
+
+/* The holes --test-hole opened: one command per process, so one set. */
+static struct rw_test_knobs test_knobs;
 
 int cli_test_hole(const char *name, struct rw_run_config *c)
 {
@@ -26,7 +30,7 @@ int cli_test_hole(const char *name, struct rw_run_config *c)
                         "determinism on purpose)\n");
         return -1;
     }
-    if (rw_test_hole(c, name) < 0) {
+    if (rw_test_hole(&test_knobs, name) < 0) {
         fprintf(stderr,
                 "rewind: unknown test hole '%s' (host-tsc, timer-at-host-exit, "
                 "host-rng, kf-no-io-completion, restore-no-tlb-flush, guest-hostile, "
@@ -34,6 +38,7 @@ int cli_test_hole(const char *name, struct rw_run_config *c)
                 name);
         return -1;
     }
+    c->test = &test_knobs;
     return 0;
 }
 
@@ -217,9 +222,9 @@ static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_o
         case 'H':
             if (cli_test_hole(optarg, &holes) < 0)
                 return -1;
-            if (holes.test_holes)
+            if (holes.test->holes)
                 return cli_error(-1, "%s takes only the keyframe test holes", cmd);
-            o->snap_holes = holes.snap_holes;
+            o->test = holes.test;
             break;
         case 'P':
             if (cli_read_step(optarg, &o->schedule) < 0)

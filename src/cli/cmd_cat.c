@@ -8,7 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "rewind.h"
 
 static void help(void)

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
+#include "cli.h"
+#include "cli_read.h"
 #include "rewind.h"
 
 static void help(void)

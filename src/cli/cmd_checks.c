@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
+#include "cli.h"
+#include "cli_read.h"
 #include "rewind.h"
 
 struct out {

@@ -42,10 +42,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
-#include "util/check.h"
-#include "gdbstub/stub.h"
+#include "cli.h"
+#include "cli_read.h"
+#include "rewind_check.h"
+#include "../gdbstub/stub.h"
 #include "rewind.h"
 
 static void help(void)

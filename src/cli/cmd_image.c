@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
+#include "cli.h"
+#include "cli_read.h"
 #include "rewind.h"
 
 static const char usage_text[] =

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
+#include "cli.h"
+#include "cli_read.h"
 #include "rewind.h"
 
 /* Checks (rewind checks): each shown as one line after its schedule-0

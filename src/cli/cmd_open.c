@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
-#include "serve/serve.h"
+#include "cli.h"
+#include "cli_read.h"
+#include "../serve/serve.h"
 
 static void help(void)
 {

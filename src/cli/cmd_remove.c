@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
+#include "cli.h"
+#include "cli_read.h"
 #include "rewind.h"
 
 static void report(void *ctx, const char *id, const char *path, int removed)

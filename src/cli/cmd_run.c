@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
+#include "cli.h"
+#include "cli_read.h"
 #include "rewind.h"
 
 #define ENV_MAX 1024

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
+#include "cli.h"
+#include "cli_read.h"
 #include "rewind.h"
 
 struct stretch {

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
-#include "serve/serve.h"
+#include "cli.h"
+#include "cli_read.h"
+#include "../serve/serve.h"
 
 static void help(void)
 {

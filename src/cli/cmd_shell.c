@@ -11,7 +11,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "rewind.h"
 
 static void on_winch(int sig)

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
+#include "cli.h"
+#include "cli_read.h"
 #include "rewind.h"
 
 /* A value as an unsigned little-endian integer (len <= 8), else hex bytes. */

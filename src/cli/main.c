@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/cli_read.h"
+#include "cli.h"
+#include "cli_read.h"
 
 static const struct cli_command commands[] = {
     {"run", cmd_run, "run a command in a deterministic VM"},

@@ -7,7 +7,7 @@
  *  2. A packet with a bad checksum is answered '-' and not returned (the
  *     peer sends it again).
  */
-#include "gdbstub/packet.h"
+#include "packet.h"
 
 #include <errno.h>
 #include <stdio.h>

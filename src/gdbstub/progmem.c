@@ -19,14 +19,14 @@
  *  3. All of addr..addr+n lies in one segment's file part, or nothing is
  *     served; every size from the (guest's) file is checked.
  */
-#include "gdbstub/progmem.h"
+#include "progmem.h"
 
 #include <elf.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "util/check.h"
+#include "rewind_check.h"
 
 int gdbs_progmem_open(struct gdbs_progmem *pm, const char *path)
 {

@@ -62,7 +62,7 @@
  *     elsewhere, or one that would not fit, is refused before it reaches
  *     the machine, so the session never holds a write it cannot keep.
  */
-#include "gdbstub/stub.h"
+#include "stub.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -71,9 +71,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gdbstub/packet.h"
-#include "gdbstub/progmem.h"
-#include "util/check.h"
+#include "packet.h"
+#include "progmem.h"
+#include "rewind_check.h"
 
 #define MAX_THREADS 1024
 #define GDBS_AUXV_BYTES 512 /* more than the kernel's AT_VECTOR_SIZE words */

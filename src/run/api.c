@@ -24,6 +24,7 @@
 #include "explore/props.h"
 #include "home/paths.h"
 #include "home/runnames.h"
+#include "rewind_test.h"
 #include "run/modes.h"
 #include "run/patch.h"
 #include "trace/trace.h"
@@ -133,7 +134,7 @@ void rw_options_init(struct rw_options *o)
     o->spin_limit_s = rw_defaults.spin_limit_s;
 }
 
-int rw_test_hole(struct rw_run_config *c, const char *name)
+int rw_test_hole(struct rw_test_knobs *k, const char *name)
 {
     static const struct {
         const char *name;
@@ -150,8 +151,8 @@ int rw_test_hole(struct rw_run_config *c, const char *name)
     };
     for (size_t i = 0; i < sizeof(holes) / sizeof(holes[0]); i++)
         if (!strcmp(name, holes[i].name)) {
-            c->test_holes |= holes[i].bit;
-            c->snap_holes |= holes[i].snap;
+            k->holes |= holes[i].bit;
+            k->snap_holes |= holes[i].snap;
             return 0;
         }
     return -1;
@@ -245,8 +246,8 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     o->state_log = c->state_log;
     o->no_keyframes = c->no_keyframes;
     o->kf_every = c->keyframe_every;
-    o->test_holes = c->test_holes;
-    o->snap_holes = c->snap_holes;
+    o->test_holes = c->test ? c->test->holes : 0;
+    o->snap_holes = c->test ? c->test->snap_holes : 0;
     o->max_trace_mb = c->max_trace_mb;
     o->max_disk_mb = c->max_disk_mb;
     o->spin_limit_s = c->spin_limit_s;

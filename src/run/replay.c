@@ -7,6 +7,7 @@
  * keyframes are then restored in place and run to the end (the restore
  * differential). The replay is kept only when it differs (ctx.h invariant 5).
  */
+#include "rewind_test.h"
 #include "run/modes.h"
 
 #include <stdio.h>
@@ -57,7 +58,7 @@ int rw_replay(rw_home *h, const char *ref, const struct rw_options *op, struct r
         }
     }
     st.o.quiet = 1;
-    st.o.snap_holes = op->snap_holes;
+    st.o.snap_holes = op->test ? op->test->snap_holes : 0;
     st.o.obs = &op->observer;
     st.o.abort = op->abort;
     st.o.max_trace_mb = op->max_trace_mb;

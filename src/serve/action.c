@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "serve/serve.h"
+#include "serve.h"
 
 extern char **environ;
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve/serve.h"
+#include "serve.h"
 
 #define SERVE_EXACT_MAX 3000
 #define SERVE_BUCKETS_MAX 4096

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "serve/serve.h"
+#include "serve.h"
 
 #define SERVE_CHILD_GRACE 10 /* seconds from SIGTERM to SIGKILL */
 

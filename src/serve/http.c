@@ -25,7 +25,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "serve/serve.h"
+#include "serve.h"
 
 #define SERVE_BODY_MAX (64 * 1024)
 

@@ -22,7 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "serve/serve.h"
+#include "serve.h"
 
 void serve_state_path(rw_home *h, char *out, size_t n)
 {

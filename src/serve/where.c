@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "serve/serve.h"
+#include "serve.h"
 
 #define SERVE_WHERE_RUNNING 2
 #define SERVE_WHERE_CACHE 32

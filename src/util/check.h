@@ -10,8 +10,8 @@
 #ifndef REWIND_UTIL_CHECK_H
 #define REWIND_UTIL_CHECK_H
 
-#define RW_ASSERT(cond) ((cond) ? (void)0 : check_failed(__FILE__, __LINE__, __func__, #cond))
-
-_Noreturn void check_failed(const char *file, int line, const char *func, const char *cond);
+/* RW_ASSERT and rw_check_failed are in include/rewind_check.h, so the
+ * front ends, which see include/ only, assert the same way. */
+#include "rewind_check.h"
 
 #endif

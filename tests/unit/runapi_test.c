@@ -10,6 +10,7 @@
 
 #include "home/rundir.h"
 #include "rewind.h"
+#include "rewind_test.h"
 #include "run/ctx.h"
 #include "unit.h"
 
@@ -97,9 +98,11 @@ static void test_holes(void)
 {
     struct rw_run_config c;
     rw_run_config_init(&c);
-    CHECK(rw_test_hole(&c, "host-tsc") == 0 && c.test_holes && !c.snap_holes, "a run hole");
-    CHECK(rw_test_hole(&c, "restore-no-tlb-flush") == 0 && c.snap_holes, "a keyframe hole");
-    CHECK(rw_test_hole(&c, "nonsense") < 0, "an unknown name");
+    CHECK(!c.test, "no knobs by default");
+    struct rw_test_knobs k = {0};
+    CHECK(rw_test_hole(&k, "host-tsc") == 0 && k.holes && !k.snap_holes, "a run hole");
+    CHECK(rw_test_hole(&k, "restore-no-tlb-flush") == 0 && k.snap_holes, "a keyframe hole");
+    CHECK(rw_test_hole(&k, "nonsense") < 0, "an unknown name");
     CHECK(!strcmp(rw_outcome_word(RW_GUEST_ERROR), "guest-error") &&
               !strcmp(rw_schedule_strategy(2), "pct"),
           "words");
