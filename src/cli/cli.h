@@ -114,6 +114,8 @@ void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* b bytes in words into buf ("512 B", "1.5 MiB"); returns buf. */
 const char *cli_bytes_text(uint64_t b, char *buf, size_t n);
 void cli_vsay(const char *fmt, va_list ap);
+/* Write n bytes to fd as cli_say does: in slices, dropped once aborted. */
+void cli_out_all(int fd, const char *b, size_t n);
 
 /* Print "rewind: <err->msg>" and return err->code. */
 int cli_fail(const struct rw_error *err);

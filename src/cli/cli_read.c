@@ -8,6 +8,26 @@
 
 #include "cli.h"
 
+/* The home of the reading commands: opened once, on first use, closed by
+ * main when the command returns. */
+static rw_home *home;
+
+rw_home *cli_read_home(void)
+{
+    struct rw_error err;
+    if (!home && rw_home_open(NULL, &home, &err) < 0) {
+        cli_read_fail(1, &err);
+        home = NULL;
+    }
+    return home;
+}
+
+void cli_read_home_close(void)
+{
+    rw_home_close(home);
+    home = NULL;
+}
+
 int cli_read_run(const char *ref, struct rw_run_info *info)
 {
     struct rw_error err;

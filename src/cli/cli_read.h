@@ -16,6 +16,8 @@
 /* The home named by $REWIND_HOME (else ~/.local/share/rewind), opened on first use and
  * closed when the command returns (main.c). NULL after one error line. */
 rw_home *cli_read_home(void);
+/* Close it (main, when the command returns). */
+void cli_read_home_close(void);
 
 /* Load the run ref into *info (rw_run_info_free it). Returns 0, or -1
  * after one error line. */

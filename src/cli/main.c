@@ -48,29 +48,6 @@ static const struct cli_command commands[] = {
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-int cli_error(int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    cli_vsay(fmt, ap); /* never blocked past --timeout (cliutil.c) */
-    va_end(ap);
-    return code;
-}
-
-/* The home of the reading commands: opened once, on first use, closed by
- * main when the command returns. */
-static rw_home *home;
-
-rw_home *cli_read_home(void)
-{
-    struct rw_error err;
-    if (!home && rw_home_open(NULL, &home, &err) < 0) {
-        cli_read_fail(1, &err);
-        home = NULL;
-    }
-    return home;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: rewind <command> [options]\n\ncommands:\n");
@@ -94,7 +71,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(argv[1], commands[i].name)) {
             int rc = commands[i].fn(argc - 1, argv + 1);
-            rw_home_close(home);
+            cli_read_home_close();
             return rc;
         }
     return cli_error(2, "unknown command '%s' (see rewind --help)", argv[1]);

@@ -1,7 +1,8 @@
 /*
- * home: the public handle of a $REWIND_HOME (rw_home in include/rewind.h)
- * and run references. A handle holds the home's absolute path; the runs,
- * images and store below it are found through home/paths.h.
+ * home: the public handle of a $REWIND_HOME (rw_home in include/rewind.h).
+ * A handle holds the home's absolute path; the runs, images and store below
+ * it are found through home/paths.h. Run references (rw_resolve) are
+ * runinfo.c's, which uses this handle: the one direction between them.
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,7 +13,6 @@
 
 #include "home/apierr.h"
 #include "home/paths.h"
-#include "home/runinfo.h"
 #include "rewind.h"
 #include "util/check.h"
 
@@ -70,10 +70,4 @@ const char *rw_home_path(const rw_home *h)
 {
     RW_ASSERT(h);
     return h->path;
-}
-
-int rw_resolve(rw_home *h, const char *ref, char id[RW_ID_MAX], struct rw_error *err)
-{
-    RW_ASSERT(h && ref && id);
-    return runinfo_resolve(h->path, ref, id, err);
 }

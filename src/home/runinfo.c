@@ -158,3 +158,9 @@ void rw_run_info_free(struct rw_run_info *info)
     free(info->spec_json);
     info->manifest_json = info->spec_json = NULL;
 }
+
+int rw_resolve(rw_home *h, const char *ref, char id[RW_ID_MAX], struct rw_error *err)
+{
+    RW_ASSERT(h && ref && id);
+    return runinfo_resolve(rw_home_path(h), ref, id, err);
+}

@@ -1,0 +1,115 @@
+/* cli_out: the CLI's lines on stderr, never blocked past --timeout or
+ * SIGINT (the abort flag of cli_abort_on_signals), error lines, sizes in
+ * words (declared in cli.h). It uses nothing else of src/cli, so every
+ * other file of it may use it. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static volatile sig_atomic_t abort_flag;
+
+static void on_abort_signal(int sig)
+{
+    (void)sig;
+    abort_flag = 1;
+    rw_interrupt();
+}
+
+volatile sig_atomic_t *cli_abort_on_signals(double timeout_s)
+{
+    struct sigaction sa = {.sa_handler = on_abort_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal: the same clean end */
+    signal(SIGPIPE, SIG_IGN);
+    if (timeout_s > 0) {
+        struct itimerval it = {0};
+        it.it_value.tv_sec = (time_t)timeout_s;
+        it.it_value.tv_usec = (suseconds_t)((timeout_s - (double)(time_t)timeout_s) * 1e6);
+        setitimer(ITIMER_REAL, &it, NULL);
+    }
+    return &abort_flag;
+}
+
+/* Write n bytes to fd, unbuffered. A reader that stops reading (a full
+ * pipe) must not keep the run past --timeout or SIGINT: wait in poll slices
+ * and write at most a pipe buffer at once, so no write blocks for long, and
+ * once the abort flag is set, drop what fd cannot take now. A closed pipe
+ * (SIGPIPE ignored) drops the rest. */
+void cli_out_all(int fd, const char *b, size_t n)
+{
+    while (n > 0) {
+        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+        int r = poll(&pf, 1, abort_flag ? 0 : 200);
+        if (r == 0 && abort_flag)
+            return;
+        if (r < 0 && errno != EINTR)
+            return;
+        if (r <= 0)
+            continue;
+        ssize_t w = write(fd, b, n < 4096 ? n : 4096);
+        if (w < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (w <= 0)
+            return;
+        b += w;
+        n -= (size_t)w;
+    }
+}
+
+void cli_vsay(const char *fmt, va_list ap)
+{
+    char line[2048];
+    int n = snprintf(line, sizeof(line), "rewind: ");
+    int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof(line) - 2)
+        len = sizeof(line) - 2;
+    line[len++] = '\n';
+    fflush(stdout);
+    cli_out_all(2, line, len);
+}
+
+void cli_say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cli_vsay(fmt, ap);
+    va_end(ap);
+}
+
+const char *cli_bytes_text(uint64_t b, char *buf, size_t n)
+{
+    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%" PRIu64 " B", b);
+    else
+        snprintf(buf, n, "%.1f %s", v, unit[u]);
+    return buf;
+}
+
+int cli_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cli_vsay(fmt, ap); /* never blocked past --timeout (cli_out_all) */
+    va_end(ap);
+    return code;
+}
