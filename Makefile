@@ -14,7 +14,7 @@ LIBS    += -ldw
 B       := build
 
 # The engine, one folder per stage (docs/architecture.md); the CLI on top.
-ENGINE_DIRS := util vmm image home trace store archive explore run nix guestos
+ENGINE_DIRS := util input vmm image home trace store archive explore run nix guestos
 LIB_SRC := $(foreach d,$(ENGINE_DIRS),$(sort $(wildcard src/$(d)/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "archive/archive_int.h"
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "store/store.h"
 #include "util/check.h"
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "archive/archive.h"
-#include "home/apierr.h"
-#include "home/paths.h"
+#include "util/apierr.h"
+#include "util/homepath.h"
 #include "rewind.h"
 
 static void copy_stats(const struct archive_stats *a, struct rw_archive_stats *st)

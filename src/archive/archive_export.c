@@ -32,7 +32,7 @@
 #include "archive/archive_int.h"
 #include "util/hashvec.h"
 #include "home/homelock.h"
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "trace/keyframe.h"
 #include "trace/trace.h"
 

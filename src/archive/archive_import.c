@@ -43,12 +43,12 @@
 #include "util/hashvec.h"
 #include "util/failpoint.h"
 #include "home/homelock.h"
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "trace/keyframe.h"
 #include "home/rundir.h"
 #include "home/runnames.h"
 #include "rewind.h"
-#include "run/patch.h"
+#include "input/patch.h"
 
 #define PUT_BATCH 256
 

@@ -77,7 +77,7 @@ int cmd_show(int argc, char **argv)
            (long long)json_integer_value(json_object_get(m, "steps")),
            (double)json_integer_value(json_object_get(m, "virtual_ns")) / 1e9,
            (long long)json_integer_value(json_object_get(m, "events")));
-    if (!strcmp(jstr(m, "outcome"), "limit")) /* which cap (src/run/limits.h) */
+    if (!strcmp(jstr(m, "outcome"), "limit")) /* which cap (src/input/limits.h) */
         printf("limit:    %s\n", jstr(m, "message"));
     printf("trace:    %s\nram:      %s\n", jstr(m, "trace_hash"), jstr(m, "ram_hash"));
     printf("kernel:   %s\ninit:     %s\nimage:    %s\ncpu:      %s\n", jstr(spec, "kernel"),

@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "run/modes.h"
 #include "trace/compare.h"
 #include "trace/describe.h"

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "util/check.h"
 #include "util/fail.h"
 #include "util/hash.h"

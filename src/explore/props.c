@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
+#include "input/expect.h"
 #include "trace/trace.h"
 #include "util/check.h"
 #include "util/fail.h"
@@ -19,58 +20,6 @@
 #define TAG_EXIT "rewind-init:property-exit\n"
 #define TAG_FILE "rewind-init:file:"
 #define TAG_MISSING "rewind-init:file-missing:"
-
-static const char *const outcome_words[] = {"exited",      "not-found", "not-executable",
-                                            "init-failed", "panic",     "guest-error",
-                                            "stalled",     "timeout",   "stopped"};
-
-static int compile(regex_t *re, const char *ere, char *why, size_t whylen)
-{
-    int rc = regcomp(re, ere, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
-    if (rc != 0) {
-        char m[200];
-        regerror(rc, re, m, sizeof(m));
-        return fail(why, whylen, "bad regular expression: %s", m);
-    }
-    return 0;
-}
-
-int explore_prop_valid(const char *s, char *why, size_t whylen)
-{
-    regex_t re;
-    if (!strncmp(s, "exit=", 5)) {
-        char *end;
-        long v = strtol(s + 5, &end, 10);
-        if (!s[5] || *end || v < 0 || v > 255)
-            return fail(why, whylen, "exit= needs a status from 0 to 255");
-        return 0;
-    }
-    if (!strncmp(s, "outcome=", 8)) {
-        for (size_t i = 0; i < sizeof(outcome_words) / sizeof(*outcome_words); i++)
-            if (!strcmp(s + 8, outcome_words[i]))
-                return 0;
-        return fail(why, whylen,
-                    "outcome= needs one of exited, timeout, panic, guest-error, "
-                    "stalled, not-found, not-executable, init-failed");
-    }
-    const char *ere = NULL;
-    if (!strncmp(s, "output~", 7)) {
-        ere = s + 7;
-    } else if (!strncmp(s, "file:", 5)) {
-        const char *t = strchr(s + 5, '~');
-        if (s[5] != '/' || !t || t == s + 6)
-            return fail(why, whylen, "file: needs an absolute path, '~' and a regex");
-        ere = t + 1;
-    } else {
-        return fail(why, whylen,
-                    "expected exit=N, outcome=WORD, 'output~ERE' or "
-                    "'file:/PATH~ERE'");
-    }
-    if (compile(&re, ere, why, whylen) < 0)
-        return -1;
-    regfree(&re);
-    return 0;
-}
 
 /* A growing byte buffer, capped at PROPS_OUTPUT_MAX (invariant 3). */
 struct text {
@@ -113,7 +62,7 @@ static int matches(const char *ere, struct text *t)
 {
     regex_t re;
     char why[8];
-    if (compile(&re, ere, why, sizeof(why)) < 0)
+    if (expect_regcomp(&re, ere, why, sizeof(why)) < 0)
         return 0;
     int m = regexec(&re, text_str(t), 0, NULL, 0) == 0;
     regfree(&re);
@@ -160,7 +109,7 @@ int explore_props_judge(const char *home, const char *name, struct rw_prop_verdi
     int want_output = 0;
     for (size_t i = 0; i < nex; i++) {
         const char *s = json_string_value(json_array_get(ex, i));
-        if (!s || explore_prop_valid(s, path, sizeof(path)) < 0) {
+        if (!s || expect_valid(s, path, sizeof(path)) < 0) {
             json_decref(m);
             return fail(err, errlen, "run %s: its spec has a bad property", name);
         }

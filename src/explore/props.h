@@ -38,9 +38,6 @@
 
 #define PROPS_OUTPUT_MAX (8u << 20)
 
-/* 0 if s is a valid --expect string, else -1 with why. */
-int explore_prop_valid(const char *s, char *why, size_t whylen);
-
 /* Judge run `name` (a directory under runs/) of home by the properties of
  * its spec: up to max verdicts into v, their count in *n (0: the spec has
  * none). 0, or -1 with err (the run is unreadable). */

@@ -32,7 +32,7 @@
 #include <jansson.h>
 
 #include "explore/engine.h"
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "util/fail.h"
 #include "util/io.h"
 

@@ -40,7 +40,7 @@
 
 #include "util/bytes.h"
 #include "util/check.h"
-#include "vmm/elfsym.h"
+#include "guestos/elfsym.h"
 
 #define GOS_KERNEL_MAP 0xffffffff80000000ull /* __START_KERNEL_map */
 #define GOS_KTEXT_END 0xffffffffc0000000ull  /* end of the kernel image mapping */

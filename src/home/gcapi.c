@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "home/rungc.h"
 #include "rewind.h"
 

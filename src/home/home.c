@@ -1,7 +1,7 @@
 /*
  * home: the public handle of a $REWIND_HOME (rw_home in include/rewind.h).
  * A handle holds the home's absolute path; the runs, images and store below
- * it are found through home/paths.h. Run references (rw_resolve) are
+ * it are found through util/homepath.h. Run references (rw_resolve) are
  * runinfo.c's, which uses this handle: the one direction between them.
  */
 #include <errno.h>
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "home/apierr.h"
-#include "home/paths.h"
+#include "util/apierr.h"
+#include "util/homepath.h"
 #include "rewind.h"
 #include "util/check.h"
 

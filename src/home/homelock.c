@@ -19,7 +19,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "home/rundir.h"
 #include "util/fail.h"
 

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "util/io.h"
 #include "util/check.h"
 #include "util/failpoint.h"

@@ -31,7 +31,7 @@
 #include "util/failpoint.h"
 #include "home/homelock.h"
 #include "trace/keyframe.h"
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "home/rundir.h"
 
 #define TEMP_AGE_S 3600

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "home/apierr.h"
-#include "home/paths.h"
+#include "util/apierr.h"
+#include "util/homepath.h"
 #include "home/runref.h"
 #include "util/check.h"
 

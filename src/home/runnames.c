@@ -6,7 +6,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "util/check.h"
 
 int runnames_id_shaped(const char *s)

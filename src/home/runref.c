@@ -18,7 +18,7 @@
 
 #include <time.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "home/runnames.h"
 
 struct ent {

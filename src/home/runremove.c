@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "home/apierr.h"
-#include "home/paths.h"
+#include "util/apierr.h"
+#include "util/homepath.h"
 #include "home/rundir.h"
 #include "home/runinfo.h"
 #include "home/runref.h"

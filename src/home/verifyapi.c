@@ -18,9 +18,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "home/homelock.h"
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "rewind.h"
 #include "store/store.h"
 #include "trace/keyframe.h"

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "util/bytes.h"
 #include "util/check.h"
 #include "util/io.h"

@@ -33,7 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "nix/nar.h"
 #include "rewind.h"
 #include "util/check.h"

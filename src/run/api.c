@@ -1,14 +1,14 @@
 /*
- * api: the public Running API's shared parts (include/rewind.h): the one
- * table of run defaults, configs turned into run options, stored runs
- * loaded as the options that recreate them, and the `rewind run` command
- * line of a stored run, built from the same defaults table so that `show`
- * cannot drift from `run`. The modes themselves are record.c, replay.c,
+ * api: the public Running API's shared parts (include/rewind.h): configs
+ * turned into run options, stored runs loaded as the options that recreate
+ * them, and the `rewind run` command line of a stored run, built from the
+ * same defaults table (src/input/defaults.c) so that `show` cannot drift
+ * from `run`. The modes themselves are record.c, replay.c,
  * fork.c, inspect.c and explore/check.c.
  *
  * Invariants:
- *  1. A default is written once, in rw_defaults; rw_run_config_init and
- *     rw_command_line both read it.
+ *  1. A default is written once, in rw_defaults (src/input/defaults.c);
+ *     rw_run_config_init and rw_command_line both read it.
  *  2. Every stored run a mode starts from has been resolved in the home and
  *     its kernel and init checked against its spec before a VM is made.
  */
@@ -21,12 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "explore/props.h"
-#include "home/paths.h"
+#include "input/expect.h"
+#include "util/homepath.h"
 #include "home/runnames.h"
 #include "rewind_test.h"
 #include "run/modes.h"
-#include "run/patch.h"
+#include "input/patch.h"
 #include "trace/trace.h"
 #include "util/check.h"
 #include "util/fail.h"
@@ -35,24 +35,6 @@
 #define fail util_fail
 
 static int run_kernel_word_ok(const char *s, size_t max);
-
-const struct rw_run_defaults rw_defaults = {
-    .path_env = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    .home_env = "HOME=/root",
-    .cwd = "/",
-    .mem_mib = 512,
-    .mem_min_mib = 64,
-    .mem_max_mib = 262144, /* KVM_RAM_MAX; the host's MemAvailable is checked per run */
-    .quantum_ns = 5000,
-    .seed = 0,
-    .keyframe_every = 4096, /* measured: bench/RESULTS.md */
-    .pct_horizon = 65536,
-    .schedules = 64,
-    .jobs = 2,
-    .max_trace_mb = 4096, /* docs/reliability.md: far above any real suite's trace */
-    .max_disk_mb = 16384,
-    .spin_limit_s = 60,
-};
 
 int run_usage(struct rw_error *err, const char *fmt, ...)
 {
@@ -77,36 +59,6 @@ int64_t rw_default_epoch(int64_t t)
 int rw_parse_epoch(const char *s, int64_t *out)
 {
     return spec_parse_epoch(s, out);
-}
-
-const char *rw_outcome_word(enum rw_outcome o)
-{
-    switch (o) {
-    case RW_EXITED:
-        return "exited";
-    case RW_NOT_FOUND:
-        return "not-found";
-    case RW_NOT_EXEC:
-        return "not-executable";
-    case RW_INIT_FAILED:
-        return "init-failed";
-    case RW_PANIC:
-        return "panic";
-    case RW_GUEST_ERROR:
-        return "guest-error";
-    case RW_STALLED:
-        return "stalled";
-    case RW_TIMEOUT:
-        return "timeout";
-    case RW_STOPPED:
-        return "stopped";
-    case RW_LIMIT:
-        return "limit";
-    case RW_SPIN:
-        return "spin";
-    default:
-        return "running";
-    }
 }
 
 void rw_run_config_init(struct rw_run_config *c)
@@ -255,7 +207,7 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     o->property = c->property;
     for (size_t i = 0; o->expect && o->expect[i]; i++) {
         char why[300];
-        if (explore_prop_valid(o->expect[i], why, sizeof(why)) < 0)
+        if (expect_valid(o->expect[i], why, sizeof(why)) < 0)
             return run_usage(err, "--expect %s: %s", o->expect[i], why);
     }
     if (o->property && !o->property[0])
@@ -431,7 +383,7 @@ int run_stored_load(const char *home, const char *name, const char *kernel, cons
         return -1;
     json_t *spec = json_object_get(m, "spec");
     const char *par = json_string_value(json_object_get(m, "parent"));
-    /* The parent becomes runs/<parent>/... (paths.h invariant 2): a stored
+    /* The parent becomes runs/<parent>/... (util/homepath.h invariant 2): a stored
      * run's name, never a staging directory or a path. */
     if (par && (!home_safe_name(par) || par[0] == '.' || strlen(par) >= sizeof(st->parent))) {
         json_decref(m);

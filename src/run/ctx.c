@@ -23,12 +23,13 @@
 #include <unistd.h>
 
 #include "home/homelock.h"
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "home/runnames.h"
-#include "run/job.h"
+#include "input/job.h"
 #include "run/kfcache.h"
-#include "run/limits.h"
-#include "run/patch.h"
+#include "input/limits.h"
+#include "input/patch.h"
+#include "run/patchapply.h"
 #include "trace/compare.h"
 #include "trace/keyframe.h"
 #include "util/bytes.h"
@@ -74,7 +75,7 @@ struct run_sink {
     int inspecting; /* the inspection was requested: INSPECT_DONE counts from now on */
     uint64_t kf_every;
     int kf_due;                /* take a keyframe at the end of this step (the job starts) */
-    struct run_limits lim;     /* the disk caps (src/run/limits.h) */
+    struct run_limits lim;     /* the disk caps (src/input/limits.h) */
     struct run_exec execs[64]; /* the last programs exec'd, by pid: what a spinning pid runs */
     unsigned nexec;
 };

@@ -44,13 +44,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/sched.h"
+#include "input/sched.h"
 #include "home/rundir.h"
 #include "image/image.h"
 #include "rewind.h"
 #include "run/kfcap.h"
 #include "run/session.h"
-#include "run/spec.h"
+#include "input/spec.h"
 #include "util/hash.h"
 #include "vmm/initrd.h"
 #include "vmm/kvm.h"
@@ -76,7 +76,7 @@ struct run_opts {
     uint64_t kf_every;   /* 0: rw_defaults.keyframe_every */
     uint64_t test_holes; /* REWIND_HOLE_* | PLATFORM_HOLE_*: tests only */
     unsigned snap_holes; /* SNAP_HOLE_*: tests only */
-    uint64_t max_trace_mb, max_disk_mb; /* disk limits (src/run/limits.h; 0: defaults) */
+    uint64_t max_trace_mb, max_disk_mb; /* disk limits (src/input/limits.h; 0: defaults) */
     double spin_limit_s; /* no step for this long (wall time): outcome spin; 0: off */
     char **expect;        /* properties: --expect strings (NULL: none) */
     const char *property; /* properties: --property command (NULL: none) */

@@ -34,26 +34,6 @@ struct rw_machine_debug {
     size_t ntasks;
 };
 
-static int mem_read(void *ctx, uint64_t gpa, void *buf, size_t n)
-{
-    const struct kvm_vm *vm = ctx;
-    const void *p = kvm_gpa(vm, gpa, n); /* invariant 2 */
-    if (!p)
-        return -1;
-    memcpy(buf, p, n);
-    return 0;
-}
-
-static int mem_write(void *ctx, uint64_t gpa, const void *buf, size_t n)
-{
-    struct kvm_vm *vm = ctx;
-    void *p = kvm_gpa_w(vm, gpa, n); /* invariant 2 */
-    if (!p)
-        return -1;
-    memcpy(p, buf, n);
-    return 0;
-}
-
 void debug_free(struct rw_machine *m)
 {
     if (!m->dbg)
@@ -68,15 +48,6 @@ static int fail(struct rw_error *err, enum rw_code code, const char *fmt, const 
     err->code = code;
     snprintf(err->msg, sizeof(err->msg), fmt, why);
     return -1;
-}
-
-int debug_gos_open(struct gos *g, struct kvm_vm *vm, const char *kernel, char *why, size_t n)
-{
-    struct gos_syms s;
-    struct gos_mem mem = {.ctx = vm, .read = mem_read, .write = mem_write};
-    if (gos_syms_load(kernel, &s, why, n) < 0 || gos_open(g, &mem, &s, why, n) < 0)
-        return -1;
-    return 0;
 }
 
 struct gos *debug_gos(rw_machine *m, struct rw_error *err)
@@ -201,39 +172,6 @@ int rw_machine_set_user_regs(rw_machine *m, uint32_t tid, const struct rw_regs *
     if (!t)
         return -1;
     return debug_set_regs(&m->dbg->g, m->c.vm.vcpu_fd, t, r, err);
-}
-
-int debug_set_regs(const struct gos *g0, int vcpu_fd, const struct gos_task *t,
-                   const struct rw_regs *r, struct rw_error *err)
-{
-    const uint64_t keep = 0x10100; /* RF, TF */
-    struct kvm_regs k;
-    int user = t->current ? vcpu_user(vcpu_fd, &k) : 0;
-    if (user < 0)
-        return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
-    if (user) {
-        k.rax = r->rax, k.rbx = r->rbx, k.rcx = r->rcx, k.rdx = r->rdx;
-        k.rsi = r->rsi, k.rdi = r->rdi, k.rsp = r->rsp, k.rbp = r->rbp;
-        k.r8 = r->r8, k.r9 = r->r9, k.r10 = r->r10, k.r11 = r->r11;
-        k.r12 = r->r12, k.r13 = r->r13, k.r14 = r->r14, k.r15 = r->r15;
-        k.rip = r->rip;
-        k.rflags = (r->rflags & ~keep) | (k.rflags & keep) | 2;
-        if (ioctl(vcpu_fd, KVM_SET_REGS, &k) < 0)
-            return fail(err, RW_EINTERNAL, "%s", "cannot write the vCPU's registers");
-        return 0;
-    }
-    struct gos_regs g;
-    if (gos_user_regs(g0, t, &g) < 0)
-        return fail(err, RW_EUSAGE, "thread %s has no user registers (a kernel thread)", t->comm);
-    g.rax = r->rax, g.rbx = r->rbx, g.rcx = r->rcx, g.rdx = r->rdx;
-    g.rsi = r->rsi, g.rdi = r->rdi, g.rsp = r->rsp, g.rbp = r->rbp;
-    g.r8 = r->r8, g.r9 = r->r9, g.r10 = r->r10, g.r11 = r->r11;
-    g.r12 = r->r12, g.r13 = r->r13, g.r14 = r->r14, g.r15 = r->r15;
-    g.rip = r->rip;
-    g.rflags = (r->rflags & ~keep) | (g.rflags & keep) | 2;
-    if (gos_set_user_regs(g0, t, &g) < 0)
-        return fail(err, RW_EINTERNAL, "cannot write the registers thread %s saved", t->comm);
-    return 0;
 }
 
 /* The page table of process pid (any of its threads). 0 or -1 with err. */

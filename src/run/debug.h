@@ -15,15 +15,7 @@ const struct gos_task *debug_task(rw_machine *m, uint32_t tid, struct rw_error *
 /* The physical page table of process pid. 0 or -1 with err. */
 int debug_pgd(rw_machine *m, uint32_t pid, uint64_t *pgd, struct rw_error *err);
 
-/* Open g over vm's RAM with the symbols of the kernel at path kernel
- * (what debug_gos does; the engine's gdb writes use it too: patch.c).
- * 0 or -1 (why). */
-struct kvm_vm;
-int debug_gos_open(struct gos *g, struct kvm_vm *vm, const char *kernel, char *why, size_t n);
-/* Write task t's user registers where they are read from (invariant 3):
- * the vCPU (vcpu_fd) when t is on it in user mode, else the pt_regs its
- * kernel saved. 0 or -1 with err. */
-int debug_set_regs(const struct gos *g, int vcpu_fd, const struct gos_task *t,
-                   const struct rw_regs *r, struct rw_error *err);
+/* debug_gos_open and debug_set_regs: run/guestview.h. */
+#include "run/guestview.h"
 
 #endif

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "home/runnames.h"
-#include "run/patch.h"
+#include "input/patch.h"
 #include "util/check.h"
 
 int run_fork_opts(struct run_opts *o, uint64_t schedule, uint64_t from, uint64_t until,

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "home/homelock.h"
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "image/image.h"
 #include "rewind.h"
 #include "run/ctx.h"

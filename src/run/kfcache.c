@@ -36,7 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "home/rundir.h"
 #include "util/io.h"
 

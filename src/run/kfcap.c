@@ -17,7 +17,7 @@
 
 #include <zstd.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "run/kfcache.h"
 
 #define fail util_fail

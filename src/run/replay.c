@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 
 static int replay_run(const struct run_opts *o, const struct run_inspect *ins, const char *from,
                       uint64_t from_step, uint64_t verify, struct rw_result *res,

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "rewind.h"
 #include "util/check.h"
 

@@ -30,10 +30,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "run/ctx.h"
 #include "util/check.h"
-#include "vmm/elfsym.h"
+#include "guestos/elfsym.h"
 #include "vmm/spin.h"
 
 extern char **environ;

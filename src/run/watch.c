@@ -38,13 +38,13 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "run/modes.h"
 #include "run/watchstep.h"
 #include "util/bytes.h"
 #include "util/check.h"
 #include "vmm/debugreg.h"
-#include "vmm/elfsym.h"
+#include "guestos/elfsym.h"
 #include "vmm/spin.h"
 
 /* Debug exits a seen change's stretch may take to find its writer by

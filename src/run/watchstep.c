@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "run/watchstep.h"
 #include "util/check.h"
 #include "vmm/debugreg.h"

@@ -34,7 +34,7 @@
 #include "run/debug.h"
 #include "run/machine.h"
 #include "util/check.h"
-#include "vmm/elfsym.h"
+#include "guestos/elfsym.h"
 
 struct exec_find {
     uint32_t pid;   /* 0: find the job's */

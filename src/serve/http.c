@@ -29,12 +29,6 @@
 
 #define SERVE_BODY_MAX (64 * 1024)
 
-void serve_assert_failed(const char *file, int line, const char *cond)
-{
-    fprintf(stderr, "rewind: serve: assertion failed at %s:%d: %s\n", file, line, cond);
-    abort();
-}
-
 struct server {
     rw_home *home;
     const struct serve_opts *o;

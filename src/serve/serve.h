@@ -20,13 +20,13 @@
 #include <sys/types.h>
 
 #include "rewind.h"
+#include "rewind_check.h"
 
 #define SERVE_TOKEN_LEN 32 /* hex digits */
 
-/* The assertion of a numbered invariant (a front end does not include the
- * engine's src/util): on in every build. */
-void serve_assert_failed(const char *file, int line, const char *cond) __attribute__((noreturn));
-#define SERVE_ASSERT(c) ((c) ? (void)0 : serve_assert_failed(__FILE__, __LINE__, #c))
+/* The assertion of a numbered invariant: RW_ASSERT of
+ * include/rewind_check.h, on in every build. */
+#define SERVE_ASSERT(c) RW_ASSERT(c)
 
 struct serve_opts {
     const char *bind;  /* "127.0.0.1" */

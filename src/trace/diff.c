@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "home/apierr.h"
-#include "home/paths.h"
+#include "util/apierr.h"
+#include "util/homepath.h"
 #include "rewind.h"
 #include "trace/compare.h"
 #include "util/bytes.h"

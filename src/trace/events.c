@@ -10,14 +10,14 @@
  *  2. A mark record whose payload is an SDK line (trace/sdk.h) is reported
  *     as kind assert, for the filter too; its payload is unchanged.
  *  3. The trace path is built by home_path from a checked run directory
- *     name (home/paths.h, invariant 2).
+ *     name (util/homepath.h, invariant 2).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "home/apierr.h"
-#include "home/paths.h"
+#include "util/apierr.h"
+#include "util/homepath.h"
 #include "rewind.h"
 #include "trace/describe.h"
 #include "trace/sdk.h"

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "util/bytes.h"
 #include "util/check.h"
 #include "util/crc.h"

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "rewind.h"
 #include "trace/trace.h"
 #include "util/check.h"

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "rewind.h"
 #include "trace/schedrec.h"
 #include "util/check.h"

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "home/apierr.h"
+#include "util/apierr.h"
 #include "rewind.h"
 #include "trace/sdk.h"
 #include "trace/trace.h"

@@ -16,8 +16,8 @@
 #include <limits.h>
 #include <string.h>
 
-#include "home/apierr.h"
-#include "home/paths.h"
+#include "util/apierr.h"
+#include "util/homepath.h"
 #include "rewind.h"
 #include "trace/trace.h"
 #include "util/bytes.h"

@@ -17,7 +17,7 @@
 
 #include "../../guest/include/rewind_abi.h"
 #include "vmm/kvm.h"
-#include "vmm/sched.h"
+#include "input/sched.h"
 
 enum platform_outcome {
     PLATFORM_RUNNING = 0,
@@ -30,7 +30,7 @@ enum platform_outcome {
     PLATFORM_STALLED,     /* idle with no timer armed */
     PLATFORM_TIMEOUT,     /* wall-clock --timeout */
     PLATFORM_STOPPED,     /* reboot/halt without a job status */
-    PLATFORM_LIMIT,       /* the run's disk limit (src/run/limits.h) */
+    PLATFORM_LIMIT,       /* the run's disk limit (src/input/limits.h) */
     PLATFORM_SPIN,        /* no step for the spin limit (src/vmm/spin.c) */
 };
 

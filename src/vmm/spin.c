@@ -32,7 +32,7 @@
 
 #include "util/bytes.h"
 #include "util/check.h"
-#include "vmm/elfsym.h"
+#include "guestos/elfsym.h"
 
 #define SPIN_POLL_NS 50000000L
 #define SPIN_PID_MAX 4194304u /* the kernel's PID_MAX_LIMIT */

@@ -3,7 +3,7 @@
  * Reading API (src/home/runinfo.c, src/home/runref.c), the listing and the
  * family tree, the `rewind run` line rebuilt from the spec, and the spec
  * turned back into run options for replay (run_stored_load in
- * src/run/api.c, spec_parse_perturb in src/run/spec.c).
+ * src/run/api.c, spec_parse_perturb in src/input/spec.c).
  *
  * Input: "<manifest.json>\0<spec.json>" (no NUL: the same text for both),
  * written to runs/r of a scratch home that holds one image
@@ -20,7 +20,7 @@
 #include "rewind.h"
 #include "run/ctx.h"
 #include "run/modes.h"
-#include "run/spec.h"
+#include "input/spec.h"
 #include "util/check.h"
 
 #define IMAGE "aa00000000000000000000000000000000000000000000000000000000000000"

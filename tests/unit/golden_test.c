@@ -2,13 +2,13 @@
  * golden_test: the run id of a fixed spec and the job encoding are pinned.
  *
  * A run id is the first 16 hex digits of the SHA-256 of the spec's canonical
- * JSON (src/run/spec.h), and the guest's init parses the job bytes
- * (src/run/job.h), so a change to either silently changes every run id or
+ * JSON (src/input/spec.h), and the guest's init parses the job bytes
+ * (src/input/job.h), so a change to either silently changes every run id or
  * breaks every guest. The expected values below were computed once with the
  * code of issue 10's starting point (main at 503419c) and written in as
  * literals: this test fails if a refactor changes one byte of them.
  *
- * The schedule decisions (src/vmm/sched.h) are pinned the same way: a
+ * The schedule decisions (src/input/sched.h) are pinned the same way: a
  * perturbed run's id does not hash them, but its behaviour follows them.
  *
  * A real run's id cannot be pinned here, nor as a literal in a system test:
@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/job.h"
-#include "run/patch.h"
-#include "run/spec.h"
+#include "input/job.h"
+#include "input/patch.h"
+#include "input/spec.h"
 #include "unit.h"
 #include "util/hash.h"
 

@@ -20,7 +20,7 @@
 #include "home/runnames.h"
 #include "rewind.h"
 #include "run/ctx.h"
-#include "run/limits.h"
+#include "input/limits.h"
 #include "runfix.h"
 #include "unit.h"
 #include "util/io.h"

@@ -1,11 +1,11 @@
 /*
- * paths_test: home_path builds every path under a home (src/home/paths.h)
+ * paths_test: home_path builds every path under a home (src/util/homepath.h)
  * and refuses names that would leave their folder (its invariant 2).
  */
 #include <errno.h>
 #include <string.h>
 
-#include "home/paths.h"
+#include "util/homepath.h"
 #include "unit.h"
 
 static int is(const char *got, const char *want)

@@ -15,8 +15,9 @@
 
 #include "explore/checkrec.h"
 #include "explore/props.h"
-#include "run/job.h"
-#include "run/spec.h"
+#include "input/expect.h"
+#include "input/job.h"
+#include "input/spec.h"
 #include "trace/trace.h"
 #include "unit.h"
 
@@ -81,19 +82,19 @@ static void fake_run(const char *name, const char *expect_json, const char *prop
 static void test_valid(void)
 {
     char why[300];
-    CHECK(explore_prop_valid("exit=0", why, sizeof(why)) == 0, "exit=0");
-    CHECK(explore_prop_valid("exit=255", why, sizeof(why)) == 0, "exit=255");
-    CHECK(explore_prop_valid("exit=256", why, sizeof(why)) < 0, "exit=256");
-    CHECK(explore_prop_valid("exit=", why, sizeof(why)) < 0, "exit=");
-    CHECK(explore_prop_valid("outcome=timeout", why, sizeof(why)) == 0, "outcome word");
-    CHECK(explore_prop_valid("outcome=fine", why, sizeof(why)) < 0, "unknown outcome");
-    CHECK(explore_prop_valid("output~^a+$", why, sizeof(why)) == 0, "output ERE");
-    CHECK(explore_prop_valid("output~(", why, sizeof(why)) < 0, "bad ERE");
+    CHECK(expect_valid("exit=0", why, sizeof(why)) == 0, "exit=0");
+    CHECK(expect_valid("exit=255", why, sizeof(why)) == 0, "exit=255");
+    CHECK(expect_valid("exit=256", why, sizeof(why)) < 0, "exit=256");
+    CHECK(expect_valid("exit=", why, sizeof(why)) < 0, "exit=");
+    CHECK(expect_valid("outcome=timeout", why, sizeof(why)) == 0, "outcome word");
+    CHECK(expect_valid("outcome=fine", why, sizeof(why)) < 0, "unknown outcome");
+    CHECK(expect_valid("output~^a+$", why, sizeof(why)) == 0, "output ERE");
+    CHECK(expect_valid("output~(", why, sizeof(why)) < 0, "bad ERE");
     CHECK(strstr(why, "regular expression") != NULL, "says why");
-    CHECK(explore_prop_valid("file:/tmp/x~ok", why, sizeof(why)) == 0, "file");
-    CHECK(explore_prop_valid("file:tmp/x~ok", why, sizeof(why)) < 0, "relative file");
-    CHECK(explore_prop_valid("file:/tmp/x", why, sizeof(why)) < 0, "file without ~");
-    CHECK(explore_prop_valid("sometimes", why, sizeof(why)) < 0, "unknown kind");
+    CHECK(expect_valid("file:/tmp/x~ok", why, sizeof(why)) == 0, "file");
+    CHECK(expect_valid("file:tmp/x~ok", why, sizeof(why)) < 0, "relative file");
+    CHECK(expect_valid("file:/tmp/x", why, sizeof(why)) < 0, "file without ~");
+    CHECK(expect_valid("sometimes", why, sizeof(why)) < 0, "unknown kind");
 }
 
 static void test_judge(void)

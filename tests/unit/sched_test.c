@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "trace/keyframe.h"
-#include "vmm/sched.h"
+#include "input/sched.h"
 #include "unit.h"
 
 static int same(struct sched_decision a, struct sched_decision b)

@@ -1,7 +1,7 @@
 /*
  * schedsw_test: the context-switch ring (guest/include/rewind_abi.h,
  * "Context switches") as the monitor drains it (sched_drain_switches in
- * src/vmm/sched.c) and as a trace reader takes the SCHED record back
+ * src/input/sched.c) and as a trace reader takes the SCHED record back
  * (schedrec_parse in src/trace/schedrec.c), both fed untrusted input: an
  * overflowing count, tids above the kernel's limit, malformed records; and
  * rw_sched_switches / rw_sched_running over a trace written by hand.
@@ -18,7 +18,7 @@
 #include "trace/schedrec.h"
 #include "trace/trace.h"
 #include "unit.h"
-#include "vmm/sched.h"
+#include "input/sched.h"
 
 static struct rewind_shared SH;
 static _Alignas(8) uint8_t REC[REWIND_RECORD_MAX];

@@ -14,12 +14,6 @@
 #include "serve/state.c"
 #include "unit.h"
 
-void serve_assert_failed(const char *file, int line, const char *cond)
-{
-    fprintf(stderr, "assertion failed at %s:%d: %s\n", file, line, cond);
-    abort();
-}
-
 static void test_refs(void)
 {
     CHECK(serve_ref_ok("65829798c7715aed"), "an id");

@@ -16,15 +16,10 @@
 
 #include "serve/action.c"
 #include "serve/child.c"
+#include "serve/spawn.c"
 #include "serve/api.c"
 #include "serve/where.c"
 #include "unit.h"
-
-void serve_assert_failed(const char *file, int line, const char *cond)
-{
-    fprintf(stderr, "assertion failed at %s:%d: %s\n", file, line, cond);
-    abort();
-}
 
 /* The child: "where answer|sleep|flood". */
 static int child_main(const char *mode)

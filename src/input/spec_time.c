@@ -3,7 +3,7 @@
  * spec_parse_epoch, so `ls --since` and `run --epoch` read times alike.
  */
 #include "rewind.h"
-#include "run/spec.h"
+#include "input/spec.h"
 
 int rw_parse_time(const char *s, int64_t *out)
 {

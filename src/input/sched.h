@@ -22,8 +22,8 @@
  *  2. Segments are ordered and do not overlap (a fork truncates its
  *     parent's segments at the fork step before appending its own).
  */
-#ifndef REWIND_VMM_SCHED_H
-#define REWIND_VMM_SCHED_H
+#ifndef REWIND_INPUT_SCHED_H
+#define REWIND_INPUT_SCHED_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* job: see job.h. */
 
-#include "run/job.h"
+#include "input/job.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * sched: see sched.h. The hash is splitmix64 folded over (seed, schedule,
  * horizon, step, salt): fast, well mixed, and the same on every machine.
  */
-#include "vmm/sched.h"
+#include "input/sched.h"
 
 #include <stdio.h>
 #include <string.h>

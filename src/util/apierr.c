@@ -1,5 +1,5 @@
 /* apierr: see apierr.h. */
-#include "home/apierr.h"
+#include "util/apierr.h"
 
 #include <stdarg.h>
 #include <stdio.h>

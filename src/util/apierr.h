@@ -3,8 +3,8 @@
  * struct rw_error: one formatted line and the exit code a tool should end
  * with. Used by every stage folder that implements part of the API.
  */
-#ifndef REWIND_HOME_APIERR_H
-#define REWIND_HOME_APIERR_H
+#ifndef REWIND_UTIL_APIERR_H
+#define REWIND_UTIL_APIERR_H
 
 #include "rewind.h"
 

@@ -1,7 +1,7 @@
 /*
  * limits: see limits.h.
  */
-#include "run/limits.h"
+#include "input/limits.h"
 
 #include <stdio.h>
 #include <string.h>

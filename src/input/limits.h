@@ -18,8 +18,8 @@
  *     large to count in bytes becomes UINT64_MAX (no wrap of mb << 20).
  *  2. The counts only grow, and the first cap hit is the one reported.
  */
-#ifndef REWIND_RUN_LIMITS_H
-#define REWIND_RUN_LIMITS_H
+#ifndef REWIND_INPUT_LIMITS_H
+#define REWIND_INPUT_LIMITS_H
 
 #include <stddef.h>
 #include <stdint.h>

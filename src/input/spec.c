@@ -4,7 +4,7 @@
  * default that leaves old ids unchanged or bump "version".
  */
 
-#include "run/spec.h"
+#include "input/spec.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "run/patch.h"
+#include "input/patch.h"
 #include "util/hash.h"
 
 static json_t *strv(char **v)

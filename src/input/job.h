@@ -3,8 +3,8 @@
  * the format guest/init/init.c parses: "REWINDJOB1\0", argc "\0", argv...,
  * envc "\0", env..., cwd "\0".
  */
-#ifndef REWIND_RUN_JOB_H
-#define REWIND_RUN_JOB_H
+#ifndef REWIND_INPUT_JOB_H
+#define REWIND_INPUT_JOB_H
 
 #include <stddef.h>
 

@@ -4,13 +4,13 @@
  * canonical JSON, in which the kernel, init and root image appear by content
  * hash, so the same inputs give the same id on any machine.
  */
-#ifndef REWIND_RUN_SPEC_H
-#define REWIND_RUN_SPEC_H
+#ifndef REWIND_INPUT_SPEC_H
+#define REWIND_INPUT_SPEC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/sched.h"
+#include "input/sched.h"
 
 struct rw_patch;
 

@@ -1,8 +1,8 @@
 /* elfsym.h - names from an ELF file's symbol table (libelf, elfutils):
  * the function holding an address, the address of a data symbol. Used to
  * say where a spinning guest is (src/vmm/spin.c). The file is untrusted. */
-#ifndef REWIND_VMM_ELFSYM_H
-#define REWIND_VMM_ELFSYM_H
+#ifndef REWIND_GUESTOS_ELFSYM_H
+#define REWIND_GUESTOS_ELFSYM_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  *  2. A function symbol holds addr only when value <= addr < value + size
  *     (size 0: only addr == value); nothing is guessed from a neighbour.
  */
-#include "vmm/elfsym.h"
+#include "guestos/elfsym.h"
 
 #include <fcntl.h>
 #include <gelf.h>

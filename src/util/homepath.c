@@ -1,7 +1,7 @@
 /*
- * paths: see paths.h.
+ * homepath: see homepath.h.
  */
-#include "home/paths.h"
+#include "util/homepath.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * paths: the one place that knows the layout of $REWIND_HOME
+ * homepath: the one place that knows the layout of $REWIND_HOME
  * (docs/formats.md, "The home"):
  *
  *   runs/<run>/            a stored run: spec.json, manifest.json, trace,
@@ -17,8 +17,8 @@
  *     holding '/') is refused, so a name read from an untrusted manifest,
  *     spec or archive can never reach outside the home.
  */
-#ifndef REWIND_HOME_PATHS_H
-#define REWIND_HOME_PATHS_H
+#ifndef REWIND_UTIL_HOMEPATH_H
+#define REWIND_UTIL_HOMEPATH_H
 
 #include <stddef.h>
 

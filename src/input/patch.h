@@ -5,7 +5,8 @@
  * after that step, before the vCPU runs on: where `rewind gdb RUN at`
  * starts), the ops applied in order exactly as the gdb stub applied them
  * on its machine: memory through the process's page tables (gos_vwrite),
- * registers where rw_machine_user_regs reads them (debug_set_regs).
+ * registers where rw_machine_user_regs reads them (debug_set_regs). This
+ * module is the input (pure: no machine); src/run/patchapply.c applies it.
  *
  * Invariants:
  *  1. A spec without writes has no "gdb_writes" key: no other run's id
@@ -22,25 +23,19 @@
  *     same id), within RW_PATCH_OPS_MAX and RW_PATCH_BYTES_MAX; a write
  *     that cannot be applied ends the run as a guest error saying which.
  */
-#ifndef REWIND_RUN_PATCH_H
-#define REWIND_RUN_PATCH_H
+#ifndef REWIND_INPUT_PATCH_H
+#define REWIND_INPUT_PATCH_H
 
 #include <jansson.h>
 #include <stddef.h>
 
 #include "rewind.h"
 
-struct kvm_vm;
-
 /* The spec's "gdb_writes" value (a new reference). */
 json_t *patch_to_json(const struct rw_patch *p);
 /* Parse a spec's "gdb_writes" (v NULL: none, *out NULL). 0 with *out
  * (malloc'd, or NULL), or -1 with why (invariant 4). */
 int patch_from_json(json_t *v, struct rw_patch **out, char *why, size_t n);
-/* Apply p's writes to the machine of vm (its guest kernel's ELF at
- * kernel). 0, or -1 with why (which write, and why it failed). */
-int patch_apply(const struct rw_patch *p, struct kvm_vm *vm, const char *kernel, char *why,
-                size_t n);
 /* Tests only (REWIND_TEST_HOLES=1 and REWIND_TEST_HOLE_NO_PATCH=1): the
  * writes are not applied, so a kept run's replay differs from it
  * (tests/system/t_gdb.sh sees it). */
