@@ -78,4 +78,3 @@ void eng_close(struct eng *e)
     e->ops->close(e);
     free(e);
 }
-

@@ -64,4 +64,3 @@ int expect_valid(const char *s, char *why, size_t whylen)
     regfree(&re);
     return 0;
 }
-
