@@ -58,6 +58,7 @@
 #include "explore/slurm.h"
 #include "util/check.h"
 #include "util/fail.h"
+#include "util/io.h"
 
 #define fail util_fail
 #define SLURM_CMD_TIMEOUT_S 60.0
@@ -328,18 +329,8 @@ struct slurm {
 
 static int mkdir_p(const char *path, char *err, size_t errlen)
 {
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-        return fail(err, errlen, "path too long: %s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                return fail(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-            *p = '/';
-        }
-    if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-        return fail(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+    if (io_mkdir_p(path) < 0)
+        return fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
     return 0;
 }
 

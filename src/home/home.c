@@ -15,24 +15,11 @@
 #include "util/homepath.h"
 #include "rewind.h"
 #include "util/check.h"
+#include "util/io.h"
 
 struct rw_home {
     char path[PATH_MAX];
 };
-
-static int mkdir_p(char *path)
-{
-    for (char *s = path + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = 0;
-        int r = mkdir(path, 0755);
-        *s = '/';
-        if (r < 0 && errno != EEXIST)
-            return -1;
-    }
-    return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
 
 int rw_home_open(const char *path, rw_home **out, struct rw_error *err)
 {
@@ -49,7 +36,7 @@ int rw_home_open(const char *path, rw_home **out, struct rw_error *err)
     if (!r)
         return apierr_set(err, RW_EINTERNAL, "out of memory");
     if (snprintf(r->path, sizeof(r->path), "%s", h) >= (int)sizeof(r->path) ||
-        mkdir_p(r->path) < 0) {
+        io_mkdir_p(r->path) < 0) {
         int e = errno;
         free(r);
         return apierr_set(err, RW_EINTERNAL, "cannot create the home: %s", strerror(e));

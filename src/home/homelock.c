@@ -22,6 +22,7 @@
 #include "util/homepath.h"
 #include "home/rundir.h"
 #include "util/fail.h"
+#include "util/io.h"
 
 int homelock_holders(int fd)
 {
@@ -63,7 +64,7 @@ static void say_waiting(int fd, int exclusive)
 int homelock_take(const char *home, int exclusive, int wait, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    if (rundir_mkdirs(home) < 0)
+    if (io_mkdir_p(home) < 0)
         return util_fail(err, errlen, "cannot create %s: %s", home, strerror(errno));
     if (home_path(path, sizeof(path), home, HOME_LOCK, NULL, NULL) < 0)
         return util_fail(err, errlen, "cannot lock %s: %s", home, strerror(errno));

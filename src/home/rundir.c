@@ -28,21 +28,6 @@
 #include "util/check.h"
 #include "util/failpoint.h"
 
-int rundir_mkdirs(const char *path)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    for (char *s = tmp + 1; *s; s++) {
-        if (*s == '/') {
-            *s = 0;
-            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                return -1;
-            *s = '/';
-        }
-    }
-    return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 int rundir_write_file(const char *path, const char *text)
 {
     char tmp[4200];
@@ -117,7 +102,7 @@ int rundir_begin(struct rundir *d, const char *home, const char *id, const char 
         return -1;
     }
     RW_ASSERT(d->stage_name[0] == '.'); /* invariant 2 */
-    if (rundir_mkdirs(runs) < 0) {
+    if (io_mkdir_p(runs) < 0) {
         snprintf(err, errlen, "cannot create %s: %s", runs, strerror(errno));
         return -1;
     }

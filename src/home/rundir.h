@@ -43,10 +43,6 @@ void rundir_abort(struct rundir *d);
 /* Write path atomically (temp + fsync + rename). Returns 0 or -1. */
 int rundir_write_file(const char *path, const char *text);
 
-
-/* mkdir -p. Returns 0 or -1. */
-int rundir_mkdirs(const char *path);
-
 /* rm -rf of a directory tree we created. Returns 0 or -1. */
 int rundir_remove_tree(const char *path);
 

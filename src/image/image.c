@@ -192,34 +192,6 @@ static hash_ctx *key_begin(const char *kind)
     return h;
 }
 
-/* mkdir -p with mode 0755; existing directories are fine. */
-static int mkdir_p(const char *path)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-        return -1;
-    struct stat st;
-    if (stat(tmp, &st) < 0)
-        return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
-    return 0;
-}
-
 /* ---- removing temp trees -------------------------------------------------- */
 
 /* Remove parent/name recursively, making directories writable first (a
@@ -466,7 +438,7 @@ static int cache_open(const char *cache_dir, struct cache *c, struct ectx *e)
         return fail(e, "cache directory path '%s' is too long", cache_dir);
     c->home = cache_dir;
     c->prog = NULL;
-    if (mkdir_p(c->keys) < 0)
+    if (io_mkdir_p(c->keys) < 0)
         return fail(e, "cannot create cache directory '%s': %s", c->keys, why(errno));
     if (!realpath(images, c->images))
         return fail(e, "cannot resolve cache directory '%s': %s", images, why(errno));

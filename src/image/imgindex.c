@@ -208,19 +208,19 @@ int imgindex_put(struct imgindex *ix, const char *rel, const struct stat *st, co
     return 0;
 }
 
+/* The directories above file. 0 or -1 with errno. */
 static int mkdirs_for(const char *file)
 {
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s", file);
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
+    if (snprintf(dir, sizeof dir, "%s", file) >= (int)sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
     }
-    return 0;
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = 0;
+    return io_mkdir_p(dir);
 }
 
 int imgindex_save(struct imgindex *ix)

@@ -37,6 +37,7 @@
 #include "nix/nar.h"
 #include "rewind.h"
 #include "util/check.h"
+#include "util/io.h"
 
 extern char **environ;
 
@@ -184,21 +185,6 @@ static int run_tool(char *const argv[], int quiet)
     return st;
 }
 
-static int mkdirs(const char *path)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-        return -1;
-    for (char *s = tmp + 1; *s; s++)
-        if (*s == '/') {
-            *s = 0;
-            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                return -1;
-            *s = '/';
-        }
-    return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static int put_file(const char *root, const char *rel, const char *text)
 {
     char p[PATH_MAX];
@@ -217,7 +203,7 @@ static int make_root(const char *root, char *closure, struct rw_error *err)
     static const char *dirs[] = {"dev", "proc", "sys", "tmp", "build", "etc", "bin"};
     char p[PATH_MAX];
     for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        if (snprintf(p, sizeof(p), "%s/%s", root, dirs[i]) >= (int)sizeof(p) || mkdirs(p) < 0)
+        if (snprintf(p, sizeof(p), "%s/%s", root, dirs[i]) >= (int)sizeof(p) || io_mkdir_p(p) < 0)
             return apierr_set(err, RW_EINTERNAL, "cannot make %s: %s", p, strerror(errno));
     }
     if (snprintf(p, sizeof(p), "%s/tmp", root) < (int)sizeof(p))
@@ -237,7 +223,7 @@ static int make_root(const char *root, char *closure, struct rw_error *err)
             snprintf(parent, sizeof(parent), "%s", dst) >= (int)sizeof(parent))
             return apierr_set(err, RW_EINTERNAL, "a store path is too long: %.200s", sp);
         *strrchr(parent, '/') = 0;
-        if (mkdirs(parent) < 0)
+        if (io_mkdir_p(parent) < 0)
             return apierr_set(err, RW_EINTERNAL, "cannot make %s: %s", parent, strerror(errno));
         char *argv[] = {"cp", "-a", "--", sp, dst, NULL};
         if (run_tool(argv, 0) != 0)
@@ -463,7 +449,7 @@ int rw_nix_prepare(rw_home *h, const struct rw_nix_config *c, struct rw_nix_job 
         goto out;
     }
     remove_tree(j->root);
-    if (mkdirs(j->root) < 0) {
+    if (io_mkdir_p(j->root) < 0) {
         apierr_set(err, RW_EINTERNAL, "cannot make %s: %s", j->root, strerror(errno));
         goto out;
     }

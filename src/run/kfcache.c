@@ -161,7 +161,7 @@ int kfcache_write(const char *home, const char *run, uint64_t step, const hash25
                   const uint8_t *ram, uint64_t npfn)
 {
     char dir[4200], path[4300], tmp[4400];
-    if (!home_safe_name(run) || cache_dir(home, dir, sizeof(dir)) < 0 || rundir_mkdirs(dir) < 0)
+    if (!home_safe_name(run) || cache_dir(home, dir, sizeof(dir)) < 0 || io_mkdir_p(dir) < 0)
         return -1;
     snprintf(path, sizeof(path), "%s/%s", dir, run);
     snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, run, (int)getpid());

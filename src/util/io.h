@@ -42,4 +42,9 @@ int io_fsync_dir(const char *path);
  * an fsync of the directory. 0 or -1 with errno. */
 int io_write_file_atomic(const char *path, const void *data, size_t n);
 
+/* mkdir -p path with mode 0755: every missing directory on the way made,
+ * existing ones fine. 0, or -1 with errno (ENOTDIR: path is there and is
+ * not a directory; ENAMETOOLONG: longer than PATH_MAX). */
+int io_mkdir_p(const char *path);
+
 #endif

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "home/rundir.h"
+#include "util/io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -74,7 +75,7 @@ static inline const char *fuzz_run_file(char *home, size_t hn, const char *file,
 {
     fuzz_path(home, hn, "home");
     snprintf(out, n, "%s/runs/r", home);
-    rundir_mkdirs(out);
+    io_mkdir_p(out);
     snprintf(out, n, "%s/runs/r/%s", home, file);
     if (p)
         fuzz_write(out, p, len);

@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char home[512], in[512], runs[600];
     fuzz_path(home, sizeof(home), "home");
     fuzz_path(in, sizeof(in), "in.rwa");
-    rundir_mkdirs(home);
+    io_mkdir_p(home);
     if (size % 2 == 0 && size > HEADER) {
         uint8_t *copy = malloc(size);
         if (!copy)

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char home[512], p[700], kernel[600], init[600];
     fuzz_run_file(home, sizeof(home), "manifest.json", NULL, 0, p, sizeof(p));
     snprintf(p, sizeof(p), "%s/images", home);
-    rundir_mkdirs(p);
+    io_mkdir_p(p);
     snprintf(p, sizeof(p), "%s/images/%s.erofs", home, IMAGE);
     fuzz_write(p, "root", 4);
     snprintf(kernel, sizeof(kernel), "%s/kernel", home);

@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char dir[512], p[700];
     fuzz_path(dir, sizeof(dir), "store");
     snprintf(p, sizeof(p), "%s/packs", dir);
-    rundir_mkdirs(p);
+    io_mkdir_p(p);
     snprintf(p, sizeof(p), "%s/index", dir);
     fuzz_write(p, in.p, ilen);
     snprintf(p, sizeof(p), "%s/packs/000001.pack", dir);

@@ -50,7 +50,7 @@ static void seed2(const char *target, const char *name, const void *a, size_t na
 {
     char dir[4200], p[4400];
     snprintf(dir, sizeof(dir), "%s/%s", out, target);
-    rundir_mkdirs(dir);
+    io_mkdir_p(dir);
     snprintf(p, sizeof(p), "%s/%s", dir, name);
     FILE *f = fopen(p, "wb");
     if (!f || fwrite(a, 1, na, f) != na || (nb && fwrite(b, 1, nb, f) != nb) || fclose(f))

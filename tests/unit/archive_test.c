@@ -397,7 +397,7 @@ int main(void)
 {
     snprintf(base, sizeof(base), "/tmp/archive_test.%d", (int)getpid());
     rundir_remove_tree(base);
-    rundir_mkdirs(base);
+    io_mkdir_p(base);
     char img[65];
     hash256 pp[8], cp[5];
     build_source(img, pp, cp);

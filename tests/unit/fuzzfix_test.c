@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "home/rundir.h"
+#include "util/io.h"
 #include "trace/keyframe.h"
 #include "unit.h"
 #include "vmm/kvm.h"
@@ -92,7 +93,7 @@ static void page_beyond_ram(void)
     char home[] = "/tmp/fuzzfix.XXXXXX", p[600], err[512];
     CHECK(mkdtemp(home) != NULL, "mkdtemp");
     snprintf(p, sizeof(p), "%s/runs/r", home);
-    rundir_mkdirs(p);
+    io_mkdir_p(p);
     snprintf(p, sizeof(p), "%s/runs/r/keyframes", home);
     struct kf_writer w;
     struct kf_page pg = {.pfn = 5000}; /* past the 4096 pages mapped below */

@@ -286,7 +286,7 @@ static void test_import_takes_back_parents(void)
     CHECK(archive_export(src, "child", 1, arc, &st, err, sizeof(err)) == 0 && st.runs == 2,
           "export --replayable");
     snprintf(p, sizeof(p), "%s/runs", dst);
-    CHECK(rundir_mkdirs(p) == 0, "runs/");
+    CHECK(io_mkdir_p(p) == 0, "runs/");
     snprintf(p, sizeof(p), "%s/runs/child", dst);
     CHECK(symlink("/nonexistent/rewind-test", p) == 0, "a dangling link where the child goes");
     CHECK(archive_import(dst, arc, &st, err, sizeof(err)) < 0, "the import fails");

@@ -323,7 +323,7 @@ static void test_import_bounded(void)
     CHECK(fix_image(src, "root image", img) == 0, "import: source image");
     struct store *s = NULL;
     static hash256 h[N];
-    CHECK(rundir_mkdirs(src) == 0 && store_open(dir, &s, err, sizeof(err)) == 0, "source store");
+    CHECK(io_mkdir_p(src) == 0 && store_open(dir, &s, err, sizeof(err)) == 0, "source store");
     if (!s)
         return;
     uint8_t page[STORE_PAGE_SIZE];

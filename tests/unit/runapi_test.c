@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "home/rundir.h"
+#include "util/io.h"
 #include "rewind.h"
 #include "rewind_test.h"
 #include "run/ctx.h"
@@ -18,7 +19,7 @@ static void write_run(const char *home, const char *id, const char *spec)
 {
     char dir[4200], path[4300], text[4096];
     snprintf(dir, sizeof(dir), "%s/runs/%s", home, id);
-    rundir_mkdirs(dir);
+    io_mkdir_p(dir);
     snprintf(path, sizeof(path), "%s/manifest.json", dir);
     snprintf(text, sizeof(text),
              "{\"id\":\"%s\",\"state\":\"complete\",\"outcome\":\"exited\",\"steps\":10,"

@@ -13,6 +13,7 @@
 
 #include "trace/keyframe.h"
 #include "home/rundir.h"
+#include "util/io.h"
 #include "store/store.h"
 #include "trace/trace.h"
 
@@ -32,7 +33,7 @@ static int fix_put_pages(const char *home, uint32_t seed0, size_t n, hash256 *ou
     char dir[4200], err[256];
     struct store *s;
     snprintf(dir, sizeof(dir), "%s/store", home);
-    rundir_mkdirs(home);
+    io_mkdir_p(home);
     if (store_open(dir, &s, err, sizeof(err)) < 0)
         return -1;
     uint8_t p[STORE_PAGE_SIZE];
@@ -77,7 +78,7 @@ static int fix_image(const char *home, const char *text, char hex[65])
     hash_buf(text, strlen(text), &h);
     hash_hex(&h, hex);
     snprintf(dir, sizeof(dir), "%s/images", home);
-    rundir_mkdirs(dir);
+    io_mkdir_p(dir);
     snprintf(path, sizeof(path), "%s/%s.erofs", dir, hex);
     return fix_write(path, text, strlen(text));
 }
@@ -90,7 +91,7 @@ static int fix_run(const char *home, const char *dir, const char *image_hex, con
 {
     char d[4200], p[4400], text[512];
     snprintf(d, sizeof(d), "%s/runs/%s", home, dir);
-    if (rundir_mkdirs(d) < 0)
+    if (io_mkdir_p(d) < 0)
         return -1;
     snprintf(text, sizeof(text),
              "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"spec\":{\"image\":\"%s\"}}\n",

@@ -84,7 +84,7 @@ int main(void)
     snprintf(p, sizeof(p), "%s/images/.tmp-img-abc", home);
     CHECK(fix_write(p, "y", 1) == 0, "fresh temp");
     snprintf(p, sizeof(p), "%s/runs/.import.4242", home);
-    CHECK(rundir_mkdirs(p) == 0, "abandoned import");
+    CHECK(io_mkdir_p(p) == 0, "abandoned import");
 
     /* while the lock is held shared (a run in flight) gc does not run */
     int lock = homelock_take(home, 0, 0, err, sizeof(err));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "home/rundir.h"
+#include "util/io.h"
 #include "rewind.h"
 #include "trace/describe.h"
 #include "trace/schedrec.h"
@@ -177,7 +178,7 @@ static void test_api(void)
     const struct rewind_switch s5[] = {{0, 21}, {21, 22}}, s7[] = {{22, 21}};
     for (int k = 0; k < 2; k++) {
         snprintf(dir, sizeof(dir), "%s/runs/%s", home, k ? bad : good);
-        CHECK(rundir_mkdirs(dir) == 0, "run directory");
+        CHECK(io_mkdir_p(dir) == 0, "run directory");
         snprintf(path, sizeof(path), "%s/trace", dir);
         CHECK(trace_open_write(&w, path) == 0, "trace");
         rec(&w, 2, REWIND_REC_FORK, 1, 1, 21, 0, "", 0);

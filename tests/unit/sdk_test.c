@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "home/rundir.h"
+#include "util/io.h"
 #include "rewind.h"
 #include "trace/sdk.h"
 #include "trace/trace.h"
@@ -154,7 +155,7 @@ static void test_report(void)
     rundir_remove_tree(home);
     char p[4300];
     snprintf(p, sizeof(p), "%s/runs/%s", home, RUN);
-    CHECK(rundir_mkdirs(p) == 0, "run directory");
+    CHECK(io_mkdir_p(p) == 0, "run directory");
     snprintf(p, sizeof(p), "%s/runs/%s/trace", home, RUN);
     struct trace_writer w;
     CHECK(trace_open_write(&w, p) == 0, "trace");

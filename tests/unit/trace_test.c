@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "home/rundir.h"
+#include "util/io.h"
 #include "trace/trace.h"
 #include "unit.h"
 
@@ -47,7 +48,7 @@ static void write_run(const char *dir, const char *run, const char *parent, int 
     char p[600], text[64];
     uint8_t buf[REWIND_RECORD_MAX];
     snprintf(p, sizeof(p), "%s/runs/%s", dir, run);
-    rundir_mkdirs(p);
+    io_mkdir_p(p);
     snprintf(p, sizeof(p), "%s/runs/%s/trace", dir, run);
     struct trace_writer w;
     CHECK(trace_open_write(&w, p) == 0, "open a run's trace");

@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -285,6 +287,47 @@ static void test_fail(void)
     CHECK(util_fail(NULL, 0, "nothing") == -1, "no buffer is fine");
 }
 
+/* io_mkdir_p: the one mkdir -p of the engine (src/util/io.c). */
+static void test_mkdir_p(void)
+{
+    char base[] = "/tmp/rw_mkdir_XXXXXX";
+    if (!mkdtemp(base)) {
+        SKIP("no temporary directory");
+        return;
+    }
+    char p[512], f[512];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/a/b//c/", base);
+    CHECK(io_mkdir_p(p) == 0 && stat(p, &st) == 0 && S_ISDIR(st.st_mode), "a chain, // and /");
+    CHECK(io_mkdir_p(p) == 0, "existing directories are fine");
+    snprintf(f, sizeof f, "%s/a/file", base);
+    int fd = open(f, O_CREAT | O_WRONLY, 0644);
+    CHECK(fd >= 0, "a file");
+    if (fd >= 0)
+        close(fd);
+    errno = 0;
+    CHECK(io_mkdir_p(f) < 0 && errno == ENOTDIR, "a file in the way: ENOTDIR");
+    snprintf(p, sizeof p, "%s/a/file/below", base);
+    CHECK(io_mkdir_p(p) < 0 && errno == ENOTDIR, "a file on the way: ENOTDIR");
+    char *lng = malloc(PATH_MAX + 16);
+    if (lng) {
+        memset(lng, 'x', PATH_MAX + 15);
+        lng[0] = '/';
+        lng[PATH_MAX + 15] = 0;
+        errno = 0;
+        CHECK(io_mkdir_p(lng) < 0 && errno == ENAMETOOLONG, "too long: ENAMETOOLONG");
+        free(lng);
+    }
+    unlink(f);
+    snprintf(p, sizeof p, "%s/a/b/c", base);
+    rmdir(p);
+    snprintf(p, sizeof p, "%s/a/b", base);
+    rmdir(p);
+    snprintf(p, sizeof p, "%s/a", base);
+    rmdir(p);
+    rmdir(base);
+}
+
 int main(void)
 {
     test_short_reads();
@@ -295,5 +338,6 @@ int main(void)
     test_bytes();
     test_crc();
     test_fail();
+    test_mkdir_p();
     return unit_done();
 }
