@@ -14,6 +14,7 @@
 
 #include "guestos/gos.h"
 #include "run/guestview.h"
+#include "vmm/gview.h"
 #include "vmm/kvm.h"
 
 /* Is the vCPU in user mode? 1, 0, or -1. */
@@ -32,30 +33,11 @@ static int fail(struct rw_error *err, enum rw_code code, const char *fmt, const 
     return -1;
 }
 
-static int mem_read(void *ctx, uint64_t gpa, void *buf, size_t n)
-{
-    const struct kvm_vm *vm = ctx;
-    const void *p = kvm_gpa(vm, gpa, n); /* debug.c invariant 2 */
-    if (!p)
-        return -1;
-    memcpy(buf, p, n);
-    return 0;
-}
-
-static int mem_write(void *ctx, uint64_t gpa, const void *buf, size_t n)
-{
-    struct kvm_vm *vm = ctx;
-    void *p = kvm_gpa_w(vm, gpa, n); /* debug.c invariant 2 */
-    if (!p)
-        return -1;
-    memcpy(p, buf, n);
-    return 0;
-}
-
 int debug_gos_open(struct gos *g, struct kvm_vm *vm, const char *kernel, char *why, size_t n)
 {
     struct gos_syms s;
-    struct gos_mem mem = {.ctx = vm, .read = mem_read, .write = mem_write};
+    struct gos_mem mem;
+    gview_mem(vm, &mem); /* debug.c invariant 2 */
     if (gos_syms_load(kernel, &s, why, n) < 0 || gos_open(g, &mem, &s, why, n) < 0)
         return -1;
     return 0;

@@ -13,7 +13,9 @@
  *     bytes), and at most DEBUGREG_MAX are armed.
  *  2. Page-table entries and data are read only through kvm_gpa, which
  *     checks every guest-physical range against guest RAM: a table pointer
- *     outside RAM is "not mapped", never a read outside the mapping.
+ *     outside RAM is "not mapped", never a read outside the mapping. The
+ *     walk is guestos's (gos_translate, through vmm/gview.h), the one
+ *     guest-virtual reader of the monitor.
  *  3. Nothing here writes guest memory or guest-visible registers.
  */
 #include "vmm/debugreg.h"
@@ -23,6 +25,7 @@
 
 #include "util/bytes.h"
 #include "util/check.h"
+#include "vmm/gview.h"
 
 unsigned debugreg_split(uint64_t addr, uint64_t len, uint64_t at[DEBUGREG_MAX],
                         unsigned size[DEBUGREG_MAX])
@@ -91,54 +94,15 @@ unsigned debugreg_fired(const struct kvm_run *run)
 #define PTE_PS (1ull << 7)
 #define PTE_ADDR 0x000ffffffffff000ull
 
-/* The entry at index idx of the table at gpa (invariant 2). */
-static int entry(const struct kvm_vm *vm, uint64_t table, unsigned idx, uint64_t *e)
-{
-    const uint8_t *p = kvm_gpa(vm, (table & PTE_ADDR) + 8ull * idx, 8);
-    if (!p)
-        return -1;
-    *e = bytes_get_u64(p);
-    return (*e & PTE_P) ? 0 : -1;
-}
-
 int debugreg_translate(const struct kvm_vm *vm, uint64_t cr3, uint64_t gva, uint64_t *gpa)
 {
-    uint64_t e, table = cr3 & PTE_ADDR;
-    if (entry(vm, table, (gva >> 39) & 511, &e) < 0 || /* PML4 */
-        entry(vm, e, (gva >> 30) & 511, &e) < 0)       /* PDPT */
-        return -1;
-    if (e & PTE_PS) {
-        *gpa = (e & PTE_ADDR & ~((1ull << 30) - 1)) | (gva & ((1ull << 30) - 1));
-        return 0;
-    }
-    if (entry(vm, e, (gva >> 21) & 511, &e) < 0) /* PD */
-        return -1;
-    if (e & PTE_PS) {
-        *gpa = (e & PTE_ADDR & ~((1ull << 21) - 1)) | (gva & ((1ull << 21) - 1));
-        return 0;
-    }
-    if (entry(vm, e, (gva >> 12) & 511, &e) < 0) /* PT */
-        return -1;
-    *gpa = (e & PTE_ADDR) | (gva & 4095);
-    return 0;
+    struct gos g;
+    memset(&g, 0, sizeof(g));
+    gview_mem_ro(vm, &g.mem); /* invariants 2 and 3 */
+    return gos_translate(&g, cr3, gva, gpa, NULL);
 }
 
 int debugreg_read(const struct kvm_vm *vm, uint64_t cr3, uint64_t gva, void *out, size_t n)
 {
-    uint8_t *o = out;
-    while (n > 0) {
-        uint64_t gpa;
-        if (debugreg_translate(vm, cr3, gva, &gpa) < 0)
-            return -1;
-        size_t in_page = 4096 - (size_t)(gva & 4095);
-        size_t take = n < in_page ? n : in_page;
-        const uint8_t *src = kvm_gpa(vm, gpa, take); /* invariant 2 */
-        if (!src)
-            return -1;
-        memcpy(o, src, take);
-        o += take;
-        gva += take;
-        n -= take;
-    }
-    return 0;
+    return gview_read(vm, cr3, gva, out, n); /* invariants 2 and 3 */
 }

@@ -12,9 +12,10 @@
  * stack protector; with one, its canary sits between and is skipped).
  *
  * Invariants:
- *  1. Guest memory is read only through KVM_TRANSLATE of the vCPU's own page
- *     tables, page by page, and only inside guest RAM: a bad pointer in the
- *     guest gives "unknown", never a read outside the mapping.
+ *  1. Guest memory is read only through the vCPU's own page tables (its
+ *     CR3, walked by gos_vread over vmm/gview.h), page by page, and only
+ *     inside guest RAM: a bad pointer in the guest gives "unknown", never a
+ *     read outside the mapping.
  *  2. The watchdog only reads the step counter and writes w->fired and
  *     run->immediate_exit; the vCPU thread alone changes the outcome.
  *  3. A pid, tgid or comm that does not look like one (pid above
@@ -33,6 +34,7 @@
 #include "util/bytes.h"
 #include "util/check.h"
 #include "guestos/elfsym.h"
+#include "vmm/gview.h"
 
 #define SPIN_POLL_NS 50000000L
 #define SPIN_PID_MAX 4194304u /* the kernel's PID_MAX_LIMIT */
@@ -106,25 +108,14 @@ void spin_watch_stop(struct spin_watch *w)
     w->on = 0;
 }
 
-/* Read n bytes at guest virtual address gva (invariant 1). 0 or -1. */
+/* Read n bytes at guest virtual address gva through the vCPU's own page
+ * tables (its CR3), walked by guestos (invariant 1). 0 or -1. */
 static int read_gva(struct kvm_vm *vm, uint64_t gva, void *out, size_t n)
 {
-    uint8_t *o = out;
-    while (n > 0) {
-        struct kvm_translation tr = {.linear_address = gva};
-        if (ioctl(vm->vcpu_fd, KVM_TRANSLATE, &tr) < 0 || !tr.valid)
-            return -1;
-        size_t in_page = 4096 - (size_t)(gva & 4095);
-        size_t take = n < in_page ? n : in_page;
-        const uint8_t *src = kvm_gpa(vm, tr.physical_address, take);
-        if (!src)
-            return -1;
-        memcpy(o, src, take);
-        o += take;
-        gva += take;
-        n -= take;
-    }
-    return 0;
+    struct kvm_sregs sr;
+    if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &sr) < 0)
+        return -1;
+    return gview_read(vm, sr.cr3, gva, out, n);
 }
 
 struct task_layout {

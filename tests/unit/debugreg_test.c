@@ -6,6 +6,7 @@
 #include "unit.h"
 #include "util/bytes.h"
 #include "vmm/debugreg.h"
+#include "vmm/gview.h"
 #include "vmm/kvm.h"
 
 static void test_split(void)
@@ -62,6 +63,15 @@ static void test_walk(void)
     put(&vm, 0x4000 + 8 * 2, (64ull << 20) | 1); /* a page outside RAM */
     CHECK(debugreg_read(&vm, 0x1000, gva - 0x123 + 2 * 4096, buf, 1) < 0, "page outside RAM");
     CHECK(debugreg_translate(&vm, 1ull << 40, gva, &gpa) < 0, "cr3 outside RAM");
+    /* The one walk (gos_translate through vmm/gview.h): a non-canonical
+     * address is refused, as gos_vread and the spin watchdog refuse it. */
+    CHECK(debugreg_translate(&vm, 0x1000, gva | (1ull << 50), &gpa) < 0, "non-canonical");
+    char g2[6] = {0};
+    CHECK(gview_read(&vm, 0x1000, gva, g2, 5) == 0 && !strcmp(g2, "hello"), "gview_read");
+    struct gos_mem m;
+    gview_mem_ro(&vm, &m);
+    CHECK(!m.write && m.read(m.ctx, 0x5123, g2, 5) == 0 && m.read(m.ctx, vm.ram_size, g2, 1) < 0,
+          "a read-only view: no writer, reads bounded by RAM");
     free(vm.ram);
 }
 
