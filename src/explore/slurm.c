@@ -59,6 +59,7 @@
 #include "util/check.h"
 #include "util/fail.h"
 #include "util/io.h"
+#include "util/spawn.h"
 
 #define fail util_fail
 #define SLURM_CMD_TIMEOUT_S 60.0
@@ -100,35 +101,24 @@ int slurm_cmd(char *const argv[], char *out, size_t outlen, char *errl, size_t e
     if (outlen)
         out[0] = 0;
     errl[0] = 0;
-    if (pipe(po) < 0)
+    if (pipe2(po, O_CLOEXEC) < 0)
         return -1;
-    if (pipe(pe) < 0) {
+    if (pipe2(pe, O_CLOEXEC) < 0) {
         close(po[0]);
         close(po[1]);
         return -1;
     }
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(po[0]);
-        close(po[1]);
-        close(pe[0]);
-        close(pe[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        dup2(po[1], 1);
-        dup2(pe[1], 2);
-        close(po[0]);
-        close(pe[0]);
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul >= 0)
-            dup2(nul, 0);
-        execvp(argv[0], argv);
-        fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
+    pid_t pid;
+    int rc = spawn_start(argv, NULL, SPAWN_NULL, po[1], pe[1], &pid);
+    int spawn_errno = errno;
     close(po[1]);
     close(pe[1]);
+    if (rc < 0) { /* as a shell says it, with a shell's status */
+        close(po[0]);
+        close(pe[0]);
+        snprintf(errl, errlen, "%s: %s", argv[0], strerror(spawn_errno));
+        return spawn_errno == EAGAIN || spawn_errno == ENOMEM ? -1 : 127;
+    }
     char ebuf[4096];
     size_t on = 0, en = 0;
     int open_fds = 2, killed = 0;
@@ -173,8 +163,8 @@ int slurm_cmd(char *const argv[], char *out, size_t outlen, char *errl, size_t e
         }
     }
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    if (spawn_wait(pid, &st) < 0)
+        st = 127 << 8;
     ebuf[en] = 0;
     while (en && (ebuf[en - 1] == '\n' || ebuf[en - 1] == ' '))
         ebuf[--en] = 0;

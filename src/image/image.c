@@ -72,6 +72,7 @@
 #include "util/fail.h"
 #include "util/io.h"
 #include "image/imgindex.h"
+#include "util/spawn.h"
 
 #define KEY_DOMAIN "rewind-image-v1"
 #define IMAGE_UUID "72657769-6e64-4572-6f66-730000000001"
@@ -266,23 +267,6 @@ static char **tool_env(void)
     return env;
 }
 
-/* In the child: wire fds and exec; on failure report errno through exec_pipe. */
-static void run_child(char *const argv[], char **env, int err_w, int exec_w)
-{
-    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(err_w, 2) < 0)
-        goto out;
-    if (err_w == 2 && fcntl(2, F_SETFD, 0) < 0)
-        goto out;
-    execvpe(argv[0], argv, env);
-out:;
-    int e = errno;
-    if (io_write_all(exec_w, &e, sizeof e) < 0) {
-        /* nothing more the child can do */
-    }
-    _exit(127);
-}
-
 /* Called about every TICK_MS while a tool runs (progress). */
 struct tick {
     void (*fn)(void *ctx);
@@ -319,50 +303,37 @@ static void run_drain(int fd, struct run *r, const struct tick *t)
     r->err[r->errlen] = '\0';
 }
 
-/* Run argv[0] (PATH search) to completion; -1 only if we could not fork. */
+/* Run argv[0] (PATH search) to completion; -1 only if no process could be
+ * made. A tool that cannot be run leaves its errno in r->exec_errno. */
 static int run_tool(char *const argv[], struct run *r, const struct tick *t)
 {
     memset(r, 0, sizeof *r);
     char **env = tool_env();
     if (!env)
         return -1;
-    int errp[2], execp[2];
+    int errp[2];
     if (pipe2(errp, O_CLOEXEC) < 0) {
         free(env);
         return -1;
     }
-    if (pipe2(execp, O_CLOEXEC) < 0) {
-        int e = errno;
-        close(errp[0]);
-        close(errp[1]);
-        free(env);
-        errno = e;
-        return -1;
-    }
-    pid_t pid = fork();
-    if (pid == 0)
-        run_child(argv, env, errp[1], execp[1]);
-    int fork_errno = errno;
+    pid_t pid;
+    int rc = spawn_start(argv, env, SPAWN_NULL, SPAWN_NULL, errp[1], &pid);
+    int spawn_errno = errno;
     free(env);
     close(errp[1]);
-    close(execp[1]);
-    if (pid < 0) {
+    if (rc < 0) {
         close(errp[0]);
-        close(execp[0]);
-        errno = fork_errno;
-        return -1;
+        if (spawn_errno == EAGAIN || spawn_errno == ENOMEM) {
+            errno = spawn_errno;
+            return -1;
+        }
+        r->exec_errno = spawn_errno ? spawn_errno : EINVAL;
+        r->status = 127 << 8;
+        return 0;
     }
-    ssize_t n = io_read_full(execp[0], &r->exec_errno, sizeof r->exec_errno);
-    if (n != (ssize_t)sizeof r->exec_errno)
-        r->exec_errno = 0;
-    close(execp[0]);
     run_drain(errp[0], r, t);
     close(errp[0]);
-    while (waitpid(pid, &r->status, 0) < 0) {
-        if (errno != EINTR)
-            return -1;
-    }
-    return 0;
+    return spawn_wait(pid, &r->status);
 }
 
 static bool run_ok(const struct run *r)

@@ -38,6 +38,7 @@
 #include "rewind.h"
 #include "util/check.h"
 #include "util/io.h"
+#include "util/spawn.h"
 
 extern char **environ;
 
@@ -54,19 +55,13 @@ static int cmd(char *const argv[], char **out, int quiet)
     int pfd[2] = {-1, -1};
     *out = NULL;
     int efd = memfd_create("nix-stderr", MFD_CLOEXEC);
-    if (efd < 0 || pipe(pfd) < 0) {
+    if (efd < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
         if (efd >= 0)
             close(efd);
         return 255;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, efd, 2);
-    posix_spawn_file_actions_addclose(&fa, pfd[0]);
     pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
+    int rc = spawn_start(argv, NULL, SPAWN_KEEP, pfd[1], efd, &pid);
     close(pfd[1]);
     if (rc != 0) {
         close(pfd[0]);
@@ -95,9 +90,9 @@ static int cmd(char *const argv[], char **out, int quiet)
             break;
     }
     close(pfd[0]);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    int st = 255 << 8;
+    if (spawn_wait(pid, &st) < 0)
+        st = 255 << 8;
     if (b)
         b[n] = 0;
     *out = b;

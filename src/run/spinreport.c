@@ -35,6 +35,7 @@
 #include "util/check.h"
 #include "guestos/elfsym.h"
 #include "vmm/spin.h"
+#include "util/spawn.h"
 
 extern char **environ;
 
@@ -63,16 +64,11 @@ static int extract_image(const char *home, const char *image, char *dir, size_t 
     char opt[4400];
     snprintf(opt, sizeof(opt), "--extract=%s", dir);
     char *argv[] = {"fsck.erofs", opt, "--force", (char *)image, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid;
-    int st = 0, rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
+    int st = 0;
+    int rc = spawn_start(argv, NULL, SPAWN_KEEP, SPAWN_NULL, SPAWN_NULL, &pid);
     if (rc == 0)
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
+        rc = spawn_wait(pid, &st);
     if (rc != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
         return -1;
