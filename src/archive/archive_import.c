@@ -445,7 +445,7 @@ static int run_here(struct imp *m, const char *name)
  * size (docs/reliability.md): each name a valid name (never shaped like a
  * run id, never a run here), "created" not in the future (a day of clock
  * skew allowed), mem_mib in the range rewind runs, gdb's writes (if any)
- * well formed and in their limits (src/run/patch.h invariant 4). */
+ * well formed and in their limits (src/input/patch.h invariant 4). */
 static int check_fields(struct imp *m, struct irun *r, json_t *man, json_t *spec, char *err,
                         size_t errlen)
 {

@@ -15,7 +15,7 @@
  * --verify: after the session, run the machine to the run's end and check
  * its trace is the stored run's (a debugger never changes the run).
  * --keep: gdb's writes at the session's start become a new run (a fork of
- * RUN at STEP whose spec names them: rw_fork_patched, src/run/patch.h).
+ * RUN at STEP whose spec names them: rw_fork_patched, src/input/patch.h).
  *
  * Invariants:
  *  1. With --stdio, fd 1 is the stub's alone: it is moved aside before the

@@ -58,7 +58,7 @@
  *     to rw_machine_set_user_regs), and a write is served only while the
  *     machine stands where rw_seek put it (the session's start, before any
  *     continue, step or replay): there a replay of the kept run applies
- *     the same writes to the same state (src/run/patch.h). A write
+ *     the same writes to the same state (src/input/patch.h). A write
  *     elsewhere, or one that would not fit, is refused before it reaches
  *     the machine, so the session never holds a write it cannot keep.
  */

@@ -45,7 +45,7 @@ struct run_spec {
     const char *track_writes; /* NULL: none */
     const char *collect;      /* NULL: none */
     const char *nix_drv;      /* NULL: none */
-    /* gdb's writes at a step (src/run/patch.h): absent when NULL. */
+    /* gdb's writes at a step (src/input/patch.h): absent when NULL. */
     const struct rw_patch *patch;
 };
 

@@ -85,7 +85,7 @@ struct run_opts {
     const char *track_writes; /* a glob (NULL: none) */
     const char *collect;      /* a path in the job's root (NULL: none) */
     const char *nix_drv;      /* rewind nix: the .drv path (NULL: none) */
-    const struct rw_patch *patch; /* gdb's writes (src/run/patch.h; NULL: none) */
+    const struct rw_patch *patch; /* gdb's writes (src/input/patch.h; NULL: none) */
 };
 
 /* An inspection (cat, shell): run to step `at`, freeze the guest's

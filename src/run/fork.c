@@ -3,7 +3,7 @@
  * after it, started from the stored run's keyframe before that step (it
  * shares the parent's history and keyframes: explore.h invariant 1). A
  * kept gdb session (rw_fork_patched) is a fork whose new input is gdb's
- * writes at a step instead of a schedule (src/run/patch.h).
+ * writes at a step instead of a schedule (src/input/patch.h).
  */
 #include "run/modes.h"
 

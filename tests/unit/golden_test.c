@@ -225,7 +225,7 @@ static void test_sched_decisions(void)
           "pct: every decision");
 }
 
-/* gdb's writes (src/run/patch.h): a spec with them gets a "gdb_writes"
+/* gdb's writes (src/input/patch.h): a spec with them gets a "gdb_writes"
  * key (pinned), they parse back to the same writes, and every form but
  * the canonical one, or beyond the limits, is refused (invariant 4). */
 static struct rw_patch patch_;
