@@ -254,17 +254,20 @@ if not objs or subprocess.run(["nm", "--version"], capture_output=True).returnco
     skipped += 1
     print("SKIP no file circle (calls between files): no build/obj/src objects or no nm")
 else:
-    defined, undefined = {}, {}
-    for o in objs:
-        src = o[len("build/obj/"):-2] + ".c"
-        out = subprocess.run(["nm", o], capture_output=True, text=True).stdout
-        undefined[src] = set()
-        for line in out.splitlines():
-            f = line.split()
-            if len(f) == 3 and f[1] in "TDBRGSVW":
-                defined[f[2]] = src
-            elif len(f) == 2 and f[0] == "U":
-                undefined[src].add(f[1])
+    defined, undefined = {}, {o[len("build/obj/"):-2] + ".c": set() for o in objs}
+    objset = set(objs)
+    # one nm for all: "object.o:[address] type name" per line (-A)
+    out = subprocess.run(["nm", "-A"] + objs, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        obj, sep, rest = line.partition(".o:")
+        if not sep or obj + ".o" not in objset:
+            continue
+        src = obj[len("build/obj/"):] + ".c"
+        f = rest.split()
+        if len(f) == 3 and f[1] in "TDBRGSVW":
+            defined[f[2]] = src
+        elif len(f) == 2 and f[0] == "U":
+            undefined[src].add(f[1])
     cedges = {
         s: {defined[u] for u in us if u in defined and defined[u] != s}
         for s, us in undefined.items()
