@@ -134,7 +134,7 @@ COMPAT_SRC := $(shell find tests/compat -type f)
 $(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC) | deps
 	@mkdir -p $(B)/roots
 	tools/mkroot-debian.sh $@
-check check-long: $(B)/roots/compat.erofs
+TEST_BUILD := $(B)/roots/compat.erofs
 
 # A root with Debian's python3 for t_sdk's Python test (tools/mkroot-python.sh).
 $(B)/roots/python.erofs: tools/mkroot-python.sh $(B)/roots/test.stamp
@@ -172,14 +172,20 @@ $(B)/engine/%: tests/engine/%.c $(B)/librewind-san.a $(wildcard tests/unit/*.h)
 
 unit: $(UNIT_TESTS) $(ENGINE_TESTS)
 
-check: all unit
+# What the tests need, built by one recursive make with a job per core
+# (`make check` is typed without -j, and CI runs it so).
+TEST_BUILD += all unit
+JOBS ?= $(shell nproc)
+check:
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BUILD)
 	@tests/run-all.sh
 
 # The long tier (docs/testing.md, "Tiers"): the system tests tagged
 # `# tier: long` (soaks, checks over many schedules, the failpoint walk, the
 # whole compatibility suite, the long browser test), with the unit and engine
 # tests and the short fuzz stage: over an hour in the test host.
-check-long: all unit fuzz-build
+check-long:
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BUILD)
 	@REWIND_LONG=1 tests/run-all.sh
 
 demo: all
@@ -218,7 +224,7 @@ fuzz-build: $(FUZZ_BINS) $(B)/fuzz/seeds.stamp
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_S)
 # `make check` runs a short fuzz stage (tests/run-all.sh).
-check: fuzz-build
+TEST_BUILD += fuzz-build
 -include $(FUZZ_OBJ:.o=.d)
 
 # build/rewind-fp: the same sources with -DRW_FAILPOINTS (src/util/failpoint.h),
@@ -231,8 +237,7 @@ $(B)/fp/%.o: %.c | deps
 $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ) $(GDBS_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 # tests/system/t_crash.sh (its short walk in make check, the full one in check-long) needs it.
-check-long: $(B)/rewind-fp
-check: $(B)/rewind-fp
+TEST_BUILD += $(B)/rewind-fp
 -include $(FP_OBJ:.o=.d)
 
 format:

@@ -60,6 +60,7 @@ test_threads_handoff_10_runs() {
 test_user_rdtsc_is_virtual() {
     run_rw a run --root "$ROOT" -- /usr/bin/rdtsc
     expect_rc 0
+    grep -Eq '^rdtsc [0-9]+ [0-9]+ rdtscp [0-9]+ aux [0-9]+$' a.out || fail "no rdtsc line: $(cat a.out a.err)"
     run_rw b run --root "$ROOT" -- /usr/bin/rdtsc
     [ "$RC" -eq 0 ] || fail "rdtsc program failed: $(cat b.out b.err)"
     cmp a.out b.out || fail "rdtsc differs between runs: $(cat a.out b.out)"

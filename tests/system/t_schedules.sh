@@ -113,6 +113,8 @@ PY
 test_check_fixed_pool_passes() {
     run_rw c check --schedules 16 -j 2 --root "$ROOT" -- /usr/bin/pool-fixed
     [ "$RC" -eq 0 ] || fail "the fixed pool: check exit $RC: $(tail -n 5 c.out)"
+    grep -q '^no difference: 16 schedules ended like schedule 0' c.out c.err ||
+        fail "the fixed pool: not 16 schedules without a difference: $(tail -n 3 c.out c.err | tr '\n' '|')"
 }
 
 # tier: long
