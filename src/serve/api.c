@@ -571,9 +571,10 @@ static void api_nav(rw_home *h, const char *id, serve_arg_fn arg, void *ctx, str
 
 struct at_ctx {
     uint64_t step;
-    json_t *here;               /* events at step */
-    struct rw_event last;       /* the last event before it (has_last), its payload */
-    uint8_t last_payload[4096]; /* copied (cut): described once, at the end */
+    json_t *here;                     /* events at step */
+    struct rw_event last;             /* the last event before it (has_last), its payload */
+    char last_kind[RW_KIND_NAME_MAX]; /* last's kind name if unknown */
+    uint8_t last_payload[4096];       /* copied (cut): described once, at the end */
     int has_last;
     json_t *files; /* path -> {state, step} */
     char *log;
@@ -646,7 +647,7 @@ static int at_cb(void *ctx, const struct rw_event *ev)
             ev->payload_len < sizeof c->last_payload ? ev->payload_len : sizeof c->last_payload;
         memcpy(c->last_payload, ev->payload, c->last.payload_len);
         c->last.payload = c->last_payload;
-        c->last.kind_name = rw_event_kind_name(ev->kind); /* static, unlike ev's */
+        c->last.kind_name = rw_event_kind_name(ev->kind, c->last_kind); /* kept, unlike ev's */
         c->has_last = 1;
     }
     if (!strcmp(k, "output"))
