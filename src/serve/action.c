@@ -173,7 +173,7 @@ static const char *last_line(struct serve_buf *b)
     return nl ? nl + 1 : b->p;
 }
 
-/* Resolve the ref in body[key] (lock taken). 0 or -1 with r set. */
+/* Resolve the ref in body[key] (no lock: api.c invariant 1). 0 or -1 with r set. */
 static int body_run(rw_home *h, json_t *body, const char *key, char id[RW_ID_MAX],
                     struct serve_reply *r)
 {
@@ -183,10 +183,7 @@ static int body_run(rw_home *h, json_t *body, const char *key, char id[RW_ID_MAX
         return -1;
     }
     struct rw_error err;
-    pthread_mutex_lock(&serve_lock);
-    int rc = rw_resolve(h, ref, id, &err);
-    pthread_mutex_unlock(&serve_lock);
-    if (rc < 0) {
+    if (rw_resolve(h, ref, id, &err) < 0) {
         serve_reply_error(r, 404, "%s", err.msg);
         return -1;
     }
@@ -218,7 +215,7 @@ struct target {
 };
 
 /* body["run"], body["step"] and (unless num_key is NULL) body[num_key] into
- * t (lock taken). 0 or -1 with r set. */
+ * t. 0 or -1 with r set. */
 static int body_target(rw_home *h, json_t *body, const char *num_key, int num_required,
                        struct target *t, struct serve_reply *r)
 {

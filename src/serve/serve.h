@@ -38,11 +38,8 @@ struct serve_opts {
 /* Serve h until SIGINT/SIGTERM. Prints the URL on stdout. Exit code. */
 int serve_run(rw_home *h, const struct serve_opts *o);
 
-/* ---- api.c: every function holds the engine lock around its rw_ calls ---- */
-
-/* Held around every rw_ call of the server process (api.c inv. 1). */
+/* ---- api.c: the reading API, no lock around the engine (api.c inv. 1) ---- */
 #include <pthread.h>
-extern pthread_mutex_t serve_lock;
 
 /* The result of one API call: HTTP status and a JSON body (owned). */
 struct serve_reply {

@@ -161,7 +161,7 @@ static int where_arg(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt
     return 0;
 }
 
-/* The run ref names and its length (engine lock taken). 0 or -1 with r. */
+/* The run ref names and its length (no lock: api.c invariant 1). 0 or -1 with r. */
 static int where_run(rw_home *h, const char *ref, char id[RW_ID_MAX], uint64_t *steps,
                      struct serve_reply *r)
 {
@@ -171,11 +171,9 @@ static int where_run(rw_home *h, const char *ref, char id[RW_ID_MAX], uint64_t *
     }
     struct rw_error err;
     struct rw_run_info in;
-    pthread_mutex_lock(&serve_lock);
     int rc = rw_resolve(h, ref, id, &err);
     if (rc == 0)
         rc = rw_run_info(h, id, &in, &err);
-    pthread_mutex_unlock(&serve_lock);
     if (rc < 0) {
         serve_reply_error(r, 404, "%s", err.msg);
         return -1;
