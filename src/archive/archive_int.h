@@ -51,7 +51,7 @@ int archive_file_index(const char *name);
 int archive_parse_hex(const char *s, size_t n, hash256 *h);
 
 /* The archive's byte order is util/bytes.h's; these names remain for
- * tests/unit/archive_test.c. */
+ * tests/engine/archive_test.c. */
 static inline void archive_put32(uint8_t *p, uint32_t v)
 {
     bytes_put_u32(p, v);
