@@ -16,6 +16,13 @@
  *    hex digits), a --name, "@" (newest) or "@N" (N-th newest).
  *  - No function prints to stdout or stderr: a run passes its job's output
  *    and its notices to the caller's struct rw_observer.
+ *  - Reentrant: no function returns a pointer to a static buffer or keeps
+ *    scratch data in one; a result goes into the caller's buffer (or an
+ *    object the caller frees), and what a function returns as "constant
+ *    storage" never changes. Two threads may call the reading API at once,
+ *    on one home (rewind serve does, one thread per request). A process
+ *    drives at most one machine at a time (rw_interrupt names it):
+ *    docs/architecture.md, "Reentrancy".
  */
 #ifndef REWIND_H
 #define REWIND_H
@@ -170,12 +177,14 @@ struct rw_run_config {
 
 /* The guest kernel and rewind-init a run uses when its config names none:
  * $REWIND_KERNEL / $REWIND_INIT if set, else kernel/vmlinux and
- * rewind-init beside the running program. Static storage. */
+ * rewind-init beside the running program. Constant storage (the
+ * environment's, or computed once per process): any thread may call. */
 const char *rw_default_kernel(void);
 const char *rw_default_init(void);
 
 /* Fill c from rw_defaults (epoch: today's midnight UTC); env points to
- * static storage holding the default PATH and HOME. */
+ * constant storage holding the default PATH and HOME (replace it, never
+ * write into it). */
 void rw_run_config_init(struct rw_run_config *c);
 
 /* Tests only: open the named determinism hole in c ("host-tsc",
@@ -744,8 +753,11 @@ int rw_log(rw_home *h, const char *id, uint64_t upto,
            int (*fn)(void *ctx, const struct rw_event *ev), void *ctx,
            struct rw_trace_status *st, struct rw_error *err);
 
-/* The kind's name ("output", ...; "kind-N" if unknown; static storage). */
-const char *rw_event_kind_name(unsigned kind);
+/* The kind's name: "output", ... in constant storage; if the kind is
+ * unknown, "kind-N" written into buf and buf returned (no static buffer:
+ * the engine is reentrant, docs/architecture.md). */
+#define RW_KIND_NAME_MAX 16
+const char *rw_event_kind_name(unsigned kind, char buf[RW_KIND_NAME_MAX]);
 /* The kind named name, or 0 if it names none. */
 unsigned rw_event_kind(const char *name);
 /* One line of words for ev ("output fd 1 pid 12/12: \"hi\\n\"") into out

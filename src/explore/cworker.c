@@ -56,7 +56,7 @@ static void worker_main(const struct cworker_fns *f, int fd)
     sigaddset(&all, SIGINT);
     sigprocmask(SIG_UNBLOCK, &all, NULL); /* blocked by start() until the handlers were set */
     struct cworker_task t;
-    static struct cworker_result msg;
+    struct cworker_result msg; /* not static: the engine is reentrant */
     /* a task given is always answered: after a stop (SIGTERM, SIGINT)
      * every task ends at once (as timeout); the worker exits at EOF */
     while (io_read_full(fd, &t, sizeof(t)) == (ssize_t)sizeof(t)) {
