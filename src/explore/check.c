@@ -492,8 +492,8 @@ static int collect(struct ctx *x, struct worker *ws, unsigned n, struct worker_m
 }
 /* One finished schedule s (run r, ran at where: NULL here): tally, judge,
  * say, and keep it as the failing one if it is the lowest that fails. */
-static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char *where,
-                char *err, size_t errlen)
+static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char *where, char *err,
+                size_t errlen)
 {
     const struct check_opts *c = x->c;
     struct rw_check_report *rep = x->rep;
@@ -635,8 +635,8 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
             continue;
         }
         if (!o.ok) {
-            fail(err, errlen, "schedule %llu could not run%s%s: %s",
-                 (unsigned long long)o.schedule, o.where[0] ? " on " : "", o.where, o.why);
+            fail(err, errlen, "schedule %llu could not run%s%s: %s", (unsigned long long)o.schedule,
+                 o.where[0] ? " on " : "", o.where, o.why);
             rc = -1;
             break;
         }
@@ -668,8 +668,9 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
         uint64_t n = 0;
         for (uint64_t i = 1; i <= c->schedules; i++)
             n += got[i];
-        progress(c, "check: stopped (a signal or --timeout) with %llu of %llu schedules back; "
-                    "the %s engine's tasks were cancelled",
+        progress(c,
+                 "check: stopped (a signal or --timeout) with %llu of %llu schedules back; "
+                 "the %s engine's tasks were cancelled",
                  (unsigned long long)n, (unsigned long long)c->schedules, c->via);
     }
     free(got);
@@ -844,6 +845,199 @@ static void parting(const char *home, struct rw_check_report *rep)
     tail_of(home, rep->fail_run.id, d.index, &rep->fail_next);
 }
 
+/* Schedule 0: recorded here, or the stored run c->base_run. Its name into
+ * base_name. 0, or -1 with err. */
+static int check_schedule0(const struct check_opts *c, char base_name[RW_ID_MAX], char *err,
+                           size_t errlen)
+{
+    if (c->base_run) {
+        snprintf(base_name, RW_ID_MAX, "%s", c->base_run);
+        return 0;
+    }
+    struct run_opts o = c->run;
+    struct rw_result r;
+    struct rw_error e;
+    o.quiet = 1;
+    o.abort = c->abort;
+    if (run_record(&o, &r, &e) < 0)
+        return fail(err, errlen, "%s", e.msg);
+    snprintf(base_name, RW_ID_MAX, "%s", r.id);
+    progress(c, "check: schedule 0: run %s %s %d after %llu steps", r.id,
+             rw_outcome_word(r.outcome), r.exit_code, (unsigned long long)r.steps);
+    return 0;
+}
+
+/* Schedule 0's outcome from its manifest, and whether it can be one: an
+ * unperturbed run ended by the guest, with no gdb writes. 0, or -1 with err. */
+static int check_base_usable(struct ctx *x, const char *base_name, char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    char mp[4200];
+    json_error_t je;
+    json_t *m = home_path(mp, sizeof(mp), c->home, HOME_RUNS, base_name, "manifest.json") == 0
+                    ? json_load_file(mp, 0, &je)
+                    : NULL;
+    int bad = !m || side_from_manifest(&rep->base, base_name, m);
+    json_decref(m);
+    if (bad)
+        return fail(err, errlen, "run %s has no outcome (is it complete?)", base_name);
+    if (!strcmp(rep->base.outcome, "spin") || !strcmp(rep->base.outcome, "timeout"))
+        /* Ended by wall time, not by the guest: no reference (docs/determinism.md). */
+        return fail(err, errlen, "run %s ended as %s (by wall time): it is no reference for check",
+                    base_name, rep->base.outcome);
+    if (x->base.sched.n)
+        return fail(err, errlen,
+                    "run %s is itself perturbed (a schedule or a fork); check needs "
+                    "an unperturbed run as schedule 0",
+                    base_name);
+    if (x->base.patch) /* its forks would apply gdb's writes to another state */
+        return fail(err, errlen,
+                    "run %s was kept from a gdb session (gdb's writes at step %llu); check needs "
+                    "a run with no writes as schedule 0",
+                    base_name, (unsigned long long)x->base.patch->at);
+    return 0;
+}
+
+/* The context over schedule 0: its options, its last step (invariant 3),
+ * whether runs are judged (properties or SDK assertions), the step the
+ * schedules start at. 0, or -1 with err. */
+static int check_setup(struct ctx *x, const char *base_name, char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    x->base.abort = c->abort;
+    x->base.spin_limit_s = c->run.spin_limit_s;
+    x->base.obs = c->run.obs; /* notices of the forks (the job's output: quiet) */
+    x->base_name = base_name;
+    x->last_step = explore_trace_last_step(c->home, base_name); /* invariant 3 */
+    x->props = x->base.expect || x->base.property;
+    struct rw_error he;
+    if (rw_home_open(c->home, &x->h, &he) < 0)
+        return fail(err, errlen, "%s", he.msg);
+    int nassert = 0;
+    if (rw_sdk_assertions(x->h, base_name, count_assertion, &nassert, &he) < 0)
+        return fail(err, errlen, "the assertions of run %s: %s", base_name, he.msg);
+    x->props |= nassert > 0;
+    rep->judged = x->props;
+    rep->start = run_job_step(c->home, base_name, 0);
+    if (!rep->start)
+        return fail(err, errlen, "run %s never started its job (no job-start event)", base_name);
+    if (c->from_step) {
+        uint64_t end = rep->base.steps < x->last_step + 1 ? rep->base.steps : x->last_step + 1;
+        if (c->from_step >= end)
+            return fail(err, errlen, "step %llu is not inside run %s (its trace ends at step %llu)",
+                        (unsigned long long)c->from_step, base_name,
+                        (unsigned long long)x->last_step);
+        rep->start = c->from_step;
+    }
+    x->horizon = rep->base.steps > rep->start ? rep->base.steps - rep->start : 1;
+    return 0;
+}
+
+/* Schedule 0 judged, then the schedules explored (unless schedule 0 fails
+ * and --keep-going is off). 0, or -1 with err. */
+static int check_explore(struct ctx *x, double t0, char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    if (x->props && judge(x, &rep->base, 0, 1, err, errlen) < 0)
+        return -1;
+    if (x->props && rep->base.props_failed) {
+        progress(c, "check: schedule 0: run %s fails: %s", x->base_name, rep->base.why);
+        rep->found = 1; /* schedule 0 itself: there is nothing to narrow */
+        rep->schedule = 0;
+        rep->strategy = sched_strategy(0);
+        rep->failing = rep->base;
+    }
+    if (!rep->found || c->keep_going)
+        warm_start(x, c->jobs ? c->jobs : 1);
+    if ((!rep->found || c->keep_going) && explore_schedules(x, err, errlen) < 0)
+        return -1;
+    rep->explore_s = now_s() - t0;
+    explore_wilson(rep->failures, rep->tried, &rep->fail_lo, &rep->fail_hi);
+    judge_unmet(rep);
+    return 0;
+}
+
+/* With a varied input: schedule 0 again at the failing schedule's seed,
+ * the side narrowing compares with. 0 to narrow, 1 when that run already
+ * fails (the seed decides: nothing to narrow), -1 with err. */
+static int check_seed_base(struct ctx *x, char seed_name[RW_ID_MAX], char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    struct worker w = {0};
+    struct worker_msg msg;
+    int idx;
+    struct work wk = {.record = 1, .seed_add = rep->schedule};
+    if (spawn(x, &w, &wk, err, errlen) < 0 || reap(&w, 1, &msg, &idx) < 0 || idx < 0)
+        return fail(err, errlen, "schedule 0 at seed %llu could not run: %s",
+                    (unsigned long long)(x->base.seed + rep->schedule),
+                    msg.e.msg[0] ? msg.e.msg : "its worker died");
+    snprintf(seed_name, RW_ID_MAX, "%s", msg.r.id);
+    add_run(x, seed_name);
+    x->base_name = seed_name;
+    vary_apply(c, &x->base, rep->schedule);
+    x->last_step = explore_trace_last_step(c->home, seed_name);
+    side_of(&x->seed_base, &msg.r);
+    x->ref = &x->seed_base;
+    if (x->props && judge(x, &x->seed_base, rep->schedule, 0, err, errlen) < 0)
+        return -1;
+    if (x->props ? x->seed_base.props_failed : differs(&x->seed_base, &rep->base)) {
+        /* It fails (or differs) at that seed with no perturbation at
+         * all: the seed decides, there is no step to narrow to. */
+        rep->seed_decides = 1;
+        rep->pass_run = rep->base;
+        rep->fail_run = x->seed_base;
+        progress(c, "check: schedule 0 at seed %llu: run %s %s: the seed decides",
+                 (unsigned long long)x->base.seed, seed_name,
+                 x->props ? (x->seed_base.props_failed ? "fails" : "differs") : "differs");
+        return 1;
+    }
+    progress(c, "check: schedule 0 at seed %llu: run %s %s %d", (unsigned long long)x->base.seed,
+             seed_name, x->seed_base.outcome, x->seed_base.exit_code);
+    return 0;
+}
+
+/* A failing schedule narrowed to the step where it parts from a passing
+ * one (after check_seed_base with a varied input). 0, or -1 with err. */
+static int check_narrow(struct ctx *x, char seed_name[RW_ID_MAX], char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    rep->strategy = sched_strategy(rep->schedule);
+    if (vary_any(c)) {
+        int sr = check_seed_base(x, seed_name, err, errlen);
+        if (sr != 0)
+            return sr < 0 ? -1 : 0;
+    }
+    RW_ASSERT(rep->failing.id[0] && rep->base.id[0]); /* invariant 2: stored runs */
+    rep->strategy = sched_strategy(rep->schedule);
+    double t1 = now_s();
+    int rc = narrow(x, err, errlen);
+    rep->narrow_s = now_s() - t1;
+    if (rc == 0 && rep->narrowed)
+        parting(c->home, rep);
+    return rc;
+}
+
+/* The check's record (checkrec.h): every run it made, under its id. */
+static void check_save(struct ctx *x, const char *base_name)
+{
+    const struct check_opts *c = x->c;
+    struct checkrec_opts co = {.base = base_name,
+                               .start = x->rep->start,
+                               .schedules = c->schedules,
+                               .keep_going = c->keep_going,
+                               .vary_seed = c->vary_seed,
+                               .from = c->from_step != 0};
+    char why[300];
+    if (checkrec_save(c->home, &co, x->rep, x->runs, x->nruns, x->rep->check_id, why, sizeof(why)) <
+        0)
+        progress(c, "warning: the check's record was not saved: %s", why);
+}
+
 int explore_check(const struct check_opts *c, struct rw_check_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof(*rep));
@@ -852,166 +1046,23 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
     rep->keep_going = c->keep_going;
     rep->vary_seed = c->vary_seed;
     double t0 = now_s();
-    if (c->base_run) {
-        snprintf(base_name, sizeof(base_name), "%s", c->base_run);
-    } else {
-        struct run_opts o = c->run;
-        struct rw_result r;
-        struct rw_error e;
-        o.quiet = 1;
-        o.abort = c->abort;
-        if (run_record(&o, &r, &e) < 0)
-            return fail(err, errlen, "%s", e.msg);
-        snprintf(base_name, sizeof(base_name), "%s", r.id);
-        progress(c, "check: schedule 0: run %s %s %d after %llu steps", r.id,
-                 rw_outcome_word(r.outcome), r.exit_code, (unsigned long long)r.steps);
-    }
+    if (check_schedule0(c, base_name, err, errlen) < 0)
+        return -1;
     struct run_stored st;
     struct rw_error e;
     if (run_stored_load(c->home, base_name, c->run.kernel, c->run.init, &st, &e) < 0)
         return fail(err, errlen, "%s", e.msg);
     x.base = st.o; /* the spec's strings live until run_stored_free below */
-    char mp[4200];
-    json_error_t je;
-    json_t *m = home_path(mp, sizeof(mp), c->home, HOME_RUNS, base_name, "manifest.json") == 0
-                    ? json_load_file(mp, 0, &je)
-                    : NULL;
-    int bad = !m || side_from_manifest(&rep->base, base_name, m);
-    json_decref(m);
     int rc = -1;
-    if (bad) {
-        fail(err, errlen, "run %s has no outcome (is it complete?)", base_name);
+    if (check_base_usable(&x, base_name, err, errlen) < 0 ||
+        check_setup(&x, base_name, err, errlen) < 0 || check_explore(&x, t0, err, errlen) < 0)
         goto out;
-    }
-    if (!strcmp(rep->base.outcome, "spin") || !strcmp(rep->base.outcome, "timeout")) {
-        /* Ended by wall time, not by the guest: no reference (docs/determinism.md). */
-        fail(err, errlen, "run %s ended as %s (by wall time): it is no reference for check",
-             base_name, rep->base.outcome);
-        goto out;
-    }
-    if (x.base.sched.n) {
-        fail(err, errlen,
-             "run %s is itself perturbed (a schedule or a fork); check needs "
-             "an unperturbed run as schedule 0",
-             base_name);
-        goto out;
-    }
-    if (x.base.patch) { /* its forks would apply gdb's writes to another state */
-        fail(err, errlen,
-             "run %s was kept from a gdb session (gdb's writes at step %llu); check needs "
-             "a run with no writes as schedule 0",
-             base_name, (unsigned long long)x.base.patch->at);
-        goto out;
-    }
-    x.base.abort = c->abort;
-    x.base.spin_limit_s = c->run.spin_limit_s;
-    x.base.obs = c->run.obs; /* notices of the forks (the job's output: quiet) */
-    x.base_name = base_name;
-    x.last_step = explore_trace_last_step(c->home, base_name); /* invariant 3 */
-    x.props = x.base.expect || x.base.property;
-    struct rw_error he;
-    if (rw_home_open(c->home, &x.h, &he) < 0) {
-        fail(err, errlen, "%s", he.msg);
-        goto out;
-    }
-    int nassert = 0;
-    if (rw_sdk_assertions(x.h, base_name, count_assertion, &nassert, &he) < 0) {
-        fail(err, errlen, "the assertions of run %s: %s", base_name, he.msg);
-        goto out;
-    }
-    x.props |= nassert > 0;
-    rep->judged = x.props;
-    rep->start = run_job_step(c->home, base_name, 0);
-    if (!rep->start) {
-        fail(err, errlen, "run %s never started its job (no job-start event)", base_name);
-        goto out;
-    }
-    if (c->from_step) {
-        uint64_t end = rep->base.steps < x.last_step + 1 ? rep->base.steps : x.last_step + 1;
-        if (c->from_step >= end) {
-            fail(err, errlen, "step %llu is not inside run %s (its trace ends at step %llu)",
-                 (unsigned long long)c->from_step, base_name, (unsigned long long)x.last_step);
-            goto out;
-        }
-        rep->start = c->from_step;
-    }
-    x.horizon = rep->base.steps > rep->start ? rep->base.steps - rep->start : 1;
-    if (x.props && judge(&x, &rep->base, 0, 1, err, errlen) < 0)
-        goto out;
-    if (x.props && rep->base.props_failed) {
-        progress(c, "check: schedule 0: run %s fails: %s", base_name, rep->base.why);
-        rep->found = 1; /* schedule 0 itself: there is nothing to narrow */
-        rep->schedule = 0;
-        rep->strategy = sched_strategy(0);
-        rep->failing = rep->base;
-    }
-    if (!rep->found || c->keep_going)
-        warm_start(&x, c->jobs ? c->jobs : 1);
-    if ((!rep->found || c->keep_going) && explore_schedules(&x, err, errlen) < 0)
-        goto out;
-    rep->explore_s = now_s() - t0;
-    explore_wilson(rep->failures, rep->tried, &rep->fail_lo, &rep->fail_hi);
-    judge_unmet(rep);
     rc = 0;
-    if (!rep->found || *c->abort || rep->schedule == 0)
-        goto out;
-    rep->strategy = sched_strategy(rep->schedule);
-    if (vary_any(c)) {
-        /* Narrow against schedule 0 at the failing schedule's seed. */
-        struct worker w = {0};
-        struct worker_msg msg;
-        int idx;
-        struct work wk = {.record = 1, .seed_add = rep->schedule};
-        if (spawn(&x, &w, &wk, err, errlen) < 0 || reap(&w, 1, &msg, &idx) < 0 || idx < 0) {
-            rc = fail(err, errlen, "schedule 0 at seed %llu could not run: %s",
-                      (unsigned long long)(x.base.seed + rep->schedule),
-                      msg.e.msg[0] ? msg.e.msg : "its worker died");
-            goto out;
-        }
-        snprintf(seed_name, sizeof(seed_name), "%s", msg.r.id);
-        add_run(&x, seed_name);
-        x.base_name = seed_name;
-        vary_apply(c, &x.base, rep->schedule);
-        x.last_step = explore_trace_last_step(c->home, seed_name);
-        side_of(&x.seed_base, &msg.r);
-        x.ref = &x.seed_base;
-        if (x.props && judge(&x, &x.seed_base, rep->schedule, 0, err, errlen) < 0) {
-            rc = -1;
-            goto out;
-        }
-        if (x.props ? x.seed_base.props_failed : differs(&x.seed_base, &rep->base)) {
-            /* It fails (or differs) at that seed with no perturbation at
-             * all: the seed decides, there is no step to narrow to. */
-            rep->seed_decides = 1;
-            rep->pass_run = rep->base;
-            rep->fail_run = x.seed_base;
-            progress(c, "check: schedule 0 at seed %llu: run %s %s: the seed decides",
-                     (unsigned long long)x.base.seed, seed_name,
-                     x.props ? (x.seed_base.props_failed ? "fails" : "differs") : "differs");
-            goto out;
-        }
-        progress(c, "check: schedule 0 at seed %llu: run %s %s %d", (unsigned long long)x.base.seed,
-                 seed_name, x.seed_base.outcome, x.seed_base.exit_code);
-    }
-    RW_ASSERT(rep->failing.id[0] && rep->base.id[0]); /* invariant 2: stored runs */
-    rep->strategy = sched_strategy(rep->schedule);
-    double t1 = now_s();
-    rc = narrow(&x, err, errlen);
-    rep->narrow_s = now_s() - t1;
-    if (rc == 0 && rep->narrowed)
-        parting(c->home, rep);
+    if (rep->found && !*c->abort && rep->schedule != 0)
+        rc = check_narrow(&x, seed_name, err, errlen);
 out:
-    if (rc == 0) {
-        struct checkrec_opts co = {.base = base_name,
-                                   .start = rep->start,
-                                   .schedules = c->schedules,
-                                   .keep_going = c->keep_going,
-                                   .vary_seed = c->vary_seed,
-                                   .from = c->from_step != 0};
-        char why[300];
-        if (checkrec_save(c->home, &co, rep, x.runs, x.nruns, rep->check_id, why, sizeof(why)) < 0)
-            progress(c, "warning: the check's record was not saved: %s", why);
-    }
+    if (rc == 0)
+        check_save(&x, base_name);
     warm_stop(&x);
     free(x.runs);
     rw_home_close(x.h);
