@@ -9,7 +9,9 @@
  * shared read-only image (kfcap.h struct kfmat). Probes during narrowing
  * run one at a time. With --vary-seed (every schedule boots) and with
  * REWIND_CHECK_COLD=1 (the old way, kept for benchmarks and the identity
- * test), each schedule is a child made by fork() that runs once and exits.
+ * test), the same pool is one_shot: each schedule or probe is a worker
+ * forked for it that runs once and exits (cold_run). workers_start opens
+ * the one pool, warm or cold; every run of a local check goes through it.
  *
  * Invariants (besides explore.h's):
  *  1. A worker ends by its wall limit (probe_timeout_s) as outcome
@@ -104,19 +106,6 @@ static int differs(const struct rw_check_side *a, const struct rw_check_side *b)
            strcmp(a->output_hash, b->output_hash);
 }
 
-/* What a worker sends back through its pipe: its run, or why it failed. */
-struct worker_msg {
-    int ok;
-    struct rw_result r;
-    struct rw_error e;
-};
-
-struct worker {
-    pid_t pid;
-    int fd;
-    uint64_t schedule;
-};
-
 struct ctx {
     const struct check_opts *c;
     struct rw_check_report *rep;
@@ -130,8 +119,9 @@ struct ctx {
     rw_home *h;                      /* for rw_sdk_assertions (parent only) */
     char (*runs)[RW_ID_MAX];         /* every run the check made (checkrec.h) */
     size_t nruns, cap;
-    struct cworker_pool *pool; /* warm workers, or NULL: one child per run */
-    struct kfmat mat;          /* the job-start keyframe, materialized for them */
+    struct cworker_pool *pool; /* the workers: warm, or (cold) one process per run */
+    int cold;                  /* no warm machine: x->mat is not built */
+    struct kfmat mat;          /* the job-start keyframe, materialized for warm workers */
     struct run_warm *warm;     /* in a warm worker: its machine */
 };
 
@@ -266,40 +256,6 @@ static int bad(const struct ctx *x, const struct rw_check_side *s)
     return x->props ? s->props_failed : differs(s, x->ref);
 }
 
-/* What one worker runs: schedule s from step from to until, forked from
- * the base run, or (vary_seed) recorded from boot with seed base+s. */
-struct work {
-    uint64_t schedule, from, until;
-    int record; /* from boot, seed base + seed_add */
-    uint64_t seed_add;
-};
-
-static volatile sig_atomic_t child_abort;
-
-static void on_child_signal(int sig)
-{
-    (void)sig;
-    child_abort = 1;
-    rw_interrupt();
-}
-
-/* In the worker: its own abort flag, set by the parent's SIGTERM, by
- * SIGINT, and by its wall limit (invariant 1). */
-static void worker_limits(const struct check_opts *c)
-{
-    struct sigaction sa = {.sa_handler = on_child_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGALRM, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    double t = c->probe_timeout_s > 0 ? c->probe_timeout_s : DEFAULT_PROBE_TIMEOUT_S;
-    struct itimerval it = {
-        .it_value = {.tv_sec = (time_t)t, .tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6)}};
-    if (!it.it_value.tv_sec && !it.it_value.tv_usec)
-        it.it_value.tv_usec = 1000;
-    setitimer(ITIMER_REAL, &it, NULL);
-}
-
 /* --vary: schedule k's variation applied to o (docs/nix.md). */
 static void vary_apply(const struct check_opts *c, struct run_opts *o, uint64_t k)
 {
@@ -318,10 +274,14 @@ static int vary_any(const struct check_opts *c)
     return c->vary_seed || c->vary_dirorder || c->vary_epoch;
 }
 
-static int do_work(struct ctx *x, const struct work *w, struct rw_result *r, struct rw_error *e)
+/* In a cold worker: task w, forked from the base run, or (w->record)
+ * recorded from boot with the inputs varied by w->seed_add. */
+static int cold_run(void *ctx, const struct cworker_task *w, struct rw_result *r,
+                    struct rw_error *e)
 {
+    struct ctx *x = ctx;
     struct run_opts o = x->base;
-    o.abort = &child_abort;
+    o.abort = &cworker_abort;
     if (!w->record)
         return run_fork(&o, x->base_name, w->schedule, w->from, w->until, x->rep->start + 1,
                         x->horizon, r, e);
@@ -333,65 +293,6 @@ static int do_work(struct ctx *x, const struct work *w, struct rw_result *r, str
         sched_push(&o.sched, w->schedule, w->from, w->until, x->rep->start + 1, x->horizon) < 0)
         return run_usage(e, "bad schedule window");
     return run_record(&o, r, e);
-}
-
-static int spawn(struct ctx *x, struct worker *w, const struct work *wk, char *err, size_t errlen)
-{
-    int pfd[2];
-    if (pipe(pfd) < 0)
-        return fail(err, errlen, "pipe: %s", strerror(errno));
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
-        return fail(err, errlen, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        close(pfd[0]);
-        worker_limits(x->c);
-        struct worker_msg msg;
-        memset(&msg, 0, sizeof(msg));
-        msg.ok = do_work(x, wk, &msg.r, &msg.e) == 0;
-        _exit(io_write_all(pfd[1], &msg, sizeof(msg)) == 0 ? 0 : 3);
-    }
-    close(pfd[1]);
-    w->pid = pid;
-    w->fd = pfd[0];
-    w->schedule = wk->schedule;
-    return 0;
-}
-
-static volatile sig_atomic_t *abort_flag;
-
-/* Wait for one worker (its index in *idx, -1 if none); fill *m. Returns 0,
- * or -1 if it failed (m->e.msg says why, or is empty if it died). */
-static int reap(struct worker *ws, unsigned n, struct worker_msg *m, int *idx)
-{
-    int st;
-    pid_t pid;
-    while ((pid = waitpid(-1, &st, 0)) < 0 && errno == EINTR) {
-        if (abort_flag && *abort_flag)
-            for (unsigned i = 0; i < n; i++)
-                if (ws[i].pid)
-                    kill(ws[i].pid, SIGTERM);
-    }
-    for (unsigned i = 0; i < n; i++) {
-        if (ws[i].pid != pid)
-            continue;
-        *idx = (int)i;
-        ssize_t got = io_read_full(ws[i].fd, m, sizeof(*m));
-        close(ws[i].fd);
-        ws[i].pid = 0;
-        if (got != (ssize_t)sizeof(*m) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            memset(m, 0, sizeof(*m));
-            return -1;
-        }
-        return m->ok ? 0 : -1;
-    }
-    *idx = -1;
-    return -1;
 }
 
 /* In a warm worker: run task t on the worker's machine (opened at its
@@ -416,16 +317,24 @@ static void warm_fini(void *ctx)
     x->warm = NULL;
 }
 
-/* Start the warm workers (invariant 5): materialize the keyframe every
- * fork starts from, then a pool of jobs slots. No-op when cold. */
-static void warm_start(struct ctx *x, unsigned jobs)
+/* Start the workers: a pool of jobs slots, warm (invariant 5: the
+ * keyframe every fork starts from materialized first) or cold (--vary:
+ * runs from boot; REWIND_CHECK_COLD=1). 0, or -1 with err. */
+static int workers_start(struct ctx *x, unsigned jobs, char *err, size_t errlen)
 {
     const char *cold = getenv("REWIND_CHECK_COLD");
-    if (vary_any(x->c) || (cold && !strcmp(cold, "1"))) /* --vary: runs from boot */
-        return;
+    double limit_s = x->c->probe_timeout_s > 0 ? x->c->probe_timeout_s : DEFAULT_PROBE_TIMEOUT_S;
+    if (x->pool)
+        return 0;
     x->pool = calloc(1, sizeof(*x->pool));
     if (!x->pool)
-        return;
+        return fail(err, errlen, "out of memory");
+    x->cold = vary_any(x->c) || (cold && !strcmp(cold, "1"));
+    if (x->cold) {
+        struct cworker_fns f = {.run = cold_run, .ctx = x, .limit_s = limit_s, .one_shot = 1};
+        cworker_open(x->pool, jobs, &f);
+        return 0;
+    }
     char why[600];
     double t0 = now_s();
     if (kfmat_build(&x->mat, x->c->home, x->base_name, x->rep->start,
@@ -435,61 +344,36 @@ static void warm_start(struct ctx *x, unsigned jobs)
         fprintf(stderr,
                 "rewind: timing: keyframe of step %llu materialized: %llu pages in %.3f s\n",
                 (unsigned long long)x->mat.step, (unsigned long long)x->mat.npages, now_s() - t0);
-    struct cworker_fns f = {.run = warm_run,
-                            .fini = warm_fini,
-                            .ctx = x,
-                            .limit_s = x->c->probe_timeout_s > 0 ? x->c->probe_timeout_s
-                                                                 : DEFAULT_PROBE_TIMEOUT_S};
+    struct cworker_fns f = {.run = warm_run, .fini = warm_fini, .ctx = x, .limit_s = limit_s};
     cworker_open(x->pool, jobs, &f);
+    return 0;
 }
 
-static void warm_stop(struct ctx *x)
+static void workers_stop(struct ctx *x)
 {
     if (!x->pool)
-        return; /* cold: x->mat was never built */
+        return;
     cworker_close(x->pool);
     free(x->pool);
     x->pool = NULL;
-    kfmat_free(&x->mat);
+    if (!x->cold) /* cold: x->mat was never built */
+        kfmat_free(&x->mat);
 }
 
-/* Give work wk to a free worker: a warm one, or a child forked for it. */
-static int launch(struct ctx *x, struct worker *ws, const struct work *wk, char *err, size_t errlen)
-{
-    if (x->pool) {
-        struct cworker_task t = {.schedule = wk->schedule, .from = wk->from, .until = wk->until};
-        return cworker_submit(x->pool, &t, err, errlen);
-    }
-    unsigned slot = 0;
-    while (ws[slot].pid)
-        slot++;
-    return spawn(x, &ws[slot], wk, err, errlen);
-}
-
-/* Wait for the result of one work given by launch: 0 with *m and its
+/* Wait for the result of one task given to the pool: 0 with *m and its
  * schedule in *s, -1 if it failed (m->e.msg says why, or is empty if its
  * worker died), -2 if there was none. */
-static int collect(struct ctx *x, struct worker *ws, unsigned n, struct worker_msg *m, uint64_t *s)
+static int collect(struct ctx *x, struct cworker_result *m, uint64_t *s)
 {
-    if (x->pool) {
-        struct cworker_result r;
-        struct cworker_task t;
-        int rc = cworker_wait(x->pool, x->c->abort, &r, &t);
-        if (rc == -2)
-            return -2;
-        m->ok = rc == 0 && r.ok;
-        m->r = r.r;
-        m->e = r.e;
-        *s = t.schedule;
-        return m->ok ? 0 : -1;
-    }
-    int idx;
-    int ok = reap(ws, n, m, &idx);
-    if (idx < 0)
+    struct cworker_task t;
+    int rc = cworker_wait(x->pool, x->c->abort, m, &t);
+    if (rc == -2)
         return -2;
-    *s = ws[idx].schedule;
-    return ok;
+    m->ok = rc == 0 && m->ok;
+    *s = t.schedule;
+    return m->ok ? 0 : -1;
 }
+
 /* One finished schedule s (run r, ran at where: NULL here): tally, judge,
  * say, and keep it as the failing one if it is the lowest that fails. */
 static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char *where, char *err,
@@ -532,23 +416,22 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
     if (c->via)
         return explore_via(x, err, errlen);
     struct rw_check_report *rep = x->rep;
-    struct worker ws[MAX_JOBS];
-    memset(ws, 0, sizeof(ws));
     unsigned jobs = c->jobs ? c->jobs : 1, running = 0;
-    abort_flag = c->abort;
     if (jobs > MAX_JOBS)
         jobs = MAX_JOBS;
+    if (workers_start(x, jobs, err, errlen) < 0)
+        return -1;
     uint64_t next = 1;
     int failed = 0;
     int go = 1;
     while (running || (go && !failed && next <= c->schedules && !*c->abort)) {
         while (go && !failed && running < jobs && next <= c->schedules && !*c->abort) {
-            struct work wk = {.schedule = next,
-                              .from = rep->start + 1,
-                              .until = UINT64_MAX,
-                              .record = vary_any(c),
-                              .seed_add = next};
-            if (launch(x, ws, &wk, err, errlen) < 0) {
+            struct cworker_task wk = {.schedule = next,
+                                      .from = rep->start + 1,
+                                      .until = UINT64_MAX,
+                                      .record = vary_any(c),
+                                      .seed_add = next};
+            if (cworker_submit(x->pool, &wk, err, errlen) < 0) {
                 failed = 1;
                 break;
             }
@@ -557,13 +440,10 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
         }
         if (!running)
             break;
-        if (*c->abort) /* --timeout or a signal: stop the workers too */
-            for (unsigned i = 0; i < jobs; i++)
-                if (ws[i].pid)
-                    kill(ws[i].pid, SIGTERM);
-        struct worker_msg msg;
+        /* --timeout or a signal: cworker_wait stops the workers too */
+        struct cworker_result msg;
         uint64_t s = 0;
-        int ok = collect(x, ws, jobs, &msg, &s);
+        int ok = collect(x, &msg, &s);
         if (ok == -2)
             continue;
         running--;
@@ -686,15 +566,14 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
 static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_side *out,
                  int *fails, char *err, size_t errlen)
 {
-    struct worker w = {0};
-    struct worker_msg msg;
+    struct cworker_result msg;
     uint64_t s;
-    struct work wk = {.schedule = x->rep->schedule, .from = from, .until = until};
+    struct cworker_task wk = {.schedule = x->rep->schedule, .from = from, .until = until};
     x->rep->probes++;
     memset(&msg, 0, sizeof(msg));
-    if (launch(x, &w, &wk, err, errlen) < 0)
+    if (cworker_submit(x->pool, &wk, err, errlen) < 0)
         return -1;
-    if (collect(x, &w, 1, &msg, &s) < 0)
+    if (collect(x, &msg, &s) < 0)
         return fail(err, errlen, "a probe of window [%llu, %llu) could not run: %s",
                     (unsigned long long)from, (unsigned long long)until,
                     msg.e.msg[0] ? msg.e.msg : "its worker died");
@@ -950,9 +829,9 @@ static int check_explore(struct ctx *x, double t0, char *err, size_t errlen)
         rep->strategy = sched_strategy(0);
         rep->failing = rep->base;
     }
-    if (!rep->found || c->keep_going)
-        warm_start(x, c->jobs ? c->jobs : 1);
-    if ((!rep->found || c->keep_going) && explore_schedules(x, err, errlen) < 0)
+    if ((!rep->found || c->keep_going) &&
+        (workers_start(x, c->jobs ? c->jobs : 1, err, errlen) < 0 ||
+         explore_schedules(x, err, errlen) < 0))
         return -1;
     rep->explore_s = now_s() - t0;
     explore_wilson(rep->failures, rep->tried, &rep->fail_lo, &rep->fail_hi);
@@ -967,11 +846,11 @@ static int check_seed_base(struct ctx *x, char seed_name[RW_ID_MAX], char *err, 
 {
     const struct check_opts *c = x->c;
     struct rw_check_report *rep = x->rep;
-    struct worker w = {0};
-    struct worker_msg msg;
-    int idx;
-    struct work wk = {.record = 1, .seed_add = rep->schedule};
-    if (spawn(x, &w, &wk, err, errlen) < 0 || reap(&w, 1, &msg, &idx) < 0 || idx < 0)
+    struct cworker_result msg;
+    uint64_t s;
+    struct cworker_task wk = {.record = 1, .seed_add = rep->schedule};
+    memset(&msg, 0, sizeof(msg));
+    if (cworker_submit(x->pool, &wk, err, errlen) < 0 || collect(x, &msg, &s) < 0)
         return fail(err, errlen, "schedule 0 at seed %llu could not run: %s",
                     (unsigned long long)(x->base.seed + rep->schedule),
                     msg.e.msg[0] ? msg.e.msg : "its worker died");
@@ -1007,6 +886,8 @@ static int check_narrow(struct ctx *x, char seed_name[RW_ID_MAX], char *err, siz
     const struct check_opts *c = x->c;
     struct rw_check_report *rep = x->rep;
     rep->strategy = sched_strategy(rep->schedule);
+    if (workers_start(x, c->jobs ? c->jobs : 1, err, errlen) < 0)
+        return -1;
     if (vary_any(c)) {
         int sr = check_seed_base(x, seed_name, err, errlen);
         if (sr != 0)
@@ -1063,7 +944,7 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
 out:
     if (rc == 0)
         check_save(&x, base_name);
-    warm_stop(&x);
+    workers_stop(&x);
     free(x.runs);
     rw_home_close(x.h);
     run_stored_free(&st);

@@ -65,7 +65,7 @@ static void worker_main(const struct cworker_fns *f, int fd)
         memset(&msg, 0, sizeof(msg));
         msg.ok = f->run(f->ctx, &t, &msg.r, &msg.e) == 0;
         set_alarm(0);
-        if (io_write_all(fd, &msg, sizeof(msg)) < 0 || !msg.ok) /* invariant 2 */
+        if (io_write_all(fd, &msg, sizeof(msg)) < 0 || !msg.ok || f->one_shot) /* invariant 2 */
             break;
     }
     if (f->fini)
@@ -193,7 +193,7 @@ int cworker_wait(struct cworker_pool *p, volatile sig_atomic_t *abort, struct cw
                 reap_slot(w);
                 return -1;
             }
-            if (!r->ok || p->killed) /* invariant 2; a stopped worker ends */
+            if (!r->ok || p->killed || p->fns.one_shot) /* invariant 2; a stopped worker ends */
                 reap_slot(w);
             return 0;
         }

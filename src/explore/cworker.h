@@ -1,17 +1,21 @@
 /*
- * cworker: a pool of long-lived worker processes for check (docs/
+ * cworker: the one pool of worker processes of check (docs/
  * architecture.md, "check workers"). Each worker is forked once, lazily,
  * when a task first needs its slot; it runs tasks one after another (the
  * caller's run function keeps whatever it opened, e.g. a warm machine,
- * across tasks) and sends each task's result back over its socket.
+ * across tasks) and sends each task's result back over its socket. A
+ * one_shot pool forks a worker for each task instead (a cold check: each
+ * run in a fresh process, forked when the task is given, so it sees the
+ * caller's state of that moment).
  *
  * Invariants:
  *  1. A task ends by its wall limit: the worker's abort flag
  *     (cworker_abort) is set by SIGALRM after limit_s, and by SIGTERM /
  *     SIGINT, after which every task ends at once; a task given to a live
  *     worker is always answered.
- *  2. A worker never outlives a failed task: it exits after sending the
- *     result, and its slot is forked anew for the next task.
+ *  2. A worker never outlives a failed task (nor, one_shot, any task): it
+ *     exits after sending the result, and its slot is forked anew for the
+ *     next task.
  *  3. A worker holds no descriptor of another worker's socket, so every
  *     worker sees EOF (and exits) when the pool is closed.
  *  4. Every worker forked is waited for (cworker_close, or when it dies).
@@ -27,8 +31,13 @@
 
 #define CWORKER_MAX 64
 
+/* One run: schedule s from step from to until, forked from the base run,
+ * or (record) recorded from boot with its seed (and other varied inputs)
+ * moved by seed_add. */
 struct cworker_task {
     uint64_t schedule, from, until;
+    int record;
+    uint64_t seed_add;
 };
 
 struct cworker_result {
@@ -44,6 +53,7 @@ struct cworker_fns {
     void (*fini)(void *ctx);
     void *ctx;
     double limit_s; /* wall limit of one task (invariant 1) */
+    int one_shot;   /* a worker per task: it exits after its result (invariant 2) */
 };
 
 struct cworker {

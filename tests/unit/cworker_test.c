@@ -2,7 +2,8 @@
  * worker (the same process for consecutive tasks of one slot), returns each
  * result with its task, ends a task at its wall limit (the abort flag),
  * reports a worker that died and forks another for the next task, and
- * leaves no process behind when closed. */
+ * leaves no process behind when closed; a one_shot pool (a cold check)
+ * forks a fresh worker for each task. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -114,8 +115,53 @@ static void test_pool(void)
     CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no worker left behind");
 }
 
+/* A one_shot pool (a cold check): a fresh worker for each task, forked
+ * when the task is given, so it sees the caller's state of that moment. */
+static int cold_gen;
+
+static int run_cold(void *ctx, const struct cworker_task *t, struct rw_result *r,
+                    struct rw_error *e)
+{
+    (void)ctx;
+    (void)e;
+    r->steps = (uint64_t)getpid();
+    r->exit_code = cold_gen;
+    r->virt_ns = t->seed_add + (uint64_t)t->record;
+    return 0;
+}
+
+static void test_one_shot(void)
+{
+    struct cworker_pool p;
+    struct cworker_fns f = {.run = run_cold, .limit_s = 5, .one_shot = 1};
+    cworker_open(&p, 2, &f);
+    char err[200];
+    uint64_t pids[6] = {0};
+    int fresh = 1, state = 1;
+    for (int i = 0; i < 6; i++) {
+        cold_gen = 100 + i; /* the caller's state when the task is given */
+        struct cworker_task t = {.schedule = (uint64_t)i + 1, .record = 1, .seed_add = 40};
+        CHECK(cworker_submit(&p, &t, err, sizeof(err)) == 0, "submit one-shot");
+        struct cworker_result r;
+        struct cworker_task back;
+        CHECK(cworker_wait(&p, NULL, &r, &back) == 0 && r.ok && back.schedule == t.schedule &&
+                  r.r.virt_ns == 41,
+              "a one-shot task ran, with its fields");
+        state &= r.r.exit_code == 100 + i;
+        pids[i] = r.r.steps;
+        for (int j = 0; j < i; j++)
+            fresh &= pids[j] != pids[i];
+    }
+    CHECK(fresh, "one worker per task");
+    CHECK(state, "each forked when its task was given");
+    errno = 0;
+    CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "every one-shot worker reaped");
+    cworker_close(&p);
+}
+
 int main(void)
 {
     test_pool();
+    test_one_shot();
     return unit_done();
 }
