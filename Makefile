@@ -161,14 +161,24 @@ $(B)/unit/%: tests/unit/%.c $(B)/librewind-san.a $(wildcard tests/unit/*.h)
 # A unit test that includes a front end's .c (serve, gdbstub) is rebuilt when it changes.
 -include $(UNIT_TESTS:=.d)
 
-unit: $(UNIT_TESTS)
+# Engine tests: the engine's paths in-process over fakes (a fixture home, a
+# fake VM, made-up guest memory, a fake engine), with sanitizers; they share
+# tests/unit's harness (unit.h, runfix.h). docs/testing.md, "Tiers".
+ENGINE_TESTS := $(patsubst tests/engine/%.c,$(B)/engine/%,$(wildcard tests/engine/*_test.c))
+$(B)/engine/%: tests/engine/%.c $(B)/librewind-san.a $(wildcard tests/unit/*.h)
+	@mkdir -p $(B)/engine
+	$(CC) $(WARN) $(INC) -Itests/unit -O1 -g $(SAN) -MMD -MP -o $@ $< $(B)/librewind-san.a $(LIBS)
+-include $(ENGINE_TESTS:=.d)
+
+unit: $(UNIT_TESTS) $(ENGINE_TESTS)
 
 check: all unit
 	@tests/run-all.sh
 
-# The long system tests (tests/system/LONG: the compatibility suite, the
-# failpoint walk, the browser test, checks over many schedules), with the
-# unit tests and the short fuzz stage: over an hour in the test host.
+# The long tier (docs/testing.md, "Tiers"): the system tests tagged
+# `# tier: long` (soaks, checks over many schedules, the failpoint walk, the
+# whole compatibility suite, the long browser test), with the unit and engine
+# tests and the short fuzz stage: over an hour in the test host.
 check-long: all unit fuzz-build
 	@REWIND_LONG=1 tests/run-all.sh
 
@@ -226,7 +236,7 @@ check: $(B)/rewind-fp
 -include $(FP_OBJ:.o=.d)
 
 format:
-	clang-format -i $(LIB_SRC) $(CLI_SRC) guest/init/*.c tests/unit/*.c
+	clang-format -i $(LIB_SRC) $(CLI_SRC) guest/init/*.c tests/unit/*.c tests/engine/*.c
 
 clean:
 	rm -rf $(B)

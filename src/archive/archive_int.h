@@ -50,7 +50,7 @@ int archive_parse_hex(const char *s, size_t n, hash256 *h);
 int archive_is_zero_hash(const hash256 *h);
 
 /* The archive's byte order is util/bytes.h's; these names remain for
- * tests/unit/archive_test.c. */
+ * tests/engine/archive_test.c. */
 static inline void archive_put32(uint8_t *p, uint32_t v)
 {
     bytes_put_u32(p, v);

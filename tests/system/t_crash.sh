@@ -229,6 +229,7 @@ crash_end() {
 
 # The short walk (make check): run publishing (a fork's rename, and the
 # removal of the cut run it replaces), store append, store gc and import.
+# tier: long
 test_crash_at_chosen_failpoints() {
     crash_base
     local fp
@@ -242,6 +243,7 @@ test_crash_at_chosen_failpoints() {
     echo "failpoints walked: $WALKED, all recovered" >>"$T/walk.log"
 }
 
+# tier: long
 test_crash_at_every_failpoint() {
     crash_base
     REWIND_FAILPOINT=list "$FP" >"$T/fps" || fail "rewind-fp cannot list its failpoints"
@@ -281,6 +283,7 @@ test_crash_at_every_failpoint() {
 # fewer tests): a copy of the runner over a suite of one good file and one
 # with a syntax error after its first test. Needs no guest (the runner's
 # image priming fails fast with `false` as the rewind under test).
+# tier: vm
 test_runner_fails_a_file_with_a_syntax_error() {
     local s=$T/suite/tests/system
     mkdir -p "$s"

@@ -32,6 +32,7 @@ serve_start() {
 serve_stop() { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null || true; }
 http() { curl -s --path-as-is -o "$T/body" -w '%{http_code}' "$@"; }
 
+# tier: vm
 test_serve_refuses_without_token_dotdot_and_readonly_posts() {
     command -v curl >/dev/null || skip "no curl"
     loopback_up
@@ -150,7 +151,8 @@ PY
 # lacks the file before its open, has it after the write, and a click on it
 # shows its content at that step (cat: the one action by click here).
 # (The deep link, a second page load, is the long one's. That a client that
-# hangs up ends its `rewind where` is tests/unit/serve_where_test.c's.)
+# hangs up ends its `rewind where` is tests/engine/serve_where_test.c's.)
+# tier: long
 test_serve_page_in_the_browser_short() {
     browser_ready
     local ts; ts=$(date +%s)
@@ -199,6 +201,7 @@ PY
     kill "$SPID"
 }
 
+# tier: long
 test_serve_pool_failing_run_in_the_browser() {
     browser_ready
     local ts; ts=$(date +%s)
