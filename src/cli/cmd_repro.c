@@ -203,6 +203,7 @@ struct repro_print {
     rw_home *h;
     const struct rw_repro_build *b;
     int json, first;
+    long n; /* differences printed */
 };
 
 /* One difference rw_repro_compare found, blamed on both sides. */
@@ -245,6 +246,7 @@ static void print_diff(void *ctx, const struct rw_repro_diff *d)
         }
     }
     p->first = 0;
+    p->n++;
 }
 
 /* The report: the builds, each difference, the verdict. The exit code. */
@@ -259,7 +261,7 @@ static int repro_report(rw_home *h, const struct repro_cli *r, const struct rw_r
         rc = cli_error(2, "%s", err.msg);
     if (n == -1) /* build 1's files unreadable: nothing compared */
         return rc;
-    if (n > 0)
+    if (p.n > 0) /* also those before a build whose files cannot be listed */
         differs = 1;
     if (r->json)
         printf("],\"reproducible\":%s}\n", differs ? "false" : "true");
