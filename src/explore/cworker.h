@@ -44,6 +44,7 @@ struct cworker_result {
     int ok;
     struct rw_result r;
     struct rw_error e;
+    int signal; /* set by the pool: the signal that ended a worker that died, or 0 */
 };
 
 struct cworker_fns {
@@ -82,10 +83,17 @@ int cworker_submit(struct cworker_pool *p, const struct cworker_task *t, char *e
 unsigned cworker_busy(const struct cworker_pool *p);
 /* Wait for one task's result (*t: which task). With *abort set, the busy
  * workers are sent SIGTERM once. Returns 0 (r->ok says whether the task
- * ran; r->e says why not), -1 if its worker died (r->e.msg empty), or -2 if
- * no task is busy. */
+ * ran; r->e says why not), -1 if its worker died (r->e.msg empty,
+ * r->signal the signal that ended it), or -2 if no task is busy. */
 int cworker_wait(struct cworker_pool *p, volatile sig_atomic_t *abort, struct cworker_result *r,
                  struct cworker_task *t);
+/* cworker_wait for at most timeout_ms (< 0: no limit): -3 when no result
+ * came by then (the caller looks at its own flags and waits again). */
+int cworker_wait_for(struct cworker_pool *p, volatile sig_atomic_t *abort, int timeout_ms,
+                     struct cworker_result *r, struct cworker_task *t);
+/* Kill every busy worker (SIGKILL) and wait for it: its task is dropped,
+ * never answered (an engine's cancel, engine.h invariant 4). */
+void cworker_kill(struct cworker_pool *p);
 /* Close every socket and wait for every worker (invariant 4). */
 void cworker_close(struct cworker_pool *p);
 

@@ -16,8 +16,8 @@
 #include "explore/cworker.h"
 #include "unit.h"
 
-/* Task kinds by schedule: 1000+: sleep until aborted; 2000: die; 3000:
- * fail; else echo. The result's steps carry the worker's pid. */
+/* Task kinds by schedule: 1000+: sleep until aborted; 2000: die; 2001:
+ * killed by a signal; 3000: fail; else echo. The result's steps carry the worker's pid. */
 static int run(void *ctx, const struct cworker_task *t, struct rw_result *r, struct rw_error *e)
 {
     (void)ctx;
@@ -33,6 +33,8 @@ static int run(void *ctx, const struct cworker_task *t, struct rw_result *r, str
     }
     if (t->schedule == 2000)
         _exit(9);
+    if (t->schedule == 2001)
+        raise(SIGKILL);
     if (t->schedule == 3000) {
         snprintf(e->msg, sizeof(e->msg), "task failed on purpose");
         return -1;
@@ -153,10 +155,34 @@ static void test_one_shot(void)
             fresh &= pids[j] != pids[i];
     }
     CHECK(fresh, "one worker per task");
+
+    /* an engine's pool: a bounded wait, a death's signal, a cancel */
+    struct cworker_result r;
+    struct cworker_task back;
+    f.run = run;
+    cworker_open(&p, 2, &f);
+    struct cworker_task slow = {.schedule = 1001}, die = {.schedule = 2000};
+    CHECK(cworker_submit(&p, &slow, err, sizeof(err)) == 0, "submit slow one-shot");
+    CHECK(cworker_wait_for(&p, NULL, 50, &r, &back) == -3, "nothing back within 50 ms");
+    CHECK(cworker_submit(&p, &die, err, sizeof(err)) == 0, "submit die one-shot");
+    int rc = -3;
+    for (int i = 0; i < 100 && rc == -3; i++)
+        rc = cworker_wait_for(&p, NULL, 50, &r, &back);
+    CHECK(rc == -1 && back.schedule == 2000 && r.signal == 0 && !r.e.msg[0],
+          "a worker that exited without answering: died, no signal");
+    struct cworker_task killed = {.schedule = 2001};
+    CHECK(cworker_submit(&p, &killed, err, sizeof(err)) == 0, "submit killed one-shot");
+    for (rc = -3; rc == -3;)
+        rc = cworker_wait_for(&p, NULL, 50, &r, &back);
+    CHECK(rc == -1 && back.schedule == 2001 && r.signal == SIGKILL,
+          "a worker a signal ended: its signal");
+    cworker_kill(&p);
+    CHECK(cworker_busy(&p) == 0 && cworker_wait_for(&p, NULL, 50, &r, &back) == -2,
+          "a cancel drops the busy task, unanswered");
     CHECK(state, "each forked when its task was given");
+    cworker_close(&p);
     errno = 0;
     CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "every one-shot worker reaped");
-    cworker_close(&p);
 }
 
 int main(void)
