@@ -127,6 +127,12 @@ int eng_task_one(const char *home, const struct eng_plan *p, uint64_t s,
 
 /* --- one schedule in a worker of a one_shot pool (cworker.h) --- */
 
+int eng_worker_run(void *ctx, const struct cworker_task *t, struct rw_result *r, struct rw_error *e)
+{
+    const struct eng_plan *p = ctx;
+    return eng_task_one(p->home, p, t->schedule, &cworker_abort, r, e);
+}
+
 double eng_timeout_s(const struct eng_plan *p)
 {
     return p->timeout_s > 0 ? p->timeout_s : ENG_DEFAULT_TIMEOUT_S; /* invariant 1 */

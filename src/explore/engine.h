@@ -98,6 +98,11 @@ extern const struct eng_ops eng_local_ops, eng_slurm_ops;
 int eng_task_one(const char *home, const struct eng_plan *p, uint64_t s,
                  volatile sig_atomic_t *abort, struct rw_result *r, struct rw_error *e);
 
+/* A one_shot cworker pool's run function (cworker_fns.run) with ctx the
+ * plan: eng_task_one of schedule t->schedule, stopped by the worker's
+ * abort flag. */
+int eng_worker_run(void *ctx, const struct cworker_task *t, struct rw_result *r,
+                   struct rw_error *e);
 /* A schedule's wall limit in its worker: p->timeout_s, or the default. */
 double eng_timeout_s(const struct eng_plan *p);
 /* The outcome of schedule s from what cworker_wait gave for it (rc, *r):

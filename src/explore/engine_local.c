@@ -30,14 +30,6 @@ struct local {
     int cancelled;
 };
 
-/* In a worker: schedule t->schedule of the plan (invariant 1 of engine.h). */
-static int local_run(void *ctx, const struct cworker_task *t, struct rw_result *r,
-                     struct rw_error *e)
-{
-    const struct eng_plan *p = ctx;
-    return eng_task_one(p->home, p, t->schedule, &cworker_abort, r, e);
-}
-
 static int lstart(struct eng *e, char *err, size_t errlen)
 {
     struct local *l = calloc(1, sizeof(*l));
@@ -48,7 +40,7 @@ static int lstart(struct eng *e, char *err, size_t errlen)
         l->jobs = ENG_LOCAL_MAX;
     l->next = e->plan.first;
     struct cworker_fns f = {
-        .run = local_run, .ctx = &e->plan, .limit_s = eng_timeout_s(&e->plan), .one_shot = 1};
+        .run = eng_worker_run, .ctx = &e->plan, .limit_s = eng_timeout_s(&e->plan), .one_shot = 1};
     cworker_open(&l->pool, l->jobs, &f);
     e->priv = l;
     return 0;

@@ -66,15 +66,6 @@ static int task_err(struct rw_error *err, const char *fmt, ...)
     return -1;
 }
 
-/* In the task's worker: schedule t->schedule of the plan (engine.h
- * invariant 1). */
-static int task_run(void *ctx, const struct cworker_task *t, struct rw_result *r,
-                    struct rw_error *e)
-{
-    const struct eng_plan *p = ctx;
-    return eng_task_one(p->home, p, t->schedule, &cworker_abort, r, e);
-}
-
 /* Schedule s in the pool's one worker, then out/S.rwa and out/S.json
  * (invariant 1), unless out/S.json is there (invariant 2). 0, 1 when a
  * signal stopped it (invariant 3: nothing written), or -1 with err. */
@@ -168,7 +159,7 @@ int rw_check_task(const char *dir, uint64_t k, struct rw_error *err)
     struct rw_archive_stats st;
     struct cworker_pool pool; /* one worker at a time; it reads p when forked */
     struct cworker_fns f = {
-        .run = task_run, .ctx = &p, .limit_s = eng_timeout_s(&p), .one_shot = 1};
+        .run = eng_worker_run, .ctx = &p, .limit_s = eng_timeout_s(&p), .one_shot = 1};
     cworker_open(&pool, 1, &f);
     rc = -1;
     if (rw_home_open(home, &h, err) < 0)
