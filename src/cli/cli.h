@@ -47,8 +47,6 @@ int cli_blame(rw_home *h, const char *id, const char *path, uint64_t offset, con
 int cli_collect_rel(const char *ref, const char *path, char *rel, size_t rellen, int quiet);
 int cli_diff_ranges(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
                     uint64_t from[], uint64_t to[], int max);
-int cli_diff_range(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
-                   uint64_t *first, uint64_t *last);
 int cmd_replay(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
