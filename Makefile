@@ -163,7 +163,7 @@ COMPAT_SRC := $(shell find tests/compat -type f)
 $(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC) | deps
 	@mkdir -p $(B)/roots
 	tools/mkroot-debian.sh $@
-check check-long: $(B)/roots/compat.erofs
+TEST_BUILD := $(B)/roots/compat.erofs
 
 # A root with Debian's python3 for t_sdk's Python test (tools/mkroot-python.sh).
 $(B)/roots/python.erofs: tools/mkroot-python.sh $(B)/roots/test.stamp
@@ -190,15 +190,31 @@ $(B)/unit/%: tests/unit/%.c $(B)/librewind-san.a $(wildcard tests/unit/*.h)
 # A unit test that includes a front end's .c (serve, gdbstub) is rebuilt when it changes.
 -include $(UNIT_TESTS:=.d)
 
-unit: $(UNIT_TESTS)
+# Engine tests: the engine's paths in-process over fakes (a fixture home, a
+# fake VM, made-up guest memory, a fake engine), with sanitizers; they share
+# tests/unit's harness (unit.h, runfix.h). docs/testing.md, "Tiers".
+ENGINE_TESTS := $(patsubst tests/engine/%.c,$(B)/engine/%,$(wildcard tests/engine/*_test.c))
+$(B)/engine/%: tests/engine/%.c $(B)/librewind-san.a $(wildcard tests/unit/*.h)
+	@mkdir -p $(B)/engine
+	$(CC) $(WARN) $(INC) -Itests/unit -O1 -g $(SAN) -MMD -MP -o $@ $< $(B)/librewind-san.a $(LIBS)
+-include $(ENGINE_TESTS:=.d)
 
-check: all unit
+unit: $(UNIT_TESTS) $(ENGINE_TESTS)
+
+# What the tests need, built by one recursive make with a job per core
+# (`make check` is typed without -j, and CI runs it so).
+TEST_BUILD += all unit
+JOBS ?= $(shell nproc)
+check:
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BUILD)
 	@tests/run-all.sh
 
-# The long system tests (tests/system/LONG: the compatibility suite, the
-# failpoint walk, the browser test, checks over many schedules), with the
-# unit tests and the short fuzz stage: over an hour in the test host.
-check-long: all unit fuzz-build
+# The long tier (docs/testing.md, "Tiers"): the system tests tagged
+# `# tier: long` (soaks, checks over many schedules, the failpoint walk, the
+# whole compatibility suite, the long browser test), with the unit and engine
+# tests and the short fuzz stage: over an hour in the test host.
+check-long:
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BUILD)
 	@REWIND_LONG=1 tests/run-all.sh
 
 demo: all
@@ -237,7 +253,7 @@ fuzz-build: $(FUZZ_BINS) $(B)/fuzz/seeds.stamp
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(FUZZ_S)
 # `make check` runs a short fuzz stage (tests/run-all.sh).
-check: fuzz-build
+TEST_BUILD += fuzz-build
 -include $(FUZZ_OBJ:.o=.d)
 
 # build/rewind-fp: the same sources with -DRW_FAILPOINTS (src/util/failpoint.h),
@@ -253,12 +269,11 @@ $(B)/fp/src/cli/%.o: src/cli/%.c | deps
 $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ) $(GDBS_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 # tests/system/t_crash.sh (its short walk in make check, the full one in check-long) needs it.
-check-long: $(B)/rewind-fp
-check: $(B)/rewind-fp
+TEST_BUILD += $(B)/rewind-fp
 -include $(FP_OBJ:.o=.d)
 
 format:
-	clang-format -i $(LIB_SRC) $(CLI_SRC) guest/init/*.c tests/unit/*.c
+	clang-format -i $(LIB_SRC) $(CLI_SRC) guest/init/*.c tests/unit/*.c tests/engine/*.c
 
 clean:
 	rm -rf $(B)

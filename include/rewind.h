@@ -16,6 +16,13 @@
  *    hex digits), a --name, "@" (newest) or "@N" (N-th newest).
  *  - No function prints to stdout or stderr: a run passes its job's output
  *    and its notices to the caller's struct rw_observer.
+ *  - Reentrant: no function returns a pointer to a static buffer or keeps
+ *    scratch data in one; a result goes into the caller's buffer (or an
+ *    object the caller frees), and what a function returns as "constant
+ *    storage" never changes. Two threads may call the reading API at once,
+ *    on one home (rewind serve does, one thread per request). A process
+ *    drives at most one machine at a time (rw_interrupt names it):
+ *    docs/architecture.md, "Reentrancy".
  */
 #ifndef REWIND_H
 #define REWIND_H
@@ -172,12 +179,14 @@ struct rw_run_config {
 
 /* The guest kernel and rewind-init a run uses when its config names none:
  * $REWIND_KERNEL / $REWIND_INIT if set, else kernel/vmlinux and
- * rewind-init beside the running program. Static storage. */
+ * rewind-init beside the running program. Constant storage (the
+ * environment's, or computed once per process): any thread may call. */
 const char *rw_default_kernel(void);
 const char *rw_default_init(void);
 
 /* Fill c from rw_defaults (epoch: today's midnight UTC); env points to
- * static storage holding the default PATH and HOME. */
+ * constant storage holding the default PATH and HOME (replace it, never
+ * write into it). */
 void rw_run_config_init(struct rw_run_config *c);
 
 /* What a run did. */
@@ -740,8 +749,11 @@ int rw_log(rw_home *h, const char *id, uint64_t upto,
            int (*fn)(void *ctx, const struct rw_event *ev), void *ctx,
            struct rw_trace_status *st, struct rw_error *err);
 
-/* The kind's name ("output", ...; "kind-N" if unknown; static storage). */
-const char *rw_event_kind_name(unsigned kind);
+/* The kind's name: "output", ... in constant storage; if the kind is
+ * unknown, "kind-N" written into buf and buf returned (no static buffer:
+ * the engine is reentrant, docs/architecture.md). */
+#define RW_KIND_NAME_MAX 16
+const char *rw_event_kind_name(unsigned kind, char buf[RW_KIND_NAME_MAX]);
 /* The kind named name, or 0 if it names none. */
 unsigned rw_event_kind(const char *name);
 /* One line of words for ev ("output fd 1 pid 12/12: \"hi\\n\"") into out
@@ -1037,6 +1049,11 @@ int rw_collect_list(rw_home *h, const char *id, struct rw_collected **out, size_
  * no such entry). */
 int rw_collect_read(rw_home *h, const char *id, const char *path, void **data, size_t *len,
                     struct rw_error *err);
+/* The first and last offsets where bytes a (la) and b (lb) differ into
+ * *first and *last (past the shorter one's end every byte differs): 1, or
+ * 0 when they are equal (*first and *last untouched). */
+int rw_diff_range(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
+                  uint64_t *first, uint64_t *last);
 
 /* One write a run made with --track-writes GLOB recorded (REWIND_REC_WRITE). */
 struct rw_write {
@@ -1054,6 +1071,25 @@ int rw_writes(rw_home *h, const char *id, int (*fn)(void *ctx, const struct rw_w
               void *ctx, struct rw_trace_status *st, struct rw_error *err);
 /* The FNV-1a-64 hash the guest kernel gives the bytes of a write. */
 uint64_t rw_fnv64(const void *p, size_t n);
+
+/* Who wrote one byte of a file (`rewind blame`, `rewind repro`;
+ * src/trace/writes.c). */
+#define RW_BLAME_CHAIN 64
+struct rw_blame {
+    int found;         /* a tracked write covers the byte */
+    uint64_t writes;   /* tracked writes to the file in the run */
+    struct rw_write w; /* the last write covering the byte (found) */
+    int holds;         /* the content given still holds w's bytes: 1, 0, or -1 unknown */
+    size_t chain_n;    /* chain[0] the writer, then its parents up to init; 0 when the
+                          writer is not in the process tree at w's step */
+    struct rw_proc chain[RW_BLAME_CHAIN];
+};
+/* Blame byte offset of guest file path in run id (made with --track-writes
+ * matching path); content (clen bytes): the file's collected bytes, or NULL
+ * (then b->holds is -1). 0 with *b (b->found says whether a tracked write
+ * covers the byte), or -1 with err. */
+int rw_blame(rw_home *h, const char *id, const char *path, uint64_t offset, const void *content,
+             size_t clen, struct rw_blame *b, struct rw_error *err);
 
 /* `rewind repro`: K builds of one command with varied inputs (src/run/repro.c). */
 #define RW_REPRO_MAX 64
@@ -1078,6 +1114,33 @@ void rw_repro_config_init(struct rw_repro_config *c);
 /* Record the builds into b[0..builds-1]. 0, or -1 with err. */
 int rw_repro(rw_home *h, const struct rw_repro_config *c, struct rw_repro_build *b,
              struct rw_error *err);
+/* The guest path the builds collect, c->run.collect made absolute against
+ * c->run.cwd, into base (bn bytes); when c->run.track_writes is NULL it is
+ * set to glob (gn bytes, outliving c): nix_out (a derivation's output, a
+ * file or a directory) then '*' when nix_out is not NULL, else base, '/'
+ * and '*'. */
+void rw_repro_paths(struct rw_repro_config *c, const char *nix_out, char *base, size_t bn,
+                    char *glob, size_t gn);
+/* 1 when every build ended as build 1 did (outcome and exit code), else 0. */
+int rw_repro_ended_alike(const struct rw_repro_build *b, uint64_t builds);
+/* One collected entry where build k differs from build 1 (rw_repro_compare). */
+struct rw_repro_diff {
+    uint64_t build;     /* k, an index into the builds (1..builds-1) */
+    char path[3400];    /* the entry's guest path (under base) */
+    char change;        /* '+' only in build k, '-' missing in build k, '~' differs */
+    int ranged;         /* both regular files, both read: bytes first..last differ */
+    uint64_t first, last;
+    const void *data0, *datak; /* build 1's and build k's bytes when ranged */
+    size_t len0, lenk;
+};
+/* Compare the collected files of builds 2..K with build 1's, build by
+ * build in path order (base: rw_repro_paths): fn gets each difference (d
+ * and its bytes valid during the call). The number of differences, -1
+ * with err when build 1's files cannot be listed (nothing compared), or -2
+ * with err when build k's cannot (builds before k were compared). */
+long rw_repro_compare(rw_home *h, const struct rw_repro_build *b, uint64_t builds,
+                      const char *base, void (*fn)(void *ctx, const struct rw_repro_diff *d),
+                      void *ctx, struct rw_error *err);
 
 /* `rewind nix`: a derivation built in the VM from its input closure, its
  * output's NAR hash compared with the store's copy (src/nix/build.c). */

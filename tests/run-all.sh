@@ -27,10 +27,13 @@ tally() { # tally FILE STATUS: add the counts of FILE's "N passed, N failed, N s
         failn=$((failn+1)); echo "  (exit status $2 with no failure counted: counted as one failure)"
     fi
 }
-log=$(mktemp); trap 'rm -f "$log" "$log".*' EXIT
-for t in build/unit/*_test; do
+log=$(mktemp); queue=""
+trap 'rm -f "$log" "$log".*; [ -z "$queue" ] || rm -rf "$queue"' EXIT
+# Tier unit (pure modules), then tier engine (the engine's paths in-process
+# over fakes): docs/testing.md, "Tiers".
+for t in build/unit/*_test build/engine/*_test; do
     [ -x "$t" ] || continue
-    echo "== unit: $(basename "$t")"
+    echo "== $(basename "$(dirname "$t")"): $(basename "$t")"
     "$t" >"$log" 2>&1; rc=$?
     tail -n 30 "$log"
     tally "$log" $rc
@@ -43,13 +46,12 @@ echo "== fuzz: every target replays its seeds, then fuzzes ${FUZZ_CHECK_S:-5} s 
 tests/fuzz/run.sh "${FUZZ_CHECK_S:-5}" --check >"$log" 2>&1; rc=$?
 cat "$log"
 tally "$log" $rc
-# The long tests (tests/system/LONG) belong to `make check-long`
-# (REWIND_LONG=1: only those, with a longer limit).
-long=$(grep -v '^#' tests/system/LONG | grep . | paste -sd'|')
-# The system tests run in REWIND_SYSTEST_JOBS shards side by side (run.sh
-# invariant 5), one host VM each: a host VM's software CPU keeps one core
-# busy, so on a 2-core machine two shards take about half the time of one.
-# Default: one per core, at most 2, and only as many as 7 GiB each allows.
+# The system tests of one tier (tests/system/run.sh invariant 5): `make
+# check` runs the vm tier, `make check-long` (REWIND_LONG=1) the long one.
+# They run in REWIND_SYSTEST_JOBS copies of run.sh side by side, one host VM
+# each, taking tests from one queue (run.sh invariant 6): a host VM's software
+# CPU keeps one core busy, so on a 2-core machine two take about half the time
+# of one. Default: one per core, at most 2, and only as many as 7 GiB each allows.
 nsh=${REWIND_SYSTEST_JOBS:-}
 if [ -z "$nsh" ]; then
     avail=$(awk '/^MemAvailable:/ {print int($2 / 1024 / 7168)}' /proc/meminfo)
@@ -59,16 +61,19 @@ if [ -z "$nsh" ]; then
 fi
 case "$nsh" in '' | *[!0-9]* | 0) echo "REWIND_SYSTEST_JOBS=$nsh: not a count" >&2; exit 2 ;; esac
 if [ "${REWIND_LONG:-0}" = 1 ]; then
-    echo "== long system tests (through tools/kvm-host, $nsh shards)"
-    pat=$long excl="" limit=10800
+    echo "== system tests, tier long (through tools/kvm-host, $nsh host VMs)"
+    tier=long limit=10800
 else
-    echo "== system tests (through tools/kvm-host, $nsh shards; the long ones are make check-long's)"
-    pat=${SYSTEST:-.} excl=$long limit=4800 # a shard's ceiling, not its budget (CI allows 90 min in all)
+    echo "== system tests, tier vm (through tools/kvm-host, $nsh host VMs; tier long is make check-long's)"
+    tier=vm limit=4800 # a host VM's ceiling, not its budget (CI allows 90 min in all)
 fi
+pat=${SYSTEST:-.}
+# the queue lives in the work tree, which every host VM shares writable
+queue=$(mktemp -d "$PWD/build/systest-queue.XXXXXX")
 pids=()
 for ((k = 0; k < nsh; k++)); do
     (
-        REWIND_SYSTEST_SHARD="$k/$nsh" REWIND_SYSTEST_EXCLUDE="$excl" \
+        REWIND_SYSTEST_QUEUE="$queue" REWIND_TIER="$tier" \
             tools/kvm-host --mem 6144 --timeout "$limit" -- tests/system/run.sh "$pat" >"$log.$k" 2>&1
         echo $? >"$log.$k.rc"
     ) &
@@ -83,7 +88,7 @@ wait "${pids[@]}"
 sleep 1 # let tail print the last lines
 kill "$tailpid" 2>/dev/null; wait "$tailpid" 2>/dev/null
 for ((k = 0; k < nsh; k++)); do
-    echo "== system tests, shard $k of $nsh: $(grep -E '^[0-9]+ passed' "$log.$k" | tail -n 1)"
+    echo "== system tests, host VM $((k+1)) of $nsh: $(grep -E '^[0-9]+ passed' "$log.$k" | tail -n 1)"
     tally "$log.$k" "$(cat "$log.$k.rc" 2>/dev/null || echo 1)"
     rm -f "$log.$k" "$log.$k.rc"
 done

@@ -63,14 +63,3 @@ int archive_parse_hex(const char *s, size_t n, hash256 *h)
     }
     return 0;
 }
-
-int archive_is_zero_hash(const hash256 *h)
-{
-    static hash256 zero;
-    static int have;
-    if (!have) {
-        store_zero_hash(&zero);
-        have = 1;
-    }
-    return memcmp(h, &zero, sizeof(zero)) == 0;
-}

@@ -86,22 +86,30 @@ static int wr_entry(struct wr *w, uint32_t kind, const char *name, uint64_t len)
  * into verify too if it is not NULL. */
 static int wr_copy(struct wr *w, int fd, uint64_t len, hash_ctx *verify)
 {
-    static uint8_t buf[1 << 16];
+    uint8_t *buf = malloc(ARCH_COPY_BUF); /* not static: the engine is reentrant */
+    if (!buf) {
+        errno = ENOMEM;
+        return -1;
+    }
     uint64_t done = 0;
-    while (done < len) {
-        size_t want = len - done < sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
+    int rc = 0;
+    while (rc == 0 && done < len) {
+        size_t want = len - done < ARCH_COPY_BUF ? (size_t)(len - done) : ARCH_COPY_BUF;
         ssize_t k = io_pread_full(fd, buf, want, (off_t)done);
         if (k != (ssize_t)want) {
             errno = k < 0 ? errno : EIO; /* the file shrank under us */
-            return -1;
+            rc = -1;
+        } else {
+            if (verify)
+                hash_update(verify, buf, (size_t)k);
+            rc = wr_bytes(w, buf, (size_t)k, 1);
+            done += (uint64_t)k;
         }
-        if (verify)
-            hash_update(verify, buf, (size_t)k);
-        if (wr_bytes(w, buf, (size_t)k, 1) < 0)
-            return -1;
-        done += (uint64_t)k;
     }
-    return 0;
+    int e = errno;
+    free(buf);
+    errno = e;
+    return rc;
 }
 
 /* Length of the whole records of the keyframes file at path. */
@@ -127,9 +135,9 @@ static int run_path(char *out, size_t n, const char *home, const char *run, cons
     return home_path(out, n, home, HOME_RUNS, run, file);
 }
 
-static const char *image_of(int dirfd)
+/* The image the run in dirfd names, as hex into hex (65 bytes; "" if none). */
+static void image_of(int dirfd, char hex[65])
 {
-    static char hex[65];
     hex[0] = 0;
     static const char *files[] = {"manifest.json", "spec.json"};
     for (int i = 0; i < 2 && !hex[0]; i++) {
@@ -142,10 +150,9 @@ static const char *image_of(int dirfd)
         const char *s = json_string_value(json_object_get(spec, "image"));
         hash256 h;
         if (s && archive_parse_hex(s, strlen(s), &h) == 0)
-            snprintf(hex, sizeof(hex), "%s", s);
+            snprintf(hex, 65, "%s", s);
         json_decref(j);
     }
-    return hex;
 }
 
 static void close_run(struct xrun *r)
@@ -221,7 +228,7 @@ static int open_run(struct xp *x, struct xrun *r, const char *name, char *err, s
             rc = util_fail(err, errlen, "cannot read the keyframes of run %s", name);
     }
     if (rc == 0)
-        snprintf(r->image, sizeof(r->image), "%s", image_of(dfd));
+        image_of(dfd, r->image);
     close(dfd);
     if (rc < 0)
         close_run(r);
@@ -288,7 +295,7 @@ static int open_chain(struct xp *x, const char *name, char *err, size_t errlen)
 static void add_page(void *ctx, const hash256 *h)
 {
     struct xp *x = ctx;
-    if (!archive_is_zero_hash(h))
+    if (!store_is_zero_hash(h))
         hashvec_add(&x->pages, h);
 }
 
@@ -327,7 +334,7 @@ static int write_runs(struct xp *x, struct wr *w, char *err, size_t errlen)
 
 static int write_page(struct wr *w, const hash256 *h, const uint8_t *page)
 {
-    static uint8_t z[STORE_PAGE_SIZE];
+    uint8_t z[STORE_PAGE_SIZE]; /* not static: the engine is reentrant */
     char hex[65];
     hash_hex(h, hex);
     size_t n = ZSTD_compress(z, sizeof(z), page, STORE_PAGE_SIZE, 1);

@@ -136,19 +136,23 @@ static int rd_fail(struct imp *m, int r, char *err, size_t errlen)
  * (if not NULL). */
 static int rd_copy(struct imp *m, int fd, uint64_t len, hash_ctx *verify, char *err, size_t errlen)
 {
-    static uint8_t buf[1 << 16];
-    while (len) {
-        size_t n = len < sizeof(buf) ? (size_t)len : sizeof(buf);
+    uint8_t *buf = malloc(ARCH_COPY_BUF); /* not static: the engine is reentrant */
+    if (!buf)
+        return util_fail(err, errlen, "out of memory");
+    int rc = 0;
+    while (rc == 0 && len) {
+        size_t n = len < ARCH_COPY_BUF ? (size_t)len : ARCH_COPY_BUF;
         int r = rd_exact(&m->r, buf, n, 1);
         if (r)
-            return rd_fail(m, r, err, errlen);
-        if (verify)
+            rc = rd_fail(m, r, err, errlen);
+        else if (verify)
             hash_update(verify, buf, n);
-        if (fd >= 0 && io_write_all(fd, buf, n) < 0)
-            return util_fail(err, errlen, "cannot stage the import: %s", strerror(errno));
+        if (rc == 0 && fd >= 0 && io_write_all(fd, buf, n) < 0)
+            rc = util_fail(err, errlen, "cannot stage the import: %s", strerror(errno));
         len -= n;
     }
-    return 0;
+    free(buf);
+    return rc;
 }
 
 static int make_dir(const char *path, int *made)
@@ -411,7 +415,7 @@ struct pagecheck {
 static void check_page(void *ctx, const hash256 *h)
 {
     struct pagecheck *c = ctx;
-    if (c->missing || archive_is_zero_hash(h) || hashvec_has(&c->m->pages, h) ||
+    if (c->missing || store_is_zero_hash(h) || hashvec_has(&c->m->pages, h) ||
         has_local_page(c->m, h))
         return;
     c->missing = 1;

@@ -40,17 +40,18 @@ enum arch_file {
 };
 extern const char *const archive_file_names[ARCH_NFILES];
 
+/* The buffer a file is copied through, into or out of an archive (heap:
+ * no static buffer, the engine is reentrant). */
+#define ARCH_COPY_BUF (1 << 16)
+
 /* Index of a run file name, or -1 if an archive may not carry it. */
 int archive_file_index(const char *name);
 
 /* Parse exactly 64 lowercase hex digits (n bytes at s) into *h: 0 or -1. */
 int archive_parse_hex(const char *s, size_t n, hash256 *h);
 
-/* 1 if the first 32 bytes at p are the name of the zero page. */
-int archive_is_zero_hash(const hash256 *h);
-
 /* The archive's byte order is util/bytes.h's; these names remain for
- * tests/unit/archive_test.c. */
+ * tests/engine/archive_test.c. */
 static inline void archive_put32(uint8_t *p, uint32_t v)
 {
     bytes_put_u32(p, v);

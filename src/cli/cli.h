@@ -47,8 +47,6 @@ int cli_blame(rw_home *h, const char *id, const char *path, uint64_t offset, con
 int cli_collect_rel(const char *ref, const char *path, char *rel, size_t rellen, int quiet);
 int cli_diff_ranges(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
                     uint64_t from[], uint64_t to[], int max);
-int cli_diff_range(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
-                   uint64_t *first, uint64_t *last);
 int cmd_replay(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
@@ -95,6 +93,16 @@ int cli_nix_job(rw_home *h, struct rw_nix_config *c, struct rw_nix_job *j, int j
 /* The observer of every running command: the job's stdout and stderr to
  * ours, the console to stderr, notices as "rewind: <line>" on stderr. */
 extern const struct rw_observer cli_stdio;
+/* The same under --json: stdout holds only the answer object, so the job's
+ * stdout goes to stderr with everything else. */
+extern const struct rw_observer cli_stdio_json;
+
+/* --json answers of the commands rewind serve starts (fork, cat, shell,
+ * where; docs/serve.md "Answers"): one JSON object, one line, on stdout.
+ * Print obj so and drop it. */
+void cli_json_answer(json_t *obj);
+/* cli_fail; under json also the answer {"error": msg, "code": code}. */
+int cli_fail_json(const struct rw_error *err, int json);
 
 /* The observer's progress callback (cli_progress.c): one updating line on
  * stderr when it is a terminal, nothing otherwise. */
@@ -148,10 +156,12 @@ int cli_read_limit(const char *flag, const char *arg, uint64_t *mb);
 /* Start command d: parse its options into o (rw_options_init first, the
  * cli_stdio observer, the abort flag of cli_abort_on_signals(--timeout))
  * and its operands (from optind; *step from the second, if any), and open
- * the home into *h. Returns -1 when the command goes on, else the status
- * to exit with (0 after d->help(), 2 after a usage error line). */
+ * the home into *h. json non-NULL: the command takes --json, which sets
+ * *json and the cli_stdio_json observer. Returns -1 when the command goes
+ * on, else the status to exit with (0 after d->help(), 2 after a usage
+ * error line). */
 int cli_start(int argc, char **argv, const struct cli_derived *d, struct rw_options *o,
-              uint64_t *step, rw_home **h);
+              uint64_t *step, rw_home **h, int *json);
 
 /* Print "rewind: <msg>\n" to stderr and return code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -71,6 +71,34 @@ int cli_read_limit(const char *flag, const char *arg, uint64_t *mb)
 const struct rw_observer cli_stdio = {
     .output = stdio_output, .ctx = NULL, .progress = cli_progress};
 
+static void stdio_output_json(void *ctx, enum rw_stream s, const void *buf, size_t n)
+{
+    stdio_output(ctx, s == RW_STDOUT ? RW_STDERR : s, buf, n);
+}
+
+const struct rw_observer cli_stdio_json = {
+    .output = stdio_output_json, .ctx = NULL, .progress = cli_progress};
+
+void cli_json_answer(json_t *obj)
+{
+    char *s = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+    json_decref(obj);
+    if (!s) {
+        cli_say("cannot encode the JSON answer (out of memory, or text not UTF-8)");
+        return;
+    }
+    printf("%s\n", s);
+    fflush(stdout);
+    free(s);
+}
+
+int cli_fail_json(const struct rw_error *err, int json)
+{
+    if (json)
+        cli_json_answer(json_pack("{s:s,s:i}", "error", err->msg, "code", err->code));
+    return cli_fail(err);
+}
+
 rw_home *cli_open_home(void)
 {
     rw_home *h;
@@ -100,6 +128,7 @@ static const struct option derived_opts[] = {
     {"pid", required_argument, 0, 'p'},
     {"max-trace", required_argument, 0, 'T'},
     {"max-disk", required_argument, 0, 'D'},
+    {"json", no_argument, 0, 'j'},
     {"help", no_argument, 0, 'h'},
 };
 #define NDERIVED (sizeof(derived_opts) / sizeof(derived_opts[0]))
@@ -114,13 +143,15 @@ static int accepts(const char *list, const char *name)
 }
 
 static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_options *o,
-                 double *timeout_s, uint64_t *step)
+                 double *timeout_s, uint64_t *step, int *json)
 {
     const char *cmd = d->cmd, *accepted = d->accepted;
     struct option longopts[NDERIVED + 1];
     size_t n = 0;
     for (size_t i = 0; i < NDERIVED; i++)
-        if (!strcmp(derived_opts[i].name, "help") || accepts(accepted, derived_opts[i].name))
+        if (!strcmp(derived_opts[i].name, "help") ||
+            (!strcmp(derived_opts[i].name, "json") ? json != NULL
+                                                   : accepts(accepted, derived_opts[i].name)))
             longopts[n++] = derived_opts[i];
     memset(&longopts[n], 0, sizeof(longopts[n]));
     rw_options_init(o);
@@ -180,6 +211,10 @@ static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_o
             if (cli_read_step(optarg, &o->pid) < 0 || o->pid == 0)
                 return cli_error(-1, "--pid needs a process id (see rewind ps): %s", optarg);
             break;
+        case 'j':
+            *json = 1;
+            o->observer = cli_stdio_json;
+            break;
         case 'h':
             d->help();
             return 1;
@@ -198,10 +233,12 @@ static int parse(int argc, char **argv, const struct cli_derived *d, struct rw_o
 }
 
 int cli_start(int argc, char **argv, const struct cli_derived *d, struct rw_options *o,
-              uint64_t *step, rw_home **h)
+              uint64_t *step, rw_home **h, int *json)
 {
     double timeout;
-    int pr = parse(argc, argv, d, o, &timeout, step);
+    if (json)
+        *json = 0;
+    int pr = parse(argc, argv, d, o, &timeout, step, json);
     if (pr != 0)
         return pr > 0 ? 0 : RW_EUSAGE;
     *h = cli_open_home();

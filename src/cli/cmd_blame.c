@@ -21,47 +21,6 @@
 #define RANGES_MAX 16
 #define RANGE_GAP 16 /* differing bytes closer than this are one range */
 
-struct find {
-    const char *path;
-    uint64_t offset, writes;
-    int found;
-    struct rw_write w;
-};
-
-static int on_write(void *ctx, const struct rw_write *w)
-{
-    struct find *f = ctx;
-    if (strcmp(w->path, f->path))
-        return 0;
-    f->writes++;
-    if (f->offset >= w->offset && f->offset - w->offset < w->length) {
-        f->found = 1;
-        f->w = *w;
-    }
-    return 0;
-}
-
-struct procs {
-    struct rw_proc v[4096];
-    size_t n;
-};
-
-static int on_proc(void *ctx, const struct rw_proc *p)
-{
-    struct procs *ps = ctx;
-    if (ps->n < sizeof(ps->v) / sizeof(ps->v[0]))
-        ps->v[ps->n++] = *p;
-    return 0;
-}
-
-static const struct rw_proc *proc_of(const struct procs *ps, uint32_t pid)
-{
-    for (size_t i = 0; i < ps->n; i++)
-        if (ps->v[i].pid == pid)
-            return &ps->v[i];
-    return NULL;
-}
-
 /* A guest's argv on one line: up to its first newline (a script given to
  * sh -c shows its first line) and at most ARGV_SHOWN bytes, then "...";
  * other control bytes escaped (\xNN). It is untrusted text. */
@@ -80,70 +39,78 @@ static void put_argv(const char *a)
         fputs("...", stdout);
 }
 
+static void blame_json(const char *id, uint64_t offset, const struct rw_blame *b)
+{
+    if (!b->found) {
+        printf("{\"run\":\"%s\",\"offset\":%" PRIu64 ",\"found\":false,\"writes\":%" PRIu64 "}", id,
+               offset, b->writes);
+        return;
+    }
+    const struct rw_write *w = &b->w;
+    const char *argv = b->chain_n ? b->chain[0].argv : "";
+    printf("{\"run\":\"%s\",\"offset\":%" PRIu64 ",\"found\":true,\"pid\":%u,\"tid\":%u,"
+           "\"step\":%" PRIu64 ",\"event\":%" PRIu64 ",\"write_offset\":%" PRIu64
+           ",\"write_length\":%" PRIu64 ",\"argv\":",
+           id, offset, w->pid, w->tid, w->step, w->index, w->offset, w->length);
+    cli_read_json_str(argv, strlen(argv));
+    printf(",\"still_holds\":%s,\"chain\":[", b->holds < 0 ? "null" : b->holds ? "true" : "false");
+    for (size_t k = 0; k < b->chain_n; k++) {
+        printf("%s{\"pid\":%u,\"argv\":", k ? "," : "", b->chain[k].pid);
+        cli_read_json_str(b->chain[k].argv, strlen(b->chain[k].argv));
+        putchar('}');
+    }
+    printf("]}");
+}
+
+static void blame_text(const char *id, const char *path, uint64_t offset, const struct rw_blame *b,
+                       const char *indent)
+{
+    if (!b->found) {
+        printf("%sbyte %" PRIu64 " of %s in run %s: no tracked write covers it (%" PRIu64
+               " writes to the file recorded%s)\n",
+               indent, offset, path, id, b->writes,
+               b->writes ? "" : "; was the run made with --track-writes matching it?");
+        return;
+    }
+    const struct rw_write *w = &b->w;
+    printf("%sbyte %" PRIu64 " of %s in run %s was written by pid %u `", indent, offset, path, id,
+           w->pid);
+    put_argv(b->chain_n ? b->chain[0].argv : "?");
+    printf("` at step %" PRIu64 " (event %" PRIu64 ")\n", w->step, w->index);
+    printf("%s  the write: %" PRIu64 " bytes at offset %" PRIu64 ", tid %u%s\n", indent, w->length,
+           w->offset, w->tid,
+           b->holds < 0 ? ""
+           : b->holds   ? "; the file still holds these bytes"
+                        : "; the file's bytes there changed since");
+    printf("%s  chain:", indent);
+    for (size_t k = 0; k < b->chain_n; k++) {
+        printf("%s pid %u `", k ? " <-" : "", b->chain[k].pid);
+        put_argv(b->chain[k].argv);
+        putchar('`');
+    }
+    if (!b->chain_n)
+        printf(" pid %u (not in the process tree)", w->pid);
+    putchar('\n');
+}
+
 int cli_blame(rw_home *h, const char *id, const char *path, uint64_t offset, const void *content,
               size_t clen, int json, const char *indent)
 {
-    struct find f = {.path = path, .offset = offset};
-    struct rw_trace_status st;
+    struct rw_blame *b = malloc(sizeof(*b));
     struct rw_error err;
-    if (rw_writes(h, id, on_write, &f, &st, &err) < 0)
+    if (!b)
+        return cli_error(-1, "out of memory");
+    if (rw_blame(h, id, path, offset, content, clen, b, &err) < 0) {
+        free(b);
         return cli_read_fail(-1, &err);
-    if (!f.found) {
-        if (json)
-            printf("{\"run\":\"%s\",\"offset\":%" PRIu64 ",\"found\":false,\"writes\":%" PRIu64 "}",
-                   id, offset, f.writes);
-        else
-            printf("%sbyte %" PRIu64 " of %s in run %s: no tracked write covers it (%" PRIu64
-                   " writes to the file recorded%s)\n",
-                   indent, offset, path, id, f.writes,
-                   f.writes ? "" : "; was the run made with --track-writes matching it?");
-        return 1;
     }
-    static struct procs ps;
-    ps.n = 0;
-    if (rw_ps(h, id, f.w.step, on_proc, &ps, &st, &err) < 0)
-        return cli_read_fail(-1, &err);
-    int holds = -1; /* the file still holds the write's bytes */
-    if (content && !(f.w.flags & 1) && f.w.offset <= clen && f.w.length <= clen - f.w.offset)
-        holds = rw_fnv64((const char *)content + f.w.offset, f.w.length) == f.w.fnv;
-    const struct rw_proc *p = proc_of(&ps, f.w.pid);
-    if (json) {
-        printf("{\"run\":\"%s\",\"offset\":%" PRIu64 ",\"found\":true,\"pid\":%u,\"tid\":%u,"
-               "\"step\":%" PRIu64 ",\"event\":%" PRIu64 ",\"write_offset\":%" PRIu64
-               ",\"write_length\":%" PRIu64 ",\"argv\":",
-               id, offset, f.w.pid, f.w.tid, f.w.step, f.w.index, f.w.offset, f.w.length);
-        cli_read_json_str(p ? p->argv : "", strlen(p ? p->argv : ""));
-        printf(",\"still_holds\":%s,\"chain\":[", holds < 0 ? "null" : holds ? "true" : "false");
-        int k = 0;
-        for (const struct rw_proc *q = p; q && k < 64;
-             q = q->pid == 1 ? NULL : proc_of(&ps, q->ppid)) {
-            printf("%s{\"pid\":%u,\"argv\":", k++ ? "," : "", q->pid);
-            cli_read_json_str(q->argv, strlen(q->argv));
-            putchar('}');
-        }
-        printf("]}");
-        return 0;
-    }
-    printf("%sbyte %" PRIu64 " of %s in run %s was written by pid %u `", indent, offset, path, id,
-           f.w.pid);
-    put_argv(p ? p->argv : "?");
-    printf("` at step %" PRIu64 " (event %" PRIu64 ")\n", f.w.step, f.w.index);
-    printf("%s  the write: %" PRIu64 " bytes at offset %" PRIu64 ", tid %u%s\n", indent, f.w.length,
-           f.w.offset, f.w.tid,
-           holds < 0 ? ""
-           : holds   ? "; the file still holds these bytes"
-                     : "; the file's bytes there changed since");
-    printf("%s  chain:", indent);
-    int k = 0;
-    for (const struct rw_proc *q = p; q && k < 64; q = q->pid == 1 ? NULL : proc_of(&ps, q->ppid)) {
-        printf("%s pid %u `", k++ ? " <-" : "", q->pid);
-        put_argv(q->argv);
-        putchar('`');
-    }
-    if (!p)
-        printf(" pid %u (not in the process tree)", f.w.pid);
-    putchar('\n');
-    return 0;
+    if (json)
+        blame_json(id, offset, b);
+    else
+        blame_text(id, path, offset, b, indent);
+    int rc = b->found ? 0 : 1;
+    free(b);
+    return rc;
 }
 
 /* The path of guest file path relative to run id's --collect PATH, or -1. */

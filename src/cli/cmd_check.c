@@ -288,7 +288,8 @@ static void where_json(const struct rw_check_report *r)
     putchar('}');
 }
 
-static void report_body(const struct rw_check_report *r, int json);
+static void report_json(const struct rw_check_report *r);
+static void report_text(const struct rw_check_report *r);
 static int from_given; /* --from: the schedules start at a step of the user's choice */
 /* --timeout or a signal stopped the check before every schedule ran and none
  * had ended differently, or an engine lost schedules (their task died
@@ -301,62 +302,112 @@ static void report(const struct rw_check_report *r, int json)
 {
     if (json) {
         printf("{\"check\":\"%s\",", r->check_id);
-        report_body(r, 1);
+        report_json(r);
         return;
     }
-    report_body(r, 0);
+    report_text(r);
     if (r->check_id[0])
         printf("check %s kept: rewind show %s\n", r->check_id, r->check_id);
 }
 
-static void report_body(const struct rw_check_report *r, int json)
+/* --json: the failing schedule, its narrowing and where the runs part. */
+static void report_json_found(const struct rw_check_report *r)
 {
-    if (json) {
-        if (stopped)
-            printf("\"stopped\":true,\"schedules_asked\":%llu,", (unsigned long long)asked);
-        printf("\"unmet\":%llu,\"schedules_tried\":%llu,\"found\":%s,",
-               (unsigned long long)r->unmet, (unsigned long long)r->tried,
-               r->found ? "true" : "false");
-        side_json("schedule0", &r->base);
-        printf(",\"job_start_step\":%llu,\"explore_s\":%.3f", (unsigned long long)r->start,
-               r->explore_s);
-        if (r->where[0] || r->lost) {
-            printf(",\"ran_on\":");
-            cli_read_json_str(r->where, strlen(r->where));
-            printf(",\"lost\":%llu", (unsigned long long)r->lost);
-        }
-        props_report(r, 1);
-        if (r->found) {
-            printf(",\"schedule\":%llu,\"strategy\":\"%s\",", (unsigned long long)r->schedule,
-                   r->strategy);
-            side_json("failing", &r->failing);
-            printf(",\"seed_decides\":%s", r->seed_decides ? "true" : "false");
-            printf(",\"narrowed\":%s,\"probes\":%llu,\"narrow_s\":%.3f",
-                   r->narrowed ? "true" : "false", (unsigned long long)r->probes, r->narrow_s);
-            printf(",\"deciding_step\":%llu,\"perturbation\":",
-                   (unsigned long long)r->deciding_step);
-            cli_read_json_str(r->deciding_what, strlen(r->deciding_what));
-            printf(",\"window\":[%llu,%llu],\"perturbed_steps_in_window\":%llu,",
-                   (unsigned long long)r->window_from, (unsigned long long)r->window_until,
-                   (unsigned long long)r->perturbed_in_window);
-            side_json("passing_run", &r->pass_run);
-            putchar(',');
-            side_json("failing_run", &r->fail_run);
-            if (at_step.looked)
-                where_json(r);
-            if (r->parted) {
-                printf(",\"part_at\":{\"event\":%llu,\"step_passing\":%llu,\"step_failing\":%llu,",
-                       (unsigned long long)r->part_event, (unsigned long long)r->part_step_pass,
-                       (unsigned long long)r->part_step_fail);
-                print_tail("passing_next", &r->pass_next, 1);
-                putchar(',');
-                print_tail("failing_next", &r->fail_next, 1);
-                putchar('}');
-            }
-        }
-        puts("}");
-        return;
+    printf(",\"schedule\":%llu,\"strategy\":\"%s\",", (unsigned long long)r->schedule, r->strategy);
+    side_json("failing", &r->failing);
+    printf(",\"seed_decides\":%s", r->seed_decides ? "true" : "false");
+    printf(",\"narrowed\":%s,\"probes\":%llu,\"narrow_s\":%.3f", r->narrowed ? "true" : "false",
+           (unsigned long long)r->probes, r->narrow_s);
+    printf(",\"deciding_step\":%llu,\"perturbation\":", (unsigned long long)r->deciding_step);
+    cli_read_json_str(r->deciding_what, strlen(r->deciding_what));
+    printf(",\"window\":[%llu,%llu],\"perturbed_steps_in_window\":%llu,",
+           (unsigned long long)r->window_from, (unsigned long long)r->window_until,
+           (unsigned long long)r->perturbed_in_window);
+    side_json("passing_run", &r->pass_run);
+    putchar(',');
+    side_json("failing_run", &r->fail_run);
+    if (at_step.looked)
+        where_json(r);
+    if (r->parted) {
+        printf(",\"part_at\":{\"event\":%llu,\"step_passing\":%llu,\"step_failing\":%llu,",
+               (unsigned long long)r->part_event, (unsigned long long)r->part_step_pass,
+               (unsigned long long)r->part_step_fail);
+        print_tail("passing_next", &r->pass_next, 1);
+        putchar(',');
+        print_tail("failing_next", &r->fail_next, 1);
+        putchar('}');
     }
+}
+
+static void report_json(const struct rw_check_report *r)
+{
+    if (stopped)
+        printf("\"stopped\":true,\"schedules_asked\":%llu,", (unsigned long long)asked);
+    printf("\"unmet\":%llu,\"schedules_tried\":%llu,\"found\":%s,", (unsigned long long)r->unmet,
+           (unsigned long long)r->tried, r->found ? "true" : "false");
+    side_json("schedule0", &r->base);
+    printf(",\"job_start_step\":%llu,\"explore_s\":%.3f", (unsigned long long)r->start,
+           r->explore_s);
+    if (r->where[0] || r->lost) {
+        printf(",\"ran_on\":");
+        cli_read_json_str(r->where, strlen(r->where));
+        printf(",\"lost\":%llu", (unsigned long long)r->lost);
+    }
+    props_report(r, 1);
+    if (r->found)
+        report_json_found(r);
+    puts("}");
+}
+
+/* No schedule failed (or ended differently). */
+static void report_text_none(const struct rw_check_report *r)
+{
+    if (r->judged)
+        printf("no failure: schedule 0 and %llu schedules pass every property (%.1f s)\n",
+               (unsigned long long)r->tried, r->explore_s);
+    else if (stopped)
+        printf("stopped: %llu of %llu schedules ran before --timeout or a signal stopped the "
+               "check, and ended like schedule 0 (%.1f s): not a pass\n",
+               (unsigned long long)r->tried, (unsigned long long)asked, r->explore_s);
+    else if (r->lost)
+        printf("no difference: %llu schedules ended like schedule 0 (%.1f s), but %llu were "
+               "lost: not a pass\n",
+               (unsigned long long)r->tried, r->explore_s, (unsigned long long)r->lost);
+    else
+        printf("no difference: %llu schedules ended like schedule 0 (%.1f s)\n",
+               (unsigned long long)r->tried, r->explore_s);
+    props_report(r, 0);
+    if (r->unmet)
+        printf("check fails: %llu assertions were never met across the check\n",
+               (unsigned long long)r->unmet);
+}
+
+/* The narrowed pair: the deciding step, the two runs, where they part. */
+static void report_text_narrowed(const struct rw_check_report *r)
+{
+    printf("deciding step: %llu, where the perturbation %s (%llu probes, %.1f s)\n",
+           (unsigned long long)r->deciding_step, r->deciding_what, (unsigned long long)r->probes,
+           r->narrow_s);
+    if (r->perturbed_in_window > 1)
+        printf("  (together with %llu earlier perturbed steps from step %llu)\n",
+               (unsigned long long)r->perturbed_in_window - 1, (unsigned long long)r->window_from);
+    printf("passing run: %s (%s %d)   failing run: %s (%s %d)\n", r->pass_run.id,
+           r->pass_run.outcome, r->pass_run.exit_code, r->fail_run.id, r->fail_run.outcome,
+           r->fail_run.exit_code);
+    if (at_step.looked)
+        where_text(r);
+    if (r->parted) {
+        printf("they part at event %llu (step %llu in the passing run, %llu in the failing run); "
+               "next events:\n",
+               (unsigned long long)r->part_event, (unsigned long long)r->part_step_pass,
+               (unsigned long long)r->part_step_fail);
+        print_tail("passing", &r->pass_next, 0);
+        print_tail("failing", &r->fail_next, 0);
+    }
+}
+
+static void report_text(const struct rw_check_report *r)
+{
     printf("schedule 0: run %s %s %d after %llu steps; %s %llu\n", r->base.id, r->base.outcome,
            r->base.exit_code, (unsigned long long)r->base.steps,
            from_given ? "the schedules fork after step" : "the job starts at step",
@@ -368,24 +419,7 @@ static void report_body(const struct rw_check_report *r, int json)
             "%llu schedules were lost: their task died or was held twice (not counted as tried)\n",
             (unsigned long long)r->lost);
     if (!r->found) {
-        if (r->judged)
-            printf("no failure: schedule 0 and %llu schedules pass every property (%.1f s)\n",
-                   (unsigned long long)r->tried, r->explore_s);
-        else if (stopped)
-            printf("stopped: %llu of %llu schedules ran before --timeout or a signal stopped the "
-                   "check, and ended like schedule 0 (%.1f s): not a pass\n",
-                   (unsigned long long)r->tried, (unsigned long long)asked, r->explore_s);
-        else if (r->lost)
-            printf("no difference: %llu schedules ended like schedule 0 (%.1f s), but %llu were "
-                   "lost: not a pass\n",
-                   (unsigned long long)r->tried, r->explore_s, (unsigned long long)r->lost);
-        else
-            printf("no difference: %llu schedules ended like schedule 0 (%.1f s)\n",
-                   (unsigned long long)r->tried, r->explore_s);
-        props_report(r, 0);
-        if (r->unmet)
-            printf("check fails: %llu assertions were never met across the check\n",
-                   (unsigned long long)r->unmet);
+        report_text_none(r);
         return;
     }
     if (r->schedule == 0) {
@@ -417,25 +451,7 @@ static void report_body(const struct rw_check_report *r, int json)
                (unsigned long long)r->probes);
         return;
     }
-    printf("deciding step: %llu, where the perturbation %s (%llu probes, %.1f s)\n",
-           (unsigned long long)r->deciding_step, r->deciding_what, (unsigned long long)r->probes,
-           r->narrow_s);
-    if (r->perturbed_in_window > 1)
-        printf("  (together with %llu earlier perturbed steps from step %llu)\n",
-               (unsigned long long)r->perturbed_in_window - 1, (unsigned long long)r->window_from);
-    printf("passing run: %s (%s %d)   failing run: %s (%s %d)\n", r->pass_run.id,
-           r->pass_run.outcome, r->pass_run.exit_code, r->fail_run.id, r->fail_run.outcome,
-           r->fail_run.exit_code);
-    if (at_step.looked)
-        where_text(r);
-    if (r->parted) {
-        printf("they part at event %llu (step %llu in the passing run, %llu in the failing run); "
-               "next events:\n",
-               (unsigned long long)r->part_event, (unsigned long long)r->part_step_pass,
-               (unsigned long long)r->part_step_fail);
-        print_tail("passing", &r->pass_next, 0);
-        print_tail("failing", &r->fail_next, 0);
-    }
+    report_text_narrowed(r);
 }
 
 static void on_progress(void *ctx, const char *line)
@@ -459,164 +475,209 @@ static void cli_nix_check_outputs(rw_home *h, const struct rw_check_report *r)
     }
 }
 
-int cmd_check(int argc, char **argv)
-{
+/* A check's command line, and what it holds until it ends. */
+struct check_cli {
     struct rw_check_config c;
-    rw_check_config_init(&c);
-    int json = 0, no_where = 0, i;
-    double timeout = 0;
-    char **rest = calloc((size_t)argc + 2, sizeof(char *));
-    int nrest = 0;
-    if (!rest)
-        return cli_error(2, "out of memory");
-    rest[nrest++] = argv[0];
-    for (i = 1; i < argc; i++) {
+    struct rw_nix_config nc;
+    struct rw_nix_job nj;
+    int json, no_where, nix;
+    double timeout;
+    char **rest; /* the run options and the command (or the installable) */
+    int nrest;
+};
+
+/* A helper's "go on": every other value is cmd_check's exit code. */
+#define CHECK_GO (-1)
+
+/* --from RUN:STEP */
+static int check_from(struct rw_check_config *c, const char *v)
+{
+    static char ref[512];
+    uint64_t n;
+    const char *colon = strrchr(v, ':');
+    if (c->base_run)
+        return cli_error(2, "give one of --run and --from");
+    if (!colon || colon == v || (size_t)(colon - v) >= sizeof(ref) ||
+        cli_read_step(colon + 1, &n) < 0 || n == 0)
+        return cli_error(2, "--from needs RUN:STEP (a step above 0): %s", v);
+    memcpy(ref, v, (size_t)(colon - v));
+    ref[colon - v] = 0;
+    c->base_run = ref;
+    c->from_step = n;
+    from_given = 1;
+    return CHECK_GO;
+}
+
+/* One of check's options with a value: option a, value v. */
+static int check_value(struct rw_check_config *c, const char *a, const char *v)
+{
+    uint64_t n;
+    char *end;
+    if (!strcmp(a, "--run") && c->base_run)
+        return cli_error(2, "give one of --run and --from");
+    if (!strcmp(a, "--via")) {
+        if (strcmp(v, "local") && strcmp(v, "slurm"))
+            return cli_error(2, "--via takes local or slurm: %s", v);
+        c->via = v;
+    } else if (!strcmp(a, "--share")) {
+        if (!*v)
+            return cli_error(2, "--share needs a directory");
+        c->share = v;
+    } else if (!strcmp(a, "--slurm-args")) {
+        c->via_args = v;
+    } else if (!strcmp(a, "--run")) {
+        c->base_run = v;
+    } else if (!strcmp(a, "--vary")) {
+        if (!strcmp(v, "seed"))
+            c->vary_seed = 1;
+        else if (!strcmp(v, "dirorder"))
+            c->vary_dirorder = 1;
+        else if (!strcmp(v, "epoch"))
+            c->vary_epoch = 1;
+        else
+            return cli_error(2, "--vary takes seed, dirorder or epoch: %s", v);
+    } else if (!strcmp(a, "--probe-timeout")) {
+        c->probe_timeout_s = strtod(v, &end);
+        if (*end || !(c->probe_timeout_s > 0) || c->probe_timeout_s > 1e7)
+            return cli_error(2, "--probe-timeout needs a positive number of seconds: %s", v);
+    } else if (!strcmp(a, "--from")) {
+        return check_from(c, v);
+    } else if (cli_read_step(v, &n) < 0 || n == 0 || n > 100000)
+        return cli_error(2, "%s needs a positive number: %s", a, v);
+    else if (!strcmp(a, "-j"))
+        c->jobs = (unsigned)(n > 64 ? 64 : n);
+    else
+        c->schedules = n;
+    return CHECK_GO;
+}
+
+/* check's own options; the rest into cc->rest, then everything from "--"
+ * on. CHECK_GO, or an exit code when the command ends here. */
+static int check_options(int argc, char **argv, struct check_cli *cc)
+{
+    int i, rc = CHECK_GO;
+    for (i = 1; i < argc && rc == CHECK_GO; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
             break;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             help();
-            return 0;
+            rc = 0;
         } else if (!strcmp(a, "--json")) {
-            json = 1;
+            cc->json = 1;
         } else if (!strcmp(a, "--keep-going")) {
-            c.keep_going = 1;
+            cc->c.keep_going = 1;
         } else if (!strcmp(a, "--no-where")) {
-            no_where = 1;
+            cc->no_where = 1;
         } else if (!strcmp(a, "--schedules") || !strcmp(a, "-j") || !strcmp(a, "--run") ||
                    !strcmp(a, "--from") || !strcmp(a, "--vary") || !strcmp(a, "--probe-timeout") ||
                    !strcmp(a, "--via") || !strcmp(a, "--share") || !strcmp(a, "--slurm-args")) {
             if (i + 1 >= argc)
-                return cli_error(2, "%s needs a value (see rewind check --help)", a);
-            const char *v = argv[++i];
-            uint64_t n;
-            char *end;
-            if (!strcmp(a, "--run") && c.base_run)
-                return cli_error(2, "give one of --run and --from");
-            if (!strcmp(a, "--via")) {
-                if (strcmp(v, "local") && strcmp(v, "slurm"))
-                    return cli_error(2, "--via takes local or slurm: %s", v);
-                c.via = v;
-            } else if (!strcmp(a, "--share")) {
-                if (!*v)
-                    return cli_error(2, "--share needs a directory");
-                c.share = v;
-            } else if (!strcmp(a, "--slurm-args")) {
-                c.via_args = v;
-            } else if (!strcmp(a, "--run")) {
-                c.base_run = v;
-            } else if (!strcmp(a, "--vary")) {
-                if (!strcmp(v, "seed"))
-                    c.vary_seed = 1;
-                else if (!strcmp(v, "dirorder"))
-                    c.vary_dirorder = 1;
-                else if (!strcmp(v, "epoch"))
-                    c.vary_epoch = 1;
-                else
-                    return cli_error(2, "--vary takes seed, dirorder or epoch: %s", v);
-            } else if (!strcmp(a, "--probe-timeout")) {
-                c.probe_timeout_s = strtod(v, &end);
-                if (*end || !(c.probe_timeout_s > 0) || c.probe_timeout_s > 1e7)
-                    return cli_error(2, "--probe-timeout needs a positive number of seconds: %s",
-                                     v);
-            } else if (!strcmp(a, "--from")) {
-                const char *colon = strrchr(v, ':');
-                static char ref[512];
-                if (c.base_run)
-                    return cli_error(2, "give one of --run and --from");
-                if (!colon || colon == v || (size_t)(colon - v) >= sizeof(ref) ||
-                    cli_read_step(colon + 1, &n) < 0 || n == 0)
-                    return cli_error(2, "--from needs RUN:STEP (a step above 0): %s", v);
-                memcpy(ref, v, (size_t)(colon - v));
-                ref[colon - v] = 0;
-                c.base_run = ref;
-                c.from_step = n;
-                from_given = 1;
-            } else if (cli_read_step(v, &n) < 0 || n == 0 || n > 100000)
-                return cli_error(2, "%s needs a positive number: %s", a, v);
-            else if (!strcmp(a, "-j"))
-                c.jobs = (unsigned)(n > 64 ? 64 : n);
+                rc = cli_error(2, "%s needs a value (see rewind check --help)", a);
             else
-                c.schedules = n;
+                rc = check_value(&cc->c, a, argv[++i]);
         } else {
-            rest[nrest++] = argv[i];
+            cc->rest[cc->nrest++] = argv[i];
         }
     }
-    for (; i < argc; i++)
-        rest[nrest++] = argv[i];
-    if ((c.share || c.via_args) && (!c.via || strcmp(c.via, "slurm")))
+    for (; i < argc && rc == CHECK_GO; i++)
+        cc->rest[cc->nrest++] = argv[i];
+    return rc;
+}
+
+/* The command line: check's options, then a stored run, an installable
+ * (docs/nix.md: the derivation's build is the job) or the run's options. */
+static int check_parse(int argc, char **argv, struct check_cli *cc)
+{
+    struct rw_check_config *c = &cc->c;
+    rw_check_config_init(c);
+    cc->rest = calloc((size_t)argc + 2, sizeof(char *));
+    if (!cc->rest)
+        return cli_error(2, "out of memory");
+    cc->rest[cc->nrest++] = argv[0];
+    int rc = check_options(argc, argv, cc);
+    if (rc != CHECK_GO)
+        return rc;
+    if ((c->share || c->via_args) && (!c->via || strcmp(c->via, "slurm")))
         return cli_error(2, "--share and --slurm-args go with --via slurm");
-    if (c.via && (c.vary_dirorder || c.vary_epoch)) /* the engines vary only the seed */
+    if (c->via && (c->vary_dirorder || c->vary_epoch)) /* the engines vary only the seed */
         return cli_error(2, "--vary dirorder and --vary epoch do not go with --via yet");
-    /* check INSTALLABLE (docs/nix.md): the derivation's build is the job */
-    static struct rw_nix_config nc;
-    static struct rw_nix_job nj;
-    int nix = 0;
-    if (!c.base_run && i == argc) {
-        rw_nix_config_init(&nc);
-        int np = cli_nix_args(nrest, rest, &nc, &timeout);
+    if (!c->base_run) {
+        rw_nix_config_init(&cc->nc);
+        int np = cli_nix_args(cc->nrest, cc->rest, &cc->nc, &cc->timeout);
         if (np < 0)
             return 2;
-        nix = np == 0;
+        cc->nix = np == 0;
     }
-    if (c.base_run) {
-        if (nrest > 1)
+    if (c->base_run) {
+        if (cc->nrest > 1)
             return cli_error(2, "--run and --from take no command or run options");
-    } else if (nix) {
-        if (nc.run.schedule)
+    } else if (cc->nix) {
+        if (cc->nc.run.schedule)
             return cli_error(2, "check chooses the schedules itself; drop --schedule");
     } else {
-        int pr = cli_run_args(nrest, rest, &c.run, &timeout);
+        int pr = cli_run_args(cc->nrest, cc->rest, &c->run, &cc->timeout);
         if (pr != 0)
             return pr > 0 ? 0 : 2;
-        if (c.run.schedule)
+        if (c->run.schedule)
             return cli_error(2, "check chooses the schedules itself; drop --schedule");
     }
-    c.run.observer = cli_stdio; /* notices (the job's output stays quiet) */
-    rw_home *h = cli_open_home();
-    if (!h)
-        return RW_EINTERNAL;
-    c.abort = cli_abort_on_signals(timeout);
-    if (!json || getenv("REWIND_PROGRESS") != NULL)
-        c.progress = on_progress;
+    c->run.observer = cli_stdio; /* notices (the job's output stays quiet) */
+    return CHECK_GO;
+}
+
+/* The check run by rw_check, then its report. The exit code. */
+static int check_run(rw_home *h, struct check_cli *cc)
+{
+    struct rw_check_config *c = &cc->c;
+    c->abort = cli_abort_on_signals(cc->timeout);
+    if (!cc->json || getenv("REWIND_PROGRESS") != NULL)
+        c->progress = on_progress;
     struct rw_check_report r;
     struct rw_error err;
-    if (nix) {
-        int e = cli_nix_job(h, &nc, &nj, json);
-        if (e) {
-            rw_home_close(h);
+    if (cc->nix) {
+        int e = cli_nix_job(h, &cc->nc, &cc->nj, cc->json);
+        if (e)
             return e;
-        }
-        c.run = nj.run;
+        c->run = cc->nj.run;
     }
-    int rc = rw_check(h, &c, &r, &err);
-    asked = c.schedules;
-    stopped = rc == 0 && *c.abort && !r.found && r.tried < c.schedules;
+    int rc = rw_check(h, c, &r, &err);
+    asked = c->schedules;
+    stopped = rc == 0 && *c->abort && !r.found && r.tried < c->schedules;
     int lost = rc == 0 && !r.found && r.lost; /* no pass either */
-    if (nix)
-        rw_nix_job_free(&nj);
-    if (rc == 0 && !no_where)
-        where_sides(h, &r, c.abort, c.progress != NULL);
-    if (nix && rc == 0 && !json) {
-        report(&r, json);
-        where_free();
-        cli_nix_check_outputs(h, &r);
-        rw_home_close(h);
-        return r.found || r.unmet ? 1 : stopped || lost ? 124 : 0;
-    }
-    rw_home_close(h);
-    free(rest);
+    if (cc->nix)
+        rw_nix_job_free(&cc->nj);
+    if (rc == 0 && !cc->no_where)
+        where_sides(h, &r, c->abort, c->progress != NULL);
     if (rc < 0)
         return err.code == RW_EUSAGE
                    ? cli_fail(&err)
                    : cli_error(err.code ? err.code : RW_EINTERNAL, "check: %s", err.msg);
-    report(&r, json);
+    report(&r, cc->json);
     where_free();
+    if (cc->nix && !cc->json)
+        cli_nix_check_outputs(h, &r);
     return r.found || r.unmet ? 1 : stopped || lost ? 124 : 0;
 }
 
-/* `rewind check-task DIR K` (hidden): one task of a check --via slurm, run
- * by the job array's batch script (src/explore/slurm_task.c). */
+int cmd_check(int argc, char **argv)
+{
+    static struct check_cli cc; /* the run config points into it until the end */
+    memset(&cc, 0, sizeof(cc));
+    int rc = check_parse(argc, argv, &cc);
+    if (rc == CHECK_GO) {
+        rw_home *h = cli_open_home();
+        if (!h) {
+            rc = RW_EINTERNAL;
+        } else {
+            rc = check_run(h, &cc);
+            rw_home_close(h);
+        }
+    }
+    free(cc.rest);
+    return rc;
+}
+
 int cmd_check_task(int argc, char **argv)
 {
     if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {

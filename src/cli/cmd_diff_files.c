@@ -35,28 +35,6 @@ static void json_str(const char *s)
     putchar('"');
 }
 
-/* The first and last differing offsets of a and b (the shorter one ends
- * where it ends: bytes past it differ). 0 when they are equal. */
-int cli_diff_range(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
-                   uint64_t *first, uint64_t *last)
-{
-    size_t m = la < lb ? la : lb, i = 0;
-    while (i < m && a[i] == b[i])
-        i++;
-    if (i == m && la == lb)
-        return 0;
-    *first = i;
-    if (la != lb) {
-        *last = (la > lb ? la : lb) - 1;
-        return 1;
-    }
-    size_t j = la;
-    while (j > i && a[j - 1] == b[j - 1])
-        j--;
-    *last = j - 1;
-    return 1;
-}
-
 static void show_bytes(const char *side, const unsigned char *p, size_t len, uint64_t at)
 {
     printf("    %s @%" PRIu64 ": \"", side, at);
@@ -218,7 +196,7 @@ int cmd_diff_files(int argc, char **argv)
                 rw_collect_read(h, ib, b->path, &db, &lb, &err) < 0)
                 fprintf(stderr, "rewind: %s\n", err.msg);
             else
-                ranged = cli_diff_range(da, la, db, lb, &first, &last);
+                ranged = rw_diff_range(da, la, db, lb, &first, &last);
         }
         if (json) {
             printf("%s{\"path\":", k ? "," : "");

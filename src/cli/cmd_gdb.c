@@ -17,6 +17,11 @@
  * --keep: gdb's writes at the session's start become a new run (a fork of
  * RUN at STEP whose spec names them: rw_fork_patched, src/input/patch.h).
  *
+ * Phases: gdb_parse, gdb_prepare (home, program, --keep's base, the stub),
+ * one transport (gdb_serve_stdio, or gdb_serve_socket: listen_on /
+ * listen_unix, gdb_launch, gdb_accept), gdb_finish; gdb_cleanup is the one
+ * cleanup path, whatever phase stopped.
+ *
  * Invariants:
  *  1. With --stdio, fd 1 is the stub's alone: it is moved aside before the
  *     machine starts and fd 1 points to stderr from then on.
@@ -230,7 +235,116 @@ static int keep_session(rw_home *h, const char *ref, uint64_t step, const struct
     return r.exit_code;
 }
 
-int cmd_gdb(int argc, char **argv)
+/* A session's command line. */
+struct gdb_args {
+    uint64_t pid, port, history, step;
+    int verify, use_port, kernel, use_stdio, keep;
+    double timeout;
+    const char *ref;
+    int argc, dd, rest; /* GDB-ARGS are argv[rest..argc) */
+    char **argv;
+};
+
+/* What a session holds; gdb_cleanup releases all of it (the one cleanup
+ * path of cmd_gdb). */
+struct gdb_session {
+    rw_home *h;
+    volatile sig_atomic_t *abort_flag;
+    uint32_t p32;
+    char exe[256], tmp[64];
+    struct rw_patch *patch;
+    unsigned base_n;
+    struct gdbs_session *s;
+    struct gdbs_result res;
+    int wout;
+    char udir[64], upath[128];
+    pid_t child; /* gdb: -1 none started, -2 ended without connecting */
+    int gstatus;
+};
+
+/* A helper's "go on": every other value is cmd_gdb's exit code. */
+#define GDB_GO (-1)
+
+static void gdb_cleanup(struct gdb_session *g)
+{
+    struct rw_error err;
+    if (g->s)
+        gdbs_end(g->s, 0, &err);
+    unix_done(g->udir, g->upath); /* invariant 2 */
+    if (g->tmp[0])
+        unlink(g->tmp);
+    free(g->patch);
+    if (g->wout != STDOUT_FILENO)
+        close(g->wout);
+    if (g->h)
+        rw_home_close(g->h);
+}
+
+static int gdb_option(struct gdb_args *a, int c)
+{
+    switch (c) {
+    case 'p':
+        if (cli_read_step(optarg, &a->pid) < 0 || a->pid == 0 || a->pid > 4194304)
+            return cli_error(2, "--pid needs a process id (see rewind ps): %s", optarg);
+        return GDB_GO;
+    case 'P':
+        if (cli_read_step(optarg, &a->port) < 0 || a->port == 0 || a->port > 65535)
+            return cli_error(2, "--port needs a TCP port (1-65535): %s", optarg);
+        a->use_port = 1;
+        return GDB_GO;
+    case 'v':
+        a->verify = 1;
+        return GDB_GO;
+    case 'k':
+        a->kernel = 1;
+        return GDB_GO;
+    case 'S':
+        a->use_stdio = 1;
+        return GDB_GO;
+    case 'H':
+        if (cli_read_step(optarg, &a->history) < 0 || a->history == 0)
+            return cli_error(2, "--history needs a step number: %s", optarg);
+        return GDB_GO;
+    case 't':
+        if (cli_read_seconds(optarg, &a->timeout) < 0)
+            return cli_error(2, "--timeout must be a positive number of seconds: %s", optarg);
+        return GDB_GO;
+    case 'K':
+        a->keep = 1;
+        return GDB_GO;
+    case 'h':
+        help();
+        return 0;
+    default:
+        return cli_error(2, "see rewind gdb --help");
+    }
+}
+
+/* The options that exclude each other, then RUN STEP. */
+static int gdb_check_args(struct gdb_args *a)
+{
+    if (a->kernel && a->pid)
+        return cli_error(2, "--pid and --kernel exclude each other");
+    if (a->keep && a->kernel)
+        return cli_error(2, "--keep and --kernel exclude each other (a kept session writes to one "
+                            "process)");
+    if (a->keep && a->verify)
+        return cli_error(2, "--keep and --verify exclude each other (replay the kept run with "
+                            "rewind replay ID)");
+    if (a->use_stdio && a->use_port)
+        return cli_error(2, "--stdio and --port exclude each other");
+    if ((a->use_stdio || a->use_port) && a->dd < a->argc)
+        return cli_error(2, "GDB-ARGS need rewind to start gdb: not with --stdio or --port");
+    if (a->dd - optind != 2)
+        return cli_error(2, "gdb needs RUN STEP (see rewind gdb --help)");
+    a->ref = a->argv[optind];
+    if (cli_read_step(a->argv[optind + 1], &a->step) < 0 || a->step == 0)
+        return cli_error(2, "STEP must be a positive step number: %s", a->argv[optind + 1]);
+    a->rest = a->dd < a->argc ? a->dd + 1 : a->argc;
+    return GDB_GO;
+}
+
+static int gdb_parse(int argc, char **argv, struct gdb_args *a)
 {
     static const struct option opts[] = {
         {"pid", required_argument, 0, 'p'},     {"port", required_argument, 0, 'P'},
@@ -239,142 +353,99 @@ int cmd_gdb(int argc, char **argv)
         {"kernel", no_argument, 0, 'k'},        {"stdio", no_argument, 0, 'S'},
         {"keep", no_argument, 0, 'K'},          {0, 0, 0, 0},
     };
-    uint64_t pid = 0, port = 0, history = 0;
-    int verify = 0, c, use_port = 0, kernel = 0, use_stdio = 0, keep = 0;
-    double timeout = 0;
+    *a = (struct gdb_args){.argc = argc, .argv = argv, .dd = argc};
     optind = 1;
     /* rewind's options end at "--": what follows is gdb's. */
-    int dd = argc;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--")) {
-            dd = i;
+            a->dd = i;
             break;
         }
-    while ((c = getopt_long(dd, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            if (cli_read_step(optarg, &pid) < 0 || pid == 0 || pid > 4194304)
-                return cli_error(2, "--pid needs a process id (see rewind ps): %s", optarg);
-            break;
-        case 'P':
-            if (cli_read_step(optarg, &port) < 0 || port == 0 || port > 65535)
-                return cli_error(2, "--port needs a TCP port (1-65535): %s", optarg);
-            use_port = 1;
-            break;
-        case 'v':
-            verify = 1;
-            break;
-        case 'k':
-            kernel = 1;
-            break;
-        case 'S':
-            use_stdio = 1;
-            break;
-        case 'H':
-            if (cli_read_step(optarg, &history) < 0 || history == 0)
-                return cli_error(2, "--history needs a step number: %s", optarg);
-            break;
-        case 't':
-            if (cli_read_seconds(optarg, &timeout) < 0)
-                return cli_error(2, "--timeout must be a positive number of seconds: %s", optarg);
-            break;
-        case 'K':
-            keep = 1;
-            break;
-        case 'h':
-            help();
-            return 0;
-        default:
-            return cli_error(2, "see rewind gdb --help");
-        }
+    int c, rc;
+    while ((c = getopt_long(a->dd, argv, "h", opts, NULL)) != -1)
+        if ((rc = gdb_option(a, c)) != GDB_GO)
+            return rc;
+    return gdb_check_args(a);
+}
+
+/* --stdio (invariant 1): stdout is the stub's alone. */
+static int gdb_stdio_setup(struct gdb_session *g)
+{
+    fflush(stdout);
+    g->wout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (g->wout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        if (g->wout < 0)
+            g->wout = STDOUT_FILENO;
+        return cli_error(RW_EINTERNAL, "--stdio: cannot set up stdout: %s", strerror(errno));
     }
-    if (kernel && pid)
-        return cli_error(2, "--pid and --kernel exclude each other");
-    if (keep && kernel)
-        return cli_error(2, "--keep and --kernel exclude each other (a kept session writes to one "
-                            "process)");
-    if (keep && verify)
-        return cli_error(2, "--keep and --verify exclude each other (replay the kept run with "
-                            "rewind replay ID)");
-    if (use_stdio && use_port)
-        return cli_error(2, "--stdio and --port exclude each other");
-    if ((use_stdio || use_port) && dd < argc)
-        return cli_error(2, "GDB-ARGS need rewind to start gdb: not with --stdio or --port");
-    if (dd - optind != 2)
-        return cli_error(2, "gdb needs RUN STEP (see rewind gdb --help)");
-    const char *ref = argv[optind];
-    uint64_t step;
-    if (cli_read_step(argv[optind + 1], &step) < 0 || step == 0)
-        return cli_error(2, "STEP must be a positive step number: %s", argv[optind + 1]);
-    int rest = dd < argc ? dd + 1 : argc;
-    int wout = STDOUT_FILENO;
-    if (use_stdio) { /* invariant 1: stdout is the stub's alone */
-        fflush(stdout);
-        wout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-        if (wout < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-            return cli_error(RW_EINTERNAL, "--stdio: cannot set up stdout: %s", strerror(errno));
-    }
-    rw_home *h = cli_open_home();
-    if (!h)
-        return RW_EINTERNAL;
-    volatile sig_atomic_t *abort_flag = cli_abort_on_signals(timeout);
-    gdb_abort = abort_flag;
+    return GDB_GO;
+}
+
+static void gdb_signals(struct gdb_session *g, double timeout)
+{
+    g->abort_flag = cli_abort_on_signals(timeout);
+    gdb_abort = g->abort_flag;
     struct sigaction sa = {.sa_handler = on_gdb_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGALRM, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+}
+
+/* The program gdb debugs (the guest kernel with --kernel) and the step
+ * reverse execution goes back to (--history, or P's last exec). */
+static int gdb_program(struct gdb_args *a, struct gdb_session *g)
+{
     struct rw_error err;
-    uint32_t p32 = (uint32_t)pid;
-    char exe[256];
-    if (kernel) { /* the whole machine: the guest kernel's ELF */
-        snprintf(exe, sizeof(exe), "%s", rw_default_kernel());
-        p32 = 0;
-    } else if (rw_process_program(h, ref, step, &p32, exe, sizeof(exe), &err) < 0) {
-        rw_home_close(h);
+    g->p32 = (uint32_t)a->pid;
+    if (a->kernel) { /* the whole machine: the guest kernel's ELF */
+        snprintf(g->exe, sizeof(g->exe), "%s", rw_default_kernel());
+        g->p32 = 0;
+    } else if (rw_process_program(g->h, a->ref, a->step, &g->p32, g->exe, sizeof(g->exe), &err) <
+               0) {
         return cli_fail(&err);
     }
-    if (!history && !kernel) {
+    if (!a->history && !a->kernel) {
         char id[RW_ID_MAX];
-        struct first_exec f = {p32, 1};
+        struct first_exec f = {g->p32, 1};
         struct rw_event_query q = RW_EVENTS_ALL;
-        q.to = step;
+        q.to = a->step;
         q.kind = rw_event_kind("exec");
-        if (rw_resolve(h, ref, id, &err) == 0)
-            rw_events(h, id, &q, on_exec, &f, NULL, &err);
-        history = f.step ? f.step : 1;
+        if (rw_resolve(g->h, a->ref, id, &err) == 0)
+            rw_events(g->h, id, &q, on_exec, &f, NULL, &err);
+        a->history = f.step ? f.step : 1;
     }
-    if (history > step)
-        history = step;
-    struct rw_options o;
-    rw_options_init(&o);
-    o.abort = abort_flag;
-    struct rw_patch *patch = keep ? calloc(1, sizeof(*patch)) : NULL;
-    if (keep && !patch) {
-        rw_home_close(h);
+    if (a->history > a->step)
+        a->history = a->step;
+    return GDB_GO;
+}
+
+/* --keep: the writes run ref holds already (invariant 3 counts beyond). */
+static int gdb_keep_base(struct gdb_args *a, struct gdb_session *g)
+{
+    struct rw_error err;
+    if (!a->keep)
+        return GDB_GO;
+    g->patch = calloc(1, sizeof(*g->patch));
+    if (!g->patch)
         return cli_error(RW_EINTERNAL, "out of memory");
-    }
-    if (keep && rw_patch_base(h, ref, step, patch, &err) < 0) {
-        free(patch);
-        rw_home_close(h);
+    if (rw_patch_base(g->h, a->ref, a->step, g->patch, &err) < 0)
         return cli_fail(&err);
-    }
-    unsigned base_n = patch ? patch->n : 0;
-    char tmp[64] = "";
-    if (!kernel && rw_program_copy(h, ref, step, p32, exe, &o, tmp, &err) < 0) {
-        if (tmp[0])
-            unlink(tmp);
-        rw_home_close(h);
+    g->base_n = g->patch->n;
+    return GDB_GO;
+}
+
+/* The program copied out of the guest's filesystem at STEP, for gdb. */
+static int gdb_copy_program(struct gdb_args *a, struct gdb_session *g, struct rw_options *o)
+{
+    struct rw_error err;
+    if (!a->kernel && rw_program_copy(g->h, a->ref, a->step, g->p32, g->exe, o, g->tmp, &err) < 0)
         return cli_fail(&err);
-    }
-    int kind = kernel ? 0 : elf_kind(tmp);
-    if (kind < 0) {
-        unlink(tmp);
-        rw_home_close(h);
-        return cli_error(RW_EUSAGE, "%s at step %llu is not an x86-64 ELF program", exe,
-                         (unsigned long long)step);
-    }
+    int kind = a->kernel ? 0 : elf_kind(g->tmp);
+    if (kind < 0)
+        return cli_error(RW_EUSAGE, "%s at step %llu is not an x86-64 ELF program", g->exe,
+                         (unsigned long long)a->step);
     /* kind 2, a position-independent program: gdb places it by the
      * process's auxiliary vector (qXfer:auxv:read). */
     if (kind == 1)
@@ -382,149 +453,206 @@ int cmd_gdb(int argc, char **argv)
                 "rewind: %s is dynamically linked: gdb finds its libraries through the guest's "
                 "dynamic linker, served from the guest's files (not tested: the test root's "
                 "programs are static)\n",
-                exe);
-    struct gdbs_config cfg = {.h = h,
-                              .ref = ref,
-                              .step = step,
-                              .pid = p32,
-                              .history = history,
-                              .abort = abort_flag,
+                g->exe);
+    return GDB_GO;
+}
+
+static int gdb_start_stub(struct gdb_args *a, struct gdb_session *g)
+{
+    struct rw_error err;
+    struct gdbs_config cfg = {.h = g->h,
+                              .ref = a->ref,
+                              .step = a->step,
+                              .pid = g->p32,
+                              .history = a->history,
+                              .abort = g->abort_flag,
                               .interrupt = &gdb_interrupt,
                               .stopping = &gdb_stopping,
                               .notes = stderr,
-                              .exe = exe,
-                              .exe_local = kernel ? exe : tmp,
-                              .kernel = kernel,
-                              .keep = patch};
-    struct gdbs_result res;
-    struct gdbs_session *s;
-    if (gdbs_start(&cfg, &res, &s, &err) < 0) {
-        if (tmp[0])
-            unlink(tmp);
-        rw_home_close(h);
+                              .exe = g->exe,
+                              .exe_local = a->kernel ? g->exe : g->tmp,
+                              .kernel = a->kernel,
+                              .keep = g->patch};
+    if (gdbs_start(&cfg, &g->res, &g->s, &err) < 0)
         return cli_fail(&err);
-    }
-    pid_t child = -1;
-    int gstatus = 0;
-    char udir[64] = "", upath[128] = "";
-    if (use_stdio) {
-        if (!*abort_flag)
-            gdbs_serve(s, STDIN_FILENO, wout);
-        close(wout);
-        /* gdb closing the pipe waits 5 s, sends SIGTERM, then waits for
-         * good: --verify's run to the end is let finish (SIGINT still
-         * stops it). */
-        if (verify)
-            signal(SIGTERM, SIG_IGN);
-    } else {
-        int bound = 0;
-        int lfd = use_port ? listen_on((int)port, &bound) : listen_unix(udir, upath);
-        if (lfd < 0) {
-            int e = errno;
-            gdbs_end(s, 0, &err);
-            unix_done(udir, upath);
-            if (tmp[0])
-                unlink(tmp);
-            rw_home_close(h);
-            if (use_port)
-                return cli_error(RW_EUSAGE, "cannot listen on 127.0.0.1:%d: %s", (int)port,
-                                 strerror(e));
-            return cli_error(RW_EINTERNAL, "cannot make a Unix socket for gdb: %s", strerror(e));
-        }
-        if (use_port) {
-            fprintf(stderr, "rewind: gdb stub for %s %u at step %llu on 127.0.0.1:%d\n",
-                    kernel ? "the whole machine, vcpu" : "process", kernel ? 0 : p32,
-                    (unsigned long long)step, bound);
-        } else {
-            char target[160], *args[argc + 16];
-            snprintf(target, sizeof(target), "target remote %s", upath);
-            int k = 0;
-            args[k++] = "gdb";
-            args[k++] = "-q";
-            args[k++] = "-nx";
-            args[k++] = "-ex";
-            args[k++] = "set remotetimeout 3600";
-            args[k++] = "-ex";
-            args[k++] = "set exec-file-mismatch off";
-            args[k++] = "-ex";
-            args[k++] = target;
-            for (int i = rest; i < argc; i++)
-                args[k++] = argv[i];
-            args[k++] = kernel ? exe : tmp;
-            args[k] = NULL;
-            child = fork();
-            if (child == 0) {
-                close(lfd);
-                execvp("gdb", args);
-                fprintf(stderr, "rewind: cannot run gdb: %s (apt-get install gdb)\n",
-                        strerror(errno));
-                _exit(127);
-            }
-        }
-        int cfd = -1;
-        for (;;) { /* until gdb connects, gdb exits, or the abort flag */
-            struct pollfd pf = {.fd = lfd, .events = POLLIN};
-            int pr = poll(&pf, 1, 1000);
-            if (pr > 0) {
-                cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-                if (cfd >= 0)
-                    break;
-            }
-            if (*abort_flag)
-                break;
-            if (child > 0 && waitpid(child, &gstatus, WNOHANG) == child) {
-                child = -2; /* gdb ended without connecting */
-                break;
-            }
-        }
+    return GDB_GO;
+}
+
+/* Everything up to a stub ready for its transport. */
+static int gdb_prepare(struct gdb_args *a, struct gdb_session *g)
+{
+    int rc;
+    if (a->use_stdio && (rc = gdb_stdio_setup(g)) != GDB_GO)
+        return rc;
+    g->h = cli_open_home();
+    if (!g->h)
+        return RW_EINTERNAL;
+    gdb_signals(g, a->timeout);
+    if ((rc = gdb_program(a, g)) != GDB_GO)
+        return rc;
+    struct rw_options o;
+    rw_options_init(&o);
+    o.abort = g->abort_flag;
+    if ((rc = gdb_keep_base(a, g)) != GDB_GO || (rc = gdb_copy_program(a, g, &o)) != GDB_GO)
+        return rc;
+    return gdb_start_stub(a, g);
+}
+
+/* --stdio: the stub on stdin and the saved stdout. */
+static void gdb_serve_stdio(struct gdb_args *a, struct gdb_session *g)
+{
+    if (!*g->abort_flag)
+        gdbs_serve(g->s, STDIN_FILENO, g->wout);
+    close(g->wout);
+    g->wout = STDOUT_FILENO;
+    /* gdb closing the pipe waits 5 s, sends SIGTERM, then waits for
+     * good: --verify's run to the end is let finish (SIGINT still
+     * stops it). */
+    if (a->verify)
+        signal(SIGTERM, SIG_IGN);
+}
+
+/* gdb in the foreground on the Unix socket at g->upath, GDB-ARGS after
+ * the connection. */
+static void gdb_launch(struct gdb_args *a, struct gdb_session *g, int lfd)
+{
+    char target[160], *args[a->argc + 16];
+    snprintf(target, sizeof(target), "target remote %s", g->upath);
+    int k = 0;
+    args[k++] = "gdb";
+    args[k++] = "-q";
+    args[k++] = "-nx";
+    args[k++] = "-ex";
+    args[k++] = "set remotetimeout 3600";
+    args[k++] = "-ex";
+    args[k++] = "set exec-file-mismatch off";
+    args[k++] = "-ex";
+    args[k++] = target;
+    for (int i = a->rest; i < a->argc; i++)
+        args[k++] = a->argv[i];
+    args[k++] = a->kernel ? g->exe : g->tmp;
+    args[k] = NULL;
+    g->child = fork();
+    if (g->child == 0) {
         close(lfd);
-        unix_done(udir, upath); /* invariant 2: connected or given up */
-        if (cfd >= 0) {
-            gdbs_serve(s, cfd, cfd);
-            close(cfd);
+        execvp("gdb", args);
+        fprintf(stderr, "rewind: cannot run gdb: %s (apt-get install gdb)\n", strerror(errno));
+        _exit(127);
+    }
+}
+
+/* The connection: until gdb connects, gdb exits, or the abort flag. The
+ * connected fd or -1. */
+static int gdb_accept(struct gdb_session *g, int lfd)
+{
+    for (;;) {
+        struct pollfd pf = {.fd = lfd, .events = POLLIN};
+        int pr = poll(&pf, 1, 1000);
+        if (pr > 0) {
+            int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (cfd >= 0)
+                return cfd;
+        }
+        if (*g->abort_flag)
+            return -1;
+        if (g->child > 0 && waitpid(g->child, &g->gstatus, WNOHANG) == g->child) {
+            g->child = -2; /* gdb ended without connecting */
+            return -1;
         }
     }
-    int status = gstatus;
-    if (child > 0)
-        while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-            ;
-    if (tmp[0])
-        unlink(tmp);
-    int rc = gdbs_end(s, verify, &err);
-    int ex = child != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-    if (rc < 0) {
-        rw_home_close(h);
-        return cli_fail(&err);
+}
+
+/* --port N (an IDE connects) or the default (gdb started here). */
+static int gdb_serve_socket(struct gdb_args *a, struct gdb_session *g)
+{
+    int bound = 0;
+    int lfd = a->use_port ? listen_on((int)a->port, &bound) : listen_unix(g->udir, g->upath);
+    if (lfd < 0) {
+        int e = errno;
+        if (a->use_port)
+            return cli_error(RW_EUSAGE, "cannot listen on 127.0.0.1:%d: %s", (int)a->port,
+                             strerror(e));
+        return cli_error(RW_EINTERNAL, "cannot make a Unix socket for gdb: %s", strerror(e));
     }
+    if (a->use_port)
+        fprintf(stderr, "rewind: gdb stub for %s %u at step %llu on 127.0.0.1:%d\n",
+                a->kernel ? "the whole machine, vcpu" : "process", a->kernel ? 0 : g->p32,
+                (unsigned long long)a->step, bound);
+    else
+        gdb_launch(a, g, lfd);
+    int cfd = gdb_accept(g, lfd);
+    close(lfd);
+    unix_done(g->udir, g->upath); /* invariant 2: connected or given up */
+    g->udir[0] = g->upath[0] = 0;
+    if (cfd >= 0) {
+        gdbs_serve(g->s, cfd, cfd);
+        close(cfd);
+    }
+    return GDB_GO;
+}
+
+/* --verify: the session's machine ran to the end of the stored run's
+ * trace. 0, 1 if it differs, or an error's exit code. */
+static int gdb_verify(struct gdb_args *a, struct gdb_session *g, int ex)
+{
+    struct rw_run_info info;
+    struct rw_error err;
+    if (rw_run_info(g->h, a->ref, &info, &err) < 0)
+        return cli_fail(&err);
+    int same = !strcmp(info.trace_hash, g->res.trace_hash) && info.steps == g->res.steps;
+    fprintf(stderr, "rewind: the session's machine ran to step %llu: trace %s %s run %s\n",
+            (unsigned long long)g->res.steps, g->res.trace_hash, same ? "equal to" : "DIFFERS from",
+            info.id);
+    rw_run_info_free(&info);
+    return same ? ex : 1;
+}
+
+/* The session's end: gdb waited for, the stub ended, its summary, then
+ * --keep or --verify. The exit code. */
+static int gdb_finish(struct gdb_args *a, struct gdb_session *g)
+{
+    struct rw_error err;
+    int status = g->gstatus;
+    if (g->child > 0)
+        while (waitpid(g->child, &status, 0) < 0 && errno == EINTR)
+            ;
+    if (g->tmp[0])
+        unlink(g->tmp);
+    g->tmp[0] = 0;
+    int rc = gdbs_end(g->s, a->verify, &err);
+    g->s = NULL;
+    int ex = g->child != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    if (rc < 0)
+        return cli_fail(&err);
     fprintf(stderr, "rewind: gdb session: %llu debug exits, %llu replays",
-            (unsigned long long)res.debug_exits, (unsigned long long)res.replays);
-    if (res.windows_given_up) /* src/gdbstub/stub.c invariant 6 */
+            (unsigned long long)g->res.debug_exits, (unsigned long long)g->res.replays);
+    if (g->res.windows_given_up) /* src/gdbstub/stub.c invariant 6 */
         fprintf(stderr, " (%llu windows given up over their budget)",
-                (unsigned long long)res.windows_given_up);
+                (unsigned long long)g->res.windows_given_up);
     fputc('\n', stderr);
-    if (res.modified)
+    if (g->res.modified)
         fprintf(stderr, "rewind: gdb wrote to the machine's registers or memory: from there on "
                         "its run is not the stored run\n");
-    if (keep) {
-        int kr = keep_session(h, ref, step, patch, base_n, abort_flag);
-        free(patch);
-        rw_home_close(h);
-        return kr;
-    }
-    if (verify) {
-        struct rw_run_info info;
-        if (rw_run_info(h, ref, &info, &err) < 0) {
-            rw_home_close(h);
-            return cli_fail(&err);
-        }
-        int same = !strcmp(info.trace_hash, res.trace_hash) && info.steps == res.steps;
-        fprintf(stderr, "rewind: the session's machine ran to step %llu: trace %s %s run %s\n",
-                (unsigned long long)res.steps, res.trace_hash, same ? "equal to" : "DIFFERS from",
-                info.id);
-        rw_run_info_free(&info);
-        if (!same)
-            ex = 1;
-    }
-    rw_home_close(h);
-    return ex;
+    if (a->keep)
+        return keep_session(g->h, a->ref, a->step, g->patch, g->base_n, g->abort_flag);
+    return a->verify ? gdb_verify(a, g, ex) : ex;
+}
+
+int cmd_gdb(int argc, char **argv)
+{
+    struct gdb_args a;
+    int rc = gdb_parse(argc, argv, &a);
+    if (rc != GDB_GO)
+        return rc;
+    struct gdb_session g = {.wout = STDOUT_FILENO, .child = -1};
+    if ((rc = gdb_prepare(&a, &g)) != GDB_GO)
+        goto out;
+    if (a.use_stdio)
+        gdb_serve_stdio(&a, &g);
+    else if ((rc = gdb_serve_socket(&a, &g)) != GDB_GO)
+        goto out;
+    rc = gdb_finish(&a, &g);
+out:
+    gdb_cleanup(&g);
+    return rc;
 }

@@ -38,7 +38,7 @@ int cmd_replay(int argc, char **argv)
     static const struct cli_derived d = {
         "replay", "from,verify-restores,timeout,test-hole,max-trace,max-disk", 1, "one run", help};
     rw_home *h;
-    int ex = cli_start(argc, argv, &d, &o, &none, &h);
+    int ex = cli_start(argc, argv, &d, &o, &none, &h, NULL);
     if (ex >= 0)
         return ex;
     struct rw_result r;

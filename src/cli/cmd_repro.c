@@ -5,6 +5,9 @@
  * build 1's and, for each, who wrote the first differing byte (the builds
  * track writes under PATH unless --track-writes says otherwise).
  * docs/nix.md, docs/tutorials/reproducible-builds.md.
+ * This file parses and prints: the builds, the comparison and the blame
+ * are the engine's (rw_repro, rw_repro_compare in src/run/repro.c;
+ * rw_blame in src/trace/writes.c).
  * Exit 0 when every build ended alike and collected identical files, 1 when
  * something does not reproduce, 2 on bad usage or a build that cannot run.
  */
@@ -65,212 +68,230 @@ static void on_progress(void *ctx, const char *line)
     fprintf(stderr, "rewind: %s\n", line);
 }
 
-/* The guest path of a collected entry. */
-static void guest_path(const char *base, const char *rel, char *out, size_t n)
-{
-    if (!strcmp(rel, "."))
-        snprintf(out, n, "%s", base);
-    else
-        snprintf(out, n, "%s%s%s", base, base[strlen(base) - 1] == '/' ? "" : "/", rel);
-}
+/* A repro's command line, and what it holds until it ends. */
+struct repro_cli {
+    struct rw_repro_config c;
+    struct rw_nix_config nc;
+    struct rw_nix_job nj;
+    int json, nix;
+    double timeout;
+    char **rest; /* RUN-OPTIONS and the command (or the installable) */
+    int nrest;
+    char base[2200], glob[2300];
+};
 
-int cmd_repro(int argc, char **argv)
+/* A helper's "go on": every other value is cmd_repro's exit code. */
+#define REPRO_GO (-1)
+
+/* repro's own options; the rest into r->rest. The index of "--" (argc if
+ * none); *stop set to an exit code when the command ends here. */
+static int repro_options(int argc, char **argv, struct repro_cli *r, int *stop)
 {
-    static struct rw_repro_config c;
-    rw_repro_config_init(&c);
-    int json = 0, i, nrest = 0;
-    double timeout = 0;
-    char **rest = calloc((size_t)argc + 2, sizeof(char *));
-    if (!rest)
-        return cli_error(2, "out of memory");
-    rest[nrest++] = argv[0];
+    int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--"))
             break;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             help();
-            free(rest);
-            return 0;
+            *stop = 0;
+            return i;
         } else if (!strcmp(a, "--json")) {
-            json = 1;
+            r->json = 1;
         } else if (!strcmp(a, "--builds") || !strcmp(a, "--vary")) {
-            if (i + 1 >= argc)
-                return cli_error(2, "%s needs a value (see rewind repro --help)", a);
+            if (i + 1 >= argc) {
+                *stop = cli_error(2, "%s needs a value (see rewind repro --help)", a);
+                return i;
+            }
             const char *v = argv[++i];
             uint64_t n;
             if (!strcmp(a, "--vary")) {
-                if (parse_vary(v, &c) < 0)
-                    return cli_error(2, "--vary takes seed, dirorder, epoch or none: %s", v);
+                if (parse_vary(v, &r->c) < 0) {
+                    *stop = cli_error(2, "--vary takes seed, dirorder, epoch or none: %s", v);
+                    return i;
+                }
             } else if (cli_read_step(v, &n) < 0 || n < 2 || n > RW_REPRO_MAX) {
-                return cli_error(2, "--builds needs a number from 2 to %d: %s", RW_REPRO_MAX, v);
+                *stop = cli_error(2, "--builds needs a number from 2 to %d: %s", RW_REPRO_MAX, v);
+                return i;
             } else {
-                c.builds = n;
+                r->c.builds = n;
             }
         } else {
-            rest[nrest++] = argv[i];
+            r->rest[r->nrest++] = argv[i];
         }
     }
-    /* repro INSTALLABLE (docs/nix.md): the derivation's build is the job */
-    static struct rw_nix_config nc;
-    static struct rw_nix_job nj;
-    int nix = 0;
+    return i;
+}
+
+/* The command line: repro's options, then the run's (or an installable,
+ * docs/nix.md: the derivation's build is the job). */
+static int repro_parse(int argc, char **argv, struct repro_cli *r)
+{
+    rw_repro_config_init(&r->c);
+    r->rest = calloc((size_t)argc + 2, sizeof(char *));
+    if (!r->rest)
+        return cli_error(2, "out of memory");
+    r->rest[r->nrest++] = argv[0];
+    int stop = REPRO_GO;
+    int i = repro_options(argc, argv, r, &stop);
+    if (stop != REPRO_GO)
+        return stop;
     if (i == argc) {
-        rw_nix_config_init(&nc);
-        int np = cli_nix_args(nrest, rest, &nc, &timeout);
+        rw_nix_config_init(&r->nc);
+        int np = cli_nix_args(r->nrest, r->rest, &r->nc, &r->timeout);
         if (np < 0)
             return 2;
-        nix = np == 0;
+        r->nix = np == 0;
     }
     for (; i < argc; i++)
-        rest[nrest++] = argv[i];
-    if (!nix) {
-        int pr = cli_run_args(nrest, rest, &c.run, &timeout);
+        r->rest[r->nrest++] = argv[i];
+    if (!r->nix) {
+        int pr = cli_run_args(r->nrest, r->rest, &r->c.run, &r->timeout);
         if (pr != 0)
             return pr > 0 ? 0 : 2;
-        if (!c.run.collect)
+        if (!r->c.run.collect)
             return cli_error(2, "repro needs --collect PATH: the outputs to compare");
     }
-    rw_home *h = cli_open_home();
-    if (!h)
-        return RW_EINTERNAL;
-    static char base[2200], glob[2300];
+    return REPRO_GO;
+}
+
+/* The builds: made and stored by rw_repro (src/run/repro.c). */
+static int repro_build(rw_home *h, struct repro_cli *r, struct rw_repro_build *b)
+{
     struct rw_error err;
-    if (nix) {
-        int e = cli_nix_job(h, &nc, &nj, json);
-        if (e) {
-            rw_home_close(h);
+    if (r->nix) {
+        int e = cli_nix_job(h, &r->nc, &r->nj, r->json);
+        if (e)
             return e;
-        }
-        c.run = nj.run;
-        /* the output is a directory or one file: both match PATH* */
-        if (!c.run.track_writes) {
-            snprintf(glob, sizeof(glob), "%s*", nj.out_path);
-            c.run.track_writes = glob;
-        }
+        r->c.run = r->nj.run;
     }
-    if (c.run.collect[0] == '/')
-        snprintf(base, sizeof(base), "%s", c.run.collect);
-    else
-        snprintf(base, sizeof(base), "%s%s%s", c.run.cwd,
-                 c.run.cwd[strlen(c.run.cwd) - 1] == '/' ? "" : "/", c.run.collect);
-    if (!c.run.track_writes) {
-        snprintf(glob, sizeof(glob), "%s%s*", base, base[strlen(base) - 1] == '/' ? "" : "/");
-        c.run.track_writes = glob;
-    }
-    c.run.quiet = 1;
-    c.run.observer = cli_stdio;
-    c.progress = json && !getenv("REWIND_PROGRESS") ? NULL : on_progress;
-    c.abort = cli_abort_on_signals(timeout);
-    c.run.abort = c.abort;
-    static struct rw_repro_build b[RW_REPRO_MAX];
-    int rr = rw_repro(h, &c, b, &err);
-    if (nix)
-        rw_nix_job_free(&nj);
-    if (rr < 0) {
-        rw_home_close(h);
+    rw_repro_paths(&r->c, r->nix ? r->nj.out_path : NULL, r->base, sizeof(r->base), r->glob,
+                   sizeof(r->glob));
+    r->c.run.quiet = 1;
+    r->c.run.observer = cli_stdio;
+    r->c.progress = r->json && !getenv("REWIND_PROGRESS") ? NULL : on_progress;
+    r->c.abort = cli_abort_on_signals(r->timeout);
+    r->c.run.abort = r->c.abort;
+    int rr = rw_repro(h, &r->c, b, &err);
+    if (r->nix)
+        rw_nix_job_free(&r->nj);
+    if (rr < 0)
         return cli_error(err.code ? err.code : 2, "%s", err.msg);
-    }
-    int differs = 0;
-    for (uint64_t k = 1; k < c.builds; k++)
-        if (b[k].outcome != b[0].outcome || b[k].exit_code != b[0].exit_code)
-            differs = 1;
-    if (json) {
+    return REPRO_GO;
+}
+
+static void print_builds(const struct repro_cli *r, const struct rw_repro_build *b)
+{
+    if (r->json) {
         printf("{\"builds\":[");
-        for (uint64_t k = 0; k < c.builds; k++)
+        for (uint64_t k = 0; k < r->c.builds; k++)
             printf("%s{\"run\":\"%s\",\"outcome\":\"%s\",\"exit\":%d,\"seed\":%" PRIu64
                    ",\"dirorder\":%s%" PRIu64 "%s,\"epoch\":%" PRId64 "}",
                    k ? "," : "", b[k].id, rw_outcome_word(b[k].outcome), b[k].exit_code, b[k].seed,
                    b[k].dirorder_on ? "" : "null", b[k].dirorder_on ? b[k].dirorder : 0, "",
                    b[k].epoch_s);
         printf("],\"differences\":[");
+        return;
+    }
+    for (uint64_t k = 0; k < r->c.builds; k++)
+        printf("build %" PRIu64 ": run %s %s %d\n", k + 1, b[k].id, rw_outcome_word(b[k].outcome),
+               b[k].exit_code);
+}
+
+/* What print_diff needs of the session. */
+struct repro_print {
+    rw_home *h;
+    const struct rw_repro_build *b;
+    int json, first;
+    long n; /* differences printed */
+};
+
+/* One difference rw_repro_compare found, blamed on both sides. */
+static void print_diff(void *ctx, const struct rw_repro_diff *d)
+{
+    struct repro_print *p = ctx;
+    const char *id0 = p->b[0].id, *idk = p->b[d->build].id;
+    uint64_t k = d->build;
+    if (p->json) {
+        printf("%s{\"path\":", p->first ? "" : ",");
+        cli_read_json_str(d->path, strlen(d->path));
+        printf(",\"build\":%" PRIu64 ",\"change\":\"%s\"", k + 1,
+               d->change == '+'   ? "only_in_build"
+               : d->change == '-' ? "missing_in_build"
+                                  : "differs");
+        if (d->ranged) {
+            printf(",\"first_diff\":%" PRIu64 ",\"last_diff\":%" PRIu64 ",\"blame\":", d->first,
+                   d->last);
+            cli_blame(p->h, idk, d->path, d->first, d->datak, d->lenk, 1, "");
+            printf(",\"blame_build1\":");
+            cli_blame(p->h, id0, d->path, d->first, d->data0, d->len0, 1, "");
+        }
+        putchar('}');
     } else {
-        for (uint64_t k = 0; k < c.builds; k++)
-            printf("build %" PRIu64 ": run %s %s %d\n", k + 1, b[k].id,
-                   rw_outcome_word(b[k].outcome), b[k].exit_code);
+        printf("%s %s%" PRIu64, d->path,
+               d->change == '+'   ? "only in build "
+               : d->change == '-' ? "missing in build "
+                                  : "differs in build ",
+               k + 1);
+        if (d->ranged)
+            printf(": bytes %" PRIu64 "..%" PRIu64 " (of %zu and %zu)\n", d->first, d->last,
+                   d->len0, d->lenk);
+        else
+            putchar('\n');
+        if (d->ranged) {
+            char ind[40];
+            cli_blame(p->h, id0, d->path, d->first, d->data0, d->len0, 0, "  build 1: ");
+            snprintf(ind, sizeof(ind), "  build %" PRIu64 ": ", k + 1);
+            cli_blame(p->h, idk, d->path, d->first, d->datak, d->lenk, 0, ind);
+        }
     }
-    int first = 1, rc = 0;
-    struct rw_collected *v0 = NULL;
-    size_t n0 = 0;
-    char status[256];
-    if (rw_collect_list(h, b[0].id, &v0, &n0, status, sizeof(status), &err) < 0) {
+    p->first = 0;
+    p->n++;
+}
+
+/* The report: the builds, each difference, the verdict. The exit code. */
+static int repro_report(rw_home *h, const struct repro_cli *r, const struct rw_repro_build *b)
+{
+    struct rw_error err;
+    int differs = !rw_repro_ended_alike(b, r->c.builds), rc = 0;
+    print_builds(r, b);
+    struct repro_print p = {.h = h, .b = b, .json = r->json, .first = 1};
+    long n = rw_repro_compare(h, b, r->c.builds, r->base, print_diff, &p, &err);
+    if (n < 0)
         rc = cli_error(2, "%s", err.msg);
-        goto out;
-    }
-    for (uint64_t k = 1; k < c.builds && !rc; k++) {
-        struct rw_collected *vk = NULL;
-        size_t nk = 0;
-        if (rw_collect_list(h, b[k].id, &vk, &nk, status, sizeof(status), &err) < 0) {
-            rc = cli_error(2, "%s", err.msg);
-            break;
-        }
-        size_t x = 0, y = 0;
-        while (x < n0 || y < nk) {
-            int cmp = x >= n0 ? 1 : y >= nk ? -1 : strcmp(v0[x].path, vk[y].path);
-            const struct rw_collected *a = cmp <= 0 ? &v0[x] : NULL, *e = cmp >= 0 ? &vk[y] : NULL;
-            x += cmp <= 0;
-            y += cmp >= 0;
-            if (a && e && a->type == e->type && !strcmp(a->sha256, e->sha256))
-                continue;
-            differs = 1;
-            const struct rw_collected *any = a ? a : e;
-            char gp[3400];
-            guest_path(base, any->path, gp, sizeof(gp));
-            const char *what = !a   ? "only in build "
-                               : !e ? "missing in build "
-                                    : "differs in build ";
-            void *da = NULL, *dk = NULL;
-            size_t la = 0, lk = 0;
-            uint64_t from = 0, to = 0;
-            int ranged = a && e && a->type == 'f' && e->type == 'f' &&
-                         rw_collect_read(h, b[0].id, a->path, &da, &la, &err) == 0 &&
-                         rw_collect_read(h, b[k].id, e->path, &dk, &lk, &err) == 0 &&
-                         cli_diff_range(da, la, dk, lk, &from, &to);
-            if (json) {
-                printf("%s{\"path\":", first ? "" : ",");
-                cli_read_json_str(gp, strlen(gp));
-                printf(",\"build\":%" PRIu64 ",\"change\":\"%s\"", k + 1,
-                       !a   ? "only_in_build"
-                       : !e ? "missing_in_build"
-                            : "differs");
-                if (ranged) {
-                    printf(",\"first_diff\":%" PRIu64 ",\"last_diff\":%" PRIu64 ",\"blame\":", from,
-                           to);
-                    cli_blame(h, b[k].id, gp, from, dk, lk, 1, "");
-                    printf(",\"blame_build1\":");
-                    cli_blame(h, b[0].id, gp, from, da, la, 1, "");
-                }
-                putchar('}');
-            } else {
-                printf("%s %s%" PRIu64, gp, what, k + 1);
-                if (ranged)
-                    printf(": bytes %" PRIu64 "..%" PRIu64 " (of %zu and %zu)\n", from, to, la, lk);
-                else
-                    putchar('\n');
-                if (ranged) {
-                    char ind[40];
-                    cli_blame(h, b[0].id, gp, from, da, la, 0, "  build 1: ");
-                    snprintf(ind, sizeof(ind), "  build %" PRIu64 ": ", k + 1);
-                    cli_blame(h, b[k].id, gp, from, dk, lk, 0, ind);
-                }
-            }
-            first = 0;
-            free(da);
-            free(dk);
-        }
-        free(vk);
-    }
-    if (json)
+    if (n == -1) /* build 1's files unreadable: nothing compared */
+        return rc;
+    if (p.n > 0) /* also those before a build whose files cannot be listed */
+        differs = 1;
+    if (r->json)
         printf("],\"reproducible\":%s}\n", differs ? "false" : "true");
     else if (!rc)
         printf("%s\n", differs ? "NOT reproducible"
                                : "reproducible: every build collected the "
                                  "same files");
-    if (!rc)
-        rc = differs;
+    return rc ? rc : differs;
+}
+
+int cmd_repro(int argc, char **argv)
+{
+    static struct repro_cli r; /* the run config points into it until the end */
+    static struct rw_repro_build b[RW_REPRO_MAX];
+    memset(&r, 0, sizeof(r));
+    int rc = repro_parse(argc, argv, &r);
+    rw_home *h = NULL;
+    if (rc != REPRO_GO)
+        goto out;
+    h = cli_open_home();
+    if (!h) {
+        rc = RW_EINTERNAL;
+        goto out;
+    }
+    if ((rc = repro_build(h, &r, b)) != REPRO_GO)
+        goto out;
+    rc = repro_report(h, &r, b);
 out:
-    free(v0);
-    free(rest);
-    rw_home_close(h);
+    free(r.rest);
+    if (h)
+        rw_home_close(h);
     return rc;
 }

@@ -99,169 +99,205 @@ static int env_set(char **env, int *n, const char *kv)
     return 0;
 }
 
-/* Parse run options and the command into o. Returns 0, 1 after --help was
- * printed, or -1 after one error line. Used by run and check. */
 #define ARGERR(...) (cli_error(2, __VA_ARGS__), -1)
 
+/* What cli_run_args keeps across its option helpers. */
+struct run_argv {
+    struct rw_run_config *c;
+    char **env, **expect;
+    int nenv, nexpect;
+    double *timeout_s;
+};
+
+#define RUN_OPT_OTHER 2 /* an option helper's "not mine" */
+
+static const struct option run_longopts[] = {
+    {"root", required_argument, 0, 'r'},
+    {"cwd", required_argument, 0, 'c'},
+    {"mem", required_argument, 0, 'm'},
+    {"timeout", required_argument, 0, 't'},
+    {"seed", required_argument, 0, 's'},
+    {"epoch", required_argument, 0, 'E'},
+    {"quantum", required_argument, 0, 'q'},
+    {"console", no_argument, 0, 'C'},
+    {"help", no_argument, 0, 'h'},
+    {"test-hole", required_argument, 0, 'H'},
+    {"state-log", required_argument, 0, 'S'},
+    {"name", required_argument, 0, 'N'},
+    {"no-keyframes", no_argument, 0, 'K'},
+    {"keyframe-every", required_argument, 0, 'k'},
+    {"schedule", required_argument, 0, 'P'},
+    {"schedule-from", required_argument, 0, 'A'},
+    {"schedule-until", required_argument, 0, 'B'},
+    {"max-trace", required_argument, 0, 'T'},
+    {"max-disk", required_argument, 0, 'D'},
+    {"spin-limit", required_argument, 0, 'L'},
+    {"expect", required_argument, 0, 'X'},
+    {"property", required_argument, 0, 'Y'},
+    {"dirorder", required_argument, 0, 'O'},
+    {"track-writes", required_argument, 0, 'W'},
+    {"collect", required_argument, 0, 'G'},
+    {0, 0, 0, 0},
+};
+
+/* The machine's and the run's own options: 0, -1 after an error line, or
+ * RUN_OPT_OTHER. */
+static int run_opt_machine(struct run_argv *a, int ch)
+{
+    struct rw_run_config *cp = a->c;
+    switch (ch) {
+    case 'r':
+        cp->root = optarg;
+        return 0;
+    case 'c':
+        if (optarg[0] != '/')
+            return ARGERR("--cwd must be an absolute path inside the VM: %s", optarg);
+        cp->cwd = optarg;
+        return 0;
+    case 'e':
+        if (env_set(a->env, &a->nenv, optarg) < 0)
+            return ARGERR("-e needs KEY=VALUE, got '%s'", optarg);
+        return 0;
+    case 'm':
+        if (cli_read_step(optarg, &cp->mem_mib) < 0 || cp->mem_mib < rw_defaults.mem_min_mib ||
+            cp->mem_mib > rw_defaults.mem_max_mib)
+            return ARGERR("--mem must be a number of MiB from %llu to %llu: %s",
+                          (unsigned long long)rw_defaults.mem_min_mib,
+                          (unsigned long long)rw_defaults.mem_max_mib, optarg);
+        return 0;
+    case 't':
+        if (cli_read_seconds(optarg, a->timeout_s) < 0)
+            return ARGERR("--timeout must be a positive number of seconds: %s", optarg);
+        return 0;
+    case 's':
+        if (cli_read_step(optarg, &cp->seed) < 0)
+            return ARGERR("--seed must be a non-negative integer: %s", optarg);
+        return 0;
+    case 'E':
+        if (rw_parse_epoch(optarg, &cp->epoch_s) < 0)
+            return ARGERR("--epoch must be seconds or YYYY-MM-DD[THH:MM:SS]: %s", optarg);
+        return 0;
+    case 'q':
+        if (cli_read_step(optarg, &cp->quantum_ns) < 0 || cp->quantum_ns == 0 ||
+            cp->quantum_ns > 1000000000)
+            return ARGERR("--quantum must be 1..1000000000 ns: %s", optarg);
+        return 0;
+    case 'C':
+        cp->show_console = 1;
+        return 0;
+    case 'N':
+        if (!*optarg || strchr(optarg, '/') || optarg[0] == '@' || optarg[0] == '.')
+            return ARGERR("--name must be non-empty, without '/', not starting with "
+                          "'@' or '.': %s",
+                          optarg);
+        cp->name = optarg;
+        return 0;
+    case 'S':
+        if (cli_read_step(optarg, &cp->state_log) < 0 || cp->state_log == 0)
+            return ARGERR("--state-log needs a RAM-hash interval in steps: %s", optarg);
+        return 0;
+    case 'K':
+        cp->no_keyframes = 1;
+        return 0;
+    case 'k':
+        if (cli_read_step(optarg, &cp->keyframe_every) < 0 || cp->keyframe_every == 0)
+            return ARGERR("--keyframe-every needs a positive number of steps: %s", optarg);
+        return 0;
+    case 'L': {
+        char *end;
+        cp->spin_limit_s = strtod(optarg, &end);
+        if (end == optarg || *end || !(cp->spin_limit_s >= 0) || cp->spin_limit_s > 1e9)
+            return ARGERR("--spin-limit must be a number of seconds (0: never): %s", optarg);
+        return 0;
+    }
+    default:
+        return RUN_OPT_OTHER;
+    }
+}
+
+/* The job's inputs, perturbation, properties and limits. */
+static int run_opt_job(struct run_argv *a, int ch)
+{
+    struct rw_run_config *cp = a->c;
+    switch (ch) {
+    case 'P':
+        if (cli_read_step(optarg, &cp->schedule) < 0)
+            return ARGERR("--schedule needs a schedule number: %s", optarg);
+        return 0;
+    case 'A':
+        if (cli_read_step(optarg, &cp->schedule_from) < 0)
+            return ARGERR("--schedule-from needs a step: %s", optarg);
+        return 0;
+    case 'B':
+        if (cli_read_step(optarg, &cp->schedule_until) < 0)
+            return ARGERR("--schedule-until needs a step: %s", optarg);
+        return 0;
+    case 'X':
+        if (a->nexpect >= RW_PROPS_MAX - 1)
+            return ARGERR("at most %d --expect", RW_PROPS_MAX - 1);
+        a->expect[a->nexpect++] = optarg;
+        a->expect[a->nexpect] = NULL;
+        cp->expect = a->expect;
+        return 0;
+    case 'Y':
+        if (!*optarg)
+            return ARGERR("--property needs a command");
+        cp->property = optarg;
+        return 0;
+    case 'O':
+        if (cli_read_step(optarg, &cp->dirorder) < 0)
+            return ARGERR("--dirorder must be a non-negative integer: %s", optarg);
+        cp->dirorder_on = 1;
+        return 0;
+    case 'W':
+        cp->track_writes = optarg;
+        return 0;
+    case 'G':
+        cp->collect = optarg;
+        return 0;
+    case 'H':
+        if (cli_test_hole(optarg, cp) < 0)
+            return -1;
+        return 0;
+    case 'T':
+        if (cli_read_limit("--max-trace", optarg, &cp->max_trace_mb) < 0)
+            return -1;
+        return 0;
+    case 'D':
+        if (cli_read_limit("--max-disk", optarg, &cp->max_disk_mb) < 0)
+            return -1;
+        return 0;
+    default:
+        return RUN_OPT_OTHER;
+    }
+}
+
+/* Parse run options and the command into o. Returns 0, 1 after --help was
+ * printed, or -1 after one error line. Used by run and check. */
 int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeout_s)
 {
-    static const struct option longopts[] = {
-        {"root", required_argument, 0, 'r'},
-        {"cwd", required_argument, 0, 'c'},
-        {"mem", required_argument, 0, 'm'},
-        {"timeout", required_argument, 0, 't'},
-        {"seed", required_argument, 0, 's'},
-        {"epoch", required_argument, 0, 'E'},
-        {"quantum", required_argument, 0, 'q'},
-        {"console", no_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'},
-        {"test-hole", required_argument, 0, 'H'},
-        {"state-log", required_argument, 0, 'S'},
-        {"name", required_argument, 0, 'N'},
-        {"no-keyframes", no_argument, 0, 'K'},
-        {"keyframe-every", required_argument, 0, 'k'},
-        {"schedule", required_argument, 0, 'P'},
-        {"schedule-from", required_argument, 0, 'A'},
-        {"schedule-until", required_argument, 0, 'B'},
-        {"max-trace", required_argument, 0, 'T'},
-        {"max-disk", required_argument, 0, 'D'},
-        {"spin-limit", required_argument, 0, 'L'},
-        {"expect", required_argument, 0, 'X'},
-        {"property", required_argument, 0, 'Y'},
-        {"dirorder", required_argument, 0, 'O'},
-        {"track-writes", required_argument, 0, 'W'},
-        {"collect", required_argument, 0, 'G'},
-        {0, 0, 0, 0},
-    };
     static char *env[ENV_MAX + 1];
     static char *expect[RW_PROPS_MAX + 1];
-    int nenv = 0, nexpect = 0;
     struct rw_run_config c;
     rw_run_config_init(&c);
+    struct run_argv a = {.c = &c, .env = env, .expect = expect, .timeout_s = timeout_s};
     for (char **e = c.env; *e; e++)
-        env_set(env, &nenv, *e);
+        env_set(env, &a.nenv, *e);
     *timeout_s = 0;
     int ch;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "+e:h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'r':
-            c.root = optarg;
-            break;
-        case 'c':
-            if (optarg[0] != '/')
-                return ARGERR("--cwd must be an absolute path inside the VM: %s", optarg);
-            c.cwd = optarg;
-            break;
-        case 'e':
-            if (env_set(env, &nenv, optarg) < 0)
-                return ARGERR("-e needs KEY=VALUE, got '%s'", optarg);
-            break;
-        case 'm':
-            if (cli_read_step(optarg, &c.mem_mib) < 0 || c.mem_mib < rw_defaults.mem_min_mib ||
-                c.mem_mib > rw_defaults.mem_max_mib)
-                return ARGERR("--mem must be a number of MiB from %llu to %llu: %s",
-                              (unsigned long long)rw_defaults.mem_min_mib,
-                              (unsigned long long)rw_defaults.mem_max_mib, optarg);
-            break;
-        case 't':
-            if (cli_read_seconds(optarg, timeout_s) < 0)
-                return ARGERR("--timeout must be a positive number of seconds: %s", optarg);
-            break;
-        case 's':
-            if (cli_read_step(optarg, &c.seed) < 0)
-                return ARGERR("--seed must be a non-negative integer: %s", optarg);
-            break;
-        case 'E':
-            if (rw_parse_epoch(optarg, &c.epoch_s) < 0)
-                return ARGERR("--epoch must be seconds or YYYY-MM-DD[THH:MM:SS]: %s", optarg);
-            break;
-        case 'q':
-            if (cli_read_step(optarg, &c.quantum_ns) < 0 || c.quantum_ns == 0 ||
-                c.quantum_ns > 1000000000)
-                return ARGERR("--quantum must be 1..1000000000 ns: %s", optarg);
-            break;
-        case 'C':
-            c.show_console = 1;
-            break;
-        case 'N':
-            if (!*optarg || strchr(optarg, '/') || optarg[0] == '@' || optarg[0] == '.')
-                return ARGERR("--name must be non-empty, without '/', not starting with "
-                              "'@' or '.': %s",
-                              optarg);
-            c.name = optarg;
-            break;
-        case 'S':
-            if (cli_read_step(optarg, &c.state_log) < 0 || c.state_log == 0)
-                return ARGERR("--state-log needs a RAM-hash interval in steps: %s", optarg);
-            break;
-        case 'K':
-            c.no_keyframes = 1;
-            break;
-        case 'P':
-            if (cli_read_step(optarg, &c.schedule) < 0)
-                return ARGERR("--schedule needs a schedule number: %s", optarg);
-            break;
-        case 'A':
-            if (cli_read_step(optarg, &c.schedule_from) < 0)
-                return ARGERR("--schedule-from needs a step: %s", optarg);
-            break;
-        case 'B':
-            if (cli_read_step(optarg, &c.schedule_until) < 0)
-                return ARGERR("--schedule-until needs a step: %s", optarg);
-            break;
-        case 'L': {
-            char *end;
-            c.spin_limit_s = strtod(optarg, &end);
-            if (end == optarg || *end || !(c.spin_limit_s >= 0) || c.spin_limit_s > 1e9)
-                return ARGERR("--spin-limit must be a number of seconds (0: never): %s", optarg);
-            break;
-        }
-        case 'k':
-            if (cli_read_step(optarg, &c.keyframe_every) < 0 || c.keyframe_every == 0)
-                return ARGERR("--keyframe-every needs a positive number of steps: %s", optarg);
-            break;
-        case 'X':
-            if (nexpect >= RW_PROPS_MAX - 1)
-                return ARGERR("at most %d --expect", RW_PROPS_MAX - 1);
-            expect[nexpect++] = optarg;
-            expect[nexpect] = NULL;
-            c.expect = expect;
-            break;
-        case 'Y':
-            if (!*optarg)
-                return ARGERR("--property needs a command");
-            c.property = optarg;
-            break;
-        case 'O':
-            if (cli_read_step(optarg, &c.dirorder) < 0)
-                return ARGERR("--dirorder must be a non-negative integer: %s", optarg);
-            c.dirorder_on = 1;
-            break;
-        case 'W':
-            c.track_writes = optarg;
-            break;
-        case 'G':
-            c.collect = optarg;
-            break;
-        case 'H':
-            if (cli_test_hole(optarg, &c) < 0)
-                return -1;
-            break;
-        case 'T':
-            if (cli_read_limit("--max-trace", optarg, &c.max_trace_mb) < 0)
-                return -1;
-            break;
-        case 'D':
-            if (cli_read_limit("--max-disk", optarg, &c.max_disk_mb) < 0)
-                return -1;
-            break;
-        case 'h':
+    while ((ch = getopt_long(argc, argv, "+e:h", run_longopts, NULL)) != -1) {
+        int r = run_opt_machine(&a, ch);
+        if (r == RUN_OPT_OTHER)
+            r = run_opt_job(&a, ch);
+        if (r == RUN_OPT_OTHER && ch == 'h') {
             help(stdout);
             return 1;
-        default:
-            return ARGERR("see rewind run --help");
         }
+        if (r == RUN_OPT_OTHER)
+            return ARGERR("see rewind run --help");
+        if (r < 0)
+            return -1;
     }
     if (!c.root)
         return ARGERR("run needs --root ROOT (see rewind run --help)");

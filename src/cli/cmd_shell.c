@@ -3,7 +3,9 @@
  * a fork of RUN at STEP, in process P's root, working directory and
  * environment, on a pty in the guest. Keystrokes reach the guest at idle
  * steps and are logged (src/run/session.h), so the session is kept as a run
- * of its own that `rewind replay` re-runs exactly.
+ * of its own that `rewind replay` re-runs exactly. --json: the session's
+ * bytes go to stderr and the kept run is one JSON object on stdout at the
+ * end (rewind serve's shell: docs/serve.md, "Answers").
  */
 #include <signal.h>
 #include <stdio.h>
@@ -41,7 +43,7 @@ static void on_interrupt(int sig)
 
 static void help(void)
 {
-    puts("usage: rewind shell RUN STEP [--pid P] [--timeout S]\n\n"
+    puts("usage: rewind shell RUN STEP [--pid P] [--timeout S] [--json]\n\n"
          "Open an interactive shell inside the VM of RUN at STEP, in process P's\n"
          "(default: the job's) root, directory and environment, on a pty. Every\n"
          "process of the run is frozen at STEP. Exit the shell to end the session;\n"
@@ -50,7 +52,9 @@ static void help(void)
          "SIGINT aborts.\n\n"
          "  --timeout S      end the session after S seconds of wall time (default\n"
          "                   14400; exit 124, nothing kept)\n"
-         "  --max-trace MB, --max-disk MB   disk limits of the session (see rewind run)");
+         "  --max-trace MB, --max-disk MB   disk limits of the session (see rewind run)\n"
+         "  --json           the session on stderr, then the kept run as one JSON object\n"
+         "                   on stdout");
 }
 
 int cmd_shell(int argc, char **argv)
@@ -60,7 +64,8 @@ int cmd_shell(int argc, char **argv)
     static const struct cli_derived d = {"shell", "pid,timeout,max-trace,max-disk", 2, "RUN STEP",
                                          help};
     rw_home *h;
-    int ex = cli_start(argc, argv, &d, &o, &step, &h);
+    int json;
+    int ex = cli_start(argc, argv, &d, &o, &step, &h, &json);
     if (ex >= 0)
         return ex;
     o.input_fd = 0;
@@ -85,8 +90,11 @@ int cmd_shell(int argc, char **argv)
     if (tty)
         tcsetattr(0, TCSANOW, &saved);
     if (rc < 0)
-        return cli_fail(&err); /* the README's codes: 2 usage, 120 no KVM, ... */
+        return cli_fail_json(&err, json); /* the README's codes: 2 usage, 120 no KVM, ... */
     fflush(stdout);
     cli_say("session kept as run %s (rewind replay %s re-runs it)", r.id, r.id);
-    return interrupts ? 128 + SIGINT : r.inspect_status; /* as a shell ended by ^C */
+    int status = interrupts ? 128 + SIGINT : r.inspect_status; /* as a shell ended by ^C */
+    if (json)
+        cli_json_answer(json_pack("{s:s,s:i}", "id", r.id, "status", status));
+    return status;
 }

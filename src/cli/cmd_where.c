@@ -152,7 +152,7 @@ int cmd_where(int argc, char **argv)
     int rc = rw_where(h, argv[optind], step, &o, kernel, &w, &err);
     rw_home_close(h);
     if (rc < 0)
-        return cli_fail(&err);
+        return cli_fail_json(&err, json);
     if (json) {
         putchar('{');
         cli_where_json(&w, kernel);

@@ -9,7 +9,9 @@
  * shared read-only image (kfcap.h struct kfmat). Probes during narrowing
  * run one at a time. With --vary-seed (every schedule boots) and with
  * REWIND_CHECK_COLD=1 (the old way, kept for benchmarks and the identity
- * test), each schedule is a child made by fork() that runs once and exits.
+ * test), the same pool is one_shot: each schedule or probe is a worker
+ * forked for it that runs once and exits (cold_run). workers_start opens
+ * the one pool, warm or cold; every run of a local check goes through it.
  *
  * Invariants (besides explore.h's):
  *  1. A worker ends by its wall limit (probe_timeout_s) as outcome
@@ -104,19 +106,6 @@ static int differs(const struct rw_check_side *a, const struct rw_check_side *b)
            strcmp(a->output_hash, b->output_hash);
 }
 
-/* What a worker sends back through its pipe: its run, or why it failed. */
-struct worker_msg {
-    int ok;
-    struct rw_result r;
-    struct rw_error e;
-};
-
-struct worker {
-    pid_t pid;
-    int fd;
-    uint64_t schedule;
-};
-
 struct ctx {
     const struct check_opts *c;
     struct rw_check_report *rep;
@@ -130,8 +119,9 @@ struct ctx {
     rw_home *h;                      /* for rw_sdk_assertions (parent only) */
     char (*runs)[RW_ID_MAX];         /* every run the check made (checkrec.h) */
     size_t nruns, cap;
-    struct cworker_pool *pool; /* warm workers, or NULL: one child per run */
-    struct kfmat mat;          /* the job-start keyframe, materialized for them */
+    struct cworker_pool *pool; /* the workers: warm, or (cold) one process per run */
+    int cold;                  /* no warm machine: x->mat is not built */
+    struct kfmat mat;          /* the job-start keyframe, materialized for warm workers */
     struct run_warm *warm;     /* in a warm worker: its machine */
 };
 
@@ -266,40 +256,6 @@ static int bad(const struct ctx *x, const struct rw_check_side *s)
     return x->props ? s->props_failed : differs(s, x->ref);
 }
 
-/* What one worker runs: schedule s from step from to until, forked from
- * the base run, or (vary_seed) recorded from boot with seed base+s. */
-struct work {
-    uint64_t schedule, from, until;
-    int record; /* from boot, seed base + seed_add */
-    uint64_t seed_add;
-};
-
-static volatile sig_atomic_t child_abort;
-
-static void on_child_signal(int sig)
-{
-    (void)sig;
-    child_abort = 1;
-    rw_interrupt();
-}
-
-/* In the worker: its own abort flag, set by the parent's SIGTERM, by
- * SIGINT, and by its wall limit (invariant 1). */
-static void worker_limits(const struct check_opts *c)
-{
-    struct sigaction sa = {.sa_handler = on_child_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGALRM, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    double t = c->probe_timeout_s > 0 ? c->probe_timeout_s : DEFAULT_PROBE_TIMEOUT_S;
-    struct itimerval it = {
-        .it_value = {.tv_sec = (time_t)t, .tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6)}};
-    if (!it.it_value.tv_sec && !it.it_value.tv_usec)
-        it.it_value.tv_usec = 1000;
-    setitimer(ITIMER_REAL, &it, NULL);
-}
-
 /* --vary: schedule k's variation applied to o (docs/nix.md). */
 static void vary_apply(const struct check_opts *c, struct run_opts *o, uint64_t k)
 {
@@ -318,10 +274,14 @@ static int vary_any(const struct check_opts *c)
     return c->vary_seed || c->vary_dirorder || c->vary_epoch;
 }
 
-static int do_work(struct ctx *x, const struct work *w, struct rw_result *r, struct rw_error *e)
+/* In a cold worker: task w, forked from the base run, or (w->record)
+ * recorded from boot with the inputs varied by w->seed_add. */
+static int cold_run(void *ctx, const struct cworker_task *w, struct rw_result *r,
+                    struct rw_error *e)
 {
+    struct ctx *x = ctx;
     struct run_opts o = x->base;
-    o.abort = &child_abort;
+    o.abort = &cworker_abort;
     if (!w->record)
         return run_fork(&o, x->base_name, w->schedule, w->from, w->until, x->rep->start + 1,
                         x->horizon, r, e);
@@ -333,65 +293,6 @@ static int do_work(struct ctx *x, const struct work *w, struct rw_result *r, str
         sched_push(&o.sched, w->schedule, w->from, w->until, x->rep->start + 1, x->horizon) < 0)
         return run_usage(e, "bad schedule window");
     return run_record(&o, r, e);
-}
-
-static int spawn(struct ctx *x, struct worker *w, const struct work *wk, char *err, size_t errlen)
-{
-    int pfd[2];
-    if (pipe(pfd) < 0)
-        return fail(err, errlen, "pipe: %s", strerror(errno));
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
-        return fail(err, errlen, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        close(pfd[0]);
-        worker_limits(x->c);
-        struct worker_msg msg;
-        memset(&msg, 0, sizeof(msg));
-        msg.ok = do_work(x, wk, &msg.r, &msg.e) == 0;
-        _exit(io_write_all(pfd[1], &msg, sizeof(msg)) == 0 ? 0 : 3);
-    }
-    close(pfd[1]);
-    w->pid = pid;
-    w->fd = pfd[0];
-    w->schedule = wk->schedule;
-    return 0;
-}
-
-static volatile sig_atomic_t *abort_flag;
-
-/* Wait for one worker (its index in *idx, -1 if none); fill *m. Returns 0,
- * or -1 if it failed (m->e.msg says why, or is empty if it died). */
-static int reap(struct worker *ws, unsigned n, struct worker_msg *m, int *idx)
-{
-    int st;
-    pid_t pid;
-    while ((pid = waitpid(-1, &st, 0)) < 0 && errno == EINTR) {
-        if (abort_flag && *abort_flag)
-            for (unsigned i = 0; i < n; i++)
-                if (ws[i].pid)
-                    kill(ws[i].pid, SIGTERM);
-    }
-    for (unsigned i = 0; i < n; i++) {
-        if (ws[i].pid != pid)
-            continue;
-        *idx = (int)i;
-        ssize_t got = io_read_full(ws[i].fd, m, sizeof(*m));
-        close(ws[i].fd);
-        ws[i].pid = 0;
-        if (got != (ssize_t)sizeof(*m) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            memset(m, 0, sizeof(*m));
-            return -1;
-        }
-        return m->ok ? 0 : -1;
-    }
-    *idx = -1;
-    return -1;
 }
 
 /* In a warm worker: run task t on the worker's machine (opened at its
@@ -416,16 +317,24 @@ static void warm_fini(void *ctx)
     x->warm = NULL;
 }
 
-/* Start the warm workers (invariant 5): materialize the keyframe every
- * fork starts from, then a pool of jobs slots. No-op when cold. */
-static void warm_start(struct ctx *x, unsigned jobs)
+/* Start the workers: a pool of jobs slots, warm (invariant 5: the
+ * keyframe every fork starts from materialized first) or cold (--vary:
+ * runs from boot; REWIND_CHECK_COLD=1). 0, or -1 with err. */
+static int workers_start(struct ctx *x, unsigned jobs, char *err, size_t errlen)
 {
     const char *cold = getenv("REWIND_CHECK_COLD");
-    if (vary_any(x->c) || (cold && !strcmp(cold, "1"))) /* --vary: runs from boot */
-        return;
+    double limit_s = x->c->probe_timeout_s > 0 ? x->c->probe_timeout_s : DEFAULT_PROBE_TIMEOUT_S;
+    if (x->pool)
+        return 0;
     x->pool = calloc(1, sizeof(*x->pool));
     if (!x->pool)
-        return;
+        return fail(err, errlen, "out of memory");
+    x->cold = vary_any(x->c) || (cold && !strcmp(cold, "1"));
+    if (x->cold) {
+        struct cworker_fns f = {.run = cold_run, .ctx = x, .limit_s = limit_s, .one_shot = 1};
+        cworker_open(x->pool, jobs, &f);
+        return 0;
+    }
     char why[600];
     double t0 = now_s();
     if (kfmat_build(&x->mat, x->c->home, x->base_name, x->rep->start,
@@ -435,65 +344,40 @@ static void warm_start(struct ctx *x, unsigned jobs)
         fprintf(stderr,
                 "rewind: timing: keyframe of step %llu materialized: %llu pages in %.3f s\n",
                 (unsigned long long)x->mat.step, (unsigned long long)x->mat.npages, now_s() - t0);
-    struct cworker_fns f = {.run = warm_run,
-                            .fini = warm_fini,
-                            .ctx = x,
-                            .limit_s = x->c->probe_timeout_s > 0 ? x->c->probe_timeout_s
-                                                                 : DEFAULT_PROBE_TIMEOUT_S};
+    struct cworker_fns f = {.run = warm_run, .fini = warm_fini, .ctx = x, .limit_s = limit_s};
     cworker_open(x->pool, jobs, &f);
+    return 0;
 }
 
-static void warm_stop(struct ctx *x)
+static void workers_stop(struct ctx *x)
 {
     if (!x->pool)
-        return; /* cold: x->mat was never built */
+        return;
     cworker_close(x->pool);
     free(x->pool);
     x->pool = NULL;
-    kfmat_free(&x->mat);
+    if (!x->cold) /* cold: x->mat was never built */
+        kfmat_free(&x->mat);
 }
 
-/* Give work wk to a free worker: a warm one, or a child forked for it. */
-static int launch(struct ctx *x, struct worker *ws, const struct work *wk, char *err, size_t errlen)
-{
-    if (x->pool) {
-        struct cworker_task t = {.schedule = wk->schedule, .from = wk->from, .until = wk->until};
-        return cworker_submit(x->pool, &t, err, errlen);
-    }
-    unsigned slot = 0;
-    while (ws[slot].pid)
-        slot++;
-    return spawn(x, &ws[slot], wk, err, errlen);
-}
-
-/* Wait for the result of one work given by launch: 0 with *m and its
+/* Wait for the result of one task given to the pool: 0 with *m and its
  * schedule in *s, -1 if it failed (m->e.msg says why, or is empty if its
  * worker died), -2 if there was none. */
-static int collect(struct ctx *x, struct worker *ws, unsigned n, struct worker_msg *m, uint64_t *s)
+static int collect(struct ctx *x, struct cworker_result *m, uint64_t *s)
 {
-    if (x->pool) {
-        struct cworker_result r;
-        struct cworker_task t;
-        int rc = cworker_wait(x->pool, x->c->abort, &r, &t);
-        if (rc == -2)
-            return -2;
-        m->ok = rc == 0 && r.ok;
-        m->r = r.r;
-        m->e = r.e;
-        *s = t.schedule;
-        return m->ok ? 0 : -1;
-    }
-    int idx;
-    int ok = reap(ws, n, m, &idx);
-    if (idx < 0)
+    struct cworker_task t;
+    int rc = cworker_wait(x->pool, x->c->abort, m, &t);
+    if (rc == -2)
         return -2;
-    *s = ws[idx].schedule;
-    return ok;
+    m->ok = rc == 0 && m->ok;
+    *s = t.schedule;
+    return m->ok ? 0 : -1;
 }
+
 /* One finished schedule s (run r, ran at where: NULL here): tally, judge,
  * say, and keep it as the failing one if it is the lowest that fails. */
-static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char *where,
-                char *err, size_t errlen)
+static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char *where, char *err,
+                size_t errlen)
 {
     const struct check_opts *c = x->c;
     struct rw_check_report *rep = x->rep;
@@ -532,23 +416,22 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
     if (c->via)
         return explore_via(x, err, errlen);
     struct rw_check_report *rep = x->rep;
-    struct worker ws[MAX_JOBS];
-    memset(ws, 0, sizeof(ws));
     unsigned jobs = c->jobs ? c->jobs : 1, running = 0;
-    abort_flag = c->abort;
     if (jobs > MAX_JOBS)
         jobs = MAX_JOBS;
+    if (workers_start(x, jobs, err, errlen) < 0)
+        return -1;
     uint64_t next = 1;
     int failed = 0;
     int go = 1;
     while (running || (go && !failed && next <= c->schedules && !*c->abort)) {
         while (go && !failed && running < jobs && next <= c->schedules && !*c->abort) {
-            struct work wk = {.schedule = next,
-                              .from = rep->start + 1,
-                              .until = UINT64_MAX,
-                              .record = vary_any(c),
-                              .seed_add = next};
-            if (launch(x, ws, &wk, err, errlen) < 0) {
+            struct cworker_task wk = {.schedule = next,
+                                      .from = rep->start + 1,
+                                      .until = UINT64_MAX,
+                                      .record = vary_any(c),
+                                      .seed_add = next};
+            if (cworker_submit(x->pool, &wk, err, errlen) < 0) {
                 failed = 1;
                 break;
             }
@@ -557,13 +440,10 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
         }
         if (!running)
             break;
-        if (*c->abort) /* --timeout or a signal: stop the workers too */
-            for (unsigned i = 0; i < jobs; i++)
-                if (ws[i].pid)
-                    kill(ws[i].pid, SIGTERM);
-        struct worker_msg msg;
+        /* --timeout or a signal: cworker_wait stops the workers too */
+        struct cworker_result msg;
         uint64_t s = 0;
-        int ok = collect(x, ws, jobs, &msg, &s);
+        int ok = collect(x, &msg, &s);
         if (ok == -2)
             continue;
         running--;
@@ -635,8 +515,8 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
             continue;
         }
         if (!o.ok) {
-            fail(err, errlen, "schedule %llu could not run%s%s: %s",
-                 (unsigned long long)o.schedule, o.where[0] ? " on " : "", o.where, o.why);
+            fail(err, errlen, "schedule %llu could not run%s%s: %s", (unsigned long long)o.schedule,
+                 o.where[0] ? " on " : "", o.where, o.why);
             rc = -1;
             break;
         }
@@ -668,8 +548,9 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
         uint64_t n = 0;
         for (uint64_t i = 1; i <= c->schedules; i++)
             n += got[i];
-        progress(c, "check: stopped (a signal or --timeout) with %llu of %llu schedules back; "
-                    "the %s engine's tasks were cancelled",
+        progress(c,
+                 "check: stopped (a signal or --timeout) with %llu of %llu schedules back; "
+                 "the %s engine's tasks were cancelled",
                  (unsigned long long)n, (unsigned long long)c->schedules, c->via);
     }
     free(got);
@@ -685,15 +566,14 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
 static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_side *out,
                  int *fails, char *err, size_t errlen)
 {
-    struct worker w = {0};
-    struct worker_msg msg;
+    struct cworker_result msg;
     uint64_t s;
-    struct work wk = {.schedule = x->rep->schedule, .from = from, .until = until};
+    struct cworker_task wk = {.schedule = x->rep->schedule, .from = from, .until = until};
     x->rep->probes++;
     memset(&msg, 0, sizeof(msg));
-    if (launch(x, &w, &wk, err, errlen) < 0)
+    if (cworker_submit(x->pool, &wk, err, errlen) < 0)
         return -1;
-    if (collect(x, &w, 1, &msg, &s) < 0)
+    if (collect(x, &msg, &s) < 0)
         return fail(err, errlen, "a probe of window [%llu, %llu) could not run: %s",
                     (unsigned long long)from, (unsigned long long)until,
                     msg.e.msg[0] ? msg.e.msg : "its worker died");
@@ -844,6 +724,201 @@ static void parting(const char *home, struct rw_check_report *rep)
     tail_of(home, rep->fail_run.id, d.index, &rep->fail_next);
 }
 
+/* Schedule 0: recorded here, or the stored run c->base_run. Its name into
+ * base_name. 0, or -1 with err. */
+static int check_schedule0(const struct check_opts *c, char base_name[RW_ID_MAX], char *err,
+                           size_t errlen)
+{
+    if (c->base_run) {
+        snprintf(base_name, RW_ID_MAX, "%s", c->base_run);
+        return 0;
+    }
+    struct run_opts o = c->run;
+    struct rw_result r;
+    struct rw_error e;
+    o.quiet = 1;
+    o.abort = c->abort;
+    if (run_record(&o, &r, &e) < 0)
+        return fail(err, errlen, "%s", e.msg);
+    snprintf(base_name, RW_ID_MAX, "%s", r.id);
+    progress(c, "check: schedule 0: run %s %s %d after %llu steps", r.id,
+             rw_outcome_word(r.outcome), r.exit_code, (unsigned long long)r.steps);
+    return 0;
+}
+
+/* Schedule 0's outcome from its manifest, and whether it can be one: an
+ * unperturbed run ended by the guest, with no gdb writes. 0, or -1 with err. */
+static int check_base_usable(struct ctx *x, const char *base_name, char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    char mp[4200];
+    json_error_t je;
+    json_t *m = home_path(mp, sizeof(mp), c->home, HOME_RUNS, base_name, "manifest.json") == 0
+                    ? json_load_file(mp, 0, &je)
+                    : NULL;
+    int bad = !m || side_from_manifest(&rep->base, base_name, m);
+    json_decref(m);
+    if (bad)
+        return fail(err, errlen, "run %s has no outcome (is it complete?)", base_name);
+    if (!strcmp(rep->base.outcome, "spin") || !strcmp(rep->base.outcome, "timeout"))
+        /* Ended by wall time, not by the guest: no reference (docs/determinism.md). */
+        return fail(err, errlen, "run %s ended as %s (by wall time): it is no reference for check",
+                    base_name, rep->base.outcome);
+    if (x->base.sched.n)
+        return fail(err, errlen,
+                    "run %s is itself perturbed (a schedule or a fork); check needs "
+                    "an unperturbed run as schedule 0",
+                    base_name);
+    if (x->base.patch) /* its forks would apply gdb's writes to another state */
+        return fail(err, errlen,
+                    "run %s was kept from a gdb session (gdb's writes at step %llu); check needs "
+                    "a run with no writes as schedule 0",
+                    base_name, (unsigned long long)x->base.patch->at);
+    return 0;
+}
+
+/* The context over schedule 0: its options, its last step (invariant 3),
+ * whether runs are judged (properties or SDK assertions), the step the
+ * schedules start at. 0, or -1 with err. */
+static int check_setup(struct ctx *x, const char *base_name, char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    x->base.abort = c->abort;
+    x->base.spin_limit_s = c->run.spin_limit_s;
+    x->base.obs = c->run.obs; /* notices of the forks (the job's output: quiet) */
+    x->base_name = base_name;
+    x->last_step = explore_trace_last_step(c->home, base_name); /* invariant 3 */
+    x->props = x->base.expect || x->base.property;
+    struct rw_error he;
+    if (rw_home_open(c->home, &x->h, &he) < 0)
+        return fail(err, errlen, "%s", he.msg);
+    int nassert = 0;
+    if (rw_sdk_assertions(x->h, base_name, count_assertion, &nassert, &he) < 0)
+        return fail(err, errlen, "the assertions of run %s: %s", base_name, he.msg);
+    x->props |= nassert > 0;
+    rep->judged = x->props;
+    rep->start = run_job_step(c->home, base_name, 0);
+    if (!rep->start)
+        return fail(err, errlen, "run %s never started its job (no job-start event)", base_name);
+    if (c->from_step) {
+        uint64_t end = rep->base.steps < x->last_step + 1 ? rep->base.steps : x->last_step + 1;
+        if (c->from_step >= end)
+            return fail(err, errlen, "step %llu is not inside run %s (its trace ends at step %llu)",
+                        (unsigned long long)c->from_step, base_name,
+                        (unsigned long long)x->last_step);
+        rep->start = c->from_step;
+    }
+    x->horizon = rep->base.steps > rep->start ? rep->base.steps - rep->start : 1;
+    return 0;
+}
+
+/* Schedule 0 judged, then the schedules explored (unless schedule 0 fails
+ * and --keep-going is off). 0, or -1 with err. */
+static int check_explore(struct ctx *x, double t0, char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    if (x->props && judge(x, &rep->base, 0, 1, err, errlen) < 0)
+        return -1;
+    if (x->props && rep->base.props_failed) {
+        progress(c, "check: schedule 0: run %s fails: %s", x->base_name, rep->base.why);
+        rep->found = 1; /* schedule 0 itself: there is nothing to narrow */
+        rep->schedule = 0;
+        rep->strategy = sched_strategy(0);
+        rep->failing = rep->base;
+    }
+    if ((!rep->found || c->keep_going) &&
+        (workers_start(x, c->jobs ? c->jobs : 1, err, errlen) < 0 ||
+         explore_schedules(x, err, errlen) < 0))
+        return -1;
+    rep->explore_s = now_s() - t0;
+    explore_wilson(rep->failures, rep->tried, &rep->fail_lo, &rep->fail_hi);
+    judge_unmet(rep);
+    return 0;
+}
+
+/* With a varied input: schedule 0 again at the failing schedule's seed,
+ * the side narrowing compares with. 0 to narrow, 1 when that run already
+ * fails (the seed decides: nothing to narrow), -1 with err. */
+static int check_seed_base(struct ctx *x, char seed_name[RW_ID_MAX], char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    struct cworker_result msg;
+    uint64_t s;
+    struct cworker_task wk = {.record = 1, .seed_add = rep->schedule};
+    memset(&msg, 0, sizeof(msg));
+    if (cworker_submit(x->pool, &wk, err, errlen) < 0 || collect(x, &msg, &s) < 0)
+        return fail(err, errlen, "schedule 0 at seed %llu could not run: %s",
+                    (unsigned long long)(x->base.seed + rep->schedule),
+                    msg.e.msg[0] ? msg.e.msg : "its worker died");
+    snprintf(seed_name, RW_ID_MAX, "%s", msg.r.id);
+    add_run(x, seed_name);
+    x->base_name = seed_name;
+    vary_apply(c, &x->base, rep->schedule);
+    x->last_step = explore_trace_last_step(c->home, seed_name);
+    side_of(&x->seed_base, &msg.r);
+    x->ref = &x->seed_base;
+    if (x->props && judge(x, &x->seed_base, rep->schedule, 0, err, errlen) < 0)
+        return -1;
+    if (x->props ? x->seed_base.props_failed : differs(&x->seed_base, &rep->base)) {
+        /* It fails (or differs) at that seed with no perturbation at
+         * all: the seed decides, there is no step to narrow to. */
+        rep->seed_decides = 1;
+        rep->pass_run = rep->base;
+        rep->fail_run = x->seed_base;
+        progress(c, "check: schedule 0 at seed %llu: run %s %s: the seed decides",
+                 (unsigned long long)x->base.seed, seed_name,
+                 x->props ? (x->seed_base.props_failed ? "fails" : "differs") : "differs");
+        return 1;
+    }
+    progress(c, "check: schedule 0 at seed %llu: run %s %s %d", (unsigned long long)x->base.seed,
+             seed_name, x->seed_base.outcome, x->seed_base.exit_code);
+    return 0;
+}
+
+/* A failing schedule narrowed to the step where it parts from a passing
+ * one (after check_seed_base with a varied input). 0, or -1 with err. */
+static int check_narrow(struct ctx *x, char seed_name[RW_ID_MAX], char *err, size_t errlen)
+{
+    const struct check_opts *c = x->c;
+    struct rw_check_report *rep = x->rep;
+    rep->strategy = sched_strategy(rep->schedule);
+    if (workers_start(x, c->jobs ? c->jobs : 1, err, errlen) < 0)
+        return -1;
+    if (vary_any(c)) {
+        int sr = check_seed_base(x, seed_name, err, errlen);
+        if (sr != 0)
+            return sr < 0 ? -1 : 0;
+    }
+    RW_ASSERT(rep->failing.id[0] && rep->base.id[0]); /* invariant 2: stored runs */
+    rep->strategy = sched_strategy(rep->schedule);
+    double t1 = now_s();
+    int rc = narrow(x, err, errlen);
+    rep->narrow_s = now_s() - t1;
+    if (rc == 0 && rep->narrowed)
+        parting(c->home, rep);
+    return rc;
+}
+
+/* The check's record (checkrec.h): every run it made, under its id. */
+static void check_save(struct ctx *x, const char *base_name)
+{
+    const struct check_opts *c = x->c;
+    struct checkrec_opts co = {.base = base_name,
+                               .start = x->rep->start,
+                               .schedules = c->schedules,
+                               .keep_going = c->keep_going,
+                               .vary_seed = c->vary_seed,
+                               .from = c->from_step != 0};
+    char why[300];
+    if (checkrec_save(c->home, &co, x->rep, x->runs, x->nruns, x->rep->check_id, why, sizeof(why)) <
+        0)
+        progress(c, "warning: the check's record was not saved: %s", why);
+}
+
 int explore_check(const struct check_opts *c, struct rw_check_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof(*rep));
@@ -852,167 +927,24 @@ int explore_check(const struct check_opts *c, struct rw_check_report *rep, char 
     rep->keep_going = c->keep_going;
     rep->vary_seed = c->vary_seed;
     double t0 = now_s();
-    if (c->base_run) {
-        snprintf(base_name, sizeof(base_name), "%s", c->base_run);
-    } else {
-        struct run_opts o = c->run;
-        struct rw_result r;
-        struct rw_error e;
-        o.quiet = 1;
-        o.abort = c->abort;
-        if (run_record(&o, &r, &e) < 0)
-            return fail(err, errlen, "%s", e.msg);
-        snprintf(base_name, sizeof(base_name), "%s", r.id);
-        progress(c, "check: schedule 0: run %s %s %d after %llu steps", r.id,
-                 rw_outcome_word(r.outcome), r.exit_code, (unsigned long long)r.steps);
-    }
+    if (check_schedule0(c, base_name, err, errlen) < 0)
+        return -1;
     struct run_stored st;
     struct rw_error e;
     if (run_stored_load(c->home, base_name, c->run.kernel, c->run.init, &st, &e) < 0)
         return fail(err, errlen, "%s", e.msg);
     x.base = st.o; /* the spec's strings live until run_stored_free below */
-    char mp[4200];
-    json_error_t je;
-    json_t *m = home_path(mp, sizeof(mp), c->home, HOME_RUNS, base_name, "manifest.json") == 0
-                    ? json_load_file(mp, 0, &je)
-                    : NULL;
-    int bad = !m || side_from_manifest(&rep->base, base_name, m);
-    json_decref(m);
     int rc = -1;
-    if (bad) {
-        fail(err, errlen, "run %s has no outcome (is it complete?)", base_name);
+    if (check_base_usable(&x, base_name, err, errlen) < 0 ||
+        check_setup(&x, base_name, err, errlen) < 0 || check_explore(&x, t0, err, errlen) < 0)
         goto out;
-    }
-    if (!strcmp(rep->base.outcome, "spin") || !strcmp(rep->base.outcome, "timeout")) {
-        /* Ended by wall time, not by the guest: no reference (docs/determinism.md). */
-        fail(err, errlen, "run %s ended as %s (by wall time): it is no reference for check",
-             base_name, rep->base.outcome);
-        goto out;
-    }
-    if (x.base.sched.n) {
-        fail(err, errlen,
-             "run %s is itself perturbed (a schedule or a fork); check needs "
-             "an unperturbed run as schedule 0",
-             base_name);
-        goto out;
-    }
-    if (x.base.patch) { /* its forks would apply gdb's writes to another state */
-        fail(err, errlen,
-             "run %s was kept from a gdb session (gdb's writes at step %llu); check needs "
-             "a run with no writes as schedule 0",
-             base_name, (unsigned long long)x.base.patch->at);
-        goto out;
-    }
-    x.base.abort = c->abort;
-    x.base.spin_limit_s = c->run.spin_limit_s;
-    x.base.obs = c->run.obs; /* notices of the forks (the job's output: quiet) */
-    x.base_name = base_name;
-    x.last_step = explore_trace_last_step(c->home, base_name); /* invariant 3 */
-    x.props = x.base.expect || x.base.property;
-    struct rw_error he;
-    if (rw_home_open(c->home, &x.h, &he) < 0) {
-        fail(err, errlen, "%s", he.msg);
-        goto out;
-    }
-    int nassert = 0;
-    if (rw_sdk_assertions(x.h, base_name, count_assertion, &nassert, &he) < 0) {
-        fail(err, errlen, "the assertions of run %s: %s", base_name, he.msg);
-        goto out;
-    }
-    x.props |= nassert > 0;
-    rep->judged = x.props;
-    rep->start = run_job_step(c->home, base_name, 0);
-    if (!rep->start) {
-        fail(err, errlen, "run %s never started its job (no job-start event)", base_name);
-        goto out;
-    }
-    if (c->from_step) {
-        uint64_t end = rep->base.steps < x.last_step + 1 ? rep->base.steps : x.last_step + 1;
-        if (c->from_step >= end) {
-            fail(err, errlen, "step %llu is not inside run %s (its trace ends at step %llu)",
-                 (unsigned long long)c->from_step, base_name, (unsigned long long)x.last_step);
-            goto out;
-        }
-        rep->start = c->from_step;
-    }
-    x.horizon = rep->base.steps > rep->start ? rep->base.steps - rep->start : 1;
-    if (x.props && judge(&x, &rep->base, 0, 1, err, errlen) < 0)
-        goto out;
-    if (x.props && rep->base.props_failed) {
-        progress(c, "check: schedule 0: run %s fails: %s", base_name, rep->base.why);
-        rep->found = 1; /* schedule 0 itself: there is nothing to narrow */
-        rep->schedule = 0;
-        rep->strategy = sched_strategy(0);
-        rep->failing = rep->base;
-    }
-    if (!rep->found || c->keep_going)
-        warm_start(&x, c->jobs ? c->jobs : 1);
-    if ((!rep->found || c->keep_going) && explore_schedules(&x, err, errlen) < 0)
-        goto out;
-    rep->explore_s = now_s() - t0;
-    explore_wilson(rep->failures, rep->tried, &rep->fail_lo, &rep->fail_hi);
-    judge_unmet(rep);
     rc = 0;
-    if (!rep->found || *c->abort || rep->schedule == 0)
-        goto out;
-    rep->strategy = sched_strategy(rep->schedule);
-    if (vary_any(c)) {
-        /* Narrow against schedule 0 at the failing schedule's seed. */
-        struct worker w = {0};
-        struct worker_msg msg;
-        int idx;
-        struct work wk = {.record = 1, .seed_add = rep->schedule};
-        if (spawn(&x, &w, &wk, err, errlen) < 0 || reap(&w, 1, &msg, &idx) < 0 || idx < 0) {
-            rc = fail(err, errlen, "schedule 0 at seed %llu could not run: %s",
-                      (unsigned long long)(x.base.seed + rep->schedule),
-                      msg.e.msg[0] ? msg.e.msg : "its worker died");
-            goto out;
-        }
-        snprintf(seed_name, sizeof(seed_name), "%s", msg.r.id);
-        add_run(&x, seed_name);
-        x.base_name = seed_name;
-        vary_apply(c, &x.base, rep->schedule);
-        x.last_step = explore_trace_last_step(c->home, seed_name);
-        side_of(&x.seed_base, &msg.r);
-        x.ref = &x.seed_base;
-        if (x.props && judge(&x, &x.seed_base, rep->schedule, 0, err, errlen) < 0) {
-            rc = -1;
-            goto out;
-        }
-        if (x.props ? x.seed_base.props_failed : differs(&x.seed_base, &rep->base)) {
-            /* It fails (or differs) at that seed with no perturbation at
-             * all: the seed decides, there is no step to narrow to. */
-            rep->seed_decides = 1;
-            rep->pass_run = rep->base;
-            rep->fail_run = x.seed_base;
-            progress(c, "check: schedule 0 at seed %llu: run %s %s: the seed decides",
-                     (unsigned long long)x.base.seed, seed_name,
-                     x.props ? (x.seed_base.props_failed ? "fails" : "differs") : "differs");
-            goto out;
-        }
-        progress(c, "check: schedule 0 at seed %llu: run %s %s %d", (unsigned long long)x.base.seed,
-                 seed_name, x.seed_base.outcome, x.seed_base.exit_code);
-    }
-    RW_ASSERT(rep->failing.id[0] && rep->base.id[0]); /* invariant 2: stored runs */
-    rep->strategy = sched_strategy(rep->schedule);
-    double t1 = now_s();
-    rc = narrow(&x, err, errlen);
-    rep->narrow_s = now_s() - t1;
-    if (rc == 0 && rep->narrowed)
-        parting(c->home, rep);
+    if (rep->found && !*c->abort && rep->schedule != 0)
+        rc = check_narrow(&x, seed_name, err, errlen);
 out:
-    if (rc == 0) {
-        struct checkrec_opts co = {.base = base_name,
-                                   .start = rep->start,
-                                   .schedules = c->schedules,
-                                   .keep_going = c->keep_going,
-                                   .vary_seed = c->vary_seed,
-                                   .from = c->from_step != 0};
-        char why[300];
-        if (checkrec_save(c->home, &co, rep, x.runs, x.nruns, rep->check_id, why, sizeof(why)) < 0)
-            progress(c, "warning: the check's record was not saved: %s", why);
-    }
-    warm_stop(&x);
+    if (rc == 0)
+        check_save(&x, base_name);
+    workers_stop(&x);
     free(x.runs);
     rw_home_close(x.h);
     run_stored_free(&st);

@@ -56,7 +56,7 @@ static void worker_main(const struct cworker_fns *f, int fd)
     sigaddset(&all, SIGINT);
     sigprocmask(SIG_UNBLOCK, &all, NULL); /* blocked by start() until the handlers were set */
     struct cworker_task t;
-    static struct cworker_result msg;
+    struct cworker_result msg; /* not static: the engine is reentrant */
     /* a task given is always answered: after a stop (SIGTERM, SIGINT)
      * every task ends at once (as timeout); the worker exits at EOF */
     while (io_read_full(fd, &t, sizeof(t)) == (ssize_t)sizeof(t)) {
@@ -65,7 +65,7 @@ static void worker_main(const struct cworker_fns *f, int fd)
         memset(&msg, 0, sizeof(msg));
         msg.ok = f->run(f->ctx, &t, &msg.r, &msg.e) == 0;
         set_alarm(0);
-        if (io_write_all(fd, &msg, sizeof(msg)) < 0 || !msg.ok) /* invariant 2 */
+        if (io_write_all(fd, &msg, sizeof(msg)) < 0 || !msg.ok || f->one_shot) /* invariant 2 */
             break;
     }
     if (f->fini)
@@ -82,16 +82,19 @@ void cworker_open(struct cworker_pool *p, unsigned n, const struct cworker_fns *
         p->w[i].fd = -1;
 }
 
-static void reap_slot(struct cworker *w)
+/* Close the slot's socket and wait for its worker: its wait status. */
+static int reap_slot(struct cworker *w)
 {
+    int st = 0;
     if (w->fd >= 0)
         close(w->fd);
     w->fd = -1;
     if (w->pid > 0) /* invariant 4 */
-        while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+        while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
             ;
     w->pid = 0;
     w->busy = 0;
+    return st;
 }
 
 static int start(struct cworker_pool *p, unsigned slot, char *err, size_t errlen)
@@ -161,6 +164,12 @@ unsigned cworker_busy(const struct cworker_pool *p)
 int cworker_wait(struct cworker_pool *p, volatile sig_atomic_t *abort, struct cworker_result *r,
                  struct cworker_task *t)
 {
+    return cworker_wait_for(p, abort, -1, r, t);
+}
+
+int cworker_wait_for(struct cworker_pool *p, volatile sig_atomic_t *abort, int timeout_ms,
+                     struct cworker_result *r, struct cworker_task *t)
+{
     struct pollfd fds[CWORKER_MAX];
     unsigned idx[CWORKER_MAX];
     for (;;) {
@@ -178,7 +187,9 @@ int cworker_wait(struct cworker_pool *p, volatile sig_atomic_t *abort, struct cw
                 if (p->w[i].busy && p->w[i].pid > 0)
                     kill(p->w[i].pid, SIGTERM);
         }
-        int pr = poll(fds, n, 200);
+        int pr = poll(fds, n, timeout_ms >= 0 && timeout_ms < 200 ? timeout_ms : 200);
+        if (pr <= 0 && timeout_ms >= 0)
+            return -3;
         if (pr <= 0)
             continue; /* timeout or EINTR: look at the abort flag again */
         for (unsigned k = 0; k < n; k++) {
@@ -190,14 +201,24 @@ int cworker_wait(struct cworker_pool *p, volatile sig_atomic_t *abort, struct cw
             w->busy = 0;
             if (got != (ssize_t)sizeof(*r)) {
                 memset(r, 0, sizeof(*r));
-                reap_slot(w);
+                int st = reap_slot(w);
+                r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
                 return -1;
             }
-            if (!r->ok || p->killed) /* invariant 2; a stopped worker ends */
+            if (!r->ok || p->killed || p->fns.one_shot) /* invariant 2; a stopped worker ends */
                 reap_slot(w);
             return 0;
         }
     }
+}
+
+void cworker_kill(struct cworker_pool *p)
+{
+    for (unsigned i = 0; i < CWORKER_MAX; i++)
+        if (p->w[i].busy && p->w[i].pid > 0) {
+            kill(p->w[i].pid, SIGKILL);
+            reap_slot(&p->w[i]);
+        }
 }
 
 void cworker_close(struct cworker_pool *p)

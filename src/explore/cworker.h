@@ -1,17 +1,21 @@
 /*
- * cworker: a pool of long-lived worker processes for check (docs/
+ * cworker: the one pool of worker processes of check (docs/
  * architecture.md, "check workers"). Each worker is forked once, lazily,
  * when a task first needs its slot; it runs tasks one after another (the
  * caller's run function keeps whatever it opened, e.g. a warm machine,
- * across tasks) and sends each task's result back over its socket.
+ * across tasks) and sends each task's result back over its socket. A
+ * one_shot pool forks a worker for each task instead (a cold check: each
+ * run in a fresh process, forked when the task is given, so it sees the
+ * caller's state of that moment).
  *
  * Invariants:
  *  1. A task ends by its wall limit: the worker's abort flag
  *     (cworker_abort) is set by SIGALRM after limit_s, and by SIGTERM /
  *     SIGINT, after which every task ends at once; a task given to a live
  *     worker is always answered.
- *  2. A worker never outlives a failed task: it exits after sending the
- *     result, and its slot is forked anew for the next task.
+ *  2. A worker never outlives a failed task (nor, one_shot, any task): it
+ *     exits after sending the result, and its slot is forked anew for the
+ *     next task.
  *  3. A worker holds no descriptor of another worker's socket, so every
  *     worker sees EOF (and exits) when the pool is closed.
  *  4. Every worker forked is waited for (cworker_close, or when it dies).
@@ -27,14 +31,20 @@
 
 #define CWORKER_MAX 64
 
+/* One run: schedule s from step from to until, forked from the base run,
+ * or (record) recorded from boot with its seed (and other varied inputs)
+ * moved by seed_add. */
 struct cworker_task {
     uint64_t schedule, from, until;
+    int record;
+    uint64_t seed_add;
 };
 
 struct cworker_result {
     int ok;
     struct rw_result r;
     struct rw_error e;
+    int signal; /* set by the pool: the signal that ended a worker that died, or 0 */
 };
 
 struct cworker_fns {
@@ -44,6 +54,7 @@ struct cworker_fns {
     void (*fini)(void *ctx);
     void *ctx;
     double limit_s; /* wall limit of one task (invariant 1) */
+    int one_shot;   /* a worker per task: it exits after its result (invariant 2) */
 };
 
 struct cworker {
@@ -72,10 +83,17 @@ int cworker_submit(struct cworker_pool *p, const struct cworker_task *t, char *e
 unsigned cworker_busy(const struct cworker_pool *p);
 /* Wait for one task's result (*t: which task). With *abort set, the busy
  * workers are sent SIGTERM once. Returns 0 (r->ok says whether the task
- * ran; r->e says why not), -1 if its worker died (r->e.msg empty), or -2 if
- * no task is busy. */
+ * ran; r->e says why not), -1 if its worker died (r->e.msg empty,
+ * r->signal the signal that ended it), or -2 if no task is busy. */
 int cworker_wait(struct cworker_pool *p, volatile sig_atomic_t *abort, struct cworker_result *r,
                  struct cworker_task *t);
+/* cworker_wait for at most timeout_ms (< 0: no limit): -3 when no result
+ * came by then (the caller looks at its own flags and waits again). */
+int cworker_wait_for(struct cworker_pool *p, volatile sig_atomic_t *abort, int timeout_ms,
+                     struct cworker_result *r, struct cworker_task *t);
+/* Kill every busy worker (SIGKILL) and wait for it: its task is dropped,
+ * never answered (an engine's cancel, engine.h invariant 4). */
+void cworker_kill(struct cworker_pool *p);
 /* Close every socket and wait for every worker (invariant 4). */
 void cworker_close(struct cworker_pool *p);
 

@@ -1,12 +1,13 @@
 /*
- * engine: see engine.h. The one function that runs
- * a schedule (engine.h invariant 1), a schedule run in a child process of
- * its own (a VM per process, as check.c's workers), and the plan and
- * outcome files the remote engines exchange.
+ * engine: see engine.h. The one function that runs a schedule (engine.h
+ * invariant 1), what a schedule's worker answered as an outcome (its
+ * worker: a one_shot pool of cworker.h, a VM per process, the pool check.c
+ * uses), and the plan and outcome files the remote engines exchange. The
+ * registry of engines is engine_via.c.
  *
  * Invariants (besides engine.h's):
- *  1. A child ends by its wall limit as outcome "timeout", never hangs
- *     its parent (check.c invariant 1).
+ *  1. A worker ends by its wall limit (eng_timeout_s) as outcome "timeout",
+ *     never hangs its parent (check.c invariant 1, cworker.h invariant 1).
  *  2. Files read back (plan.json, outcome files) are untrusted: every field
  *     is type-checked and bounded, names are checked before use as paths.
  */
@@ -58,85 +59,40 @@ int eng_task_one(const char *home, const struct eng_plan *p, uint64_t s,
     return rc;
 }
 
-/* --- one schedule in a child process --- */
+/* --- one schedule in a worker of a one_shot pool (cworker.h) --- */
 
-static volatile sig_atomic_t child_abort;
-
-static void on_child_signal(int sig)
+int eng_worker_run(void *ctx, const struct cworker_task *t, struct rw_result *r, struct rw_error *e)
 {
-    (void)sig;
-    child_abort = 1;
-    rw_interrupt();
+    const struct eng_plan *p = ctx;
+    return eng_task_one(p->home, p, t->schedule, &cworker_abort, r, e);
 }
 
-struct child_msg {
-    int ok;
-    struct rw_result r;
-    struct rw_error e;
-};
-
-int eng_child_spawn(const char *home, const struct eng_plan *p, uint64_t s, pid_t *pid, int *fd,
-                    char *err, size_t errlen)
+double eng_timeout_s(const struct eng_plan *p)
 {
-    int pfd[2];
-    if (pipe(pfd) < 0)
-        return fail(err, errlen, "pipe: %s", strerror(errno));
-    fflush(stdout);
-    fflush(stderr);
-    pid_t c = fork();
-    if (c < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
-        return fail(err, errlen, "fork: %s", strerror(errno));
-    }
-    if (c == 0) {
-        close(pfd[0]);
-        struct sigaction sa = {.sa_handler = on_child_signal};
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGALRM, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGINT, &sa, NULL);
-        double t = p->timeout_s > 0 ? p->timeout_s : ENG_DEFAULT_TIMEOUT_S; /* invariant 1 */
-        struct itimerval it = {
-            .it_value = {.tv_sec = (time_t)t,
-                         .tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6)}};
-        if (!it.it_value.tv_sec && !it.it_value.tv_usec)
-            it.it_value.tv_usec = 1000;
-        setitimer(ITIMER_REAL, &it, NULL);
-        struct child_msg m;
-        memset(&m, 0, sizeof(m));
-        m.ok = eng_task_one(home, p, s, &child_abort, &m.r, &m.e) == 0;
-        _exit(io_write_all(pfd[1], &m, sizeof(m)) == 0 ? 0 : 3);
-    }
-    close(pfd[1]);
-    *pid = c;
-    *fd = pfd[0];
-    return 0;
+    return p->timeout_s > 0 ? p->timeout_s : ENG_DEFAULT_TIMEOUT_S; /* invariant 1 */
 }
 
-int eng_child_reap(pid_t pid, int fd, int status, uint64_t s, struct eng_outcome *o)
+int eng_outcome_of(int rc, const struct cworker_result *r, uint64_t s, struct eng_outcome *o)
 {
-    struct child_msg m;
-    ssize_t got = io_read_full(fd, &m, sizeof(m));
-    close(fd);
-    (void)pid;
     o->schedule = s;
-    if (got != (ssize_t)sizeof(m) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (rc < 0) {
         o->ok = 0;
-        if (WIFSIGNALED(status))
-            snprintf(o->why, sizeof(o->why), "its worker died (signal %d)", WTERMSIG(status));
+        if (r->signal)
+            snprintf(o->why, sizeof(o->why), "its worker died (signal %d)", r->signal);
         else
             snprintf(o->why, sizeof(o->why), "its worker died");
         return -1;
     }
-    if (!m.ok) {
+    if (!r->ok) {
+        char msg[sizeof(r->e.msg)];
+        memcpy(msg, r->e.msg, sizeof(msg));
+        msg[sizeof(msg) - 1] = 0;
         o->ok = 0;
-        m.e.msg[sizeof(m.e.msg) - 1] = 0;
-        snprintf(o->why, sizeof(o->why), "%.290s", m.e.msg[0] ? m.e.msg : "it failed");
+        snprintf(o->why, sizeof(o->why), "%.290s", msg[0] ? msg : "it failed");
         return -1;
     }
     o->ok = 1;
-    o->r = m.r;
+    o->r = r->r;
     return 0;
 }
 

@@ -2,14 +2,15 @@
  * engine: where the schedules of a check run (docs/distributed.md). A check
  * is turned into tasks, each a slice of its schedules; an engine runs them
  * somewhere and hands back one outcome per schedule, in the order they
- * finish. `--via local` (engine_local.c) runs them as child processes of
- * this one, in this home; `--via slurm` (slurm.c) publishes the base run to
- * a share every node sees and submits a Slurm job array whose tasks run
- * `rewind check-task` (slurm_task.c). Narrowing stays with the caller.
+ * finish. `--via local` (engine_local.c) runs them in worker processes of
+ * this one (a one_shot pool of cworker.h), in this home; `--via slurm` (slurm.c) publishes the base
+ * run to a share every node sees and submits a Slurm job array whose tasks run `rewind check-task`
+ * (slurm_task.c). Narrowing stays with the caller.
  *
  * Invariants:
  *  1. A schedule's run is the same function of (base run, schedule, plan)
- *     whatever the engine: eng_task_one is the only code that starts it,
+ *     whatever the engine: eng_task_one is the only code that starts it
+ *     (in a worker of a one_shot cworker pool, local or in a Slurm task),
  *     so its run id is the one a local check gives.
  *  2. eng_next delivers each schedule first..last at most once, and, unless
  *     cancelled, every one of them exactly once before it returns 0 (ok = 0
@@ -18,7 +19,7 @@
  *  3. An outcome with ok = 1 names a run stored in the caller's home
  *     (remote engines import it before delivering it).
  *  4. After eng_cancel or eng_close nothing the engine started runs on
- *     (child processes are killed and reaped; Slurm jobs scancel'ed).
+ *     (workers are killed and reaped, cworker_kill; Slurm jobs scancel'ed).
  */
 #ifndef REWIND_EXPLORE_ENGINE_H
 #define REWIND_EXPLORE_ENGINE_H
@@ -28,6 +29,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "explore/cworker.h"
 #include "rewind.h"
 
 /* What every task needs: written to the share as plan.json (slurm). */
@@ -96,13 +98,17 @@ extern const struct eng_ops eng_local_ops, eng_slurm_ops;
 int eng_task_one(const char *home, const struct eng_plan *p, uint64_t s,
                  volatile sig_atomic_t *abort, struct rw_result *r, struct rw_error *e);
 
-/* Schedule s of p in home in a child process of its own (a VM per process)
- * that writes its result into a pipe: *pid, *fd. 0 or -1 with err. */
-int eng_child_spawn(const char *home, const struct eng_plan *p, uint64_t s, pid_t *pid, int *fd,
-                    char *err, size_t errlen);
-/* The child's outcome once waitpid gave its status (closes fd): 0 with
- * o->ok = 1, or -1 with o->why. */
-int eng_child_reap(pid_t pid, int fd, int status, uint64_t s, struct eng_outcome *o);
+/* A one_shot cworker pool's run function (cworker_fns.run) with ctx the
+ * plan: eng_task_one of schedule t->schedule, stopped by the worker's
+ * abort flag. */
+int eng_worker_run(void *ctx, const struct cworker_task *t, struct rw_result *r,
+                   struct rw_error *e);
+/* A schedule's wall limit in its worker: p->timeout_s, or the default. */
+double eng_timeout_s(const struct eng_plan *p);
+/* The outcome of schedule s from what cworker_wait gave for it (rc, *r):
+ * 0 with o->ok = 1, or -1 with o->why. Local engines and Slurm tasks run
+ * eng_task_one in a one_shot cworker pool, the pool a local check uses. */
+int eng_outcome_of(int rc, const struct cworker_result *r, uint64_t s, struct eng_outcome *o);
 
 /* The plan as JSON text (malloc'd) and back. eng_plan_parse points p's
  * strings into *hold (json_decref it when done); 0 or -1 with err. */

@@ -1,36 +1,31 @@
 /*
  * engine_local: `--via local`, the engine of engine.h on this machine. Up
- * to plan.jobs schedules run at once, each in a child process of its own
- * (eng_child_spawn: a VM per process), in the caller's home; an outcome is
- * delivered when its child has written its result and exited.
+ * to plan.jobs schedules run at once, each in a worker process of its own
+ * (a one_shot pool of cworker.h, the pool a local check uses: a VM per
+ * process), in the caller's home; an outcome is delivered when its worker
+ * has sent its result.
  *
  * Invariants:
- *  1. At most min(plan.jobs, ENG_LOCAL_MAX) children run at once; every
- *     child spawned is waited for (by next, or by close after SIGKILL).
- *  2. After cancel no child is spawned and none runs: the running ones are
- *     killed and reaped, their schedules not delivered (engine.h
- *     invariant 4).
+ *  1. At most min(plan.jobs, ENG_LOCAL_MAX) workers run at once; every
+ *     worker forked is waited for (by next, or by close after SIGKILL).
+ *  2. After cancel no worker is forked and none runs: the running ones are
+ *     killed and reaped (cworker_kill), their schedules not delivered
+ *     (engine.h invariant 4).
  */
-#include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "explore/cworker.h"
 #include "explore/engine.h"
 #include "util/check.h"
 #include "util/fail.h"
 
-#define ENG_LOCAL_MAX 64
+#define ENG_LOCAL_MAX CWORKER_MAX
 
 struct local {
-    pid_t pid[ENG_LOCAL_MAX];
-    int fd[ENG_LOCAL_MAX];
-    uint64_t sched[ENG_LOCAL_MAX];
-    unsigned running, jobs;
+    struct cworker_pool pool; /* one_shot: a worker per schedule */
+    unsigned jobs;
     uint64_t next;
     int cancelled;
 };
@@ -44,6 +39,9 @@ static int lstart(struct eng *e, char *err, size_t errlen)
     if (l->jobs > ENG_LOCAL_MAX)
         l->jobs = ENG_LOCAL_MAX;
     l->next = e->plan.first;
+    struct cworker_fns f = {
+        .run = eng_worker_run, .ctx = &e->plan, .limit_s = eng_timeout_s(&e->plan), .one_shot = 1};
+    cworker_open(&l->pool, l->jobs, &f);
     e->priv = l;
     return 0;
 }
@@ -54,15 +52,7 @@ static void lcancel(struct eng *e)
     if (!l || l->cancelled)
         return;
     l->cancelled = 1; /* invariant 2 */
-    for (unsigned i = 0; i < ENG_LOCAL_MAX; i++)
-        if (l->pid[i]) {
-            kill(l->pid[i], SIGKILL);
-            while (waitpid(l->pid[i], NULL, 0) < 0 && errno == EINTR)
-                ;
-            close(l->fd[i]);
-            l->pid[i] = 0;
-            l->running--;
-        }
+    cworker_kill(&l->pool);
 }
 
 static int lnext(struct eng *e, struct eng_outcome *out, volatile sig_atomic_t *abort, char *err,
@@ -72,42 +62,25 @@ static int lnext(struct eng *e, struct eng_outcome *out, volatile sig_atomic_t *
     for (;;) {
         if (*abort)
             lcancel(e);
-        while (!l->cancelled && l->running < l->jobs && l->next <= e->plan.last) {
-            unsigned slot = 0;
-            while (l->pid[slot])
-                slot++;
-            RW_ASSERT(slot < l->jobs); /* invariant 1 */
-            if (eng_child_spawn(e->plan.home, &e->plan, l->next, &l->pid[slot], &l->fd[slot], err,
-                                errlen) < 0)
+        while (!l->cancelled && cworker_busy(&l->pool) < l->jobs && l->next <= e->plan.last) {
+            struct cworker_task t = {.schedule = l->next};
+            if (cworker_submit(&l->pool, &t, err, errlen) < 0)
                 return -1;
-            l->sched[slot] = l->next++;
-            l->running++;
+            l->next++;
         }
-        if (!l->running)
+        RW_ASSERT(cworker_busy(&l->pool) <= l->jobs); /* invariant 1 */
+        if (!cworker_busy(&l->pool))
             return 0;
-        struct pollfd pf[ENG_LOCAL_MAX];
-        unsigned map[ENG_LOCAL_MAX], n = 0;
-        for (unsigned i = 0; i < ENG_LOCAL_MAX; i++)
-            if (l->pid[i]) {
-                pf[n] = (struct pollfd){.fd = l->fd[i], .events = POLLIN};
-                map[n++] = i;
-            }
-        int k = poll(pf, n, 200);
-        if (k < 0 && errno != EINTR)
-            return util_fail(err, errlen, "poll: %s", strerror(errno));
-        for (unsigned j = 0; k > 0 && j < n; j++) {
-            if (!(pf[j].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            unsigned i = map[j];
-            int st = 0;
-            while (waitpid(l->pid[i], &st, 0) < 0 && errno == EINTR)
-                ;
-            eng_child_reap(l->pid[i], l->fd[i], st, l->sched[i], out);
-            snprintf(out->where, sizeof(out->where), "local");
-            l->pid[i] = 0;
-            l->running--;
-            return 1;
-        }
+        struct cworker_result r;
+        struct cworker_task t;
+        int rc = cworker_wait_for(&l->pool, NULL, 200, &r, &t);
+        if (rc == -3)
+            continue; /* look at the abort flag again */
+        if (rc == -2)
+            return 0;
+        eng_outcome_of(rc, &r, t.schedule, out);
+        snprintf(out->where, sizeof(out->where), "local");
+        return 1;
     }
 }
 
@@ -116,13 +89,8 @@ static void lclose(struct eng *e)
     struct local *l = e->priv;
     if (!l)
         return;
-    for (unsigned i = 0; i < ENG_LOCAL_MAX; i++)
-        if (l->pid[i]) { /* invariant 1 */
-            kill(l->pid[i], SIGKILL);
-            while (waitpid(l->pid[i], NULL, 0) < 0 && errno == EINTR)
-                ;
-            close(l->fd[i]);
-        }
+    cworker_kill(&l->pool); /* invariant 1 */
+    cworker_close(&l->pool);
     free(l);
     e->priv = NULL;
 }

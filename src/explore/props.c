@@ -88,6 +88,160 @@ static long file_index(const struct trace_entry *e, const char *tag, size_t nfil
     return v;
 }
 
+/* What the judge reads from a run's trace in one pass (props_read). */
+struct props_seen {
+    size_t nfiles;    /* file: properties, in the spec's order */
+    int want_output;  /* an output~ property: keep the job's output */
+    struct text out;  /* the job's output */
+    struct text pout; /* the property command's output */
+    long pexit;       /* its exit status, -1 if it did not run */
+    uint64_t exit_step, last;
+    struct text *files;   /* each file: property's file content */
+    char (*missing)[200]; /* or why it could not be read */
+    uint64_t *file_step;  /* the step it was read at */
+};
+
+/* One of rewind-init's marks (pid 1, invariant 2). */
+static void props_mark(struct props_seen *ps, const struct trace_entry *e)
+{
+    size_t skip = 0;
+    long fi;
+    if (has_tag(e, TAG_OUT)) {
+        text_add(&ps->pout, e->payload + strlen(TAG_OUT), e->payload_len - strlen(TAG_OUT));
+    } else if (has_tag(e, TAG_EXIT)) {
+        char num[16];
+        size_t l = e->payload_len - strlen(TAG_EXIT);
+        snprintf(num, sizeof(num), "%.*s", (int)(l < 15 ? l : 15),
+                 (const char *)e->payload + strlen(TAG_EXIT));
+        ps->pexit = strtol(num, NULL, 10);
+        ps->exit_step = e->step;
+    } else if ((fi = file_index(e, TAG_FILE, ps->nfiles, &skip)) >= 0) {
+        text_add(&ps->files[fi], e->payload + skip, e->payload_len - skip);
+        ps->file_step[fi] = e->step;
+    } else if ((fi = file_index(e, TAG_MISSING, ps->nfiles, &skip)) >= 0) {
+        snprintf(ps->missing[fi], sizeof(ps->missing[fi]), "%.*s", (int)(e->payload_len - skip),
+                 (const char *)e->payload + skip);
+        ps->file_step[fi] = e->step;
+        ps->files[fi].found = 1;
+    }
+}
+
+/* Read the trace once: the output, and rewind-init's marks. 0, or -1 with
+ * err. */
+static int props_read(const char *home, const char *name, struct props_seen *ps, char *err,
+                      size_t errlen)
+{
+    char path[4200];
+    struct trace_reader r;
+    ps->pexit = -1;
+    ps->files = calloc(ps->nfiles + 1, sizeof(struct text));
+    ps->missing = calloc(ps->nfiles + 1, sizeof(*ps->missing));
+    ps->file_step = calloc(ps->nfiles + 1, sizeof(uint64_t));
+    if (!ps->files || !ps->missing || !ps->file_step)
+        return fail(err, errlen, "out of memory");
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
+        trace_open_read(&r, path) != 0)
+        return fail(err, errlen, "run %s has no readable trace", name);
+    struct trace_entry e;
+    while (trace_next(&r, &e) == 1) {
+        ps->last = e.step;
+        if (e.rec.kind == REWIND_REC_OUTPUT && ps->want_output)
+            text_add(&ps->out, e.payload, e.payload_len);
+        else if (e.rec.kind == REWIND_REC_MARK && e.rec.pid == 1) /* invariant 2 */
+            props_mark(ps, &e);
+    }
+    trace_close_read(&r);
+    return 0;
+}
+
+static void props_free(struct props_seen *ps)
+{
+    for (size_t i = 0; ps->files && i < ps->nfiles; i++)
+        free(ps->files[i].b);
+    free(ps->files);
+    free(ps->missing);
+    free(ps->file_step);
+    free(ps->out.b);
+    free(ps->pout.b);
+}
+
+/* The verdict on file: property s, the fi-th of the spec. */
+static void props_file(const struct props_seen *ps, size_t fi, const char *s,
+                       struct rw_prop_verdict *pv)
+{
+    struct text *t = &ps->files[fi];
+    const char *ere = strchr(s + 5, '~') + 1;
+    pv->reached = t->found;
+    if (t->found)
+        pv->step = ps->file_step[fi];
+    if (!t->found)
+        snprintf(pv->detail, sizeof(pv->detail), "not read (the run ended before)");
+    else if (ps->missing[fi][0])
+        snprintf(pv->detail, sizeof(pv->detail), "cannot read it: %s", ps->missing[fi]);
+    else
+        pv->passed = matches(ere, t);
+    if (t->found && !ps->missing[fi][0])
+        snprintf(pv->detail, sizeof(pv->detail), "%s in %zu bytes",
+                 pv->passed ? "matches" : "no match", t->n);
+}
+
+/* The verdict on exit=, outcome= or output~ property s. */
+static void props_end(struct props_seen *ps, const char *outcome, json_int_t code, const char *s,
+                      struct rw_prop_verdict *pv)
+{
+    int exited = outcome && !strcmp(outcome, "exited");
+    if (!strncmp(s, "exit=", 5)) {
+        pv->passed = exited && code == strtol(s + 5, NULL, 10);
+        if (exited)
+            snprintf(pv->detail, sizeof(pv->detail), "exit %d", (int)code);
+        else
+            snprintf(pv->detail, sizeof(pv->detail), "%s", outcome ? outcome : "no outcome");
+    } else if (!strncmp(s, "outcome=", 8)) {
+        pv->passed = outcome && !strcmp(outcome, s + 8);
+        snprintf(pv->detail, sizeof(pv->detail), "%s", outcome ? outcome : "no outcome");
+    } else {
+        pv->passed = matches(s + 7, &ps->out);
+        snprintf(pv->detail, sizeof(pv->detail), "%s in %zu bytes of output",
+                 pv->passed ? "matches" : "no match", ps->out.n);
+    }
+}
+
+/* The verdict on the --property command (its exit status and output). */
+static void props_command(struct props_seen *ps, const char *cmd, uint64_t steps,
+                          struct rw_prop_verdict *pv)
+{
+    memset(pv, 0, sizeof(*pv));
+    snprintf(pv->what, sizeof(pv->what), "property: %s", cmd);
+    pv->reached = ps->pexit >= 0;
+    pv->passed = ps->pexit == 0;
+    pv->step = ps->pexit >= 0 ? ps->exit_step : steps;
+    if (ps->pexit < 0)
+        snprintf(pv->detail, sizeof(pv->detail), "did not run (the run ended before)");
+    else
+        snprintf(pv->detail, sizeof(pv->detail), "exit %ld%s%.*s", ps->pexit,
+                 ps->pout.n ? ", output: " : "", (int)(ps->pout.n < 120 ? ps->pout.n : 120),
+                 text_str(&ps->pout));
+    for (char *c = pv->detail; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
+}
+
+/* The spec's --expect properties checked (each valid), counted into ps. 0,
+ * or -1 with err. */
+static int props_count(const char *name, json_t *ex, size_t nex, struct props_seen *ps, char *err,
+                       size_t errlen)
+{
+    char why[200];
+    for (size_t i = 0; i < nex; i++) {
+        const char *s = json_string_value(json_array_get(ex, i));
+        if (!s || expect_valid(s, why, sizeof(why)) < 0)
+            return fail(err, errlen, "run %s: its spec has a bad property", name);
+        ps->nfiles += !strncmp(s, "file:", 5);
+        ps->want_output |= !strncmp(s, "output~", 7);
+    }
+    return 0;
+}
+
 int explore_props_judge(const char *home, const char *name, struct rw_prop_verdict *v, int max,
                         int *n, char *err, size_t errlen)
 {
@@ -105,70 +259,16 @@ int explore_props_judge(const char *home, const char *name, struct rw_prop_verdi
     const char *outcome = json_string_value(json_object_get(m, "outcome"));
     json_int_t code = json_integer_value(json_object_get(m, "exit_code"));
     uint64_t steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
-    size_t nex = json_is_array(ex) ? json_array_size(ex) : 0, nfiles = 0;
-    int want_output = 0;
-    for (size_t i = 0; i < nex; i++) {
-        const char *s = json_string_value(json_array_get(ex, i));
-        if (!s || expect_valid(s, path, sizeof(path)) < 0) {
-            json_decref(m);
-            return fail(err, errlen, "run %s: its spec has a bad property", name);
-        }
-        nfiles += !strncmp(s, "file:", 5);
-        want_output |= !strncmp(s, "output~", 7);
-    }
-    if (!nex && !json_is_string(pr)) {
-        json_decref(m);
-        return 0;
-    }
-    /* Read the trace once: the output, and rewind-init's marks. */
-    struct text out = {0}, pout = {0}, *files = calloc(nfiles + 1, sizeof(struct text));
-    char(*missing)[200] = calloc(nfiles + 1, sizeof(*missing));
-    uint64_t exit_step = 0, last = 0, *file_step = calloc(nfiles + 1, sizeof(uint64_t));
-    long pexit = -1;
-    struct trace_reader r;
+    size_t nex = json_is_array(ex) ? json_array_size(ex) : 0, fi = 0;
+    struct props_seen ps = {0};
     int rc = -1;
-    if (!files || !missing || !file_step) {
-        fail(err, errlen, "out of memory");
+    if (props_count(name, ex, nex, &ps, err, errlen) < 0)
         goto out;
-    }
-    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
-        trace_open_read(&r, path) != 0) {
-        fail(err, errlen, "run %s has no readable trace", name);
+    rc = 0;
+    if ((!nex && !json_is_string(pr)) || (rc = props_read(home, name, &ps, err, errlen)) < 0)
         goto out;
-    }
-    struct trace_entry e;
-    while (trace_next(&r, &e) == 1) {
-        last = e.step;
-        if (e.rec.kind == REWIND_REC_OUTPUT && want_output) {
-            text_add(&out, e.payload, e.payload_len);
-        } else if (e.rec.kind == REWIND_REC_MARK && e.rec.pid == 1) { /* invariant 2 */
-            size_t skip = 0;
-            long fi;
-            if (has_tag(&e, TAG_OUT)) {
-                text_add(&pout, e.payload + strlen(TAG_OUT), e.payload_len - strlen(TAG_OUT));
-            } else if (has_tag(&e, TAG_EXIT)) {
-                char num[16];
-                size_t l = e.payload_len - strlen(TAG_EXIT);
-                snprintf(num, sizeof(num), "%.*s", (int)(l < 15 ? l : 15),
-                         (const char *)e.payload + strlen(TAG_EXIT));
-                pexit = strtol(num, NULL, 10);
-                exit_step = e.step;
-            } else if ((fi = file_index(&e, TAG_FILE, nfiles, &skip)) >= 0) {
-                text_add(&files[fi], e.payload + skip, e.payload_len - skip);
-                file_step[fi] = e.step;
-            } else if ((fi = file_index(&e, TAG_MISSING, nfiles, &skip)) >= 0) {
-                snprintf(missing[fi], sizeof(missing[fi]), "%.*s", (int)(e.payload_len - skip),
-                         (const char *)e.payload + skip);
-                file_step[fi] = e.step;
-                files[fi].found = 1;
-            }
-        }
-    }
-    trace_close_read(&r);
-    if (steps > last + 1 || !steps)
-        steps = last; /* the manifest's steps is untrusted */
-    int exited = outcome && !strcmp(outcome, "exited");
-    size_t fi = 0;
+    if (steps > ps.last + 1 || !steps)
+        steps = ps.last; /* the manifest's steps is untrusted */
     for (size_t i = 0; i < nex && *n < max; i++) {
         const char *s = json_string_value(json_array_get(ex, i));
         struct rw_prop_verdict *pv = &v[(*n)++];
@@ -176,63 +276,15 @@ int explore_props_judge(const char *home, const char *name, struct rw_prop_verdi
         snprintf(pv->what, sizeof(pv->what), "%s", s);
         pv->step = steps;
         pv->reached = 1;
-        if (!strncmp(s, "exit=", 5)) {
-            pv->passed = exited && code == strtol(s + 5, NULL, 10);
-            if (exited)
-                snprintf(pv->detail, sizeof(pv->detail), "exit %d", (int)code);
-            else
-                snprintf(pv->detail, sizeof(pv->detail), "%s", outcome ? outcome : "no outcome");
-        } else if (!strncmp(s, "outcome=", 8)) {
-            pv->passed = outcome && !strcmp(outcome, s + 8);
-            snprintf(pv->detail, sizeof(pv->detail), "%s", outcome ? outcome : "no outcome");
-        } else if (!strncmp(s, "output~", 7)) {
-            pv->passed = matches(s + 7, &out);
-            snprintf(pv->detail, sizeof(pv->detail), "%s in %zu bytes of output",
-                     pv->passed ? "matches" : "no match", out.n);
-        } else {
-            struct text *t = &files[fi];
-            const char *ere = strchr(s + 5, '~') + 1;
-            pv->reached = t->found;
-            if (t->found)
-                pv->step = file_step[fi];
-            if (!t->found)
-                snprintf(pv->detail, sizeof(pv->detail), "not read (the run ended before)");
-            else if (missing[fi][0])
-                snprintf(pv->detail, sizeof(pv->detail), "cannot read it: %s", missing[fi]);
-            else
-                pv->passed = matches(ere, t);
-            if (t->found && !missing[fi][0])
-                snprintf(pv->detail, sizeof(pv->detail), "%s in %zu bytes",
-                         pv->passed ? "matches" : "no match", t->n);
-            fi++;
-        }
-    }
-    if (json_is_string(pr) && *n < max) {
-        struct rw_prop_verdict *pv = &v[(*n)++];
-        memset(pv, 0, sizeof(*pv));
-        snprintf(pv->what, sizeof(pv->what), "property: %s", json_string_value(pr));
-        pv->reached = pexit >= 0;
-        pv->passed = pexit == 0;
-        pv->step = pexit >= 0 ? exit_step : steps;
-        if (pexit < 0)
-            snprintf(pv->detail, sizeof(pv->detail), "did not run (the run ended before)");
+        if (!strncmp(s, "file:", 5))
+            props_file(&ps, fi++, s, pv);
         else
-            snprintf(pv->detail, sizeof(pv->detail), "exit %ld%s%.*s", pexit,
-                     pout.n ? ", output: " : "", (int)(pout.n < 120 ? pout.n : 120),
-                     text_str(&pout));
-        for (char *c = pv->detail; *c; c++)
-            if (*c == '\n')
-                *c = ' ';
+            props_end(&ps, outcome, code, s, pv);
     }
-    rc = 0;
+    if (json_is_string(pr) && *n < max)
+        props_command(&ps, json_string_value(pr), steps, &v[(*n)++]);
 out:
-    for (size_t i = 0; files && i < nfiles; i++)
-        free(files[i].b);
-    free(files);
-    free(missing);
-    free(file_step);
-    free(out.b);
-    free(pout.b);
+    props_free(&ps);
     json_decref(m);
     return rc;
 }

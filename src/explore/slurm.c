@@ -66,6 +66,7 @@
 #define SLURM_MAX_TASKS 10000
 #define SLURM_MAX_ARGS 64
 #define SLURM_GONE_GRACE_S 60.0
+#define SQUEUE_OUT_MAX (1 << 20) /* bytes of squeue's answer read */
 
 static double mono(void)
 {
@@ -549,13 +550,18 @@ static int poll_tasks(struct eng *e, char *err, size_t errlen)
         return 0;
     }
     char *argv[] = {"squeue", "-h", "-r", "-t", "all", "-j", jl, "-o", "%A|%i|%T|%N|%r", NULL};
-    static char out[1 << 20];
+    char *out = malloc(SQUEUE_OUT_MAX); /* not static: the engine is reentrant */
+    if (!out) {
+        free(queried);
+        return fail(err, errlen, "out of memory");
+    }
     char el[400];
-    int rc = slurm_cmd(argv, out, sizeof(out), el, sizeof(el));
+    int rc = slurm_cmd(argv, out, SQUEUE_OUT_MAX, el, sizeof(el));
     if (rc != 0 && strstr(el, "Invalid job id"))
         out[0] = 0; /* purged: gone, as below */
     else if (rc != 0) {
         free(queried);
+        free(out);
         return fail(err, errlen, "--via slurm: squeue failed: %s", el[0] ? el : "no output");
     }
     for (uint64_t k = 0; k < s->ntasks; k++)
@@ -563,6 +569,7 @@ static int poll_tasks(struct eng *e, char *err, size_t errlen)
     int *listed = calloc(s->ntasks, sizeof(int));
     if (!listed) {
         free(queried);
+        free(out);
         return fail(err, errlen, "out of memory");
     }
     for (char *save = NULL, *line = strtok_r(out, "\n", &save); line;
@@ -604,6 +611,7 @@ static int poll_tasks(struct eng *e, char *err, size_t errlen)
     }
     free(listed);
     free(queried);
+    free(out);
     return 0;
 }
 

@@ -2,8 +2,9 @@
  * slurm_task: `rewind check-task DIR K` (rw_check_task), one task of a
  * check's job array (slurm.c describes DIR). It imports DIR/base.rwa into
  * a home of its own (DIR/work/tK.ATTEMPT/home), runs its slice of the
- * schedules (first+K, first+K+T, ...) one by one, each in a child process
- * (eng_child_spawn, the same code as a local check), and for each writes
+ * schedules (first+K, first+K+T, ...) one by one, each in a worker process
+ * of its own (a one_shot cworker pool running eng_task_one, the same code
+ * as a local check), and for each writes
  * out/S.rwa (the run, a plain export) then out/S.json (its outcome).
  *
  * Invariants:
@@ -65,6 +66,44 @@ static int task_err(struct rw_error *err, const char *fmt, ...)
     return -1;
 }
 
+/* Schedule s in the pool's one worker, then out/S.rwa and out/S.json
+ * (invariant 1), unless out/S.json is there (invariant 2). 0, 1 when a
+ * signal stopped it (invariant 3: nothing written), or -1 with err. */
+static int task_schedule(struct cworker_pool *pool, rw_home *h, const char *dir, const char *node,
+                         uint64_t k, uint64_t s, struct rw_error *err)
+{
+    char jp[PATH_MAX + 32], ap[PATH_MAX + 32], why[400];
+    snprintf(jp, sizeof(jp), "%s/out/%llu.json", dir, (unsigned long long)s);
+    snprintf(ap, sizeof(ap), "%s/out/%llu.rwa", dir, (unsigned long long)s);
+    if (access(jp, F_OK) == 0) /* invariant 2 */
+        return 0;
+    struct cworker_task t = {.schedule = s};
+    if (cworker_submit(pool, &t, why, sizeof(why)) < 0)
+        return task_err(err, "%s", why);
+    struct cworker_result r;
+    struct eng_outcome o;
+    memset(&o, 0, sizeof(o));
+    int rc = cworker_wait(pool, &task_stop, &r, &t); /* invariant 3: SIGTERM on a stop */
+    eng_outcome_of(rc, &r, s, &o);
+    if (task_stop)
+        return 1;
+    snprintf(o.where, sizeof(o.where), "%.30s task %llu", node, (unsigned long long)k);
+    if (o.ok) {
+        struct rw_archive_stats xs;
+        struct rw_error xe;
+        if (rw_export(h, o.r.id, 0, ap, &xs, &xe) < 0) { /* invariant 1 */
+            o.ok = 0;
+            snprintf(o.why, sizeof(o.why), "exporting run %s: %.200s", o.r.id, xe.msg);
+        }
+    }
+    if (eng_outcome_write(jp, &o, why, sizeof(why)) < 0)
+        return task_err(err, "%s", why);
+    fprintf(stderr, "rewind: check-task %llu: schedule %llu: %s %s\n", (unsigned long long)k,
+            (unsigned long long)s,
+            o.ok ? o.r.id : "could not run:", o.ok ? rw_outcome_word(o.r.outcome) : o.why);
+    return 0;
+}
+
 int rw_check_task(const char *dir, uint64_t k, struct rw_error *err)
 {
     memset(err, 0, sizeof(*err));
@@ -118,6 +157,10 @@ int rw_check_task(const char *dir, uint64_t k, struct rw_error *err)
     }
     rw_home *h = NULL;
     struct rw_archive_stats st;
+    struct cworker_pool pool; /* one worker at a time; it reads p when forked */
+    struct cworker_fns f = {
+        .run = eng_worker_run, .ctx = &p, .limit_s = eng_timeout_s(&p), .one_shot = 1};
+    cworker_open(&pool, 1, &f);
     rc = -1;
     if (rw_home_open(home, &h, err) < 0)
         goto out;
@@ -132,53 +175,15 @@ int rw_check_task(const char *dir, uint64_t k, struct rw_error *err)
     fprintf(stderr, "rewind: check-task %llu on %s: base %s imported (%llu pages)\n",
             (unsigned long long)k, node, st.run, (unsigned long long)st.pages);
     for (uint64_t s = p.first + k; s <= p.last && !task_stop; s += p.jobs) {
-        char jp[PATH_MAX + 32], ap[PATH_MAX + 32];
-        snprintf(jp, sizeof(jp), "%s/out/%llu.json", dir, (unsigned long long)s);
-        snprintf(ap, sizeof(ap), "%s/out/%llu.rwa", dir, (unsigned long long)s);
-        if (access(jp, F_OK) == 0) /* invariant 2 */
-            continue;
-        pid_t pid;
-        int fd, stt = 0;
-        if (eng_child_spawn(p.home, &p, s, &pid, &fd, why, sizeof(why)) < 0) {
-            task_err(err, "%s", why);
+        int sr = task_schedule(&pool, h, dir, node, k, s, err);
+        if (sr < 0)
             goto out;
-        }
-        int killed = 0;
-        for (;;) {
-            pid_t w = waitpid(pid, &stt, 0);
-            if (w == pid)
-                break;
-            if (w < 0 && errno != EINTR)
-                break;
-            if (task_stop && !killed) { /* invariant 3 */
-                kill(pid, SIGTERM);
-                killed = 1;
-            }
-        }
-        struct eng_outcome o;
-        memset(&o, 0, sizeof(o));
-        eng_child_reap(pid, fd, stt, s, &o);
-        if (task_stop)
+        if (sr > 0)
             break;
-        snprintf(o.where, sizeof(o.where), "%.30s task %llu", node, (unsigned long long)k);
-        if (o.ok) {
-            struct rw_archive_stats xs;
-            struct rw_error xe;
-            if (rw_export(h, o.r.id, 0, ap, &xs, &xe) < 0) { /* invariant 1 */
-                o.ok = 0;
-                snprintf(o.why, sizeof(o.why), "exporting run %s: %.200s", o.r.id, xe.msg);
-            }
-        }
-        if (eng_outcome_write(jp, &o, why, sizeof(why)) < 0) {
-            task_err(err, "%s", why);
-            goto out;
-        }
-        fprintf(stderr, "rewind: check-task %llu: schedule %llu: %s %s\n", (unsigned long long)k,
-                (unsigned long long)s,
-                o.ok ? o.r.id : "could not run:", o.ok ? rw_outcome_word(o.r.outcome) : o.why);
     }
     rc = task_stop ? task_err(err, "stopped by a signal") : 0;
 out:
+    cworker_close(&pool);
     rw_home_close(h);
     nftw(work, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     json_decref(hold);

@@ -841,131 +841,139 @@ static int land(struct gdbs_session *s, const struct rw_resume *r, const struct 
 }
 
 /* Reverse execution (invariants 3, 4, 6, 7). */
-static int reverse(struct gdbs_session *s, uint32_t step_tid)
+/* One reverse search: its target and its windows (invariant 6: window
+ * k is [from, to): to is the position for the first, the current step,
+ * and the previous window's start after). */
+struct rev_search {
+    struct pos target; /* where the search starts: the current position */
+    struct pos end;    /* the start of step to, a window's end after the first */
+    uint64_t lo;       /* the beginning of the history */
+    uint64_t to, size;
+    int first, overlap, have_bp, have_watch;
+};
+
+/* The debug points of the replays: gdb's (none for reverse-stepi), and a
+ * breakpoint at the target itself if none is there. */
+static void reverse_setup(struct gdbs_session *s, uint32_t step_tid, struct rw_resume *r,
+                          struct rev_search *rs)
 {
-    if (s->cfg->kernel) {
-        note(s, "%s", "reverse execution of the whole machine (--kernel) is not supported");
-        return send(s, "E01");
-    }
-    if (s->res->modified) { /* invariant 5 */
-        note(s, "%s",
-             "reverse execution after a write to registers or memory is not possible: "
-             "the stored run has no such write to replay");
-        return send(s, "E01");
-    }
-    struct rw_resume r;
-    resume_of(s, &r);
-    r.abort = s->cfg->abort;
-    r.step_tid = step_tid;
+    resume_of(s, r);
+    r->abort = s->cfg->abort;
+    r->step_tid = step_tid;
     if (step_tid) {
-        r.nw = 0; /* reverse-stepi counts the thread's instructions only */
-        r.step_skip = UINT64_MAX;
+        r->nw = 0; /* reverse-stepi counts the thread's instructions only */
+        r->step_skip = UINT64_MAX;
     }
-    const struct pos target = s->here;
-    int have_bp = 0, have_watch = 0;
-    for (int i = 0; i < r.nw; i++) {
-        have_bp |= r.w[i].kind == RW_BREAK && r.w[i].addr == target.r.rip;
-        have_watch |= r.w[i].kind != RW_BREAK;
+    memset(rs, 0, sizeof(*rs));
+    rs->target = s->here;
+    for (int i = 0; i < r->nw; i++) {
+        rs->have_bp |= r->w[i].kind == RW_BREAK && r->w[i].addr == rs->target.r.rip;
+        rs->have_watch |= r->w[i].kind != RW_BREAK;
     }
-    if (!target.boundary && !have_bp && r.nw < RW_DEBUG_POINTS) {
+    if (!rs->target.boundary && !rs->have_bp && r->nw < RW_DEBUG_POINTS) {
         /* stop at the target itself even if no breakpoint is there */
-        r.w[r.nw].addr = target.r.rip;
-        r.w[r.nw].kind = RW_BREAK;
-        r.nw++;
+        r->w[r->nw].addr = rs->target.r.rip;
+        r->w[r->nw].kind = RW_BREAK;
+        r->nw++;
     }
-    const int overlap = reverse_overlap();
-    const uint64_t lo = s->cfg->history > 1 ? s->cfg->history : 1;
-    /* Invariant 6: window k is [from, to): to is the position for the
-     * first (the current step) and the previous window's start after. */
-    uint64_t to = target.step, size = 1;
-    int first = !target.boundary;
-    for (;;) {
-        uint64_t from;
-        struct pos end = {.step = to, .boundary = 1};
-        const struct pos *tgt = &target;
-        if (first) {
-            from = target.step;
-        } else if (overlap) {
-            from = target.step > lo + size ? target.step - size : lo;
-        } else {
-            if (to <= lo)
-                goto history_begins;
-            from = to > lo + size ? to - size : lo;
-            tgt = &end;
-        }
-        RW_ASSERT(overlap || first || (from < to && from >= lo)); /* invariant 6 */
-        uint64_t n;
-        int found, over;
-        struct hit h = {0};
-        s->miss[0] = 0;
-        struct rw_error err;
-        const uint64_t exits0 = s->res->debug_exits;
-        /* invariant 6: a window of more than one step has a budget */
-        const uint64_t budget = !first && !overlap && to - from > 1 ? reverse_budget() : 0;
-        if (replay(s, from, &r, tgt, 0, budget, &n, &found, &over, NULL, &h, &err) < 0) {
-            note(s, "%s", err.msg);
-            return send(s, "E01");
-        }
-        if (r.abort && *r.abort) { /* Ctrl-C or --timeout during the replay */
-            note(s, "%s", "interrupted");
-            interrupt_done(s);
-            return send(s, "E01");
-        }
-        if (over) {
-            /* Invariant 6: give the window up and try its later half, or
-             * from the step of the last stop it counted, if later: the
-             * answer is at or after that stop. */
-            RW_ASSERT(budget && to - from > 1); /* a one-step window runs whole */
-            uint64_t nf = from + (to - from) / 2;
-            if (n > 0 && !r.step_tid && h.step > nf)
-                nf = h.step;
-            RW_ASSERT(nf > from && nf < to);
-            s->res->windows_given_up++;
-            size = to - nf;
-            continue;
-        }
-        if (!found) { /* invariant 3 */
-            char msg[400];
-            snprintf(msg, sizeof(msg),
-                     "reverse execution could not reproduce the current position (step %" PRIu64
-                     ", thread %u at 0x%" PRIx64 ") replaying from step %" PRIu64 " to %s%" PRIu64
-                     "%s%s",
-                     target.step, target.tid, target.r.rip, from,
-                     tgt == &end ? "the start of step " : "step ", tgt->step,
-                     s->miss[0] ? ": saw " : "", s->miss);
-            note(s, "%s", msg);
-            return send(s, "E01");
-        }
-        if (n > 0) {
-            rw_machine *m;
-            if (land(s, &r, tgt, from, n, &h, !overlap && !have_watch, &m, &err) < 0) {
-                note(s, "%s", err.msg);
-                interrupt_done(s);
-                return send(s, "E01");
-            }
-            rw_machine_close(s->m);
-            s->m = m;
-            s->moved = 1;
-            s->have_last = 1;
-            if (s->last.why == RW_STOP_BREAK && s->last.slot >= s->nbps)
-                s->last.why = RW_STOP_STEPPED;
-            s->gtid = s->ctid = s->last.tid;
-            set_here(s, s->last.tid, 0);
-            return reply_stop(s);
-        }
-        if (from <= lo)
-            goto history_begins;
-        if (overlap) {
-            size = size < 2 ? 4096 : size * 2;
-        } else {
-            to = from;
-            /* invariant 6: twice as long after a cheap window */
-            if (!first && s->res->debug_exits - exits0 < REVERSE_EXITS_PER_SEEK)
-                size *= 2;
-        }
-        first = 0;
+    rs->overlap = reverse_overlap();
+    rs->lo = s->cfg->history > 1 ? s->cfg->history : 1;
+    rs->to = rs->target.step;
+    rs->size = 1;
+    rs->first = !rs->target.boundary;
+}
+
+/* The next window: its start into *from, its end into *tgt. 0, or 1 when
+ * the history begins before it. */
+static int reverse_window(struct rev_search *rs, uint64_t *from, const struct pos **tgt)
+{
+    rs->end = (struct pos){.step = rs->to, .boundary = 1};
+    *tgt = &rs->target;
+    if (rs->first) {
+        *from = rs->target.step;
+    } else if (rs->overlap) {
+        *from = rs->target.step > rs->lo + rs->size ? rs->target.step - rs->size : rs->lo;
+    } else {
+        if (rs->to <= rs->lo)
+            return 1;
+        *from = rs->to > rs->lo + rs->size ? rs->to - rs->size : rs->lo;
+        *tgt = &rs->end;
     }
-history_begins : { /* invariant 4: the beginning of the history */
+    RW_ASSERT(rs->overlap || rs->first || (*from < rs->to && *from >= rs->lo)); /* invariant 6 */
+    return 0;
+}
+
+/* Invariant 6: a window over its budget is given up for its later half,
+ * or from the step of the last stop it counted, if later: the answer is
+ * at or after that stop. */
+static void reverse_give_up(struct gdbs_session *s, struct rev_search *rs, uint64_t from,
+                            uint64_t n, const struct rw_resume *r, const struct hit *h)
+{
+    RW_ASSERT(rs->to - from > 1); /* a one-step window runs whole */
+    uint64_t nf = from + (rs->to - from) / 2;
+    if (n > 0 && !r->step_tid && h->step > nf)
+        nf = h->step;
+    RW_ASSERT(nf > from && nf < rs->to);
+    s->res->windows_given_up++;
+    rs->size = rs->to - nf;
+}
+
+/* A window with no stop: the next one, earlier (or longer with overlap). */
+static void reverse_widen(struct gdbs_session *s, struct rev_search *rs, uint64_t from,
+                          uint64_t exits0)
+{
+    if (rs->overlap) {
+        rs->size = rs->size < 2 ? 4096 : rs->size * 2;
+    } else {
+        rs->to = from;
+        /* invariant 6: twice as long after a cheap window */
+        if (!rs->first && s->res->debug_exits - exits0 < REVERSE_EXITS_PER_SEEK)
+            rs->size *= 2;
+    }
+    rs->first = 0;
+}
+
+/* Invariant 3: the replay did not pass the current position again. */
+static int reverse_not_found(struct gdbs_session *s, const struct rev_search *rs, uint64_t from,
+                             const struct pos *tgt)
+{
+    char msg[400];
+    snprintf(msg, sizeof(msg),
+             "reverse execution could not reproduce the current position (step %" PRIu64
+             ", thread %u at 0x%" PRIx64 ") replaying from step %" PRIu64 " to %s%" PRIu64 "%s%s",
+             rs->target.step, rs->target.tid, rs->target.r.rip, from,
+             tgt == &rs->end ? "the start of step " : "step ", tgt->step,
+             s->miss[0] ? ": saw " : "", s->miss);
+    note(s, "%s", msg);
+    return send(s, "E01");
+}
+
+/* The window's last stop (the n-th) becomes the session's machine. */
+static int reverse_land(struct gdbs_session *s, struct rw_resume *r, const struct rev_search *rs,
+                        const struct pos *tgt, uint64_t from, uint64_t n, struct hit *h)
+{
+    rw_machine *m;
+    struct rw_error err;
+    if (land(s, r, tgt, from, n, h, !rs->overlap && !rs->have_watch, &m, &err) < 0) {
+        note(s, "%s", err.msg);
+        interrupt_done(s);
+        return send(s, "E01");
+    }
+    rw_machine_close(s->m);
+    s->m = m;
+    s->moved = 1;
+    s->have_last = 1;
+    if (s->last.why == RW_STOP_BREAK && s->last.slot >= s->nbps)
+        s->last.why = RW_STOP_STEPPED;
+    s->gtid = s->ctid = s->last.tid;
+    set_here(s, s->last.tid, 0);
+    return reply_stop(s);
+}
+
+/* Invariant 4: no stop back to the beginning of the history: the machine
+ * is put there. */
+static int reverse_history_begins(struct gdbs_session *s)
+{
     rw_machine *m;
     struct rw_error err;
     if (rw_seek(s->cfg->h, s->cfg->ref, s->cfg->history, &m, &err) < 0) {
@@ -985,6 +993,57 @@ history_begins : { /* invariant 4: the beginning of the history */
     set_here(s, s->gtid, 1);
     return reply_stop(s);
 }
+
+static int reverse(struct gdbs_session *s, uint32_t step_tid)
+{
+    if (s->cfg->kernel) {
+        note(s, "%s", "reverse execution of the whole machine (--kernel) is not supported");
+        return send(s, "E01");
+    }
+    if (s->res->modified) { /* invariant 5 */
+        note(s, "%s",
+             "reverse execution after a write to registers or memory is not possible: "
+             "the stored run has no such write to replay");
+        return send(s, "E01");
+    }
+    struct rw_resume r;
+    struct rev_search rs;
+    reverse_setup(s, step_tid, &r, &rs);
+    for (;;) {
+        uint64_t from, n;
+        const struct pos *tgt;
+        if (reverse_window(&rs, &from, &tgt))
+            break;
+        int found, over;
+        struct hit h = {0};
+        s->miss[0] = 0;
+        struct rw_error err;
+        const uint64_t exits0 = s->res->debug_exits;
+        /* invariant 6: a window of more than one step has a budget */
+        const uint64_t budget = !rs.first && !rs.overlap && rs.to - from > 1 ? reverse_budget() : 0;
+        if (replay(s, from, &r, tgt, 0, budget, &n, &found, &over, NULL, &h, &err) < 0) {
+            note(s, "%s", err.msg);
+            return send(s, "E01");
+        }
+        if (r.abort && *r.abort) { /* Ctrl-C or --timeout during the replay */
+            note(s, "%s", "interrupted");
+            interrupt_done(s);
+            return send(s, "E01");
+        }
+        if (over) {
+            RW_ASSERT(budget);
+            reverse_give_up(s, &rs, from, n, &r, &h);
+            continue;
+        }
+        if (!found) /* invariant 3 */
+            return reverse_not_found(s, &rs, from, tgt);
+        if (n > 0)
+            return reverse_land(s, &r, &rs, tgt, from, n, &h);
+        if (from <= rs.lo)
+            break;
+        reverse_widen(s, &rs, from, exits0);
+    }
+    return reverse_history_begins(s);
 }
 
 /* ---- Packets ---- */

@@ -85,7 +85,7 @@ int gos_auxv(const struct gos *g, const struct gos_task *t, uint64_t *out, size_
 {
     if (t->kernel_thread || !t->mm)
         return -1;
-    static uint64_t w[MM_WINDOW / 8];
+    uint64_t w[MM_WINDOW / 8]; /* 1 KiB on the stack: no static buffer (reentrant) */
     uint64_t base = t->mm + g->lay.mm_pgd;
     if (gos_kread(g, base, w, sizeof(w)) < 0) /* invariant 2 */
         return -1;

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,12 +19,19 @@
 
 #include "util/check.h"
 
+/* libelf's version, set once per process (pthread_once: reentrant). */
+static int elf_ok;
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+
+static void elf_init(void)
+{
+    elf_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
 static int elf_ready(void)
 {
-    static int ok = -1;
-    if (ok < 0)
-        ok = elf_version(EV_CURRENT) != EV_NONE;
-    return ok;
+    pthread_once(&elf_once, elf_init);
+    return elf_ok;
 }
 
 /* Call fn on every symbol of e's SYMTAB (else DYNSYM); stops when fn returns 1. */

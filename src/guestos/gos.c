@@ -207,7 +207,7 @@ int gos_open(struct gos *g, const struct gos_mem *mem, const struct gos_syms *s,
     }
     g->kpgd = s->init_top_pgt - GOS_KERNEL_MAP;
     g->lay.thread_size = 16384; /* THREAD_SIZE: 4 pages, no KASAN (rewind.config) */
-    static uint8_t buf[GOS_SCAN];
+    uint8_t buf[GOS_SCAN];      /* 8 KiB on the stack: no static buffer (reentrant) */
     if (gos_kread(g, s->init_task, buf, sizeof(buf)) < 0) {
         snprintf(why, n, "cannot read init_task in guest memory");
         return -1;

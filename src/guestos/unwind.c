@@ -197,8 +197,9 @@ int gos_unwind(const char *exe, uint64_t bias, uint64_t vdso, gos_read_fn read, 
                const struct gos_regs *r, struct gos_frame *out, size_t max, size_t *n, char *why,
                size_t wn)
 {
-    static char *debuginfo_path;
-    static const Dwfl_Callbacks cbs = {
+    char *debuginfo_path = NULL; /* this call's: the engine is reentrant */
+    const Dwfl_Callbacks cbs = {
+        /* outlives u.dwfl: ended below */
         .find_elf = dwfl_build_id_find_elf,
         .find_debuginfo = dwfl_standard_find_debuginfo,
         .debuginfo_path = &debuginfo_path,

@@ -79,6 +79,7 @@
 #define EROFS_MAGIC_OFF 1024
 #define STDERR_CAP 65536
 #define STALE_TEMP_SECS (24 * 3600)
+#define XATTR_VAL_MAX 65536 /* an xattr value's largest size (XATTR_SIZE_MAX) */
 
 /* Everything after "mkfs.erofs" and before OUTPUT DIR; also hashed into keys. */
 static const char *const mkfs_flags[] = {"--quiet", "-T0", "--all-root", "-U", IMAGE_UUID};
@@ -745,10 +746,12 @@ static int walk_xattrs(struct walk *w, hash256 *out)
     }
     char *list = malloc((size_t)n + 1);
     char **names = calloc((size_t)n / 2 + 1, sizeof *names);
+    char *val = malloc(XATTR_VAL_MAX); /* not static: the engine is reentrant */
     w->h = hash_new();
-    if (!list || !names || !w->h) {
+    if (!list || !names || !val || !w->h) {
         free(list);
         free(names);
+        free(val);
         if (w->h)
             hash_final(w->h, out);
         return fail(w->e, "out of memory");
@@ -762,9 +765,8 @@ static int walk_xattrs(struct walk *w, hash256 *out)
         names[cnt++] = list + i;
     qsort(names, cnt, sizeof *names, cmp_str);
     put_u64(w->h, cnt);
-    static char val[65536];
     for (size_t i = 0; rc == 0 && i < cnt; i++) {
-        ssize_t v = lgetxattr(w->path, names[i], val, sizeof val);
+        ssize_t v = lgetxattr(w->path, names[i], val, XATTR_VAL_MAX);
         if (v < 0)
             rc = fail(w->e, "cannot read xattr %s of '%s': %s", names[i], w->path, strerror(errno));
         else {
@@ -776,6 +778,7 @@ static int walk_xattrs(struct walk *w, hash256 *out)
     w->h = NULL;
     free(list);
     free(names);
+    free(val);
     return rc;
 }
 
@@ -942,9 +945,12 @@ static int walk_tree(struct walk *w, const char *dir, struct imgindex *ix, struc
     return walk_node(w, AT_FDCWD, dir, len, true);
 }
 
-/* Read path into h, reporting progress; -1 with errno. */
+#define HASH_BUF (1 << 20)
+
+/* Read path into h through buf (HASH_BUF bytes, the caller's: no static
+ * buffer, the engine is reentrant), reporting progress; -1 with errno. */
 static int hash_with_progress(const struct cache *c, const char *path, hash256 *out,
-                              struct progress_state *ps)
+                              struct progress_state *ps, uint8_t *buf)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
@@ -955,9 +961,8 @@ static int hash_with_progress(const struct cache *c, const char *path, hash256 *
         errno = ENOMEM;
         return -1;
     }
-    static uint8_t buf[1 << 20];
     ssize_t n;
-    while ((n = io_read_full(fd, buf, sizeof buf)) > 0) {
+    while ((n = io_read_full(fd, buf, HASH_BUF)) > 0) {
         hash_update(h, buf, (size_t)n);
         progress_add(c, ps, (uint64_t)n);
     }
@@ -977,8 +982,12 @@ static int hash_nodes(const struct cache *c, struct walk *w, struct imgindex *ix
 {
     uint64_t todo = 0;
     bool *miss = calloc(w->nnodes + 1, sizeof *miss);
-    if (!miss)
+    uint8_t *buf = malloc(HASH_BUF);
+    if (!miss || !buf) {
+        free(miss);
+        free(buf);
         return fail(e, "out of memory");
+    }
     for (size_t i = 0; i < w->nnodes; i++) {
         struct node *nd = &w->nodes[i];
         if (nd->need_data) {
@@ -998,7 +1007,7 @@ static int hash_nodes(const struct cache *c, struct walk *w, struct imgindex *ix
         memcpy(w->path + w->rootlen, nd->rel, rl + 1);
         struct stat after;
         atomic_fetch_add(&files_hashed, 1);
-        if (hash_with_progress(c, w->path, &nd->data, &ps) < 0)
+        if (hash_with_progress(c, w->path, &nd->data, &ps, buf) < 0)
             rc = fail(e, "cannot read '%s': %s", w->path, strerror(errno));
         else if (lstat(w->path, &after) < 0)
             rc = fail(e, "cannot stat '%s': %s", w->path, strerror(errno));
@@ -1008,6 +1017,7 @@ static int hash_nodes(const struct cache *c, struct walk *w, struct imgindex *ix
     }
     progress_end(c, &ps);
     free(miss);
+    free(buf);
     return rc;
 }
 

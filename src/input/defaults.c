@@ -9,11 +9,12 @@
  * Invariants:
  *  1. A default is written once, here (src/run/api.c invariant 1).
  */
+#include "input/defaults.h"
 #include "rewind.h"
 
 const struct rw_run_defaults rw_defaults = {
-    .path_env = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    .home_env = "HOME=/root",
+    .path_env = RUN_PATH_ENV,
+    .home_env = RUN_HOME_ENV,
     .cwd = "/",
     .mem_mib = 512,
     .mem_min_mib = 64,

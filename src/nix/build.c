@@ -292,11 +292,10 @@ void rw_nix_job_free(struct rw_nix_job *j)
     j->argv = j->env = NULL;
 }
 
-/* Realise the inputs of derivation d on the host; the closure of them and
- * of its input sources, one store path a line, into *closure. */
-static int input_closure(json_t *d, const char *drv, char **closure, struct rw_error *err)
+/* input_closure with rq, the command lines' room (CLOSURE_MAX + 8). */
+static int input_closure_in(json_t *d, const char *drv, char **closure, struct rw_error *err,
+                            char **rq)
 {
-    static char *rq[CLOSURE_MAX + 8];
     size_t nq = 0;
     rq[nq++] = "nix-store";
     rq[nq++] = "--realise";
@@ -336,6 +335,18 @@ static int input_closure(json_t *d, const char *drv, char **closure, struct rw_e
     if (qs != 0)
         return apierr_set(err, RW_EUSAGE, "nix-store -qR of the inputs of %s failed", drv);
     return 0;
+}
+
+/* Realise the inputs of derivation d on the host; the closure of them and
+ * of its input sources, one store path a line, into *closure. */
+static int input_closure(json_t *d, const char *drv, char **closure, struct rw_error *err)
+{
+    char **rq = malloc((CLOSURE_MAX + 8) * sizeof(*rq)); /* not static: reentrant */
+    if (!rq)
+        return apierr_set(err, RW_EINTERNAL, "out of memory");
+    int rc = input_closure_in(d, drv, closure, err, rq);
+    free(rq);
+    return rc;
 }
 
 /* The builder's command line and environment, as Nix gives them. */
@@ -494,7 +505,7 @@ int rw_nix_build(rw_home *h, const struct rw_nix_config *c, struct rw_nix_report
 {
     RW_ASSERT(h && c && r);
     memset(r, 0, sizeof(*r));
-    static struct rw_nix_job j;
+    struct rw_nix_job j; /* ~6 KiB on the stack, not static: the engine is reentrant */
     if (rw_nix_prepare(h, c, &j, err) < 0)
         return -1;
     snprintf(r->drv, sizeof(r->drv), "%s", j.drv);

@@ -11,9 +11,13 @@
  *     rw_run_config_init and rw_command_line both read it.
  *  2. Every stored run a mode starts from has been resolved in the home and
  *     its kernel and init checked against its spec before a VM is made.
+ *  3. No state here changes after it is first set (the engine is reentrant,
+ *     docs/architecture.md): the default environment is constant, and the
+ *     paths beside the running program are computed once (pthread_once).
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "input/defaults.h"
 #include "input/expect.h"
 #include "util/homepath.h"
 #include "home/runnames.h"
@@ -35,6 +40,9 @@
 #define fail util_fail
 
 static int run_kernel_word_ok(const char *s, size_t max);
+
+/* rw_run_config_init's env: never written (its callers replace it). */
+static char *const run_default_env[3] = {RUN_PATH_ENV, RUN_HOME_ENV, NULL};
 
 int run_usage(struct rw_error *err, const char *fmt, ...)
 {
@@ -63,12 +71,8 @@ int rw_parse_epoch(const char *s, int64_t *out)
 
 void rw_run_config_init(struct rw_run_config *c)
 {
-    static char *env[3];
-    env[0] = (char *)rw_defaults.path_env;
-    env[1] = (char *)rw_defaults.home_env;
-    env[2] = NULL;
     memset(c, 0, sizeof(*c));
-    c->env = env;
+    c->env = (char **)run_default_env; /* invariant 3 */
     c->cwd = rw_defaults.cwd;
     c->mem_mib = rw_defaults.mem_mib;
     c->seed = rw_defaults.seed;
@@ -117,35 +121,46 @@ void rw_interrupt(void)
         r->immediate_exit = 1;
 }
 
-/* env if set, else name beside the running program. Static storage. */
-static const char *run_artifact(const char *env, const char *name)
+/* The kernel and init beside the running program: written once by
+ * run_beside_init, then only read (invariant 3). */
+static char run_kernel_beside[PATH_MAX], run_init_beside[PATH_MAX];
+static pthread_once_t run_beside_once = PTHREAD_ONCE_INIT;
+
+static void run_beside_init(void)
 {
-    static char buf[4][PATH_MAX];
-    static int next;
-    const char *e = env ? getenv(env) : NULL;
-    if (e && *e)
-        return e;
-    char *out = buf[next++ % 4];
     char exe[PATH_MAX - 64];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0)
-        return name;
+    if (n <= 0) {
+        snprintf(run_kernel_beside, PATH_MAX, "kernel/vmlinux");
+        snprintf(run_init_beside, PATH_MAX, "rewind-init");
+        return;
+    }
     exe[n] = 0;
     char *slash = strrchr(exe, '/');
     if (slash)
         *slash = 0;
-    snprintf(out, PATH_MAX, "%s/%s", exe, name);
-    return out;
+    snprintf(run_kernel_beside, PATH_MAX, "%s/kernel/vmlinux", exe);
+    snprintf(run_init_beside, PATH_MAX, "%s/rewind-init", exe);
+}
+
+/* $env if set, else the path beside the running program (constant storage). */
+static const char *run_artifact(const char *env, const char *beside)
+{
+    const char *e = getenv(env);
+    if (e && *e)
+        return e;
+    pthread_once(&run_beside_once, run_beside_init);
+    return beside;
 }
 
 const char *rw_default_kernel(void)
 {
-    return run_artifact("REWIND_KERNEL", "kernel/vmlinux");
+    return run_artifact("REWIND_KERNEL", run_kernel_beside);
 }
 
 const char *rw_default_init(void)
 {
-    return run_artifact("REWIND_INIT", "rewind-init");
+    return run_artifact("REWIND_INIT", run_init_beside);
 }
 
 int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_opts *o,

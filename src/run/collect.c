@@ -461,3 +461,23 @@ int rw_collect_read(rw_home *h, const char *id, const char *path, void **data, s
     *len = c.size;
     return 0;
 }
+
+int rw_diff_range(const unsigned char *a, size_t la, const unsigned char *b, size_t lb,
+                  uint64_t *first, uint64_t *last)
+{
+    size_t m = la < lb ? la : lb, i = 0;
+    while (i < m && a[i] == b[i])
+        i++;
+    if (i == m && la == lb)
+        return 0;
+    *first = i;
+    if (la != lb) {
+        *last = (la > lb ? la : lb) - 1;
+        return 1;
+    }
+    size_t j = la;
+    while (j > i && a[j - 1] == b[j - 1])
+        j--;
+    *last = j - 1;
+    return 1;
+}

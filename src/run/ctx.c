@@ -320,20 +320,17 @@ static double now_wall(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* REWIND_TIMING=1: print the wall time of each phase of a run on stderr
- * (a developer's measurement, not output of the run). */
-static void timing(const char *name)
+/* REWIND_TIMING=1: print the wall time of each phase of c on stderr
+ * (a developer's measurement, not output of the run); the clock is c's
+ * (no static state: the engine is reentrant). */
+static void timing(struct run_ctx *c, const char *name)
 {
-    static double last;
-    static int on = -1;
-    if (on < 0)
-        on = getenv("REWIND_TIMING") != NULL;
-    if (!on)
+    if (!getenv("REWIND_TIMING"))
         return;
     double t = now_wall();
-    if (last > 0)
-        fprintf(stderr, "rewind: timing: %-10s %.3f s\n", name, t - last);
-    last = t;
+    if (c->timing_last > 0)
+        fprintf(stderr, "rewind: timing: %-10s %.3f s\n", name, t - c->timing_last);
+    c->timing_last = t;
 }
 
 static int exit_code_of(const struct platform *p)
@@ -615,13 +612,13 @@ static void progress_to_observer(void *ctx, const char *what, uint64_t done, uin
     obs->progress(obs->ctx, what, done, total);
 }
 
-const struct image_progress *run_image_progress(const struct rw_observer *obs)
+const struct image_progress *run_image_progress(const struct rw_observer *obs,
+                                                struct image_progress *ip)
 {
-    static _Thread_local struct image_progress ip;
     if (!obs || !obs->progress)
         return NULL;
-    ip = (struct image_progress){progress_to_observer, (void *)obs};
-    return &ip;
+    *ip = (struct image_progress){progress_to_observer, (void *)obs};
+    return ip;
 }
 
 int run_machine_open(struct run_ctx *c, const struct run_opts *o, int with_store,
@@ -637,15 +634,16 @@ int run_machine_open(struct run_ctx *c, const struct run_opts *o, int with_store
     c->vm.kvm_fd = c->vm.vm_fd = c->vm.vcpu_fd = -1;
     err->code = RW_EINTERNAL;
     err->msg[0] = 0;
-    timing("start");
+    timing(c, "start");
     c->phase = PH_LOCK; /* invariant 1 */
     c->lockfd = homelock_take(o->home, 0, 1, ERR);
     if (c->lockfd < 0)
         return -1;
     c->phase = PH_IMAGE;
-    if (image_prepare_progress(o->root, o->home, run_image_progress(o->obs), &c->img, ERR) < 0)
+    struct image_progress ip;
+    if (image_prepare_progress(o->root, o->home, run_image_progress(o->obs, &ip), &c->img, ERR) < 0)
         return -1;
-    timing("image");
+    timing(c, "image");
     c->phase = PH_ARTIFACTS;
     if (hash_of(o->home, o->kernel, c->spec.kernel_hash, "guest kernel", ERR) < 0 ||
         hash_of(o->home, o->init, c->spec.init_hash, "rewind-init", ERR) < 0)
@@ -653,7 +651,7 @@ int run_machine_open(struct run_ctx *c, const struct run_opts *o, int with_store
     memcpy(c->spec.image_hash, c->img.hex, sizeof(c->spec.image_hash));
     if (run_keep_image(o->home, &c->img, ERR) < 0)
         return -1;
-    timing("hashes");
+    timing(c, "hashes");
     c->phase = PH_INITRD;
     if (build_initrd(o, &c->rd, ERR) < 0)
         return -1;
@@ -781,7 +779,7 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
 {
     if (run_machine_open(c, o, with_store, res, err) < 0)
         return -1;
-    timing("machine");
+    timing(c, "machine");
     return run_begin(c, o, ins, keep, res, err);
 }
 
@@ -968,15 +966,14 @@ int run_loop(struct run_ctx *c, uint64_t stop_at)
     RW_ASSERT(c->lockfd >= 0); /* invariant 1 */
     if (stop_at && p->step >= stop_at)
         return 0;
-    timing("setup");
+    timing(c, "setup");
     c->phase = PH_LOOP;
     if (!c->t0)
         c->t0 = now_wall();
     struct spin_watch spin;
-    static struct vcpu_clock clock;
+    struct vcpu_clock clock = {0};
     int timed = getenv("REWIND_TIMING") != NULL;
     uint64_t step0 = p->step;
-    memset(&clock, 0, sizeof(clock));
     struct vcpu_limits lim = {.abort = c->o->abort,
                               .max_steps = stop_at,
                               .spin = &spin.fired,
@@ -1050,7 +1047,7 @@ int run_settle(struct run_ctx *c)
         if (s->console[s->console_len - 1] != '\n')
             emit(s->obs, RW_CONSOLE, "\n", 1);
     }
-    timing("vm");
+    timing(c, "vm");
     hash256 rh;
     /* A throwaway (cat) is compared with nothing and kept nowhere: its RAM
      * hash would be thrown away with it (res->ram_hash stays ""). */
@@ -1235,7 +1232,7 @@ int run_finish(struct run_ctx *c)
     free(mj);
     if (fr < 0)
         return -1;
-    timing("ram+save");
+    timing(c, "ram+save");
     return 0;
 }
 

@@ -150,6 +150,7 @@ struct run_ctx {
     struct session sess;
     char inputs_hex[65];
     double t0;
+    double timing_last; /* REWIND_TIMING: when the last phase ended (0: none yet) */
 };
 
 /* Exit code of a failure in phase ph (invariant 2). */
@@ -233,7 +234,9 @@ void run_spin_describe(struct run_ctx *c, double limit_s, const struct run_exec 
 /* Keep img in home as images/<hash>.erofs (a link, else a copy). 0 or -1 + err. */
 int run_keep_image(const char *home, const struct image *img, char *err, size_t errlen);
 
-/* The observer's progress callback as the image module wants it (NULL: none). */
-const struct image_progress *run_image_progress(const struct rw_observer *obs);
+/* The observer's progress callback as the image module wants it, built in
+ * the caller's ip (NULL: none). ip must outlive the image call. */
+const struct image_progress *run_image_progress(const struct rw_observer *obs,
+                                                struct image_progress *ip);
 
 #endif

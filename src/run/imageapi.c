@@ -30,7 +30,9 @@ int rw_image(rw_home *h, const char *root, const struct rw_observer *obs, struct
     if (lock < 0)
         return apierr_set(err, RW_EINTERNAL, "%s", msg);
     struct image img;
-    int rc = image_prepare_progress(root, home, run_image_progress(obs), &img, msg, sizeof(msg));
+    struct image_progress ip;
+    int rc =
+        image_prepare_progress(root, home, run_image_progress(obs, &ip), &img, msg, sizeof(msg));
     if (rc < 0) {
         homelock_release(lock);
         return apierr_set(err, RW_EROOT, "%s", msg);

@@ -23,8 +23,6 @@
 #define fail util_fail
 #define KFCAP_BATCH 256
 
-static hash256 zero_name;
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -35,7 +33,7 @@ static double now_s(void)
 /* All-zero bytes stand for the zero page in cur[] and in maps. */
 static void normalize(hash256 *h)
 {
-    if (!memcmp(h, &zero_name, sizeof(*h)))
+    if (store_is_zero_hash(h))
         memset(h, 0, sizeof(*h));
 }
 
@@ -48,7 +46,6 @@ static int is_absent(const hash256 *h)
 int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, size_t errlen)
 {
     memset(k, 0, sizeof(*k));
-    store_zero_hash(&zero_name);
     k->vm = vm;
     k->store = s;
     k->npfn = vm->ram_size / 4096;
@@ -117,8 +114,8 @@ static int flush_batch(struct kfcap *k, const uint64_t *pfns, size_t n, struct k
                        size_t *nd, char *err, size_t errlen)
 {
     hash256 names[KFCAP_BATCH];
-    if (k->timed) { /* the anchor: hash + zstd -1 of the same pages, nothing else */
-        static uint8_t out[4096 + 512];
+    if (k->timed) {              /* the anchor: hash + zstd -1 of the same pages, nothing else */
+        uint8_t out[4096 + 512]; /* not static: the engine is reentrant */
         double a = now_s();
         for (size_t i = 0; i < n; i++) {
             hash_buf(k->batch + i * 4096, 4096, &names[i]);
@@ -137,7 +134,9 @@ static int flush_batch(struct kfcap *k, const uint64_t *pfns, size_t n, struct k
             continue;
         k->cur[pfns[i]] = h;
         (*delta)[*nd].pfn = pfns[i];
-        (*delta)[*nd].hash = is_absent(&h) ? zero_name : h;
+        if (is_absent(&h))
+            store_zero_hash(&h);
+        (*delta)[*nd].hash = h;
         (*nd)++;
     }
     return 0;
@@ -146,7 +145,7 @@ static int flush_batch(struct kfcap *k, const uint64_t *pfns, size_t n, struct k
 int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
 {
     double t0 = now_s() - k->anchor_s; /* the anchor's time is not the capture's */
-    static struct snap s;
+    struct snap s; /* ~9 KiB on the stack, not static: the engine is reentrant */
     if (snap_capture(p, &s, k->holes, err, errlen) < 0)
         return -1;
     if (kvm_collect_dirty(k->vm) < 0)
@@ -352,7 +351,6 @@ int kfmat_build(struct kfmat *m, const char *home, const char *run, uint64_t ste
 {
     memset(m, 0, sizeof(*m));
     m->fd = -1;
-    store_zero_hash(&zero_name);
     struct kf_chain ch;
     size_t link, idx;
     if (kf_chain_load(home, run, &ch, err, errlen) < 0)

@@ -354,24 +354,25 @@ static int watch_replay(rw_home *h, const char *ref, struct watch *w, const stru
     return rc;
 }
 
-int rw_watch(rw_home *h, const char *ref, const struct rw_watch_config *cfg,
-             struct rw_watch_result *r, struct rw_error *err)
+/* The run (resolved into name, its steps into *steps), the range and the
+ * process asked for (found into pf). 0, or -1 with err. */
+static int watch_args(rw_home *h, const char *ref, const struct rw_watch_config *cfg,
+                      char name[RW_ID_MAX], uint64_t *steps, struct proc_find *pf,
+                      struct rw_error *err)
 {
-    memset(r, 0, sizeof(*r));
-    char name[RW_ID_MAX];
     if (rw_resolve(h, ref, name, err) < 0)
         return -1;
     struct rw_run_info info;
     if (rw_run_info(h, name, &info, err) < 0)
         return -1;
-    uint64_t steps = info.steps;
+    *steps = info.steps;
     rw_run_info_free(&info);
-    if (cfg->from >= steps)
+    if (cfg->from >= *steps)
         return apierr_set(err, RW_EUSAGE, "run %s ends at step %llu; --from %llu is past its end",
-                          ref, (unsigned long long)steps, (unsigned long long)cfg->from);
-    if (cfg->to != UINT64_MAX && cfg->to >= steps)
+                          ref, (unsigned long long)*steps, (unsigned long long)cfg->from);
+    if (cfg->to != UINT64_MAX && cfg->to >= *steps)
         return apierr_set(err, RW_EUSAGE, "run %s ends at step %llu; --to %llu is past its end",
-                          ref, (unsigned long long)steps, (unsigned long long)cfg->to);
+                          ref, (unsigned long long)*steps, (unsigned long long)cfg->to);
     if (cfg->to < cfg->from)
         return apierr_set(err, RW_EUSAGE, "--to %llu is before --from %llu",
                           (unsigned long long)cfg->to, (unsigned long long)cfg->from);
@@ -380,79 +381,116 @@ int rw_watch(rw_home *h, const char *ref, const struct rw_watch_config *cfg,
                           (unsigned long long)cfg->len, RW_WATCH_MAX_LEN);
     if (!cfg->pid || cfg->pid > UINT32_MAX)
         return apierr_set(err, RW_EUSAGE, "watch needs --pid P, the process whose memory");
-    struct proc_find pf = {.pid = (uint32_t)cfg->pid, .upto = cfg->from};
+    *pf = (struct proc_find){.pid = (uint32_t)cfg->pid, .upto = cfg->from};
     struct rw_event_query q = RW_EVENTS_ALL;
     struct rw_trace_status ts;
-    if (rw_events(h, name, &q, find_proc, &pf, &ts, err) < 0)
+    if (rw_events(h, name, &q, find_proc, pf, &ts, err) < 0)
         return -1;
-    if (!pf.seen)
+    if (!pf->seen)
         return apierr_set(err, RW_EUSAGE, "run %s has no process %llu (see rewind ps)", ref,
                           (unsigned long long)cfg->pid);
-    snprintf(r->exe, sizeof(r->exe), "%s", pf.exe);
+    return 0;
+}
 
-    /* The executable, for a symbol and for the writers' names. */
-    char exe_file[4200] = "";
-    int have_exe = 0;
-    if (pf.exe[0]) {
-        uint64_t at = pf.exec_step + 1 < steps ? pf.exec_step + 1 : pf.exec_step;
+/* What is watched: an address, or a symbol of the process's executable
+ * (a copy of it in exe, kept for the writers' names: the caller unlinks
+ * it when *have_exe). */
+struct watch_target {
+    uint64_t addr, len;
+    char exe[4200];
+    int have_exe;
+};
+
+/* cfg->what as a symbol of pf's executable. 0, or -1 with err. */
+static int watch_symbol(rw_home *h, const char *name, const struct rw_watch_config *cfg,
+                        const struct proc_find *pf, struct watch_target *t, struct rw_error *err)
+{
+    uint64_t size = 0;
+    int pie = 0, found = t->have_exe ? elfsym_object(t->exe, cfg->what, &t->addr, &size, &pie) : -1;
+    if (t->have_exe)
+        unlink(t->exe);
+    t->have_exe = 0;
+    if (found < 0)
+        return apierr_set(
+            err, RW_EUSAGE, "no symbol %s: the executable of process %llu (%s) cannot be read",
+            cfg->what, (unsigned long long)cfg->pid, pf->exe[0] ? pf->exe : "none exec'd");
+    if (found == 0)
+        return apierr_set(err, RW_EUSAGE, "no symbol %s in %s, the executable of process %llu",
+                          cfg->what, pf->exe, (unsigned long long)cfg->pid);
+    if (pie)
+        return apierr_set(err, RW_EUSAGE,
+                          "%s is position-independent: give %s's address in process %llu "
+                          "instead of its name",
+                          pf->exe, cfg->what, (unsigned long long)cfg->pid);
+    if (!t->len)
+        t->len = size ? size : 8;
+    if (t->len > RW_WATCH_MAX_LEN)
+        t->len = RW_WATCH_MAX_LEN;
+    /* the executable again for the names below */
+    t->have_exe =
+        fetch_exe(h, name, pf->exec_step + 1, pf->exe, &cfg->opts, t->exe, sizeof(t->exe)) == 0;
+    return 0;
+}
+
+/* The executable (for a symbol and for the writers' names), the address
+ * and the length, split over the debug registers (invariant 4). 0, or -1
+ * with err. */
+static int watch_target(rw_home *h, const char *name, const struct rw_watch_config *cfg,
+                        uint64_t steps, const struct proc_find *pf, struct watch_target *t,
+                        struct rw_error *err)
+{
+    t->len = cfg->len;
+    if (pf->exe[0]) {
+        uint64_t at = pf->exec_step + 1 < steps ? pf->exec_step + 1 : pf->exec_step;
         uint64_t job = run_job_step(rw_home_path(h), name, 1);
         if (at < job)
             at = job;
-        have_exe = at < steps &&
-                   fetch_exe(h, name, at, pf.exe, &cfg->opts, exe_file, sizeof(exe_file)) == 0;
+        t->have_exe =
+            at < steps && fetch_exe(h, name, at, pf->exe, &cfg->opts, t->exe, sizeof(t->exe)) == 0;
     }
-    uint64_t addr, len = cfg->len;
-    if (parse_addr(cfg->what, &addr) < 0) {
-        uint64_t size = 0;
-        int pie = 0, found = have_exe ? elfsym_object(exe_file, cfg->what, &addr, &size, &pie) : -1;
-        if (have_exe)
-            unlink(exe_file);
-        have_exe = 0;
-        if (found < 0)
-            return apierr_set(
-                err, RW_EUSAGE, "no symbol %s: the executable of process %llu (%s) cannot be read",
-                cfg->what, (unsigned long long)cfg->pid, pf.exe[0] ? pf.exe : "none exec'd");
-        if (found == 0)
-            return apierr_set(err, RW_EUSAGE, "no symbol %s in %s, the executable of process %llu",
-                              cfg->what, pf.exe, (unsigned long long)cfg->pid);
-        if (pie)
-            return apierr_set(err, RW_EUSAGE,
-                              "%s is position-independent: give %s's address in process %llu "
-                              "instead of its name",
-                              pf.exe, cfg->what, (unsigned long long)cfg->pid);
-        if (!len)
-            len = size ? size : 8;
-        if (len > RW_WATCH_MAX_LEN)
-            len = RW_WATCH_MAX_LEN;
-        /* the executable again for the names below */
-        have_exe = fetch_exe(h, name, pf.exec_step + 1, pf.exe, &cfg->opts, exe_file,
-                             sizeof(exe_file)) == 0;
-    }
-    if (!len)
-        len = 8;
+    if (parse_addr(cfg->what, &t->addr) < 0 && watch_symbol(h, name, cfg, pf, t, err) < 0)
+        return -1;
+    if (!t->len)
+        t->len = 8;
     uint64_t at[DEBUGREG_MAX];
     unsigned size[DEBUGREG_MAX];
-    if (debugreg_split(addr, len, at, size) == 0) { /* invariant 4 */
-        if (have_exe)
-            unlink(exe_file);
+    if (debugreg_split(t->addr, t->len, at, size) == 0) /* invariant 4 */
         return apierr_set(err, RW_EUSAGE,
                           "%llu bytes at 0x%llx need more than %d hardware watchpoints",
-                          (unsigned long long)len, (unsigned long long)addr, DEBUGREG_MAX);
-    }
-    r->addr = addr;
-    r->len = len;
+                          (unsigned long long)t->len, (unsigned long long)t->addr, DEBUGREG_MAX);
+    return 0;
+}
 
-    struct watch *w = calloc(1, sizeof(*w));
-    if (!w) {
-        if (have_exe)
-            unlink(exe_file);
-        return apierr_set(err, RW_EINTERNAL, "out of memory");
+/* The writers of the changes no watchpoint reported, found by stepping
+ * (watchstep.c) within the budget. */
+static void watch_refine(rw_home *h, const char *name, const struct rw_watch_config *cfg,
+                         struct watch *w, struct rw_watch_result *r)
+{
+    struct watchstep_config sc = {.pid = w->pid,
+                                  .addr = w->addr,
+                                  .len = w->len,
+                                  .budget = cfg->exact ? 0 : WATCH_STEP_BUDGET,
+                                  .abort = cfg->opts.abort};
+    struct watchstep_stats ss;
+    struct rw_error serr;
+    if (watchstep_refine(h, name, &sc, &w->hits, &w->n, &ss, &serr) < 0) {
+        /* the replay's rows stand, as seen: say why none was stepped */
+        snprintf(r->step_error, sizeof(r->step_error), "%s", serr.msg);
+        memset(&ss, 0, sizeof(ss));
+        for (size_t i = 0; i < w->n; i++)
+            ss.left += !w->hits[i].exact;
     }
-    w->pid = (uint32_t)cfg->pid;
-    w->addr = addr;
-    w->len = len;
-    w->from = cfg->from;
-    w->to = cfg->to;
+    r->stepped = ss.refined;
+    r->left = ss.left;
+    r->step_exits = ss.debug_exits;
+}
+
+/* The replay with the watchpoints, then the rows refined and named into
+ * r. 0, or -1 with err. */
+static int watch_run(rw_home *h, const char *name, const struct rw_watch_config *cfg,
+                     const struct watch_target *t, struct watch *w, struct rw_watch_result *r,
+                     struct rw_error *err)
+{
     char kernel[4200] = "";
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -466,45 +504,59 @@ int rw_watch(rw_home *h, const char *ref, const struct rw_watch_config *cfg,
                         "the guest kernel's current task was never found (%s names no "
                         "current_task/init_task, or they cannot be read)",
                         kernel);
-    if (rc == 0 && w->n) {
-        /* the writers of the changes no watchpoint reported (watchstep.c) */
-        struct watchstep_config sc = {.pid = w->pid,
-                                      .addr = addr,
-                                      .len = len,
-                                      .budget = cfg->exact ? 0 : WATCH_STEP_BUDGET,
-                                      .abort = cfg->opts.abort};
-        struct watchstep_stats ss;
-        struct rw_error serr;
-        if (watchstep_refine(h, name, &sc, &w->hits, &w->n, &ss, &serr) < 0) {
-            /* the replay's rows stand, as seen: say why none was stepped */
-            snprintf(r->step_error, sizeof(r->step_error), "%s", serr.msg);
-            memset(&ss, 0, sizeof(ss));
-            for (size_t i = 0; i < w->n; i++)
-                ss.left += !w->hits[i].exact;
-        }
-        r->stepped = ss.refined;
-        r->left = ss.left;
-        r->step_exits = ss.debug_exits;
+    if (rc < 0)
+        return rc;
+    if (w->n)
+        watch_refine(h, name, cfg, w, r);
+    for (size_t i = 0; i < w->n; i++) {
+        struct rw_watch_hit *hh = &w->hits[i];
+        if (!hh->exact)
+            continue;
+        if (hh->user)
+            name_user(hh, t->have_exe ? t->exe : NULL);
+        else
+            name_kernel(hh, kernel);
     }
-    if (rc == 0) {
-        for (size_t i = 0; i < w->n; i++) {
-            struct rw_watch_hit *hh = &w->hits[i];
-            if (!hh->exact)
-                continue;
-            if (hh->user)
-                name_user(hh, have_exe ? exe_file : NULL);
-            else
-                name_kernel(hh, kernel);
-        }
-        r->hits = w->hits;
-        r->n = w->n;
-        r->watchpoint_hits = w->dbg_exits;
-    } else {
+    r->hits = w->hits;
+    r->n = w->n;
+    r->watchpoint_hits = w->dbg_exits;
+    return 0;
+}
+
+int rw_watch(rw_home *h, const char *ref, const struct rw_watch_config *cfg,
+             struct rw_watch_result *r, struct rw_error *err)
+{
+    memset(r, 0, sizeof(*r));
+    char name[RW_ID_MAX];
+    uint64_t steps;
+    struct proc_find pf;
+    if (watch_args(h, ref, cfg, name, &steps, &pf, err) < 0)
+        return -1;
+    snprintf(r->exe, sizeof(r->exe), "%s", pf.exe);
+    struct watch_target *t = calloc(1, sizeof(*t));
+    struct watch *w = calloc(1, sizeof(*w));
+    int rc = -1;
+    if (!t || !w) {
+        rc = apierr_set(err, RW_EINTERNAL, "out of memory");
+        goto out;
+    }
+    if (watch_target(h, name, cfg, steps, &pf, t, err) < 0)
+        goto out;
+    r->addr = t->addr;
+    r->len = t->len;
+    w->pid = (uint32_t)cfg->pid;
+    w->addr = t->addr;
+    w->len = t->len;
+    w->from = cfg->from;
+    w->to = cfg->to;
+    rc = watch_run(h, name, cfg, t, w, r, err);
+    if (rc < 0)
         free(w->hits);
-    }
+out:
+    if (t && t->have_exe)
+        unlink(t->exe);
+    free(t);
     free(w);
-    if (have_exe)
-        unlink(exe_file);
     return rc;
 }
 

@@ -1,17 +1,21 @@
 /*
  * action: what `rewind serve` runs a VM for (fork, cat, shell), each as a
  * child process of this very binary running the CLI command of the same
- * name (`rewind fork`, `rewind cat`, `rewind shell`): a VM that fails or
- * runs long cannot take the server down, the server never runs two VMs in
- * one process, and a page's shell is fed exactly as `rewind shell` is (its
- * standard input is the rendezvous input).
+ * name with --json (`rewind fork --json`, `rewind cat --json`, `rewind
+ * shell --json`): a VM that fails or runs long cannot take the server down,
+ * the server never runs two VMs in one process, and a page's shell is fed
+ * exactly as `rewind shell` is (its standard input is the rendezvous
+ * input). What a child did is read from its JSON answer on stdout, never
+ * from its words on stderr (child.c invariant 4).
  *
  * Invariants:
  *  1. A child's argv is built only from resolved run ids, numbers, and a
  *     guest path that is absolute, holds no ".." and no NUL; it is exec'd
  *     directly (no shell), so nothing in a request is interpreted.
- *  2. What is kept of a child's output is bounded: SERVE_CAT_MAX for cat,
- *     SERVE_SHELL_MAX (the tail, with its offset) for a shell session.
+ *  2. What is kept of a child's output is bounded: SERVE_CAT_ANSWER for
+ *     cat's answer (the file's first MiB, `rewind cat --json`),
+ *     SERVE_ANSWER_MAX for another answer, SERVE_SHELL_MAX (the tail, with
+ *     its offset) for a shell session's bytes.
  *  3. At most SERVE_SESSIONS shell sessions live at once; a session's pid
  *     is waited for exactly once (by its reader thread).
  *  4. A child is spawned only while the file the server was started from
@@ -39,22 +43,13 @@
 
 extern char **environ;
 
-#define SERVE_CAT_MAX (1024 * 1024)
+#define SERVE_CAT_ANSWER (8 * 1024 * 1024) /* 1 MiB of content, escaped (up to 6x) */
+#define SERVE_ANSWER_MAX (64 * 1024)
 #define SERVE_ERR_MAX (16 * 1024)
 #define SERVE_SHELL_MAX (512 * 1024)
 #define SERVE_SESSIONS 8
 
-/* The last line of err, for an error reply. */
-static const char *last_line(struct serve_buf *b)
-{
-    while (b->len && (b->p[b->len - 1] == '\n'))
-        b->len--;
-    b->p[b->len] = 0;
-    char *nl = strrchr(b->p, '\n');
-    return nl ? nl + 1 : b->p;
-}
-
-/* Resolve the ref in body[key] (lock taken). 0 or -1 with r set. */
+/* Resolve the ref in body[key] (no lock: api.c invariant 1). 0 or -1 with r set. */
 static int body_run(rw_home *h, json_t *body, const char *key, char id[RW_ID_MAX],
                     struct serve_reply *r)
 {
@@ -64,10 +59,7 @@ static int body_run(rw_home *h, json_t *body, const char *key, char id[RW_ID_MAX
         return -1;
     }
     struct rw_error err;
-    pthread_mutex_lock(&serve_lock);
-    int rc = rw_resolve(h, ref, id, &err);
-    pthread_mutex_unlock(&serve_lock);
-    if (rc < 0) {
+    if (rw_resolve(h, ref, id, &err) < 0) {
         serve_reply_error(r, 404, "%s", err.msg);
         return -1;
     }
@@ -99,7 +91,7 @@ struct target {
 };
 
 /* body["run"], body["step"] and (unless num_key is NULL) body[num_key] into
- * t (lock taken). 0 or -1 with r set. */
+ * t. 0 or -1 with r set. */
 static int body_target(rw_home *h, json_t *body, const char *num_key, int num_required,
                        struct target *t, struct serve_reply *r)
 {
@@ -112,26 +104,38 @@ static int body_target(rw_home *h, json_t *body, const char *num_key, int num_re
     return 0;
 }
 
-/* A child's stdout (the head, up to out_cap bytes) and stderr (its head). */
+/* A child's stdout (the head, up to out_cap bytes), stderr (its head), its
+ * answer (the JSON object of its stdout, or NULL) and the words of its
+ * failure (the answer's "error", else stderr's last line, valid UTF-8). */
 struct capture {
     struct serve_buf out, err;
     int status; /* serve_child_run's */
+    json_t *answer;
+    const char *why;
+    char why_buf[512];
 };
 
 static void capture_run(char *const argv[], size_t out_cap, struct capture *c)
 {
     SERVE_ASSERT(serve_buf_init(&c->out, out_cap) == 0 &&
                  serve_buf_init(&c->err, SERVE_ERR_MAX) == 0);
+    c->err.tail = 1; /* its last line: the words of a failure */
     int gone; /* no socket is watched: a fork goes on when its page closes */
     c->status = serve_child_run(argv, -1, &c->out, &c->err, &gone);
+    c->answer = NULL;
     if (c->status < 0) { /* the reason it could not start, as its error line */
         const char *why = errno == ECANCELED ? "the server is stopping" : serve_spawn_error(errno);
+        serve_buf_add(&c->err, "\n", 1);
         serve_buf_add(&c->err, why, strlen(why));
+    } else {
+        c->answer = serve_child_json(&c->out); /* child.c inv. 4 */
     }
+    c->why = serve_child_error(c->answer, &c->err, c->why_buf, sizeof c->why_buf);
 }
 
 static void capture_free(struct capture *c)
 {
+    json_decref(c->answer);
     free(c->out.p);
     free(c->err.p);
 }
@@ -148,21 +152,25 @@ static void act_cat(rw_home *h, json_t *body, struct serve_reply *r)
         serve_reply_error(r, 403, "the path must be absolute, without '..'");
         return;
     }
-    char *argv[] = {"rewind",  "cat", t.id, t.step_arg, (char *)path, t.num ? "--pid" : NULL,
-                    t.num_arg, NULL};
+    char *argv[] = {
+        "rewind",  "cat", t.id, t.step_arg, (char *)path, "--json", t.num ? "--pid" : NULL,
+        t.num_arg, NULL};
     struct capture c;
-    capture_run(argv, SERVE_CAT_MAX, &c);
-    if (c.status == 0) {
-        json_t *content = json_stringn(c.out.p, c.out.len);
-        r->body = json_pack("{s:s,s:I,s:s,s:o,s:b,s:b,s:I}", "run", t.id, "step",
-                            (json_int_t)t.step, "path", path, "content",
-                            content ? content : json_null(), "binary", content == NULL, "truncated",
-                            c.out.total > c.out.len, "size", (json_int_t)c.out.total);
+    capture_run(argv, SERVE_CAT_ANSWER, &c);
+    json_t *content = json_object_get(c.answer, "content"),
+           *size = json_object_get(c.answer, "size");
+    if (c.status == 0 && (json_is_string(content) || json_is_null(content)) &&
+        json_is_integer(size)) {
+        r->body = json_pack("{s:s,s:I,s:s,s:O,s:b,s:b,s:I}", "run", t.id, "step",
+                            (json_int_t)t.step, "path", path, "content", content, "binary",
+                            json_is_true(json_object_get(c.answer, "binary")), "truncated",
+                            json_is_true(json_object_get(c.answer, "truncated")), "size",
+                            json_integer_value(size));
         r->status = 200;
     } else if (c.status == 3) {
         serve_reply_error(r, 404, "%s did not exist at step %" PRIu64, path, t.step);
     } else {
-        serve_reply_error(r, 500, "cat failed (exit %d): %s", c.status, last_line(&c.err));
+        serve_reply_error(r, 500, "cat failed (exit %d): %s", c.status, c.why);
     }
     capture_free(&c);
 }
@@ -172,28 +180,19 @@ static void act_fork(rw_home *h, json_t *body, struct serve_reply *r)
     struct target t;
     if (body_target(h, body, "schedule", 1, &t, r) < 0)
         return;
-    char *argv[] = {"rewind", "fork", t.id, t.step_arg, "--schedule", t.num_arg, NULL};
+    char *argv[] = {"rewind", "fork", t.id, t.step_arg, "--schedule", t.num_arg, "--json", NULL};
     struct capture c;
-    capture_run(argv, SERVE_ERR_MAX, &c);
-    /* its closing line: "rewind: run <id> <outcome>:<code> after ..." */
-    char newid[RW_ID_MAX] = "";
-    for (char *l = c.err.p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-        if (!strncmp(l, "rewind: run ", 12)) {
-            char id2[RW_ID_MAX], word[32];
-            int code, used = 0;
-            if (sscanf(l + 12, "%63[0-9a-f~] %31[a-z-]:%d after %n", id2, word, &code, &used) ==
-                    3 &&
-                used > 0)
-                memcpy(newid, id2, sizeof newid);
-        }
-    if (c.status >= 0 && newid[0]) {
-        const char *line = last_line(&c.err);
+    capture_run(argv, SERVE_ANSWER_MAX, &c);
+    /* its answer: {"id": the new run, ..., "summary": its closing line} */
+    const char *newid = json_string_value(json_object_get(c.answer, "id"));
+    const char *line = json_string_value(json_object_get(c.answer, "summary"));
+    if (newid && serve_ref_ok(newid) && line) {
         r->body = json_pack("{s:s,s:s,s:I,s:I,s:i,s:s}", "id", newid, "parent", t.id, "step",
                             (json_int_t)t.step, "schedule", (json_int_t)t.num, "exit", c.status,
-                            "line", line + (strncmp(line, "rewind: ", 8) ? 0 : 8));
+                            "line", line);
         r->status = 200;
     } else {
-        serve_reply_error(r, 500, "fork failed (exit %d): %s", c.status, last_line(&c.err));
+        serve_reply_error(r, 500, "fork failed (exit %d): %s", c.status, c.why);
     }
     capture_free(&c);
 }
@@ -204,7 +203,8 @@ struct session {
     int used;
     char sid[33];
     pid_t pid;
-    int in_fd, out_fd;
+    int in_fd, out_fd; /* out_fd: the session's bytes (the child's stderr) */
+    int ans_fd;        /* the child's stdout: its JSON answer at the end */
     char *ring; /* the last SERVE_SHELL_MAX bytes of output */
     uint64_t total;
     int ended, status;
@@ -216,40 +216,64 @@ static pthread_mutex_t sess_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t sess_cond = PTHREAD_COND_INITIALIZER;
 static struct session sessions[SERVE_SESSIONS];
 
+/* Read the session's bytes into its ring and the child's answer into ans
+ * until both pipes end. */
+static void reader_drain(struct session *se, struct serve_buf *ans)
+{
+    char tmp[8192];
+    struct pollfd pf[2] = {{.fd = se->out_fd, .events = POLLIN},
+                           {.fd = se->ans_fd, .events = POLLIN}};
+    int open_fds = 2;
+    while (open_fds) {
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (pf[i].fd < 0 || !pf[i].revents)
+                continue;
+            ssize_t n = read(pf[i].fd, tmp, sizeof tmp);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                pf[i].fd = -1;
+                open_fds--;
+            } else if (i == 1) {
+                serve_buf_add(ans, tmp, (size_t)n);
+            } else {
+                pthread_mutex_lock(&sess_lock);
+                for (ssize_t k = 0; k < n; k++)
+                    se->ring[(se->total + (uint64_t)k) % SERVE_SHELL_MAX] = tmp[k];
+                se->total += (uint64_t)n;
+                pthread_cond_broadcast(&sess_cond);
+                pthread_mutex_unlock(&sess_lock);
+            }
+        }
+    }
+}
+
 static void *reader_main(void *arg)
 {
     struct session *se = arg;
-    char tmp[8192];
-    for (;;) {
-        ssize_t n = read(se->out_fd, tmp, sizeof tmp);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        pthread_mutex_lock(&sess_lock);
-        for (ssize_t i = 0; i < n; i++)
-            se->ring[(se->total + (uint64_t)i) % SERVE_SHELL_MAX] = tmp[i];
-        se->total += (uint64_t)n;
-        pthread_cond_broadcast(&sess_cond);
-        pthread_mutex_unlock(&sess_lock);
-    }
+    struct serve_buf ans;
+    SERVE_ASSERT(serve_buf_init(&ans, SERVE_ANSWER_MAX) == 0);
+    reader_drain(se, &ans);
     int st;
     while (waitpid(se->pid, &st, 0) < 0 && errno == EINTR)
         ;
+    /* the run the session was kept as: its answer's "id" (child.c inv. 4) */
+    json_t *a = serve_child_json(&ans);
+    const char *kept = json_string_value(json_object_get(a, "id"));
     pthread_mutex_lock(&sess_lock);
     se->ended = 1;
     se->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    /* "rewind: session kept as run <id>" in the tail */
-    uint64_t from = se->total > 4096 ? se->total - 4096 : 0;
-    char tail[4097];
-    size_t k = 0;
-    for (uint64_t i = from; i < se->total; i++)
-        tail[k++] = se->ring[i % SERVE_SHELL_MAX];
-    tail[k] = 0;
-    const char *m = strstr(tail, "session kept as run ");
-    if (m)
-        sscanf(m + 20, "%63[0-9a-f~]", se->run);
+    if (kept && serve_ref_ok(kept) && strlen(kept) < sizeof se->run)
+        snprintf(se->run, sizeof se->run, "%s", kept);
+    json_decref(a);
+    free(ans.p);
     close(se->out_fd);
+    close(se->ans_fd);
     if (se->in_fd >= 0)
         close(se->in_fd);
     se->in_fd = -1;
@@ -308,9 +332,9 @@ static void act_shell_start(rw_home *h, json_t *body, struct serve_reply *r)
         serve_reply_error(r, 500, "pipe: %s", strerror(errno));
         return;
     }
-    char *argv[] = {"rewind", "shell", t.id, t.step_arg, NULL};
-    int out;
-    pid_t pid = serve_spawn(argv, pin[0], &out, NULL);
+    char *argv[] = {"rewind", "shell", t.id, t.step_arg, "--json", NULL};
+    int out, ans;
+    pid_t pid = serve_spawn(argv, pin[0], &ans, &out); /* stdout: the answer */
     close(pin[0]);
     if (pid < 0) {
         close(pin[1]);
@@ -327,6 +351,7 @@ static void act_shell_start(rw_home *h, json_t *body, struct serve_reply *r)
     se->pid = pid;
     se->in_fd = pin[1];
     se->out_fd = out;
+    se->ans_fd = ans;
     se->ring = malloc(SERVE_SHELL_MAX);
     SERVE_ASSERT(se->ring);
     pthread_create(&se->reader, NULL, reader_main, se);

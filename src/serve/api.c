@@ -3,9 +3,12 @@
  * route), built only on include/rewind.h.
  *
  * Invariants:
- *  1. Every rw_ call of the server process is made holding serve_lock: the
- *     engine's reading API is not promised to be thread-safe, and the
- *     server answers each connection on its own thread.
+ *  1. No lock is held around an rw_ call: the engine is reentrant
+ *     (include/rewind.h, docs/architecture.md "Reentrancy") and its reading
+ *     API only reads the home, so the request threads of the server read
+ *     runs at once, two requests on two runs never wait for each other
+ *     (docs/serve.md, "Concurrency"). serve's own shared state has its own
+ *     locks (action.c's sessions, where.c's slots and answers).
  *  2. A run reference from a URL is checked by serve_ref_ok before it
  *     reaches rw_resolve, and everything after is the resolved id.
  *  3. A reply's size is bounded whatever the run: lanes give at most
@@ -32,7 +35,11 @@
 #define SERVE_LANES_MAX 512
 #define SERVE_FILES_MAX 512
 
-pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Tests only (tests/unit/serve_test.c): called with the resolved run of a
+ * run/ route before it is read, on the request's thread. */
+#ifndef SERVE_TEST_RUN_HOOK
+#define SERVE_TEST_RUN_HOOK(id) ((void)0)
+#endif
 
 void serve_reply_error(struct serve_reply *r, unsigned status, const char *fmt, ...)
 {
@@ -101,7 +108,7 @@ static int arg_u64(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt, 
     return 0;
 }
 
-/* Resolve ref into id (lock held). 0 or -1 with r set. */
+/* Resolve ref into id. 0 or -1 with r set. */
 static int api_resolve(rw_home *h, const char *ref, char id[RW_ID_MAX], struct serve_reply *r)
 {
     struct rw_error err;
@@ -571,9 +578,10 @@ static void api_nav(rw_home *h, const char *id, serve_arg_fn arg, void *ctx, str
 
 struct at_ctx {
     uint64_t step;
-    json_t *here;               /* events at step */
-    struct rw_event last;       /* the last event before it (has_last), its payload */
-    uint8_t last_payload[4096]; /* copied (cut): described once, at the end */
+    json_t *here;                     /* events at step */
+    struct rw_event last;             /* the last event before it (has_last), its payload */
+    char last_kind[RW_KIND_NAME_MAX]; /* last's kind name if unknown */
+    uint8_t last_payload[4096];       /* copied (cut): described once, at the end */
     int has_last;
     json_t *files; /* path -> {state, step} */
     char *log;
@@ -646,7 +654,7 @@ static int at_cb(void *ctx, const struct rw_event *ev)
             ev->payload_len < sizeof c->last_payload ? ev->payload_len : sizeof c->last_payload;
         memcpy(c->last_payload, ev->payload, c->last.payload_len);
         c->last.payload = c->last_payload;
-        c->last.kind_name = rw_event_kind_name(ev->kind); /* static, unlike ev's */
+        c->last.kind_name = rw_event_kind_name(ev->kind, c->last_kind); /* kept, unlike ev's */
         c->has_last = 1;
     }
     if (!strcmp(k, "output"))
@@ -769,8 +777,7 @@ void serve_api_get(rw_home *h, const char *path, serve_arg_fn arg, void *ctx, st
 {
     r->status = 200;
     r->body = NULL;
-    pthread_mutex_lock(&serve_lock);
-    if (!strcmp(path, "ping")) {
+    if (!strcmp(path, "ping")) { /* no lock: invariant 1 */
         r->body = json_pack("{s:b}", "ok", 1);
     } else if (!strcmp(path, "runs")) {
         api_runs(h, r);
@@ -787,6 +794,7 @@ void serve_api_get(rw_home *h, const char *path, serve_arg_fn arg, void *ctx, st
             memcpy(ref, rest, n);
             ref[n] = 0;
             if (api_resolve(h, ref, id, r) == 0) {
+                SERVE_TEST_RUN_HOOK(id);
                 if (!*what)
                     api_run(h, id, r);
                 else if (!strcmp(what, "summary"))
@@ -806,6 +814,5 @@ void serve_api_get(rw_home *h, const char *path, serve_arg_fn arg, void *ctx, st
     } else {
         serve_reply_error(r, 404, "no such route");
     }
-    pthread_mutex_unlock(&serve_lock);
     SERVE_ASSERT(r->body);
 }

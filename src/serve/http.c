@@ -182,7 +182,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return send_json(c, &r);
     }
     const char *wslash = !strncmp(path, "api/run/", 8) ? strchr(path + 8, '/') : NULL;
-    if (wslash && !strcmp(wslash, "/where")) { /* where.c: runs a VM in a child, unlocked */
+    if (wslash && !strcmp(wslash, "/where")) { /* where.c: a VM in a child */
         struct serve_reply r = {0};
         char ref[256];
         size_t n = (size_t)(wslash - (path + 8));

@@ -38,11 +38,8 @@ struct serve_opts {
 /* Serve h until SIGINT/SIGTERM. Prints the URL on stdout. Exit code. */
 int serve_run(rw_home *h, const struct serve_opts *o);
 
-/* ---- api.c: every function holds the engine lock around its rw_ calls ---- */
-
-/* Held around every rw_ call of the server process (api.c inv. 1). */
+/* ---- api.c: the reading API, no lock around the engine (api.c inv. 1) ---- */
 #include <pthread.h>
-extern pthread_mutex_t serve_lock;
 
 /* The result of one API call: HTTP status and a JSON body (owned). */
 struct serve_reply {
@@ -77,10 +74,12 @@ void serve_spawn_init(void);
 const char *serve_spawn_error(int e);
 
 /* ---- child.c: a child of this binary run to its end, output captured ---- */
-/* At most cap bytes kept (the head), total counted, p NUL-terminated. */
+/* At most cap bytes kept (the head; the tail if tail is set), total
+ * counted, p NUL-terminated. */
 struct serve_buf {
     char *p;
     size_t len, cap, total;
+    int tail;
 };
 int serve_buf_init(struct serve_buf *b, size_t cap); /* 0, or -1: out of memory */
 void serve_buf_add(struct serve_buf *b, const char *p, size_t n);
@@ -92,6 +91,17 @@ int serve_child_run(char *const argv[], int sock, struct serve_buf *out, struct 
                     int *gone);
 /* End every running child and start no more (at exit). */
 void serve_child_shutdown(void);
+/* A child's answer (child.c inv. 4): the JSON object its stdout holds
+ * (owned), or NULL if there is none whole (it died first, wrote more than
+ * out's cap, or not one object). */
+json_t *serve_child_json(const struct serve_buf *out);
+/* The last line of a child's stderr, without "rewind: ", into line (n
+ * bytes): valid UTF-8 whatever the child wrote. */
+void serve_child_err_line(const struct serve_buf *err, char *line, size_t n);
+/* The words of a child's failure into buf (n bytes, valid UTF-8): its
+ * answer's "error" if any (answer may be NULL), else its stderr's last
+ * line. Returns buf. */
+const char *serve_child_error(json_t *answer, const struct serve_buf *err, char *buf, size_t n);
 
 /* ---- where.c ---- */
 /* GET api/run/REF/where?step=S[&pid=P]: the stack of each thread of

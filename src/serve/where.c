@@ -134,16 +134,6 @@ static void slot_give(void)
     pthread_mutex_unlock(&where_lock);
 }
 
-/* The last line of b, without "rewind: ". */
-static const char *err_line(struct serve_buf *b)
-{
-    while (b->len && b->p[b->len - 1] == '\n')
-        b->p[--b->len] = 0;
-    const char *nl = strrchr(b->p, '\n');
-    const char *l = nl ? nl + 1 : b->p;
-    return strncmp(l, "rewind: ", 8) ? l : l + 8;
-}
-
 /* A number argument: 0 and *out (dflt if absent), or -1. */
 static int where_arg(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt, uint64_t *out)
 {
@@ -161,7 +151,7 @@ static int where_arg(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt
     return 0;
 }
 
-/* The run ref names and its length (engine lock taken). 0 or -1 with r. */
+/* The run ref names and its length (no lock: api.c invariant 1). 0 or -1 with r. */
 static int where_run(rw_home *h, const char *ref, char id[RW_ID_MAX], uint64_t *steps,
                      struct serve_reply *r)
 {
@@ -171,11 +161,9 @@ static int where_run(rw_home *h, const char *ref, char id[RW_ID_MAX], uint64_t *
     }
     struct rw_error err;
     struct rw_run_info in;
-    pthread_mutex_lock(&serve_lock);
     int rc = rw_resolve(h, ref, id, &err);
     if (rc == 0)
         rc = rw_run_info(h, id, &in, &err);
-    pthread_mutex_unlock(&serve_lock);
     if (rc < 0) {
         serve_reply_error(r, 404, "%s", err.msg);
         return -1;
@@ -196,8 +184,14 @@ static int where_run(rw_home *h, const char *ref, char id[RW_ID_MAX], uint64_t *
 static json_t *where_answer(int st, int gone, int spawn_errno, struct serve_buf *out,
                             struct serve_buf *err, struct serve_reply *r)
 {
-    json_error_t je;
-    json_t *w = NULL;
+    /* the answer of `rewind where --json`, also when it failed (child.c inv. 4) */
+    json_t *w = st >= 0 ? serve_child_json(out) : NULL;
+    char buf[512];
+    const char *line = serve_child_error(w, err, buf, sizeof buf);
+    if (json_object_get(w, "error") || gone || st != 0) {
+        json_decref(w);
+        w = NULL;
+    }
     if (gone) {
         serve_reply_error(r, 503, "where: the client went away");
     } else if (st < 0 && spawn_errno == ECANCELED) {
@@ -205,21 +199,20 @@ static json_t *where_answer(int st, int gone, int spawn_errno, struct serve_buf 
     } else if (st < 0) {
         serve_reply_error(r, 500, "cannot start rewind where: %s", serve_spawn_error(spawn_errno));
     } else if (st > 128 && st < 128 + 65) { /* killed by a signal */
-        const char *sig = sigabbrev_np(st - 128), *line = err_line(err);
+        const char *sig = sigabbrev_np(st - 128);
         serve_reply_error(r, 500, "rewind where died of SIG%s%s%s", sig ? sig : "?",
                           *line ? ": " : "", line);
     } else if (st == 2) { /* RW_EUSAGE: no such process at the step */
-        serve_reply_error(r, 404, "%s", err_line(err));
+        serve_reply_error(r, 404, "%s", line);
     } else if (st == 124) {
-        serve_reply_error(r, 504, "where: %s", err_line(err));
+        serve_reply_error(r, 504, "where: %s", line);
     } else if (st != 0) {
-        serve_reply_error(r, 500, "where failed (exit %d): %s", st, err_line(err));
+        serve_reply_error(r, 500, "where failed (exit %d): %s", st, line);
     } else if (out->total > out->len) { /* inv. 5 */
         serve_reply_error(r, 500, "where: the answer is larger than %d bytes", SERVE_WHERE_OUT);
-    } else if (!(w = json_loadb(out->p, out->len, 0, &je)) || !json_is_object(w)) {
-        serve_reply_error(r, 500, "where: not a JSON object from rewind where: %s", je.text);
-        json_decref(w);
-        w = NULL;
+    } else if (!w) {
+        serve_reply_error(r, 500, "where: no JSON object from rewind where%s%s", *line ? ": " : "",
+                          line);
     }
     return w;
 }
@@ -265,6 +258,7 @@ void serve_where_get(rw_home *h, const char *ref, serve_arg_fn arg, void *ctx, i
     struct serve_buf out, err;
     SERVE_ASSERT(serve_buf_init(&out, SERVE_WHERE_OUT) == 0 &&
                  serve_buf_init(&err, SERVE_WHERE_ERR) == 0);
+    err.tail = 1; /* its last line: the words of a failure */
     int gone = 0;
     int st = serve_child_run(argv, sock, &out, &err, &gone);
     int spawn_errno = errno;

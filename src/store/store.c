@@ -121,7 +121,7 @@ void store_zero_hash(hash256 *out)
     *out = zero_name;
 }
 
-static int is_zero_name(const hash256 *h)
+int store_is_zero_hash(const hash256 *h)
 {
     return memcmp(h->b, zero_name.b, sizeof(h->b)) == 0;
 }
@@ -443,7 +443,7 @@ static int put_chunk(struct store *s, const uint8_t *pages, size_t n, hash256 *o
             s->st.dedup_hits++;
             continue;
         }
-        RW_ASSERT(!is_zero_name(h)); /* invariant 1: the zero page is never stored */
+        RW_ASSERT(!store_is_zero_hash(h)); /* invariant 1: the zero page is never stored */
         memmove(s->cbuf + total, s->cbuf + k * STORE_PAGE_SIZE, s->lens[k]);
         s->ents[m] = (struct store_entry){
             .h = *h, .off = (uint32_t)total, .len = s->lens[k], .flags = s->flags[k]};
@@ -573,7 +573,7 @@ static struct store_slot *find_after(struct store *s, const hash256 *h,
 
 static int get_page(struct store *s, const hash256 *h, void *page4k, int trust)
 {
-    if (is_zero_name(h)) {
+    if (store_is_zero_hash(h)) {
         memset(page4k, 0, STORE_PAGE_SIZE);
         return 0;
     }
@@ -631,7 +631,7 @@ int store_verify(struct store *s, struct store_verify_stats *st)
 
 int store_has(struct store *s, const hash256 *h)
 {
-    if (is_zero_name(h))
+    if (store_is_zero_hash(h))
         return 1;
     if (check_gen(s) < 0)
         return 0;

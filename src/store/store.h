@@ -98,6 +98,8 @@ int store_sync(struct store *s);
 
 /* Write the well-known name of the zero page (SHA-256 of 4096 zero bytes). */
 void store_zero_hash(hash256 *out);
+/* 1 if h is that name. */
+int store_is_zero_hash(const hash256 *h);
 
 /* Fill *out with the counters of s. */
 void store_stats(struct store *s, struct store_stats *out);

@@ -30,12 +30,11 @@ static const char *const names[] = {
     [REWIND_REC_WRITE] = "write",
 };
 
-const char *describe_kind(unsigned kind)
+const char *describe_kind(unsigned kind, char *buf)
 {
-    static char buf[32];
     if (kind < sizeof(names) / sizeof(names[0]) && names[kind])
         return names[kind];
-    snprintf(buf, sizeof(buf), "kind-%u", kind);
+    snprintf(buf, RW_KIND_NAME_MAX, "kind-%u", kind);
     return buf;
 }
 
@@ -132,7 +131,7 @@ static void describe_sched(const struct trace_entry *e, char *out, size_t n)
 
 void describe_entry(const struct trace_entry *e, char *out, size_t n)
 {
-    char text[512];
+    char text[512], kind[RW_KIND_NAME_MAX];
     size_t len = e->payload_len;
     while (len && e->payload[len - 1] == 0) /* argv lists end in NUL: no trailing space */
         len--;
@@ -180,8 +179,8 @@ void describe_entry(const struct trace_entry *e, char *out, size_t n)
         }
         /* fall through */
     default:
-        snprintf(out, n, "%s pid %u/%u aux %llu: \"%s\"", describe_kind(r->kind), r->pid, r->tid,
-                 (unsigned long long)r->aux, text);
+        snprintf(out, n, "%s pid %u/%u aux %llu: \"%s\"", describe_kind(r->kind, kind), r->pid,
+                 r->tid, (unsigned long long)r->aux, text);
     }
 }
 

@@ -10,8 +10,9 @@
 
 #include "trace/trace.h"
 
-/* The kind's name ("output", "exec", ...), or "kind-N". */
-const char *describe_kind(unsigned kind);
+/* The kind's name ("output", "exec", ...: constant storage), or "kind-N"
+ * written into buf (RW_KIND_NAME_MAX bytes) and buf returned. */
+const char *describe_kind(unsigned kind, char *buf);
 
 /* Kind name to number; 0 if unknown. */
 unsigned describe_kind_number(const char *name);

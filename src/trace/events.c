@@ -24,7 +24,10 @@
 #include "trace/trace.h"
 #include "util/check.h"
 
-static void to_event(const struct trace_entry *e, uint64_t index, struct rw_event *ev)
+/* ev from e; an unknown kind's name is written into kind_buf
+ * (RW_KIND_NAME_MAX bytes), which lives as long as the payload. */
+static void to_event(const struct trace_entry *e, uint64_t index, struct rw_event *ev,
+                     char *kind_buf)
 {
     *ev = (struct rw_event){
         .index = index,
@@ -37,7 +40,7 @@ static void to_event(const struct trace_entry *e, uint64_t index, struct rw_even
         .payload = e->payload,
         .payload_len = e->payload_len,
     };
-    ev->kind_name = describe_kind(ev->kind);
+    ev->kind_name = describe_kind(ev->kind, kind_buf);
 }
 
 int rw_events(rw_home *h, const char *id, const struct rw_event_query *q,
@@ -63,13 +66,14 @@ int rw_events(rw_home *h, const char *id, const struct rw_event_query *q,
         return apierr_set(err, RW_EINTERNAL, "cannot read %s: %s", st->path, strerror(e));
     }
     struct trace_entry e;
+    char kind_buf[RW_KIND_NAME_MAX];
     for (uint64_t i = 0; trace_next(r, &e); i++) {
         if (e.step > q->to || i > q->last_index)
             break;
         if (e.step < q->from || i < q->first_index)
             continue;
         struct rw_event ev;
-        to_event(&e, i, &ev); /* an SDK line in a mark record is kind assert */
+        to_event(&e, i, &ev, kind_buf); /* an SDK line in a mark record is kind assert */
         if (q->kind && ev.kind != q->kind)
             continue;
         if (fn(ctx, &ev))
@@ -92,9 +96,9 @@ int rw_log(rw_home *h, const char *id, uint64_t upto,
     return rw_events(h, id, &q, fn, ctx, st, err);
 }
 
-const char *rw_event_kind_name(unsigned kind)
+const char *rw_event_kind_name(unsigned kind, char buf[RW_KIND_NAME_MAX])
 {
-    return describe_kind(kind);
+    return describe_kind(kind, buf);
 }
 
 unsigned rw_event_kind(const char *name)

@@ -14,6 +14,7 @@
  *  2. Writes are reported in trace order, with their index and step.
  */
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/apierr.h"
@@ -70,4 +71,76 @@ int rw_writes(rw_home *h, const char *id, int (*fn)(void *ctx, const struct rw_w
     st->records = r.count;
     trace_close_read(&r);
     return rc < 0 ? -1 : 0;
+}
+
+/* ---- blame: the writer of one byte (rw_blame) ---- */
+
+struct blame_find {
+    const char *path;
+    uint64_t offset;
+    struct rw_blame *b;
+};
+
+static int blame_on_write(void *ctx, const struct rw_write *w)
+{
+    struct blame_find *f = ctx;
+    if (strcmp(w->path, f->path))
+        return 0;
+    f->b->writes++;
+    if (f->offset >= w->offset && f->offset - w->offset < w->length) {
+        f->b->found = 1;
+        f->b->w = *w; /* the last covering write wins */
+    }
+    return 0;
+}
+
+#define BLAME_PROCS 4096
+struct blame_procs {
+    struct rw_proc *v;
+    size_t n;
+};
+
+static int blame_on_proc(void *ctx, const struct rw_proc *p)
+{
+    struct blame_procs *ps = ctx;
+    if (ps->n < BLAME_PROCS)
+        ps->v[ps->n++] = *p;
+    return 0;
+}
+
+static const struct rw_proc *blame_proc_of(const struct blame_procs *ps, uint32_t pid)
+{
+    for (size_t i = 0; i < ps->n; i++)
+        if (ps->v[i].pid == pid)
+            return &ps->v[i];
+    return NULL;
+}
+
+int rw_blame(rw_home *h, const char *id, const char *path, uint64_t offset, const void *content,
+             size_t clen, struct rw_blame *b, struct rw_error *err)
+{
+    RW_ASSERT(h && id && path && b);
+    memset(b, 0, sizeof(*b));
+    b->holds = -1;
+    struct blame_find f = {.path = path, .offset = offset, .b = b};
+    struct rw_trace_status st;
+    if (rw_writes(h, id, blame_on_write, &f, &st, err) < 0)
+        return -1;
+    if (!b->found)
+        return 0;
+    struct blame_procs ps = {.v = malloc(BLAME_PROCS * sizeof(struct rw_proc))};
+    if (!ps.v)
+        return apierr_set(err, RW_EINTERNAL, "out of memory");
+    if (rw_ps(h, id, b->w.step, blame_on_proc, &ps, &st, err) < 0) {
+        free(ps.v);
+        return -1;
+    }
+    const struct rw_write *w = &b->w;
+    if (content && !(w->flags & 1) && w->offset <= clen && w->length <= clen - w->offset)
+        b->holds = rw_fnv64((const char *)content + w->offset, w->length) == w->fnv;
+    for (const struct rw_proc *q = blame_proc_of(&ps, w->pid); q && b->chain_n < RW_BLAME_CHAIN;
+         q = q->pid == 1 ? NULL : blame_proc_of(&ps, q->ppid))
+        b->chain[b->chain_n++] = *q;
+    free(ps.v);
+    return 0;
 }

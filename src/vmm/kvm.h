@@ -34,7 +34,7 @@ struct kvm_vm {
     uint8_t *image;      /* read-only mapping of the root image, or NULL */
     uint64_t image_size; /* rounded up to a page */
     /* Test seam: if set, kvm_send_vector calls it instead of KVM_SIGNAL_MSI
-     * (tests/unit/platform_test.c drives the platform over a fake VM with
+     * (tests/engine/platform_test.c drives the platform over a fake VM with
      * no /dev/kvm). NULL in every real VM. */
     int (*send_vector)(struct kvm_vm *vm, uint8_t vector);
 };

@@ -5,10 +5,13 @@
  * vCPU can read, learned once per process, so the capture follows what the
  * host's KVM actually keeps instead of a hand-written list that can miss
  * one. Restore sets them in one KVM_SET_MSRS and names the first it refuses.
+ * The list is learned under msr_lock and never changes afterwards, so any
+ * thread may capture (the engine is reentrant: docs/architecture.md).
  */
 #include "vmm/snapshot.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -21,8 +24,9 @@
 static uint32_t msr_idx[SNAP_MSR_MAX];
 static uint32_t msr_n;
 static int msr_known;
+static pthread_mutex_t msr_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int learn_msrs(struct kvm_vm *vm, char *err, size_t errlen)
+static int learn_msrs_locked(struct kvm_vm *vm, char *err, size_t errlen)
 {
     if (msr_known)
         return 0;
@@ -50,6 +54,16 @@ static int learn_msrs(struct kvm_vm *vm, char *err, size_t errlen)
     free(l);
     msr_known = 1;
     return 0;
+}
+
+/* The MSR list, learned once (msr_n, msr_idx are read only after this
+ * returned 0: the lock orders the first writer before every reader). */
+static int learn_msrs(struct kvm_vm *vm, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&msr_lock);
+    int rc = learn_msrs_locked(vm, err, errlen);
+    pthread_mutex_unlock(&msr_lock);
+    return rc;
 }
 
 int snap_complete_io(struct kvm_vm *vm)
@@ -182,7 +196,7 @@ static void dump_hex(FILE *f, const char *name, const void *buf, size_t n)
 
 int snap_dump(struct platform *p, FILE *f, char *err, size_t errlen)
 {
-    static struct snap s;
+    struct snap s; /* not static: the engine is reentrant */
     if (snap_capture(p, &s, SNAP_HOLE_NO_IO_COMPLETION, err, errlen) < 0)
         return -1;
     struct kvm_vm *vm = p->vm;

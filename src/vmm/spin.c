@@ -134,7 +134,7 @@ static int find_layout(struct kvm_vm *vm, const char *kernel, struct task_layout
         snprintf(why, n, "the guest kernel %s names no current_task/init_task", kernel);
         return -1;
     }
-    static uint8_t buf[SPIN_TASK_SCAN];
+    uint8_t buf[SPIN_TASK_SCAN]; /* 16 KiB on the stack, not static: reentrant */
     size_t len = SPIN_TASK_SCAN;
     while (len >= 4096 && read_gva(vm, l->init_task, buf, len) < 0)
         len -= 4096;

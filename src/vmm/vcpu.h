@@ -33,7 +33,7 @@ int vcpu_run(struct platform *p, const struct vcpu_limits *lim);
 
 /* Answer the exit KVM_RUN left in p->vm->run (one switch over the exit
  * reason); 1 if it was a step. vcpu_run's body, open for tests that drive
- * made-up exits over a fake VM (tests/unit/platform_test.c). */
+ * made-up exits over a fake VM (tests/engine/platform_test.c). */
 int vcpu_handle_exit(struct platform *p);
 
 #endif

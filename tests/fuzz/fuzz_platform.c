@@ -1,6 +1,6 @@
 /*
  * fuzz_platform: the monitor's record parser and port handlers
- * (src/vmm/platform.c) over the fake VM of tests/unit/platform_test.c:
+ * (src/vmm/platform.c) over the fake VM of tests/engine/platform_test.c:
  * guest RAM is a buffer, there is no /dev/kvm, and the vector goes to a fake
  * LAPIC through the kvm_vm seam send_vector. Records the monitor accepts
  * go to a trace file, as the run loop writes them, which is then read back.

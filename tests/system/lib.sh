@@ -65,3 +65,29 @@ hole_caught() {
         fail "no step named: $(grep VIOLATION "$p$CAUGHT.err")" || return 1
     same_run "${p}1.err" "$p$CAUGHT.err"
 }
+
+# fixture NAME: the base run NAME (fixture_NAME in fixtures.sh) in this
+# test's own home, imported from an archive that run.sh's host VM recorded on
+# first use (run.sh invariant 2), as a user moves a run between homes. Prints
+# the run's id. The files the recording left in its directory (the outputs
+# of its commands) are copied into $T/fixture-NAME/. Fails (saying why) when
+# the recording, the export or the import fails.
+fixture() {
+    local n=$1 d=${REWIND_FIXTURES:?fixture needs run.sh} id
+    declare -F "fixture_$n" >/dev/null || fail "no fixture $n in fixtures.sh" || return 1
+    if [ ! -s "$d/$n.id" ]; then
+        rm -rf "$d/$n.home" "$d/$n.work" && mkdir -p "$d/$n.home" "$d/$n.work" &&
+            cp -al "$REWIND_FIXTURE_IMAGES" "$d/$n.home/images"
+        id=$(export REWIND_HOME="$d/$n.home"; cd "$d/$n.work" && "fixture_$n" | tail -n 1) || true
+        [ -n "$id" ] && [ -d "$d/$n.home/runs/$id" ] || fail "fixture $n: no run recorded ('$id')" || return 1
+        REWIND_HOME="$d/$n.home" "$REWIND" export "$id" --replayable -o "$d/$n.rewind" >/dev/null 2>"$d/$n.xerr" ||
+            fail "fixture $n: export: $(tail -n 1 "$d/$n.xerr")" || return 1
+        rm -rf "$d/$n.home"
+        echo "$id" >"$d/$n.id"
+    fi
+    "$REWIND" import "$d/$n.rewind" >/dev/null 2>"$T/fixture-$n.ierr" ||
+        fail "fixture $n: import: $(tail -n 1 "$T/fixture-$n.ierr")" || return 1
+    rm -rf "$T/fixture-$n" && cp -r "$d/$n.work" "$T/fixture-$n"
+    cat "$d/$n.id"
+}
+source "$(dirname "${BASH_SOURCE[0]}")/fixtures.sh"

@@ -5,6 +5,7 @@ JOB='for i in 1 2 3; do /usr/bin/handoff | tail -n 1; echo $i > /tmp/f$i; done'
 
 runs_in() { ls -A "$1/runs" 2>/dev/null | grep -v '^\.' | wc -l; }
 
+# tier: vm
 test_export_import_replays_in_a_clean_home() {
     run_rw a run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB"
     local id; id=$(run_id a.err); local steps; steps=$(steps_of a.err)
@@ -23,6 +24,7 @@ test_export_import_replays_in_a_clean_home() {
     expect_grep s.out 'from the keyframe at step'
 }
 
+# tier: long
 test_import_refuses_bad_archives() {
     run_rw a run --root "$ROOT" -- sh -c "$JOB"
     local id; id=$(run_id a.err)
@@ -78,6 +80,7 @@ gcf() { # gcf FILE FIELD: one field of `rewind gc --json` output
 image_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["image"])' "$REWIND_HOME/runs/$1/spec.json"; }
 store_bytes() { du -sb "$REWIND_HOME/store" | cut -f1; }
 
+# tier: vm
 test_gc_keeps_live_and_frees_removed() {
     run_rw a run --root "$ROOT" -- sh -c "$JOB"
     expect_rc 0
@@ -127,6 +130,7 @@ test_gc_keeps_live_and_frees_removed() {
 # exit status (never a signal), show prints the bare and mistyped ones, the
 # corrupt one gets one line, and ls still lists the others. (show of the bare
 # manifest died of SIGSEGV on the main this issue was filed against.)
+# tier: long
 test_hostile_manifests_get_a_clear_answer() {
     local r c
     mkdir -p "$REWIND_HOME"/runs/{bare,typed,corrupt}

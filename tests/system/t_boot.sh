@@ -1,5 +1,6 @@
 # Boot issue: a command runs in the VM, its output and status come back.
 
+# tier: vm
 test_echo() {
     run_rw r run --root "$ROOT" -- echo hello world
     expect_rc 0
@@ -7,17 +8,20 @@ test_echo() {
     expect_grep r.err '^rewind: run [0-9a-f]\{16\} exited:0 after [0-9]* steps, [0-9.]*s virtual, [0-9.]*s wall$'
 }
 
+# tier: vm
 test_exit_code_3() {
     run_rw r run --root "$ROOT" -- sh -c 'exit 3'
     expect_rc 3
     expect_grep r.err 'exited:3 after'
 }
 
+# tier: vm
 test_killed_by_signal() {
     run_rw r run --root "$ROOT" -- sh -c 'kill -SEGV $$'
     expect_rc 139
 }
 
+# tier: vm
 test_stdout_stderr_apart() {
     run_rw r run --root "$ROOT" -- sh -c 'echo to-out; echo to-err >&2; echo out2'
     expect_rc 0
@@ -28,6 +32,7 @@ test_stdout_stderr_apart() {
 
 # /dev/fd and /dev/std{in,out,err} exist as on any Linux (bash's <(...),
 # `echo > /dev/stderr`): init makes the links devtmpfs lacks.
+# tier: vm
 test_dev_fd_links() {
     run_rw r run --root "$ROOT" -- sh -c 'echo to-out >/dev/stdout; echo to-err >/dev/stderr;
         readlink /dev/fd; readlink /dev/stdin; echo piped | cat /dev/stdin; ls /dev/fd/ | grep -qx 2 && echo fd2'
@@ -36,24 +41,28 @@ test_dev_fd_links() {
     expect_grep r.err '^to-err$'
 }
 
+# tier: vm
 test_cwd() {
     run_rw r run --root "$ROOT" --cwd /etc -- pwd
     expect_rc 0
     expect_file r.out /etc
 }
 
+# tier: vm
 test_env() {
     run_rw r run --root "$ROOT" -e FOO=bar -e 'SP=a b' -- sh -c 'echo "$FOO|$SP|$HOME"'
     expect_rc 0
     expect_file r.out "bar|a b|/root"
 }
 
+# tier: vm
 test_host_env_not_leaked() {
     SECRET_HOST_VAR=leak run_rw r run --root "$ROOT" -- sh -c 'echo "[$SECRET_HOST_VAR]"'
     expect_rc 0
     expect_file r.out "[]"
 }
 
+# tier: vm
 test_tar_and_dir_roots_agree() {
     tar -C "$ROOTDIR" -cf root.tar .
     run_rw d run --root "$ROOTDIR" -- sh -c 'ls -l /bin | wc -l; cat /etc/passwd'
@@ -65,6 +74,7 @@ test_tar_and_dir_roots_agree() {
     same_run d.err e.err || fail "the erofs image of the same tree gives another id"
 }
 
+# tier: vm
 test_writes_stay_in_vm() {
     cp -a "$ROOTDIR" myroot
     run_rw r run --root myroot -- sh -c 'echo x > /etc/written; rm /etc/passwd; cat /etc/written; ls /etc/passwd 2>&1'
@@ -74,6 +84,7 @@ test_writes_stay_in_vm() {
     [ -e myroot/etc/passwd ] || fail "an unlink reached the host"
 }
 
+# tier: vm
 test_sleep_is_virtual() {
     run_rw a run --root "$ROOT" -- true
     run_rw r run --root "$ROOT" -- sleep 5
@@ -84,6 +95,7 @@ test_sleep_is_virtual() {
     awk -v w="$w" -v t="$wt" 'BEGIN{exit !(w - t < 2.0)}' || fail "sleep 5 took $w s wall vs $wt s for true"
 }
 
+# tier: vm
 test_missing_root() {
     run_rw r run --root /nonexistent/root -- true
     expect_rc 121
@@ -91,6 +103,7 @@ test_missing_root() {
     expect_grep r.err 'rewind: .*nonexistent'
 }
 
+# tier: vm
 test_command_not_found() {
     run_rw r run --root "$ROOT" -- /no/such/cmd
     expect_rc 127
@@ -100,6 +113,7 @@ test_command_not_found() {
     expect_grep r2.err 'nosuchcommand'
 }
 
+# tier: vm
 test_not_executable() {
     cp -a "$ROOTDIR" myroot
     echo 'not a program' > myroot/bin/notexec; chmod 644 myroot/bin/notexec
@@ -107,6 +121,7 @@ test_not_executable() {
     expect_rc 126
 }
 
+# tier: vm
 test_bad_flags() {
     run_rw r run --mem 1 --root "$ROOT" -- true
     expect_rc 2
@@ -116,18 +131,21 @@ test_bad_flags() {
     expect_rc 2
 }
 
+# tier: vm
 test_timeout_on_spin() {
     run_rw r run --root "$ROOT" --timeout 3 -- sh -c 'while :; do :; done'
     expect_rc 124
     expect_grep r.err 'timeout'
 }
 
+# tier: vm
 test_guest_panic() {
     run_rw r run --root "$ROOT" -- sh -c 'echo c > /proc/sysrq-trigger'
     expect_rc 123
     expect_grep r.err 'panic'
 }
 
+# tier: vm
 test_no_kvm() {
     command -v unshare >/dev/null || skip "unshare is missing"
     set +e
@@ -138,6 +156,7 @@ test_no_kvm() {
     expect_grep r.err '/dev/kvm'
 }
 
+# tier: vm
 test_bad_kernel() {
     echo garbage > bad-vmlinux
     REWIND_KERNEL=$PWD/bad-vmlinux run_rw r run --root "$ROOT" -- true

@@ -76,11 +76,17 @@ compat_workload() { compat_three "$1" && compat_check "$1" "${2:-}"; }
 
 # make check: every workload's three runs and a check of COMPAT_SCHEDULES
 # schedules.
+# tier: long
 test_compat_python() { compat_workload python; }
+# tier: long
 test_compat_go() { compat_workload go; }
+# tier: long
 test_compat_c() { compat_workload c; }
+# tier: long
 test_compat_node() { compat_workload node; }
+# tier: vm
 test_compat_shell() { compat_workload shell; }
+# tier: long
 test_compat_cpython_tests() { compat_workload cpython-tests; }
 
 
@@ -89,6 +95,7 @@ test_compat_cpython_tests() { compat_workload cpython-tests; }
 # (host-rng: the guest kernel's RNG seeded from the host; Python seeds its
 # random module from it) must be caught by the same checks the workloads
 # pass: one id, and a determinism violation naming a step by the third run.
+# tier: vm
 test_compat_hole_is_caught() {
     compat_home
     export REWIND_TEST_HOLES=1

@@ -229,6 +229,7 @@ crash_end() {
 
 # The short walk (make check): run publishing (a fork's rename, and the
 # removal of the cut run it replaces), store append, store gc and import.
+# tier: long
 test_crash_at_chosen_failpoints() {
     crash_base
     local fp
@@ -242,6 +243,7 @@ test_crash_at_chosen_failpoints() {
     echo "failpoints walked: $WALKED, all recovered" >>"$T/walk.log"
 }
 
+# tier: long
 test_crash_at_every_failpoint() {
     crash_base
     REWIND_FAILPOINT=list "$FP" >"$T/fps" || fail "rewind-fp cannot list its failpoints"
@@ -281,15 +283,16 @@ test_crash_at_every_failpoint() {
 # fewer tests): a copy of the runner over a suite of one good file and one
 # with a syntax error after its first test. Needs no guest (the runner's
 # image priming fails fast with `false` as the rewind under test).
+# tier: vm
 test_runner_fails_a_file_with_a_syntax_error() {
     local s=$T/suite/tests/system
     mkdir -p "$s"
-    cp "$TOP/tests/system/run.sh" "$TOP/tests/system/lib.sh" "$s/"
-    printf 'test_ok() { true; }\n' >"$s/t_ok.sh"
-    printf 'test_a() { true; }\nif then fi\ntest_b() { true; }\n' >"$s/t_bad.sh"
+    cp "$TOP/tests/system/run.sh" "$TOP/tests/system/lib.sh" "$TOP/tests/system/fixtures.sh" "$s/"
+    printf '# tier: vm\ntest_ok() { true; }\n' >"$s/t_ok.sh"
+    printf '# tier: vm\ntest_a() { true; }\nif then fi\n# tier: vm\ntest_b() { true; }\n' >"$s/t_bad.sh"
     local p rc
-    # the inner suite is not one of this run's shards (run.sh invariant 5)
-    unset REWIND_SYSTEST_SHARD
+    # the inner suite is not one of this run's copies (run.sh invariant 6)
+    unset REWIND_SYSTEST_SHARD REWIND_SYSTEST_QUEUE REWIND_TIER
     for p in . 't_bad:test_b$' 't_bad'; do
         set +e
         REWIND_UNDER_TEST=/bin/false "$s/run.sh" "$p" >suite.out 2>&1
@@ -302,4 +305,38 @@ test_runner_fails_a_file_with_a_syntax_error() {
     # a pattern that selects only the good file is not failed by the bad one
     REWIND_UNDER_TEST=/bin/false "$s/run.sh" 't_ok' >suite.out 2>&1 || fail "run.sh t_ok: $(tail -n 3 suite.out)"
     expect_grep suite.out '^1 passed, 0 failed, 0 skipped$'
+}
+
+# run.sh invariants 5 and 6: a test with no tier line fails in every tier;
+# a long test runs only in tier long; two copies of run.sh sharing one queue
+# run each test exactly once between them.
+# tier: vm
+test_runner_tiers_and_queue() {
+    local s=$T/suite/tests/system q=$T/queue
+    mkdir -p "$s" "$q"
+    cp "$TOP/tests/system/run.sh" "$TOP/tests/system/lib.sh" "$TOP/tests/system/fixtures.sh" "$s/"
+    {
+        for i in 1 2 3 4 5 6; do printf '# tier: vm\ntest_v%d() { echo v%d >>"%s/ran"; sleep 0.2; }\n' $i $i "$T"; done
+        printf '# tier: long\ntest_l() { echo l >>"%s/ran"; }\n' "$T"
+    } >"$s/t_q.sh"
+    unset REWIND_SYSTEST_SHARD REWIND_SYSTEST_QUEUE REWIND_TIER
+    REWIND_UNDER_TEST=/bin/false REWIND_SYSTEST_QUEUE=$q "$s/run.sh" >c1.out 2>&1 &
+    local p1=$!
+    REWIND_UNDER_TEST=/bin/false REWIND_SYSTEST_QUEUE=$q "$s/run.sh" >c2.out 2>&1 || fail "copy 2: $(tail -n 3 c2.out)"
+    wait "$p1" || fail "copy 1: $(tail -n 3 c1.out)"
+    [ "$(sort "$T/ran" | tr '\n' ' ')" = "v1 v2 v3 v4 v5 v6 " ] || fail "ran: $(sort "$T/ran" | tr '\n' ' ')"
+    local n1 n2; n1=$(grep -c '^PASS' c1.out || true); n2=$(grep -c '^PASS' c2.out || true)
+    [ $((n1 + n2)) -eq 6 ] || fail "passes: $n1 + $n2"
+    rm -f "$T/ran"
+    REWIND_UNDER_TEST=/bin/false REWIND_TIER=long "$s/run.sh" >l.out 2>&1 || fail "tier long: $(tail -n 3 l.out)"
+    [ "$(cat "$T/ran")" = l ] || fail "tier long ran: $(cat "$T/ran")"
+    printf 'test_untiered() { true; }\n' >"$s/t_u.sh"
+    for tier in vm long; do
+        set +e
+        REWIND_UNDER_TEST=/bin/false REWIND_TIER=$tier "$s/run.sh" t_u >u.out 2>&1
+        rc=$?
+        set -e
+        [ $rc -ne 0 ] || fail "tier $tier: a test without a tier passed"
+        expect_grep u.out "^FAIL t_u:test_untiered: no '# tier"
+    done
 }

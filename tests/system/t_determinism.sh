@@ -9,6 +9,7 @@ manifest_fields() { # manifest_fields RUN-ID FIELD...: the values, space-separat
         "$REWIND_HOME/runs/$1/manifest.json" "${@:2}"
 }
 
+# tier: vm
 test_demo_is_byte_identical() {
     for i in 1 2 3; do run_rw r$i run --root "$ROOT" -- /usr/bin/demo; expect_rc 0; done
     cmp r1.out r2.out || fail "run 2 printed something else"
@@ -25,6 +26,7 @@ sys.exit(0 if 1.0 <= d < 1.01 else 1)
 PY
 }
 
+# tier: vm
 test_seed_changes_random_and_stack() {
     run_rw a run --root "$ROOT" -- /usr/bin/demo
     expect_rc 0
@@ -37,12 +39,14 @@ test_seed_changes_random_and_stack() {
     [ "$(grep '^time' a.out | head -1)" = "$(grep '^time' b.out | head -1)" ] || fail "epoch differs"
 }
 
+# tier: vm
 test_epoch_is_the_clock() {
     run_rw r run --root "$ROOT" --epoch 2030-01-02 -- date -u +%Y-%m-%d
     expect_rc 0
     expect_file r.out 2030-01-02
 }
 
+# tier: vm
 test_threads_handoff_10_runs() {
     for i in $(seq 1 10); do
         run_rw h$i run --root "$ROOT" -- /usr/bin/handoff
@@ -52,14 +56,17 @@ test_threads_handoff_10_runs() {
     expect_grep h1.out '^done 100$'
 }
 
+# tier: vm
 test_user_rdtsc_is_virtual() {
     run_rw a run --root "$ROOT" -- /usr/bin/rdtsc
     expect_rc 0
+    grep -Eq '^rdtsc [0-9]+ [0-9]+ rdtscp [0-9]+ aux [0-9]+$' a.out || fail "no rdtsc line: $(cat a.out a.err)"
     run_rw b run --root "$ROOT" -- /usr/bin/rdtsc
     [ "$RC" -eq 0 ] || fail "rdtsc program failed: $(cat b.out b.err)"
     cmp a.out b.out || fail "rdtsc differs between runs: $(cat a.out b.out)"
 }
 
+# tier: vm
 test_differential_5_runs() {
     local id=""
     for i in 1 2 3 4 5; do
@@ -76,6 +83,7 @@ test_differential_5_runs() {
     done
 }
 
+# tier: vm
 test_test_holes_refused_outside_tests() {
     REWIND_TEST_HOLES= run_rw r run --test-hole host-tsc --root "$ROOT" -- true
     expect_rc 2
@@ -100,10 +108,14 @@ hole_twin() { # hole_twin HOLE PROGRAM...
     [ "$RC" -eq 1 ] || fail "diverge did not report a difference (rc $RC): $(cat dv.out dv.err)"
 }
 
+# tier: vm
 test_hole_host_tsc_is_caught() { hole_twin host-tsc /usr/bin/rdtsc; }
+# tier: vm
 test_hole_host_rng_is_caught() { hole_twin host-rng /usr/bin/demo; }
+# tier: vm
 test_hole_timer_at_host_exit_is_caught() { hole_twin timer-at-host-exit /usr/bin/handoff; }
 
+# tier: vm
 test_diverge_identical_runs() {
     run_rw a run --root "$ROOT" --state-log 1000 -- /usr/bin/demo
     run_rw b run --root "$ROOT" --state-log 1000 --seed 3 -- /usr/bin/demo

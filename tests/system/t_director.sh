@@ -6,6 +6,7 @@
 
 DIRECTOR=$TOP/build/examples/director
 
+# tier: vm
 test_director_records_cats_and_forks() {
     [ -x "$DIRECTOR" ] || fail "no $DIRECTOR (make all builds it)"
     set +e

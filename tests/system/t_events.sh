@@ -11,6 +11,7 @@ ps_pids() { # ps_pids STEP: the pids alive at STEP, sorted, space-separated
     "$REWIND" ps evrun "$1" --json | python3 -c 'import json,sys; print(" ".join(str(p["pid"]) for p in sorted(json.load(sys.stdin), key=lambda p: p["pid"])))'
 }
 
+# tier: vm
 test_events_scenario() {
     run_rw r run --name evrun --root "$ROOT" -- sh -c "$SCENARIO"
     expect_rc 0
@@ -40,6 +41,7 @@ test_events_scenario() {
 # A process's end as a person reads it, in events and in ps --ended: an
 # exit(1) job and a job killed by SIGSEGV; the raw wait status stays in
 # the JSON's aux/status field for scripts.
+# tier: vm
 test_ends_in_words() {
     run_rw r run --name ex1 --root "$ROOT" -- sh -c 'exit 1'
     expect_rc 1
@@ -73,6 +75,7 @@ test_ends_in_words() {
         fail "ps --ended lacks 'killed by SIGSEGV': $(cat p.out)"
 }
 
+# tier: vm
 test_ps_at_chosen_steps() {
     run_rw r run --name evrun --root "$ROOT" -- sh -c "$SCENARIO"
     expect_rc 0
@@ -96,6 +99,7 @@ test_ps_at_chosen_steps() {
     [ "$end" = "1" ] || fail "at the end: $end"
 }
 
+# tier: vm
 test_log_steps_in_order() {
     run_rw r run --name evrun --root "$ROOT" -- sh -c "$SCENARIO"
     expect_rc 0

@@ -27,6 +27,7 @@ forkref_setup() {
     FID=$(run_id f.err)
 }
 
+# tier: vm
 test_fork_refers_to_its_parent_prefix() {
     forkref_setup 400
     local id=$ID at=$AT fid=$FID
@@ -71,6 +72,7 @@ test_fork_refers_to_its_parent_prefix() {
     cmp -s e1.out e3.out || fail "the fork's events changed when its parent went"
 }
 
+# tier: vm
 test_a_changed_parent_is_detected() {
     forkref_setup 100
     local id=$ID fid=$FID

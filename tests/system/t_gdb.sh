@@ -30,18 +30,23 @@ gdb_rw() {
     [ "$RC" -ne 124 ] || fail "rewind gdb timed out: $(tail -n 20 "$p.log" | tr '\n' '|') $(tail -n 20 "$p.out" | tr '\n' '|')"
 }
 
-# dbg_run [PROGRAM]: record dbg_threads (or PROGRAM); sets ID and AT (a few
-# steps after "ready")
+# dbg_run [PROGRAM]: record dbg_threads (the fixture, fixtures.sh) or
+# PROGRAM; sets ID and AT (a few steps after "ready")
 dbg_run() {
     command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
-    run_rw a run --root "$ROOT" -- "${1:-/usr/bin/dbg_threads}"
-    expect_rc 0
-    ID=$(run_id a.err)
+    if [ $# -eq 0 ]; then
+        ID=$(fixture dbg_threads)
+    else
+        run_rw a run --root "$ROOT" -- "$1"
+        expect_rc 0
+        ID=$(run_id a.err)
+    fi
     local s; s=$(gdb_out_step "$ID" ready)
     [ -n "$s" ] || fail "no ready output"
     AT=$((s + 5))
 }
 
+# tier: vm
 test_gdb_break_continue_print_next() {
     dbg_run
     gdb_rw g "$ID" "$AT" --verify -- -batch \
@@ -92,6 +97,7 @@ assert a["rip"] != b["rip"], (a, b)
 PY
 }
 
+# tier: vm
 test_gdb_reverse_continue_and_stepi() {
     dbg_run
     local regs='info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15'
@@ -114,6 +120,7 @@ test_gdb_reverse_continue_and_stepi() {
 # still runs the stored run (--verify). KVM emulates CPUID and, with the
 # trap flag set, would queue its single-step trap into the guest: a
 # SIGTRAP for the process (src/run/debug.c invariant 11).
+# tier: long
 test_gdb_from_the_exec_step() {
     dbg_run
     local ex
@@ -151,6 +158,7 @@ print(json.load(sys.stdin)[-1]["step"])')
     [ -n "$a" ] && [ "$a" = "$b" ] || fail "break bump at the exec step $a, later $b"
 }
 
+# tier: vm
 test_gdb_errors_are_one_line() {
     dbg_run
     gdb_rw e1 "$ID" "$AT" --pid 999 -- -batch -ex bt
@@ -185,6 +193,7 @@ runs_here() { ls -A "$REWIND_HOME/runs" | grep -cv '^\.' || true; }
 # hole) it is not; a gdb session at a later step of the kept run and a
 # fork of it after the step see the write; an archive of it replays in a
 # clean home.
+# tier: vm
 test_gdb_keep_a_write() {
     dbg_run
     local orig; orig=$(done_of "$ID")
@@ -225,6 +234,7 @@ test_gdb_keep_a_write() {
 
 # --keep refuses a write once the machine ran (one line; the session goes
 # on), keeps nothing without writes, and excludes --verify.
+# tier: long
 test_gdb_keep_refusals() {
     dbg_run
     local n0; n0=$(runs_here)
@@ -242,6 +252,7 @@ test_gdb_keep_refusals() {
 
 # A watchpoint on the counter bump() adds to: each stop shows the old and
 # the new value, which differ by the next i (1, 2, 3, ...).
+# tier: long
 test_gdb_watch_a_variable() {
     dbg_run
     gdb_rw g "$ID" "$AT" --verify -- -batch -ex 'watch counter' -ex 'continue' -ex 'continue' \
@@ -263,6 +274,7 @@ PY
 # drops its cache, on the thread on the CPU (the vCPU) and on a thread the
 # kernel saved; afterwards reverse execution is refused (the stored run has
 # no such write) and the session says its run is no longer the stored one.
+# tier: long
 test_gdb_register_writes() {
     dbg_run
     gdb_rw g "$ID" "$AT" -- -batch -ex 'break bump' -ex 'continue' \
@@ -299,6 +311,7 @@ print([e["step"] for e in json.load(sys.stdin)][0])')
 
 # The pool's crash (long: check over 64 schedules): bt at the SIGSEGV step
 # names the worker and its line.
+# tier: vm
 test_gdb_bt_at_the_pool_crash() {
     pool_crash
     gdb_rw g "$FAILR" "$CRASH" -- -batch -ex bt
@@ -312,6 +325,7 @@ test_gdb_bt_at_the_pool_crash() {
 # is still the stored run (--verify). The counting replays' windows do not
 # overlap and the landing seeks to the hit's own step (src/gdbstub/stub.c
 # invariants 6 and 7): REWIND_GDB_LOG=2 lists the replays.
+# tier: long
 test_gdb_reverse_continue_from_the_pool_crash() {
     pool_crash
     local line regs='info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15'
@@ -332,6 +346,7 @@ test_gdb_reverse_continue_from_the_pool_crash() {
 # process's auxiliary vector (qXfer:auxv:read), so the breakpoint, the
 # arguments and the source line are right; without the vector gdb would
 # set the breakpoint at the unrelocated address and never stop there.
+# tier: long
 test_gdb_pie_program() {
     dbg_run /usr/bin/dbg_threads_pie
     gdb_rw g "$ID" "$AT" -- -batch -ex 'info auxv' -ex 'break bump' -ex 'continue' -ex 'print i' -ex 'bt'
@@ -344,6 +359,7 @@ test_gdb_pie_program() {
 # The negative twin of "a debug exit is never a step": with a hole that lets
 # each debug exit move the guest's clock, --verify sees the session's run
 # part from the stored one.
+# tier: vm
 test_gdb_verify_sees_a_debugger_that_perturbs() {
     dbg_run
     REWIND_TEST_HOLES=1 REWIND_TEST_HOLE_DEBUG_TIME=1 gdb_rw g "$ID" "$AT" --verify -- -batch \
@@ -354,6 +370,7 @@ test_gdb_verify_sees_a_debugger_that_perturbs() {
 
 # --port: the stub alone; a gdb started without the program gets it from
 # the guest through the protocol (qXfer:exec-file, vFile), symbols included.
+# tier: vm
 test_gdb_port_serves_the_program() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
 socket.create_connection(s.getsockname(), 5)' 2>/dev/null ||
@@ -379,6 +396,7 @@ socket.create_connection(s.getsockname(), 5)' 2>/dev/null ||
 # --stdio: gdb starts the stub itself over a pipe (target remote | ...),
 # with no network at all; the program comes through the protocol (vFile),
 # and --verify's verdict reaches gdb's stderr.
+# tier: long
 test_gdb_stdio_pipe() {
     dbg_run
     set +e
@@ -405,6 +423,7 @@ test_gdb_stdio_pipe() {
 
 # --kernel: the whole machine, the guest kernel's symbols, a breakpoint in
 # the kernel, a single step of the vCPU.
+# tier: long
 test_gdb_kernel_whole_machine() {
     dbg_run
     gdb_rw k "$ID" "$AT" --kernel --verify -- -batch -ex 'break schedule' -ex 'continue' \
@@ -436,6 +455,7 @@ PY
 # through the vCPU's CR3 (the kernel's banner, read by an `m` packet, is the
 # file's), stepi moves the pc, the machine still runs the stored run
 # (--verify), and reverse execution is refused in one line.
+# tier: long
 test_gdb_kernel_symbols_stepi_memory() {
     dbg_run
     local vmlinux="$TOP/build/kernel/vmlinux"
@@ -481,6 +501,7 @@ PY
 # running `continue` only: the next command runs (stepi moves the pc).
 # Before the fix every command after one Ctrl-C answered "interrupted" at
 # once (the abort flag was never cleared).
+# tier: long
 test_gdb_ctrl_c_stops_only_the_running_command() {
     command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
     # clockloop: a step per clock read, so a step lands inside its loop

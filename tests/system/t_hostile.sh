@@ -27,6 +27,7 @@ manifest_field() {
 # two long runs make > 100,000 hostile records
 FUZZ_N=${REWIND_HOSTILE_N:-50000}
 
+# tier: vm
 test_hostile_flood_is_refused_and_counted() {
     export REWIND_TEST_HOLES=1
     # a run made before the flood, to replay after it
@@ -117,6 +118,7 @@ breach_regex() {
     esac
 }
 
+# tier: vm
 test_each_breach_ends_the_run_clearly() {
     export REWIND_TEST_HOLES=1
     local seed seen=
@@ -153,6 +155,7 @@ test_each_breach_ends_the_run_clearly() {
     expect_file ok.out fine
 }
 
+# tier: vm
 test_exits_user_space_cannot_cause() {
     export REWIND_TEST_HOLES=1
     # MMIO where no device is: reads all ones, writes dropped, the run goes on

@@ -11,6 +11,7 @@ for e in json.load(sys.stdin):
         print(e["step"]); break' "$2"
 }
 
+# tier: vm
 test_cat_shows_each_version() {
     run_rw a run --root "$ROOT" -- /usr/bin/rewrite
     expect_rc 0
@@ -37,6 +38,7 @@ print([e["step"] for e in json.load(sys.stdin) if "rewrite" in e["payload"]][0])
     [ "$(mf "$id" trace_hash)" = "$before" ] || fail "cat changed the run"
 }
 
+# tier: vm
 test_cat_as_a_process_sees_its_cwd() {
     run_rw a run --root "$ROOT" -- sh -c 'mkdir -p /tmp/w && cd /tmp/w && echo here > rel.txt && sleep 0.5 && echo end'
     expect_rc 0
@@ -54,6 +56,7 @@ print([p["pid"] for p in json.load(sys.stdin) if p["argv"].startswith("sh")][0])
     expect_file c.out here
 }
 
+# tier: vm
 test_shell_through_a_pty() {
     run_rw a run --root "$ROOT" -- /usr/bin/rewrite
     expect_rc 0

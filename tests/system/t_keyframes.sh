@@ -8,6 +8,7 @@ mf() { # mf RUN FIELD: one manifest field
 # A busy job with threads, files, sleeps and forks: keyframes land everywhere.
 JOB='for i in 1 2 3 4 5 6; do /usr/bin/handoff >/dev/null; echo $i > /tmp/f$i; sleep 0.01; done; /usr/bin/mapper; cat /tmp/f*'
 
+# tier: vm
 test_replay_from_sampled_keyframes() {
     run_rw a run --root "$ROOT" --keyframe-every 500 -- sh -c "$JOB"
     expect_rc 0
@@ -20,6 +21,7 @@ test_replay_from_sampled_keyframes() {
     done
 }
 
+# tier: vm
 test_restore_in_place_differential() {
     run_rw a run --root "$ROOT" --keyframe-every 500 -- sh -c "$JOB"
     expect_rc 0
@@ -29,6 +31,7 @@ test_restore_in_place_differential() {
     [ "$(grep -c 'identical to the end' v.err)" -eq 6 ] || fail "$(cat v.err)"
 }
 
+# tier: vm
 test_keyframes_do_not_change_the_run() {
     run_rw a run --root "$ROOT" --no-keyframes -- sh -c "$JOB"
     expect_rc 0
@@ -99,6 +102,7 @@ PY
 # base cadence. Negative twin: a restore that does not carry the cadence
 # over (REWIND_TEST_CADENCE_UNSEEDED) puts the fork's keyframes elsewhere.
 PAGES_JOB='yes abcdefghijklmnop | head -c 6000000 >/tmp/z; '"$JOB"
+# tier: long
 test_cadence_adapts_to_changed_pages() {
     run_rw a run --root "$ROOT" --keyframe-every 500 -- sh -c "$PAGES_JOB"
     expect_rc 0
@@ -121,6 +125,7 @@ test_cadence_adapts_to_changed_pages() {
 
 # Negative twin: keyframes captured with the port instruction still pending
 # restore to a RIP before the OUT; the replay executes it twice and parts.
+# tier: vm
 test_twin_capture_without_io_completion_is_caught() {
     export REWIND_TEST_HOLES=1
     run_rw a run --root "$ROOT" --keyframe-every 500 --test-hole kf-no-io-completion -- sh -c "$JOB"
@@ -142,6 +147,7 @@ test_twin_capture_without_io_completion_is_caught() {
 # fail here. `rewind replay RUN --verify-restores N --test-hole
 # restore-no-tlb-flush` runs it on a host where it can.
 
+# tier: long
 test_killed_while_writing_a_keyframe() {
     run_rw a run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB"
     expect_rc 0

@@ -13,6 +13,7 @@ limits_job() {
     STEPS=$(steps_of a.err)
 }
 
+# tier: vm
 test_trace_limit_ends_the_run() {
     run_rw a run --root "$ROOT" --max-trace 1 -- sh -c 'yes 0123456789abcdef0123456789 | head -c 8000000'
     expect_rc 118
@@ -34,6 +35,7 @@ test_trace_limit_ends_the_run() {
     expect_grep b.err 'max-trace needs a number of MiB'
 }
 
+# tier: long
 test_disk_limit_counts_keyframe_pages() {
     # little output, many new pages: random bytes written to the tmpfs, a
     # keyframe every 256 steps stores them
@@ -44,6 +46,7 @@ test_disk_limit_counts_keyframe_pages() {
     expect_no_grep a.out 'done'
 }
 
+# tier: long
 test_timeout_ends_a_run_blocked_on_stdout() {
     # stdout and stderr are one pipe whose reader never reads: the run
     # blocks writing its output, and rewind's own last line would block too
@@ -63,6 +66,7 @@ test_timeout_ends_a_run_blocked_on_stdout() {
     expect_grep l.out '"outcome":"timeout"'
 }
 
+# tier: long
 test_cat_takes_a_timeout() {
     limits_job 'echo v > /tmp/f; i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; echo end'
     run_rw c cat "$ID" $((STEPS - 1)) /tmp/f --timeout 0.01
@@ -73,6 +77,7 @@ test_cat_takes_a_timeout() {
     expect_grep h2.out '--timeout S'
 }
 
+# tier: long
 test_shell_sigint_keeps_the_session() {
     limits_job 'echo hi > /tmp/f; sleep 0.2; echo end'
     mkfifo in
@@ -101,6 +106,7 @@ test_shell_sigint_keeps_the_session() {
     expect_rc 0
 }
 
+# tier: long
 test_replay_and_fork_take_the_disk_limits() {
     limits_job 'yes 0123456789abcdef0123456789 | head -c 2500000; echo end'
     # a replay from the keyframe before a quarter of the run still has
@@ -122,6 +128,7 @@ test_replay_and_fork_take_the_disk_limits() {
     expect_grep h.out '--max-trace MB'
 }
 
+# tier: long
 test_state_log_counts_in_the_disk_cap() {
     # no keyframes: the disk cap counts the trace and the state log (16
     # bytes a step), and the message says how much of each; that the state

@@ -2,6 +2,7 @@
 # every --name given to a run keeps resolving when the same spec runs again
 # under another name, and `show` lists them all.
 
+# tier: vm
 test_every_name_keeps_resolving() {
     run_rw a run --root "$ROOT" --name first -- echo same
     expect_rc 0

@@ -3,6 +3,7 @@
 # job's processes, runs that use them are deterministic, and no other network
 # device exists (docs/networking.md).
 
+# tier: long
 test_loopback_is_up() {
     run_rw r run --root "$ROOT" -- sh -c 'ls /sys/class/net; ip addr show lo'
     expect_rc 0
@@ -12,6 +13,7 @@ test_loopback_is_up() {
     expect_grep r.out 'inet6 ::1/128 scope host'
 }
 
+# tier: vm
 test_nothing_leaves_the_vm() {
     run_rw r run --root "$ROOT" -- sh -c 'ls /sys/class/net; ip route; nc 192.0.2.1 80 </dev/null 2>&1; echo "nc $?"'
     expect_rc 0
@@ -24,6 +26,7 @@ test_nothing_leaves_the_vm() {
     expect_grep s.out '^network:  loopback only .*nothing leaves the VM'
 }
 
+# tier: vm
 test_tcp_over_loopback() {
     run_rw r run --root "$ROOT" -- /usr/bin/net_tcp
     expect_rc 0
@@ -32,6 +35,7 @@ test_tcp_over_loopback() {
     [ "$(grep -c ': 98321 bytes, hash ' r.out)" -eq 6 ] || fail "not 6 transfers: $(cat r.out)"
 }
 
+# tier: long
 test_udp_over_loopback() {
     run_rw r run --root "$ROOT" -- /usr/bin/net_udp
     expect_rc 0
@@ -39,6 +43,7 @@ test_udp_over_loopback() {
     expect_grep r.out '^udp6 ::1 port [0-9]* from port [0-9]*: 100 datagrams, 391582 bytes ok$'
 }
 
+# tier: long
 test_unix_sockets() {
     run_rw r run --root "$ROOT" -- /usr/bin/net_unix
     expect_rc 0
@@ -50,6 +55,7 @@ test_unix_sockets() {
 
 # The test root has no /etc/hosts and no /etc/nsswitch.conf: rewind-init
 # writes both into the overlay; a static glibc program and busybox resolve.
+# tier: long
 test_localhost_resolves() {
     run_rw r run --root "$ROOT" -- /usr/bin/net_resolve
     expect_rc 0
@@ -62,6 +68,7 @@ test_localhost_resolves() {
     expect_grep p.out '^64 bytes from ::1: seq=0'
 }
 
+# tier: long
 test_http_round_trip_over_localhost() {
     run_rw r run --root "$ROOT" -- sh -c 'mkdir /tmp/www && echo "served in the VM" > /tmp/www/index.html &&
         httpd -p 127.0.0.1:8080 -h /tmp/www && wget -q -O - http://localhost:8080/index.html'
@@ -69,6 +76,7 @@ test_http_round_trip_over_localhost() {
     expect_file r.out "served in the VM"
 }
 
+# tier: long
 test_hosts_file_only_when_missing() {
     run_rw r run --root "$ROOT" -- cat /etc/hosts /etc/nsswitch.conf
     expect_rc 0
@@ -92,6 +100,7 @@ test_hosts_file_only_when_missing() {
 # TCP and UDP runs are runs like any other: same spec, same id, same trace and
 # output, the determinism check silent, replay identical; another seed moves
 # the ephemeral ports (so equal output above is not equal by accident).
+# tier: vm
 test_network_runs_are_deterministic() {
     local job='/usr/bin/net_tcp && /usr/bin/net_udp && /usr/bin/net_resolve'
     run_rw a run --root "$ROOT" -- sh -c "$job"
@@ -118,6 +127,7 @@ test_network_runs_are_deterministic() {
 # ephemeral ports and TCP initial sequence numbers). The loopback workload's
 # ports then change from run to run with one spec, and the determinism
 # check must report it, naming a step.
+# tier: vm
 test_network_hole_is_caught() {
     export REWIND_TEST_HOLES=1
     hole_caught n 4 --timeout 120 --test-hole host-rng --root "$ROOT" -- sh -c '/usr/bin/net_tcp && /usr/bin/net_udp'

@@ -8,6 +8,7 @@ nix_setup() {
     NIXF=$T/nixs/default.nix
 }
 
+# tier: vm
 test_nix_build_matches_the_store() {
     nix_setup
     # the flake (tests/nix/flake.nix) and the file give the same derivation
@@ -43,6 +44,7 @@ PY
     expect_grep u3.err 'dirorder must be'
 }
 
+# tier: long
 test_nix_network_fails_and_an_output_that_differs_is_told() {
     nix_setup
     run_rw f nix -f "$NIXF" -A fetch
@@ -68,6 +70,7 @@ PY
 # rewind check INSTALLABLE: a derivation whose test suite runs a thread
 # pool with a shutdown race (examples/pool) fails under some schedule; the
 # fixed derivation does not (the negative twin).
+# tier: long
 test_nix_check_finds_the_thread_race() {
     nix_setup
     run_rw c check --schedules 64 -f "$NIXF" -A threads
@@ -91,6 +94,7 @@ test_nix_check_finds_the_thread_race() {
 # The short version of the above (make check): check INSTALLABLE runs the
 # derivation's build as schedule 0 and under schedules, and reports the
 # output each built.
+# tier: long
 test_nix_check_runs_the_build_under_schedules() {
     nix_setup
     run_rw c check --schedules 2 -f "$NIXF" -A threads-fixed
@@ -110,6 +114,7 @@ test_nix_check_runs_the_build_under_schedules() {
 # coreutils-ls derivation, into $out/list) differs under another directory
 # order, and blame names ls: its pid, argv and step, in both builds; hello
 # reproduces (negative twin).
+# tier: long
 test_nix_repro_blames_ls() {
     nix_setup
     run_rw r repro --vary dirorder -f "$NIXF" -A listing

@@ -10,6 +10,7 @@ mf() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[
 GOOD='echo saved; echo 2 > /tmp/count'
 BUG='echo saved; echo 1 > /tmp/count; exit 3'
 
+# tier: vm
 test_expect_exit_catches_a_silent_bug() {
     run_rw g run --root "$ROOT" --expect exit=0 --expect 'output~^saved$' -- sh -c "$GOOD"
     expect_rc 0
@@ -32,6 +33,7 @@ test_expect_exit_catches_a_silent_bug() {
     expect_grep s.out 'property exit=0: FAILED (exit 3)'
 }
 
+# tier: long
 test_property_command_and_file_catch_a_silent_bug() {
     local P='test "$(cat /tmp/count)" = 2'
     run_rw g run --root "$ROOT" --property "$P" --expect 'file:/tmp/count~^2$' -- sh -c "$GOOD"
@@ -59,6 +61,7 @@ test_property_command_and_file_catch_a_silent_bug() {
     expect_grep u.err 'bad regular expression'
 }
 
+# tier: long
 test_check_judges_schedules_by_properties() {
     run_rw c check --schedules 64 -j 2 --json --root "$ROOT" --expect exit=0 \
         --expect 'output~^sum ' -- /usr/bin/pool
@@ -82,6 +85,7 @@ PY
     expect_grep s.out 'property exit=0: passed'
 }
 
+# tier: vm
 test_check_schedule0_fails_its_property() {
     run_rw c check --schedules 4 --root "$ROOT" --property 'test -e /tmp/done' -- true
     expect_rc 1
@@ -92,6 +96,7 @@ test_check_schedule0_fails_its_property() {
     expect_grep k.out 'ok  *property: test -e /tmp/done: reached 5, passed 5, failed 0'
 }
 
+# tier: long
 test_check_from_step_counts_failures() {
     run_rw a run --root "$ROOT" --expect exit=0 -- /usr/bin/pool
     expect_rc 0
@@ -110,6 +115,7 @@ test_check_from_step_counts_failures() {
     expect_grep d.err "is not inside run"
 }
 
+# tier: long
 test_check_is_a_record_and_ls_groups_it() {
     run_rw c check --schedules 3 -j 2 --root "$ROOT" -- /usr/bin/handoff
     expect_rc 0
@@ -151,6 +157,7 @@ test_check_is_a_record_and_ls_groups_it() {
 # between its read and its store: a race schedules can reach. (props_always,
 # whose window is a system call, was not reached in 32 schedules: see the
 # unmet sometimes below.)
+# tier: long
 test_check_finds_a_failing_always() {
     run_rw c check --schedules 32 -j 2 --json --root "$ROOT" -- /usr/bin/sdk_race point
     [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err) $(cat c.out)"
@@ -177,6 +184,7 @@ PY
 
 # The fixed program: the always holds in every schedule, and the sometimes
 # ("a counted result is missing") is never true: a failure of its own, exit 1.
+# tier: vm
 test_unmet_sometimes_fails_the_check() {
     run_rw c check --schedules 4 -j 2 --root "$ROOT" -- /usr/bin/props_always fixed
     expect_rc 1
@@ -193,6 +201,7 @@ test_unmet_sometimes_fails_the_check() {
 # byte) and fails in some with --vary seed; the report says the seed
 # decides, and names the failing schedule's strategy.
 SEED_JOB='n=$(od -An -N1 -tu1 /dev/urandom); echo $n; test $((n % 4)) -ne 0'
+# tier: long
 test_check_vary_seed_reaches_seed_dependent_failures() {
     run_rw n check --keep-going --schedules 8 -j 2 --root "$ROOT" --expect exit=0 -- sh -c "$SEED_JOB"
     [ "$RC" -eq 0 ] || fail "without --vary seed: exit $RC: $(cat n.out) $(tail -n 3 n.err)"

@@ -20,6 +20,7 @@ lsroot() {
     "$TOP/tests/nix/lsroot.sh" "$LSROOT" >lsroot.err 2>&1 || fail "tests/nix/lsroot.sh: $(tail -n 2 lsroot.err)"
 }
 
+# tier: vm
 test_dirorder_changes_a_listing_and_blame_names_ls() {
     lsroot || return 1
     local opts=(--root "$LSROOT" --collect /build/out --track-writes '/build/out/*')
@@ -81,6 +82,7 @@ PY
 
 # The order is a function of N: the same spec twice is the same run, with
 # or without --dirorder; blame without --track-writes says what is missing.
+# tier: long
 test_dirorder_is_a_function_of_n_and_blame_needs_tracking() {
     lsroot || return 1
     local opts=(--root "$LSROOT" --collect /build/out --track-writes '/build/out/*')
@@ -99,6 +101,7 @@ test_dirorder_is_a_function_of_n_and_blame_needs_tracking() {
 # check sees a schedule that leaves other files (--collect's marks count in
 # the output hash) as ending differently; without --collect the same job
 # prints nothing and every schedule ends alike (the negative twin).
+# tier: long
 test_check_sees_the_collected_files() {
     local J='mkdir /d; for f in a b c d e f g h; do : > /d/$f; done; /usr/bin/find /d > /d/list'
     run_rw c check --vary dirorder --schedules 1 --root "$ROOT" --collect /d -- sh -c "$J"
@@ -110,6 +113,7 @@ test_check_sees_the_collected_files() {
     expect_grep n.out '^no difference: 1 schedules'
 }
 
+# tier: long
 test_collect_pages_survive_gc_and_bad_input_is_refused() {
     local CMD='mkdir -p /out/d; head -c 20000 /bin/busybox > /out/d/big; ln -s d/big /out/link'
     run_rw a run --root "$ROOT" --collect /out -- sh -c "$CMD"
@@ -149,6 +153,7 @@ PY
 # repro names the writer. Without variation the builds reproduce.
 MKTEMP='mkdir -p /build/out; t=$(mktemp /tmp/tmp.XXXXXX); echo "built in $t" > /build/out/info; echo fixed > /build/out/fixed'
 
+# tier: vm
 test_repro_finds_mktemp_under_seed() {
     run_rw r repro --builds 2 --vary seed --root "$ROOT" --collect /build/out -- sh -c "$MKTEMP"
     expect_rc 1
@@ -167,6 +172,7 @@ test_repro_finds_mktemp_under_seed() {
 
 # The epoch: a build that stamps the date differs under --vary epoch, and
 # check --vary dirorder finds a listing that depends on the order.
+# tier: long
 test_vary_epoch_and_check_vary_dirorder() {
     run_rw r repro --builds 2 --vary epoch --root "$ROOT" --collect /o -- \
         sh -c 'mkdir /o; date +%s > /o/stamp'

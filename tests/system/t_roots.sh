@@ -4,6 +4,7 @@
 # `rewind image` prints the id a run of the same root puts in its spec; a
 # second time the root is found unchanged (not built); an erofs root's id
 # is the hash of its bytes.
+# tier: long
 test_image_ahead() {
     cp -a "$ROOTDIR" myroot
     run_rw i1 image myroot --json
@@ -38,6 +39,7 @@ test_image_ahead() {
 }
 
 # A corrupt file index is rebuilt, never trusted.
+# tier: long
 test_image_index_corrupt() {
     cp -a "$ROOTDIR" myroot
     sleep 3 # files younger than 2 s are not kept in the index (racy)
@@ -52,6 +54,7 @@ test_image_index_corrupt() {
 }
 
 # --mem beyond what the host has: one clear line, exit 2.
+# tier: vm
 test_mem_too_big() {
     run_rw r run --root "$ROOT" --mem 262144 -- /bin/true
     expect_rc 2
@@ -61,6 +64,7 @@ test_mem_too_big() {
 # RAM above the PCI hole (more than 3 GiB): the guest sees it all, the run is
 # deterministic (a second run is the same run), and untouched guest memory
 # costs the host nothing (the monitor's peak RSS stays far below --mem).
+# tier: vm
 test_mem_above_4g() {
     # A guest above 3 GiB gets a second memslot at 4 GiB: as much as the
     # test host can give, up to 8 GiB (tests/run-all.sh gives it 6 GiB).

@@ -6,6 +6,7 @@ mf() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[
     "$REWIND_HOME/runs/$1/manifest.json" "$2"; }
 JOB='for i in 1 2 3; do /usr/bin/handoff | tail -n 1; echo $i > /tmp/f$i; sleep 0.01; done'
 
+# tier: vm
 test_schedule_is_deterministic_and_changes_the_run() {
     run_rw a run --root "$ROOT" --schedule 3 -- sh -c "$JOB"
     expect_rc 0
@@ -31,6 +32,7 @@ test_schedule_is_deterministic_and_changes_the_run() {
     same_run again.err a.err || fail "show's command gives another run: $cmd"
 }
 
+# tier: vm
 test_fork_is_identical_through_its_step() {
     run_rw a run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB"
     local id; id=$(run_id a.err); local steps; steps=$(steps_of a.err)
@@ -51,6 +53,7 @@ test_fork_is_identical_through_its_step() {
     expect_grep t.out "forked at step $((steps / 3)) "
 }
 
+# tier: vm
 test_fork_schedule0_is_the_parent() {
     run_rw a run --root "$ROOT" -- sh -c "$JOB"
     expect_rc 0
@@ -60,6 +63,7 @@ test_fork_schedule0_is_the_parent() {
     expect_no_grep f.err 'DETERMINISM VIOLATION'
 }
 
+# tier: long
 test_check_race_free_program() {
     run_rw c check --schedules 6 -j 2 --root "$ROOT" -- /usr/bin/handoff
     [ "$RC" -eq 0 ] || fail "check exit $RC on a race-free program: $(tail -n 5 c.out c.err)"
@@ -68,6 +72,7 @@ test_check_race_free_program() {
 
 # A check that --timeout stops before all its schedules ran is no pass: it
 # says how many ran and exits 124, never "no difference" with 0.
+# tier: long
 test_check_stopped_by_timeout_is_no_pass() {
     run_rw s check --schedules 1000 -j 2 --timeout 30 --root "$ROOT" -- /usr/bin/handoff
     [ "$RC" -eq 124 ] || fail "check stopped by --timeout exited $RC: $(tail -n 5 s.out s.err)"
@@ -75,6 +80,7 @@ test_check_stopped_by_timeout_is_no_pass() {
     expect_no_grep s.out '^no difference'
 }
 
+# tier: vm
 test_check_finds_and_narrows_the_pool_race() {
     run_rw c check --schedules 64 -j 2 --json --root "$ROOT" -- /usr/bin/pool
     [ "$RC" -eq 1 ] || fail "check exit $RC: $(tail -n 5 c.err) $(cat c.out)"
@@ -103,11 +109,15 @@ PY
     expect_grep s.out "^schedule: $sched ([a-z]*) at steps \[$w0, $w1)\$"
 }
 
+# tier: long
 test_check_fixed_pool_passes() {
     run_rw c check --schedules 16 -j 2 --root "$ROOT" -- /usr/bin/pool-fixed
     [ "$RC" -eq 0 ] || fail "the fixed pool: check exit $RC: $(tail -n 5 c.out)"
+    grep -q '^no difference: 16 schedules ended like schedule 0' c.out c.err ||
+        fail "the fixed pool: not 16 schedules without a difference: $(tail -n 3 c.out c.err | tr '\n' '|')"
 }
 
+# tier: long
 test_remove_keeps_a_parent_with_forks() {
     # a spec of its own: other tests fork their runs of $JOB in the same home
     run_rw a run --root "$ROOT" -- sh -c "$JOB; echo remove-test"

@@ -61,6 +61,7 @@ PY
     expect_grep all.txt 'assert pid [0-9/]*: always "counter is four on request" FAILED at '"$2"':'
 }
 
+# tier: vm
 test_sdk_c_records_and_catalog() {
     run_rw a run --root "$ROOT" -- /usr/bin/sdk_c fail
     expect_rc 0
@@ -78,6 +79,7 @@ PY
     cmp -s a.out host.out || fail "output differs outside rewind: $(cat a.out) / $(cat host.out)"
 }
 
+# tier: long
 test_sdk_go_records() {
     run_rw a run --root "$ROOT" -- /usr/bin/sdk_go fail
     expect_rc 0
@@ -89,6 +91,7 @@ test_sdk_go_records() {
 # The Python SDK needs a root with python3: build/roots/python.erofs, the
 # test root plus Debian's python3 (tools/mkroot-python.sh, made by `make
 # all`); the module and the program are handed to the job as arguments.
+# tier: long
 test_sdk_python_records() {
     local croot=$TOP/build/roots/python.erofs
     [ -e "$croot" ] || fail "no root with python3: make build/roots/python.erofs"
@@ -103,6 +106,7 @@ test_sdk_python_records() {
 
 # Outside rewind (no /dev/rewind) the Python and Go SDKs change nothing but
 # the records; pointed at a file they write exactly the protocol lines.
+# tier: vm
 test_sdk_python_go_outside_rewind() {
     local py=$TOP/tests/guest/sdk_py.py
     PYTHONPATH=$TOP/guest/sdk/python python3 -B "$py" fail > plain.out || fail "sdk_py.py failed"
@@ -123,6 +127,7 @@ test_sdk_python_go_outside_rewind() {
         fail "no declared catalog line: $(cat dev)"
 }
 
+# tier: long
 test_sdk_malformed_lines_stay_marks() {
     run_rw a run --root "$ROOT" -- sh -c \
         'printf "rw1 hit always 2 f.c 1 m\n" > /dev/rewind; printf "rw1 hit always 1 f.c 1 a%%zz\n" > /dev/rewind; printf "rw9 point f.c 1\n" > /dev/rewind; printf "rw1 point f.c 7\n" > /dev/rewind'
@@ -144,6 +149,7 @@ test_sdk_malformed_lines_stay_marks() {
 # not help, the tutorial shows 64) and find the lost update with it, narrowed
 # to the point's step; the failing run replays identically and says which
 # assertion failed.
+# tier: vm
 test_sdk_schedule_point_race() {
     run_rw n check --schedules 6 -j 2 --root "$ROOT" -- /usr/bin/sdk_race
     [ "$RC" -eq 0 ] || fail "check without a point: exit $RC: $(tail -n 5 n.out n.err)"
@@ -177,6 +183,7 @@ PY
 # (exit 1), like an unmet `sometimes` (t_props); reached once, it passes.
 # The job speaks the line protocol from the shell (docs/sdk.md: any
 # language can join): a catalog line, and in the twin also a hit.
+# tier: long
 test_sdk_unreached_reachable_fails_the_check() {
     local cat='printf "rw1 cat reachable job.sh 3 the%%20retry%%20path\n" > /dev/rewind'
     local hit='printf "rw1 hit reachable 1 job.sh 3 the%%20retry%%20path\n" > /dev/rewind'

@@ -32,6 +32,39 @@ serve_start() {
 serve_stop() { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null || true; }
 http() { curl -s --path-as-is -o "$T/body" -w '%{http_code}' "$@"; }
 
+# serve's actions end to end over HTTP, on a real run (its one path in make
+# check; the browser drives them in check-long): cat of a file the job wrote,
+# fork under another schedule (a new run, stored and listed), both answered
+# by the command serve starts in JSON (docs/serve.md, "Answers").
+# tier: vm
+test_serve_actions_cat_and_fork_over_http() {
+    command -v curl >/dev/null || skip "no curl"
+    loopback_up
+    run_rw a run --root "$ROOT" -- sh -c 'echo one > /tmp/f; /usr/bin/handoff >/dev/null; echo two > /tmp/f'
+    expect_rc 0
+    local id steps; id=$(run_id a.err); steps=$(steps_of a.err)
+    serve_start s
+    trap serve_stop EXIT
+    local h="X-Rewind-Token: $TOKEN"
+    [ "$(http -X POST -H "$h" -d "{\"run\":\"$id\",\"step\":$((steps - 1)),\"path\":\"/tmp/f\"}" "${URL}api/cat")" = 200 ] ||
+        fail "cat: $(cat "$T/body")"
+    python3 -c 'import json,sys; a = json.load(open(sys.argv[1])); assert a["content"] == "two\n", a' "$T/body" ||
+        fail "cat's answer: $(cat "$T/body")"
+    [ "$(http -X POST -H "$h" -d "{\"run\":\"$id\",\"step\":$((steps / 2)),\"schedule\":3}" "${URL}api/fork")" = 200 ] ||
+        fail "fork: $(cat "$T/body")"
+    local fid; fid=$(python3 -c 'import json,sys; a = json.load(open(sys.argv[1])); assert a["parent"] == sys.argv[2], a; print(a["id"])' "$T/body" "$id") ||
+        fail "fork's answer: $(cat "$T/body")"
+    [ -n "$fid" ] && [ "$fid" != "$id" ] || fail "fork named no new run: $(cat "$T/body")"
+    [ -d "$REWIND_HOME/runs/$fid" ] || fail "the fork $fid is not stored"
+    [ "$(http "${URL}api/runs")" = 200 ] && grep -q "$fid" "$T/body" || fail "the fork is not listed: $(head -c 300 "$T/body")"
+    # a bad action answers an error in JSON, and the server lives on
+    [ "$(http -X POST -H "$h" -d "{\"run\":\"$id\",\"step\":$((steps + 1000)),\"schedule\":1}" "${URL}api/fork")" != 200 ] ||
+        fail "a fork past the run's end was accepted"
+    [ "$(http "${URL}api/runs")" = 200 ] || fail "the server died after a bad fork"
+    serve_stop
+}
+
+# tier: vm
 test_serve_refuses_without_token_dotdot_and_readonly_posts() {
     command -v curl >/dev/null || skip "no curl"
     loopback_up
@@ -150,7 +183,8 @@ PY
 # lacks the file before its open, has it after the write, and a click on it
 # shows its content at that step (cat: the one action by click here).
 # (The deep link, a second page load, is the long one's. That a client that
-# hangs up ends its `rewind where` is tests/unit/serve_where_test.c's.)
+# hangs up ends its `rewind where` is tests/engine/serve_where_test.c's.)
+# tier: long
 test_serve_page_in_the_browser_short() {
     browser_ready
     local ts; ts=$(date +%s)
@@ -199,6 +233,7 @@ PY
     kill "$SPID"
 }
 
+# tier: long
 test_serve_pool_failing_run_in_the_browser() {
     browser_ready
     local ts; ts=$(date +%s)

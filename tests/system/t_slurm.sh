@@ -57,6 +57,7 @@ print("schedule", a["schedule"], "deciding step", a["deciding_step"])
 PY
 }
 
+# tier: long
 test_slurm_check_finds_the_pool_race_like_a_local_check() {
     slurm_up
     # (--timeout: a check whose tasks never start fails, it does not hang the suite)
@@ -85,6 +86,7 @@ test_slurm_check_finds_the_pool_race_like_a_local_check() {
 }
 
 # The short version of the 32-schedule one: pool-fixed, no difference.
+# tier: long
 test_slurm_fixed_pool_and_a_killed_task_retried() {
     slurm_up
     "$REWIND" check --via slurm --share "$T/share" --schedules 4 -j 2 --timeout 1200 --root "$ROOT" \
@@ -111,6 +113,7 @@ test_slurm_fixed_pool_and_a_killed_task_retried() {
         fail "task 0 was not submitted again: $(grep -E 'task|schedule' c.err | tr '\n' '|')"
 }
 
+# tier: long
 test_slurm_check_fixed_pool_32_schedules() {
     slurm_up
     run_rw c check --via slurm --schedules 32 -j 4 --timeout 3000 --root "$ROOT" -- /usr/bin/pool-fixed
@@ -119,6 +122,7 @@ test_slurm_check_fixed_pool_32_schedules() {
     expect_grep c.out '^the schedules ran on: node[12] [0-9]*, node[12] [0-9]*'
 }
 
+# tier: long
 test_slurm_no_sbatch_or_no_controller_is_one_line() {
     command -v sbatch >/dev/null 2>&1 || skip "slurm-wlm is not installed (tools/deps.sh)"
     mkdir -p "$T/bin"
@@ -139,6 +143,7 @@ test_slurm_no_sbatch_or_no_controller_is_one_line() {
 
 # Ctrl-C (SIGINT) on the check cancels its Slurm jobs: no task of it is
 # left in squeue, and no task process runs on.
+# tier: long
 test_slurm_ctrl_c_cancels_the_jobs() {
     slurm_up
     "$REWIND" check --via slurm --share "$T/share" --schedules 8 -j 2 --root "$ROOT" \
@@ -197,6 +202,7 @@ test_slurm_ctrl_c_cancels_the_jobs() {
 # the check ends saying so, no pass. The failure is real: slurmd's spool is
 # a path too long for slurmstepd's socket (108 bytes), the cause of the
 # holds seen in the test host before (docs/distributed.md).
+# tier: long
 test_slurm_failed_launch_held_is_retried_then_lost() {
     local long; long=$T/spool-$(printf 'x%.0s' $(seq 110))
     slurm_up "$long"
@@ -218,6 +224,7 @@ test_slurm_failed_launch_held_is_retried_then_lost() {
 
 # A task held while pending (here by `scontrol hold`, as an admin would) is
 # cancelled and submitted again, and the check completes.
+# tier: long
 test_slurm_held_task_is_cancelled_and_submitted_again() {
     slurm_up
     # 3 tasks on 2 one-CPU nodes: task 2 waits for a node, and is held there
@@ -242,6 +249,7 @@ test_slurm_held_task_is_cancelled_and_submitted_again() {
 # A check via slurm of a spec whose runs are already in the home (a local
 # check of it ran first): its schedules' runs are not imported again (that
 # failed: their manifests differ in wall times) and end as the stored ones.
+# tier: vm
 test_slurm_check_again_in_the_same_home() {
     slurm_up
     run_rw a check --via local --schedules 2 -j 2 --root "$ROOT" -- /usr/bin/pool-fixed

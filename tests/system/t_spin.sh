@@ -4,6 +4,7 @@
 
 # The spinning program is named: pid (as it printed it), comm, user mode,
 # the function spin_here; exit 117; within the limit plus boot and margin.
+# tier: vm
 test_spin_named() {
     local t0 t1
     t0=$(date +%s)
@@ -27,6 +28,7 @@ test_spin_named() {
 }
 
 # --spin-limit 0 never ends a run: the same program ends by --timeout (124).
+# tier: long
 test_spin_limit_off() {
     run_rw r run --root "$ROOT" --spin-limit 0 --timeout 15 -- /usr/bin/spin
     expect_rc 124
@@ -35,6 +37,7 @@ test_spin_limit_off() {
 
 # A spin-ended run is no reference: the same spec again is no determinism
 # violation (its last step depends on wall time), and check refuses it.
+# tier: long
 test_spin_no_reference() {
     run_rw a run --root "$ROOT" --spin-limit 5 -- /usr/bin/spin
     expect_rc 117
@@ -50,6 +53,7 @@ test_spin_no_reference() {
 # reads the clock (a step each) for longer than a 10 s limit. (A limit of a
 # few seconds can be hit between two steps of the boot itself under the
 # nested test host, which runs the guest kernel slowly.)
+# tier: long
 test_spin_steps_are_progress() {
     run_rw r run --root "$ROOT" --spin-limit 10 -- /usr/bin/clockloop 150000 50000
     expect_rc 0

@@ -1,5 +1,6 @@
 # The trace: every event with its step, and the commands that read it.
 
+# tier: vm
 test_log_and_steps() {
     run_rw r run --name logtest --root "$ROOT" -- sh -c 'echo one; echo two >&2; echo three'
     expect_rc 0
@@ -14,6 +15,7 @@ test_log_and_steps() {
     expect_file u.out "$(printf 'one\ntwo')"
 }
 
+# tier: vm
 test_diff_names_first_differing_output() {
     run_rw a run --root "$ROOT" -- /usr/bin/demo
     run_rw b run --root "$ROOT" --seed 7 -- /usr/bin/demo
@@ -26,6 +28,7 @@ test_diff_names_first_differing_output() {
     expect_grep s.out '^identical'
 }
 
+# tier: vm
 test_replay_is_identical() {
     run_rw r run --root "$ROOT" -- /usr/bin/handoff
     run_rw p replay @
@@ -33,6 +36,7 @@ test_replay_is_identical() {
     grep -q '^identical: [0-9]* events over [0-9]* steps$' p.out || fail "$(cat p.out p.err)"
 }
 
+# tier: vm
 test_ls_show_json() {
     run_rw r run --name lsme --root "$ROOT" -e A=1 -- echo 'a b'
     expect_rc 0
@@ -59,6 +63,7 @@ PY
     same_run again.err r.err || fail "show's command gives another run"
 }
 
+# tier: long
 test_remove() {
     run_rw r run --name gone --root "$ROOT" -- true
     expect_rc 0
@@ -73,6 +78,7 @@ test_remove() {
     expect_rc 1
 }
 
+# tier: long
 test_truncated_trace_and_corrupt_manifest() {
     run_rw r run --name torn --root "$ROOT" -- sh -c 'for i in 1 2 3 4 5; do echo line$i; done'
     local dir="$REWIND_HOME/runs/$(run_id r.err)"
@@ -88,6 +94,7 @@ test_truncated_trace_and_corrupt_manifest() {
     [ "$(grep -c . s.err)" -eq 1 ] || fail "more than one error line"
 }
 
+# tier: vm
 test_hostile_guest_is_guest_error() {
     for mode in oob byte stop port; do
         run_rw h$mode run --root "$ROOT" -- /usr/bin/hostile $mode
@@ -101,6 +108,7 @@ test_hostile_guest_is_guest_error() {
     expect_file ok.out fine
 }
 
+# tier: vm
 test_killed_run_is_incomplete_and_readable() {
     # The job spins after its first line: it never ends by itself (a long
     # sleep would: idle jumps virtual time, so sleep 1000000 ends in ~30 s of

@@ -12,6 +12,7 @@ watch_run() {
     [ -n "$PID" ] || fail "watchctr printed no pid"
 }
 
+# tier: vm
 test_watch_counter_matches_log() {
     watch_run || return 1
     run_rw e events @
@@ -51,6 +52,7 @@ assert w["left_seen"] == 0, w["left_seen"]
 PY
 }
 
+# tier: long
 test_watch_errors() {
     watch_run || return 1
     run_rw a watch @ no_such_symbol --pid "$PID"

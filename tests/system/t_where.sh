@@ -10,10 +10,9 @@ for e in json.load(sys.stdin):
         print(e["step"]); break' "$2"
 }
 
+# tier: vm
 test_where_names_each_threads_function() {
-    run_rw a run --root "$ROOT" -- /usr/bin/dbg_threads
-    expect_rc 0
-    local id; id=$(run_id a.err)
+    local id; id=$(fixture dbg_threads)
     local before; before=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace_hash"])' "$REWIND_HOME/runs/$id/manifest.json")
     local s; s=$(out_step "$id" ready)
     [ -n "$s" ] || fail "no ready output"
@@ -59,6 +58,7 @@ PY
 # read in the vDSO) unwinds through it: the vDSO's image is read out of the
 # process (AT_SYSINFO_EHDR) and its CFI leads to read_clock's line in
 # dbg_clock.c. Without the vDSO module the stack is one frame, `??`.
+# tier: long
 test_where_unwinds_through_the_vdso() {
     run_rw a run --root "$ROOT" -- /usr/bin/dbg_clock
     expect_rc 0
@@ -102,6 +102,7 @@ PY
 # worker() at a pool.c line on at least one side. The same check in JSON,
 # from the kept schedule 0, has an object per side. (--no-where, which
 # leaves them out, is checked by t_gdb's pool_crash.)
+# tier: long
 test_check_shows_the_threads_at_the_deciding_step() {
     run_rw c check --schedules 64 -j 2 --root "$ROOT" -- /usr/bin/pool-g
     [ "$RC" -eq 1 ] || fail "check found no crash of pool-g: rc $RC $(tail -n 3 c.err)"

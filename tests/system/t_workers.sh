@@ -32,6 +32,7 @@ check_in() {
         --root "$ROOT" -- /usr/bin/pool-fixed > "$T/$home.json" 2> "$T/$home.err" ) || true
 }
 
+# tier: long
 test_warm_workers_make_the_runs_of_fresh_processes() {
     check_in cold REWIND_CHECK_COLD=1
     # warm: a fresh VM per schedule; inplace: the VM kept and restored in
@@ -53,6 +54,7 @@ test_warm_workers_make_the_runs_of_fresh_processes() {
     done
 }
 
+# tier: long
 test_warm_workers_negative_twin_restore_keeping_dirty_pages() {
     check_in cold REWIND_CHECK_COLD=1
     # -j 2 over 4 schedules: each worker runs two, the second on a machine

@@ -2,7 +2,8 @@
  * (src/explore/engine.h): a plan and an outcome survive the round trip,
  * and a plan or an outcome file that is damaged (a missing field, a
  * negative or huge number, a run name that is a path) is refused with one
- * line, never used. No VM. */
+ * line, never used; a worker's answer becomes an outcome with the words
+ * check prints. No VM. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,33 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
+/* A worker's answer as an outcome (eng_outcome_of): the words `check`
+ * prints for a schedule that could not run. */
+static void test_outcome_of(void)
+{
+    struct cworker_result r;
+    struct eng_outcome o;
+    memset(&r, 0, sizeof(r));
+    r.signal = 9;
+    CHECK(eng_outcome_of(-1, &r, 5, &o) == -1 && !o.ok && o.schedule == 5 &&
+              !strcmp(o.why, "its worker died (signal 9)"),
+          "a worker killed by a signal");
+    r.signal = 0;
+    CHECK(eng_outcome_of(-1, &r, 5, &o) == -1 && !strcmp(o.why, "its worker died"),
+          "a worker that died otherwise");
+    CHECK(eng_outcome_of(0, &r, 6, &o) == -1 && !strcmp(o.why, "it failed"), "failed, no words");
+    snprintf(r.e.msg, sizeof(r.e.msg), "no such run");
+    CHECK(eng_outcome_of(0, &r, 6, &o) == -1 && !strcmp(o.why, "no such run"), "failed: why");
+    r.ok = 1;
+    snprintf(r.r.id, sizeof(r.r.id), "feedfeedfeedfeed");
+    CHECK(eng_outcome_of(0, &r, 7, &o) == 0 && o.ok && o.schedule == 7 &&
+              !strcmp(o.r.id, "feedfeedfeedfeed"),
+          "a run");
+}
+
 int main(void)
 {
+    test_outcome_of();
     struct eng_plan p = {.home = "/h",
                          .base = "0123456789abcdef",
                          .first = 1,

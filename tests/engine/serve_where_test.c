@@ -95,11 +95,14 @@ static void test_children(void)
     run_mode("answer", sv[0], &r);
     CHECK(r.status == 0 && !r.gone, "an answer, the client still there");
     CHECK(!strcmp(r.out.p, "{\"pid\":7,\"threads\":[]}\n"), r.out.p);
-    CHECK(!strcmp(err_line(&r.err), "a notice"), "the error line without 'rewind: '");
+    char line[512];
+    serve_child_err_line(&r.err, line, sizeof line);
+    CHECK(!strcmp(line, "a notice"), "the error line without 'rewind: '");
     run_free(&r);
 
     run_mode("usage", sv[0], &r);
-    CHECK(r.status == 2 && !strcmp(err_line(&r.err), "no process 999 at step 5"), r.err.p);
+    serve_child_err_line(&r.err, line, sizeof line);
+    CHECK(r.status == 2 && !strcmp(line, "no process 999 at step 5"), r.err.p);
     run_free(&r);
 
     /* inv. 5: a flood is counted, not kept */

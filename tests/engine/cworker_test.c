@@ -2,7 +2,8 @@
  * worker (the same process for consecutive tasks of one slot), returns each
  * result with its task, ends a task at its wall limit (the abort flag),
  * reports a worker that died and forks another for the next task, and
- * leaves no process behind when closed. */
+ * leaves no process behind when closed; a one_shot pool (a cold check)
+ * forks a fresh worker for each task. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,8 +16,8 @@
 #include "explore/cworker.h"
 #include "unit.h"
 
-/* Task kinds by schedule: 1000+: sleep until aborted; 2000: die; 3000:
- * fail; else echo. The result's steps carry the worker's pid. */
+/* Task kinds by schedule: 1000+: sleep until aborted; 2000: die; 2001:
+ * killed by a signal; 3000: fail; else echo. The result's steps carry the worker's pid. */
 static int run(void *ctx, const struct cworker_task *t, struct rw_result *r, struct rw_error *e)
 {
     (void)ctx;
@@ -32,6 +33,8 @@ static int run(void *ctx, const struct cworker_task *t, struct rw_result *r, str
     }
     if (t->schedule == 2000)
         _exit(9);
+    if (t->schedule == 2001)
+        raise(SIGKILL);
     if (t->schedule == 3000) {
         snprintf(e->msg, sizeof(e->msg), "task failed on purpose");
         return -1;
@@ -114,8 +117,77 @@ static void test_pool(void)
     CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no worker left behind");
 }
 
+/* A one_shot pool (a cold check): a fresh worker for each task, forked
+ * when the task is given, so it sees the caller's state of that moment. */
+static int cold_gen;
+
+static int run_cold(void *ctx, const struct cworker_task *t, struct rw_result *r,
+                    struct rw_error *e)
+{
+    (void)ctx;
+    (void)e;
+    r->steps = (uint64_t)getpid();
+    r->exit_code = cold_gen;
+    r->virt_ns = t->seed_add + (uint64_t)t->record;
+    return 0;
+}
+
+static void test_one_shot(void)
+{
+    struct cworker_pool p;
+    struct cworker_fns f = {.run = run_cold, .limit_s = 5, .one_shot = 1};
+    cworker_open(&p, 2, &f);
+    char err[200];
+    uint64_t pids[6] = {0};
+    int fresh = 1, state = 1;
+    for (int i = 0; i < 6; i++) {
+        cold_gen = 100 + i; /* the caller's state when the task is given */
+        struct cworker_task t = {.schedule = (uint64_t)i + 1, .record = 1, .seed_add = 40};
+        CHECK(cworker_submit(&p, &t, err, sizeof(err)) == 0, "submit one-shot");
+        struct cworker_result r;
+        struct cworker_task back;
+        CHECK(cworker_wait(&p, NULL, &r, &back) == 0 && r.ok && back.schedule == t.schedule &&
+                  r.r.virt_ns == 41,
+              "a one-shot task ran, with its fields");
+        state &= r.r.exit_code == 100 + i;
+        pids[i] = r.r.steps;
+        for (int j = 0; j < i; j++)
+            fresh &= pids[j] != pids[i];
+    }
+    CHECK(fresh, "one worker per task");
+
+    /* an engine's pool: a bounded wait, a death's signal, a cancel */
+    struct cworker_result r;
+    struct cworker_task back;
+    f.run = run;
+    cworker_open(&p, 2, &f);
+    struct cworker_task slow = {.schedule = 1001}, die = {.schedule = 2000};
+    CHECK(cworker_submit(&p, &slow, err, sizeof(err)) == 0, "submit slow one-shot");
+    CHECK(cworker_wait_for(&p, NULL, 50, &r, &back) == -3, "nothing back within 50 ms");
+    CHECK(cworker_submit(&p, &die, err, sizeof(err)) == 0, "submit die one-shot");
+    int rc = -3;
+    for (int i = 0; i < 100 && rc == -3; i++)
+        rc = cworker_wait_for(&p, NULL, 50, &r, &back);
+    CHECK(rc == -1 && back.schedule == 2000 && r.signal == 0 && !r.e.msg[0],
+          "a worker that exited without answering: died, no signal");
+    struct cworker_task killed = {.schedule = 2001};
+    CHECK(cworker_submit(&p, &killed, err, sizeof(err)) == 0, "submit killed one-shot");
+    for (rc = -3; rc == -3;)
+        rc = cworker_wait_for(&p, NULL, 50, &r, &back);
+    CHECK(rc == -1 && back.schedule == 2001 && r.signal == SIGKILL,
+          "a worker a signal ended: its signal");
+    cworker_kill(&p);
+    CHECK(cworker_busy(&p) == 0 && cworker_wait_for(&p, NULL, 50, &r, &back) == -2,
+          "a cancel drops the busy task, unanswered");
+    CHECK(state, "each forked when its task was given");
+    cworker_close(&p);
+    errno = 0;
+    CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "every one-shot worker reaped");
+}
+
 int main(void)
 {
     test_pool();
+    test_one_shot();
     return unit_done();
 }
