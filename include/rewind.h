@@ -1,11 +1,12 @@
 /*
  * rewind.h: librewind, the engine's public API (the Director API).
  *
- * This is the only engine header the CLI (src/cli), the example director
- * (examples/director) and the front ends still to come (gdb stub, web
- * timeline, SDK reports) include. Everything below it (src/vmm, src/image,
- * src/home, src/trace, src/store, src/archive, src/explore, src/run) is
- * private to the engine. docs/architecture.md draws the data path.
+ * With rewind_check.h (RW_ASSERT) this is the only engine header the
+ * front ends (src/cli, src/serve, src/gdbstub) and the example director
+ * (examples/director) include: they compile with -Iinclude alone (the
+ * Makefile checks it). Everything below it (src/util, src/input, ...,
+ * src/run, src/explore) is private to the engine; what only rewind's own
+ * tests use is in rewind_test.h. docs/architecture.md draws the layout.
  *
  * Conventions:
  *  - Symbols are prefixed rw_. Functions return 0 on success, -1 on failure
