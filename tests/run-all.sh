@@ -46,6 +46,12 @@ echo "== fuzz: every target replays its seeds, then fuzzes ${FUZZ_CHECK_S:-5} s 
 tests/fuzz/run.sh "${FUZZ_CHECK_S:-5}" --check >"$log" 2>&1; rc=$?
 cat "$log"
 tally "$log" $rc
+# The system tests that boot no guest (tier engine: the runner, the
+# transcript tool, the SDKs outside rewind) run here directly, in both targets.
+echo "== system tests, tier engine (no guest: on this machine)"
+REWIND_TIER=engine tests/system/run.sh "${SYSTEST:-.}" >"$log" 2>&1; rc=$?
+cat "$log"
+tally "$log" $rc
 # The system tests of one tier (tests/system/run.sh invariant 5): `make
 # check` runs the vm tier, `make check-long` (REWIND_LONG=1) the long one.
 # They run in REWIND_SYSTEST_JOBS copies of run.sh side by side, one host VM

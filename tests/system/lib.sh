@@ -10,6 +10,15 @@ ROOTDIR=$TOP/build/roots/test       # a directory root (tests of root handling)
 ROOT=$TOP/build/roots/test.erofs    # the same tree as an erofs image (fast)
 
 fail() { echo "  $*" >&2; return 1; }
+# small_root DIR [PROGRAM...]: a root directory of its own, small (busybox
+# and the named programs of build/guest), for tests that change a root or
+# need one of their own: hashing and imaging it costs seconds where a copy of
+# $ROOTDIR costs minutes in the test host.
+small_root() {
+    local d=$1 p progs=(); shift
+    for p in "$@"; do progs+=("$TOP/build/guest/$p"); done
+    "$TOP/tools/mkroot.sh" "$d" "${progs[@]}" || fail "tools/mkroot.sh $d failed"
+}
 # skip WHY: this test cannot run here (a tool is missing, ...); counted as
 # skipped, never as passed. Ends the test.
 skip() { echo "$*" > "$T/skipped"; exit 0; }

@@ -21,10 +21,12 @@
 #     exactly once.
 #  4. A test file with a syntax error is one failure, never a silent skip.
 #  5. Every test function carries a tier: the line right above
-#     `test_x() {` reads `# tier: vm` or `# tier: long` (docs/testing.md,
-#     "Tiers"). REWIND_TIER (default vm) selects the tier to run (`all`: both);
-#     a test with no tier line, or an unknown one, is selected in every tier
-#     and counts as one failure, so no test silently belongs to none.
+#     `test_x() {` reads `# tier: engine` (it boots no guest: run on this
+#     machine directly), `# tier: vm` or `# tier: long` (docs/testing.md,
+#     "Tiers"). REWIND_TIER (default vm) selects the tier to run (`all`: every
+#     one); a test with no tier line, or an unknown one, is selected in every
+#     tier and counts as one failure, so no test silently belongs to none.
+#     Tier engine primes no image: its tests must not boot a guest.
 #  6. Several copies of this script (one per host VM, tests/run-all.sh) share
 #     the work without running a test twice: with REWIND_SYSTEST_QUEUE=DIR (a
 #     directory all of them see) a copy runs a test only after it created
@@ -53,7 +55,7 @@ esac
 [ "$sn" -ge 1 ] && [ "$sk" -lt "$sn" ] || { echo "run.sh: REWIND_SYSTEST_SHARD=$shard: need 0 <= K < N" >&2; exit 2; }
 [ -z "$queue" ] || [ -d "$queue" ] || { echo "run.sh: REWIND_SYSTEST_QUEUE=$queue is not a directory" >&2; exit 2; }
 tier=${REWIND_TIER:-vm}
-case "$tier" in vm | long | all) ;; *) echo "run.sh: REWIND_TIER=$tier: not vm, long or all" >&2; exit 2 ;; esac
+case "$tier" in engine | vm | long | all) ;; *) echo "run.sh: REWIND_TIER=$tier: not engine, vm, long or all" >&2; exit 2 ;; esac
 pass=0; failn=0; skipn=0
 export REWIND_HOME
 base=$(mktemp -d "${TMPDIR:-/tmp}/rewind-systest.XXXXXX")
@@ -85,7 +87,7 @@ for f in "$HERE"/t_*.sh; do
         echo "$name" | grep -qE "$pat" || continue
         if [ -n "$exclude" ] && echo "$name" | grep -qE "$exclude"; then continue; fi
         tt=$(awk -v n="$t" '$1 == n { print $2 }' "$base/tiers")
-        case "$tt" in vm | long) [ "$tier" = all ] || [ "$tt" = "$tier" ] || continue ;; *) tt=none ;; esac
+        case "$tt" in engine | vm | long) [ "$tier" = all ] || [ "$tt" = "$tier" ] || continue ;; *) tt=none ;; esac
         secs=$(awk -v n="$name" '$1 == n { print int($2) }' "$HERE/durations" 2>/dev/null)
         echo "${secs:-60} $f $t $tt" >>"$base/list"
     done
@@ -96,7 +98,9 @@ sort -s -k1,1nr "$base/list" >"$base/order"
 # 2. Shared state (invariant 2): the test root's image, cached by one run of
 #    the test root in a scratch home, and the fixtures, recorded on first use.
 images="$base/images"
-if REWIND_HOME="$base/prime" "${REWIND_UNDER_TEST:-$HERE/../../build/rewind}" run --root "$HERE/../../build/roots/test.erofs" \
+if [ "$tier" = engine ]; then
+    mkdir -p "$images" # no guest in this tier (invariant 5)
+elif REWIND_HOME="$base/prime" "${REWIND_UNDER_TEST:-$HERE/../../build/rewind}" run --root "$HERE/../../build/roots/test.erofs" \
     -- true >"$base/prime.out" 2>&1 && [ -d "$base/prime/images" ]; then
     mv "$base/prime/images" "$images"
 else
@@ -124,7 +128,7 @@ while read -r _ f t tt <&9; do
         continue
     fi
     if [ "$tt" = none ]; then
-        failn=$((failn+1)); echo "FAIL $name: no '# tier: vm' or '# tier: long' line above it (run.sh invariant 5)"
+        failn=$((failn+1)); echo "FAIL $name: no '# tier: engine', '# tier: vm' or '# tier: long' line above it (run.sh invariant 5)"
         continue
     fi
     T="$base/$fb/$t"; mkdir -p "$T/home"

@@ -87,7 +87,7 @@ test_gc_keeps_live_and_frees_removed() {
     run_rw b run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB; echo more"
     expect_rc 0
     # a run on a root of its own, so that removing it leaves an image unused
-    cp -a "$ROOTDIR" myroot; echo gc > myroot/etc/gc-test
+    small_root myroot handoff; echo gc > myroot/etc/gc-test
     run_rw c run --root myroot -- sh -c "$JOB"
     expect_rc 0
     local a b c ia ic; a=$(run_id a.err); b=$(run_id b.err); c=$(run_id c.err)

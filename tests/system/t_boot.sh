@@ -76,7 +76,7 @@ test_tar_and_dir_roots_agree() {
 
 # tier: vm
 test_writes_stay_in_vm() {
-    cp -a "$ROOTDIR" myroot
+    small_root myroot
     run_rw r run --root myroot -- sh -c 'echo x > /etc/written; rm /etc/passwd; cat /etc/written; ls /etc/passwd 2>&1'
     expect_rc 1
     expect_grep r.out '^x$'
@@ -115,7 +115,7 @@ test_command_not_found() {
 
 # tier: vm
 test_not_executable() {
-    cp -a "$ROOTDIR" myroot
+    small_root myroot
     echo 'not a program' > myroot/bin/notexec; chmod 644 myroot/bin/notexec
     run_rw r run --root myroot -- /bin/notexec
     expect_rc 126
