@@ -51,7 +51,8 @@
 static void help(void)
 {
     puts("usage: rewind gdb RUN STEP [--pid P | --kernel] [--port N | --stdio] [--verify]\n"
-         "                  [--keep] [--history STEP] [--timeout S] [-- GDB-ARGS...]\n\n"
+         "                  [--keep] [--history STEP] [--timeout S]\n"
+         "                  [--spin-limit S] [-- GDB-ARGS...]\n\n"
          "Debug process P (default: the job) at STEP of RUN with gdb: a throwaway\n"
          "machine paused at STEP, shown to gdb as a Linux process (its threads,\n"
          "registers, memory, the program read from the guest's filesystem there).\n"
@@ -70,6 +71,10 @@ static void help(void)
          "  --history STEP  reverse execution goes back at most to STEP (default: the\n"
          "                  step P exec'd its program)\n"
          "  --timeout S     give up after S seconds of wall time (default: none)\n"
+         "  --spin-limit S  a continue or step ends the run as `spin` when the guest\n"
+         "                  makes no step for S seconds of wall time (default: 60, as\n"
+         "                  rewind run; every instruction of P traps, so P runs slower\n"
+         "                  than in a run; 0: never)\n"
          "  --keep          keep gdb's writes made at STEP (set var, set $reg, before any\n"
          "                  continue or step; later writes are refused) as a new run: a\n"
          "                  fork of RUN at STEP with those writes, run to its end and\n"
@@ -233,15 +238,21 @@ static int keep_session(rw_home *h, const char *ref, uint64_t step, const struct
 int cmd_gdb(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"pid", required_argument, 0, 'p'},     {"port", required_argument, 0, 'P'},
-        {"verify", no_argument, 0, 'v'},        {"history", required_argument, 0, 'H'},
-        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
-        {"kernel", no_argument, 0, 'k'},        {"stdio", no_argument, 0, 'S'},
-        {"keep", no_argument, 0, 'K'},          {0, 0, 0, 0},
+        {"pid", required_argument, 0, 'p'},
+        {"port", required_argument, 0, 'P'},
+        {"verify", no_argument, 0, 'v'},
+        {"history", required_argument, 0, 'H'},
+        {"timeout", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},
+        {"kernel", no_argument, 0, 'k'},
+        {"stdio", no_argument, 0, 'S'},
+        {"keep", no_argument, 0, 'K'},
+        {"spin-limit", required_argument, 0, 'L'},
+        {0, 0, 0, 0},
     };
     uint64_t pid = 0, port = 0, history = 0;
     int verify = 0, c, use_port = 0, kernel = 0, use_stdio = 0, keep = 0;
-    double timeout = 0;
+    double timeout = 0, spin_limit = -1;
     optind = 1;
     /* rewind's options end at "--": what follows is gdb's. */
     int dd = argc;
@@ -281,6 +292,14 @@ int cmd_gdb(int argc, char **argv)
         case 'K':
             keep = 1;
             break;
+        case 'L': {
+            char *end;
+            spin_limit = strtod(optarg, &end);
+            if (end == optarg || *end || !(spin_limit >= 0) || spin_limit > 1e9)
+                return cli_error(2, "--spin-limit must be a number of seconds (0: never): %s",
+                                 optarg);
+            break;
+        }
         case 'h':
             help();
             return 0;
@@ -395,7 +414,8 @@ int cmd_gdb(int argc, char **argv)
                               .exe = exe,
                               .exe_local = kernel ? exe : tmp,
                               .kernel = kernel,
-                              .keep = patch};
+                              .keep = patch,
+                              .spin_limit_s = spin_limit >= 0 ? spin_limit : o.spin_limit_s};
     struct gdbs_result res;
     struct gdbs_session *s;
     if (gdbs_start(&cfg, &res, &s, &err) < 0) {
