@@ -847,6 +847,44 @@ static int land(struct gdbs_session *s, const struct rw_resume *r, const struct 
     return 0;
 }
 
+/* Reverse execution reached the beginning of the history (invariant 4):
+ * a machine there, stopped at its start. */
+static int history_begins(struct gdbs_session *s)
+{
+    rw_machine *m;
+    struct rw_error err;
+    if (rw_seek(s->cfg->h, s->cfg->ref, s->cfg->history, &m, &err) < 0) {
+        note(s, "%s", err.msg);
+        return send(s, "E01");
+    }
+    s->res->replays++;
+    rw_machine_close(s->m);
+    s->m = m;
+    s->moved = 1;
+    memset(&s->last, 0, sizeof(s->last));
+    s->last.why = RW_STOP_STEP;
+    s->last.slot = -2;
+    s->have_last = 1;
+    if (!has_thread(s, s->gtid))
+        s->gtid = s->ctid = default_thread(s);
+    set_here(s, s->gtid, 1);
+    return reply_stop(s);
+}
+
+/* Reverse execution landed at its stop in machine m: the session's now. */
+static int landed(struct gdbs_session *s, rw_machine *m)
+{
+    rw_machine_close(s->m);
+    s->m = m;
+    s->moved = 1;
+    s->have_last = 1;
+    if (s->last.why == RW_STOP_BREAK && s->last.slot >= s->nbps)
+        s->last.why = RW_STOP_STEPPED;
+    s->gtid = s->ctid = s->last.tid;
+    set_here(s, s->last.tid, 0);
+    return reply_stop(s);
+}
+
 /* Reverse execution (invariants 3, 4, 6, 7). */
 static int reverse(struct gdbs_session *s, uint32_t step_tid)
 {
@@ -896,7 +934,7 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
             from = target.step > lo + size ? target.step - size : lo;
         } else {
             if (to <= lo)
-                goto history_begins;
+                return history_begins(s);
             from = to > lo + size ? to - size : lo;
             tgt = &end;
         }
@@ -950,18 +988,10 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
                 interrupt_done(s);
                 return send(s, "E01");
             }
-            rw_machine_close(s->m);
-            s->m = m;
-            s->moved = 1;
-            s->have_last = 1;
-            if (s->last.why == RW_STOP_BREAK && s->last.slot >= s->nbps)
-                s->last.why = RW_STOP_STEPPED;
-            s->gtid = s->ctid = s->last.tid;
-            set_here(s, s->last.tid, 0);
-            return reply_stop(s);
+            return landed(s, m);
         }
         if (from <= lo)
-            goto history_begins;
+            return history_begins(s);
         if (overlap) {
             size = size < 2 ? 4096 : size * 2;
         } else {
@@ -972,26 +1002,6 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
         }
         first = 0;
     }
-history_begins : { /* invariant 4: the beginning of the history */
-    rw_machine *m;
-    struct rw_error err;
-    if (rw_seek(s->cfg->h, s->cfg->ref, s->cfg->history, &m, &err) < 0) {
-        note(s, "%s", err.msg);
-        return send(s, "E01");
-    }
-    s->res->replays++;
-    rw_machine_close(s->m);
-    s->m = m;
-    s->moved = 1;
-    memset(&s->last, 0, sizeof(s->last));
-    s->last.why = RW_STOP_STEP;
-    s->last.slot = -2;
-    s->have_last = 1;
-    if (!has_thread(s, s->gtid))
-        s->gtid = s->ctid = default_thread(s);
-    set_here(s, s->gtid, 1);
-    return reply_stop(s);
-}
 }
 
 /* ---- Packets ---- */
