@@ -524,6 +524,7 @@ PY
 # instead of running on until --timeout: the debugger runs the one machine
 # loop with hooks, so it has the spin watch (src/vmm/vcpu.c invariant 4,
 # src/run/debug.c invariant 16).
+# tier: vm
 test_gdb_continue_over_a_spin() {
     command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
     run_rw a run --root "$ROOT" --spin-limit 5 -- /usr/bin/spin
