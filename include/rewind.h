@@ -566,6 +566,9 @@ struct rw_resume {
     uint64_t max_debug_exits; /* a process only, non-zero: stop (RW_STOP_BUDGET)
                                  once this call took that many debug exits */
     volatile sig_atomic_t *abort;
+    double spin_limit_s; /* non-zero: the run ends as spin (RW_STOP_ENDED) when it makes
+                            no step for this many seconds of wall time, as a run's
+                            --spin-limit does; 0: no such limit */
 };
 enum rw_stop_why {
     RW_STOP_BREAK,   /* a breakpoint: w[slot] */

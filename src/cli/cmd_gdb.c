@@ -56,7 +56,8 @@
 static void help(void)
 {
     puts("usage: rewind gdb RUN STEP [--pid P | --kernel] [--port N | --stdio] [--verify]\n"
-         "                  [--keep] [--history STEP] [--timeout S] [-- GDB-ARGS...]\n\n"
+         "                  [--keep] [--history STEP] [--timeout S]\n"
+         "                  [--spin-limit S] [-- GDB-ARGS...]\n\n"
          "Debug process P (default: the job) at STEP of RUN with gdb: a throwaway\n"
          "machine paused at STEP, shown to gdb as a Linux process (its threads,\n"
          "registers, memory, the program read from the guest's filesystem there).\n"
@@ -75,6 +76,10 @@ static void help(void)
          "  --history STEP  reverse execution goes back at most to STEP (default: the\n"
          "                  step P exec'd its program)\n"
          "  --timeout S     give up after S seconds of wall time (default: none)\n"
+         "  --spin-limit S  a continue or step ends the run as `spin` when the guest\n"
+         "                  makes no step for S seconds of wall time (default: 60, as\n"
+         "                  rewind run; every instruction of P traps, so P runs slower\n"
+         "                  than in a run; 0: never)\n"
          "  --keep          keep gdb's writes made at STEP (set var, set $reg, before any\n"
          "                  continue or step; later writes are refused) as a new run: a\n"
          "                  fork of RUN at STEP with those writes, run to its end and\n"
@@ -239,7 +244,7 @@ static int keep_session(rw_home *h, const char *ref, uint64_t step, const struct
 struct gdb_args {
     uint64_t pid, port, history, step;
     int verify, use_port, kernel, use_stdio, keep;
-    double timeout;
+    double timeout, spin_limit; /* spin_limit < 0: the default */
     const char *ref;
     int argc, dd, rest; /* GDB-ARGS are argv[rest..argc) */
     char **argv;
@@ -312,6 +317,13 @@ static int gdb_option(struct gdb_args *a, int c)
     case 'K':
         a->keep = 1;
         return GDB_GO;
+    case 'L': {
+        char *end;
+        a->spin_limit = strtod(optarg, &end);
+        if (end == optarg || *end || !(a->spin_limit >= 0) || a->spin_limit > 1e9)
+            return cli_error(2, "--spin-limit must be a number of seconds (0: never): %s", optarg);
+        return GDB_GO;
+    }
     case 'h':
         help();
         return 0;
@@ -347,13 +359,19 @@ static int gdb_check_args(struct gdb_args *a)
 static int gdb_parse(int argc, char **argv, struct gdb_args *a)
 {
     static const struct option opts[] = {
-        {"pid", required_argument, 0, 'p'},     {"port", required_argument, 0, 'P'},
-        {"verify", no_argument, 0, 'v'},        {"history", required_argument, 0, 'H'},
-        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
-        {"kernel", no_argument, 0, 'k'},        {"stdio", no_argument, 0, 'S'},
-        {"keep", no_argument, 0, 'K'},          {0, 0, 0, 0},
+        {"pid", required_argument, 0, 'p'},
+        {"port", required_argument, 0, 'P'},
+        {"verify", no_argument, 0, 'v'},
+        {"history", required_argument, 0, 'H'},
+        {"timeout", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},
+        {"kernel", no_argument, 0, 'k'},
+        {"stdio", no_argument, 0, 'S'},
+        {"keep", no_argument, 0, 'K'},
+        {"spin-limit", required_argument, 0, 'L'},
+        {0, 0, 0, 0},
     };
-    *a = (struct gdb_args){.argc = argc, .argv = argv, .dd = argc};
+    *a = (struct gdb_args){.argc = argc, .argv = argv, .dd = argc, .spin_limit = -1};
     optind = 1;
     /* rewind's options end at "--": what follows is gdb's. */
     for (int i = 1; i < argc; i++)
@@ -460,6 +478,8 @@ static int gdb_copy_program(struct gdb_args *a, struct gdb_session *g, struct rw
 static int gdb_start_stub(struct gdb_args *a, struct gdb_session *g)
 {
     struct rw_error err;
+    struct rw_options o;
+    rw_options_init(&o);
     struct gdbs_config cfg = {.h = g->h,
                               .ref = a->ref,
                               .step = a->step,
@@ -472,7 +492,8 @@ static int gdb_start_stub(struct gdb_args *a, struct gdb_session *g)
                               .exe = g->exe,
                               .exe_local = a->kernel ? g->exe : g->tmp,
                               .kernel = a->kernel,
-                              .keep = g->patch};
+                              .keep = g->patch,
+                              .spin_limit_s = a->spin_limit >= 0 ? a->spin_limit : o.spin_limit_s};
     if (gdbs_start(&cfg, &g->res, &g->s, &err) < 0)
         return cli_fail(&err);
     return GDB_GO;

@@ -532,6 +532,12 @@ static void end_status(struct gdbs_session *s)
         s->job_status = r.job_status;
         s->exit_status_known = 1;
         snprintf(s->res->trace_hash, sizeof(s->res->trace_hash), "%s", r.trace_hash);
+        if (r.outcome != RW_EXITED) { /* a spin, a halt, a panic: say so (no wait status) */
+            char why[sizeof(r.message) + 80];
+            snprintf(why, sizeof(why), "the run ended as %s at step %llu: %s",
+                     rw_outcome_word(r.outcome), (unsigned long long)r.steps, r.message);
+            note(s, "%s", why);
+        }
     }
 }
 
@@ -585,7 +591,8 @@ static int forward(struct gdbs_session *s, uint32_t tid)
         r.step_tid = tid;
     struct rw_stop st;
     struct rw_error err;
-    s->moved = 1; /* invariant 9 */
+    r.spin_limit_s = s->cfg->spin_limit_s; /* the replays of reverse execution have none */
+    s->moved = 1;                          /* invariant 9 */
     if (rw_machine_resume(s->m, &r, &st, &err) < 0) {
         note(s, "%s", err.msg);
         return send(s, "E01");

@@ -31,6 +31,9 @@ struct gdbs_config {
      * (rw_patch_base began it); a write after the machine ran is refused
      * (stub.c invariant 9). NULL: writes are not kept. */
     struct rw_patch *keep;
+    /* continue and step end the run as spin when it makes no step for this
+     * many seconds of wall time (rw_resume.spin_limit_s; 0: never). */
+    double spin_limit_s;
 };
 
 struct gdbs_result {

@@ -960,6 +960,33 @@ int run_inspect_start(struct run_ctx *c)
     return 0;
 }
 
+/* vcpu_run under the spin watch (limit spin_s, 0: off) and the test
+ * kicker, with run_active_kvm_run set; a spin gets its place named. 0, or
+ * -1 with c->err. */
+static int watched_run(struct run_ctx *c, struct vcpu_limits *lim, double spin_s)
+{
+    struct platform *p = c->p;
+    struct spin_watch spin;
+    struct kicker kick;
+    lim->spin = &spin.fired;
+    run_active_kvm_run = c->vm.run;
+    kicker_start(&kick, c->o->test_holes);
+    if (spin_watch_start(&spin, &p->step, spin_s, c->vm.run) < 0) {
+        kicker_stop(&kick);
+        run_active_kvm_run = NULL;
+        return ctx_fail(c, "cannot start the spin watchdog: %s", strerror(errno));
+    }
+    int vr = vcpu_run(p, lim);
+    spin_watch_stop(&spin);
+    kicker_stop(&kick);
+    if (vr == 0 && p->outcome == PLATFORM_SPIN)
+        run_spin_describe(c, spin_s, c->sink->execs, c->sink->nexec < 64 ? c->sink->nexec : 64);
+    run_active_kvm_run = NULL;
+    if (vr < 0)
+        return ctx_fail(c, "%s", p->message);
+    return 0;
+}
+
 int run_loop(struct run_ctx *c, uint64_t stop_at)
 {
     struct platform *p = c->p;
@@ -970,20 +997,12 @@ int run_loop(struct run_ctx *c, uint64_t stop_at)
     c->phase = PH_LOOP;
     if (!c->t0)
         c->t0 = now_wall();
-    struct spin_watch spin;
     struct vcpu_clock clock = {0};
     int timed = getenv("REWIND_TIMING") != NULL;
     uint64_t step0 = p->step;
-    struct vcpu_limits lim = {.abort = c->o->abort,
-                              .max_steps = stop_at,
-                              .spin = &spin.fired,
-                              .clock = timed ? &clock : NULL};
-    struct kicker kick;
-    run_active_kvm_run = c->vm.run;
-    kicker_start(&kick, c->o->test_holes);
-    if (spin_watch_start(&spin, &p->step, c->o->spin_limit_s, c->vm.run) < 0)
-        return ctx_fail(c, "cannot start the spin watchdog: %s", strerror(errno));
-    int vr = vcpu_run(p, &lim);
+    struct vcpu_limits lim = {
+        .abort = c->o->abort, .max_steps = stop_at, .clock = timed ? &clock : NULL};
+    int vr = watched_run(c, &lim, c->o->spin_limit_s);
     if (timed && p->step > step0)
         fprintf(stderr,
                 "rewind: timing: loop       %llu steps, %llu KVM_RUN calls; per step: monitor %.2f "
@@ -991,16 +1010,16 @@ int run_loop(struct run_ctx *c, uint64_t stop_at)
                 (unsigned long long)(p->step - step0), (unsigned long long)clock.runs,
                 clock.monitor_ns / 1e3 / (double)(p->step - step0),
                 clock.in_run_ns / 1e3 / (double)(p->step - step0));
-    spin_watch_stop(&spin);
-    kicker_stop(&kick);
-    if (vr == 0 && p->outcome == PLATFORM_SPIN)
-        run_spin_describe(c, c->o->spin_limit_s, c->sink->execs,
-                          c->sink->nexec < 64 ? c->sink->nexec : 64);
-    run_active_kvm_run = NULL;
     c->res->wall_s = now_wall() - c->t0;
-    if (vr < 0)
-        return ctx_fail(c, "%s", p->message);
-    return 0;
+    return vr;
+}
+
+int run_loop_hooked(struct run_ctx *c, uint64_t stop_at, const struct vcpu_hooks *h,
+                    double spin_limit_s)
+{
+    RW_ASSERT(c->lockfd >= 0); /* invariant 1 */
+    struct vcpu_limits lim = {.max_steps = stop_at, .hooks = h};
+    return watched_run(c, &lim, spin_limit_s);
 }
 
 static void hash_done(hash_ctx **h, char hex[65])

@@ -73,18 +73,18 @@ struct run_opts {
     volatile sig_atomic_t *abort;
     uint64_t state_log; /* 0: off; else register hashes every step, RAM every N */
     int no_keyframes;
-    uint64_t kf_every;   /* 0: rw_defaults.keyframe_every */
-    uint64_t test_holes; /* REWIND_HOLE_* | PLATFORM_HOLE_*: tests only */
-    unsigned snap_holes; /* SNAP_HOLE_*: tests only */
+    uint64_t kf_every;                  /* 0: rw_defaults.keyframe_every */
+    uint64_t test_holes;                /* REWIND_HOLE_* | PLATFORM_HOLE_*: tests only */
+    unsigned snap_holes;                /* SNAP_HOLE_*: tests only */
     uint64_t max_trace_mb, max_disk_mb; /* disk limits (src/input/limits.h; 0: defaults) */
-    double spin_limit_s; /* no step for this long (wall time): outcome spin; 0: off */
+    double spin_limit_s;  /* no step for this long (wall time): outcome spin; 0: off */
     char **expect;        /* properties: --expect strings (NULL: none) */
     const char *property; /* properties: --property command (NULL: none) */
     int dirorder_on;      /* docs/nix.md: directory order drawn from dirorder */
     uint64_t dirorder;
-    const char *track_writes; /* a glob (NULL: none) */
-    const char *collect;      /* a path in the job's root (NULL: none) */
-    const char *nix_drv;      /* rewind nix: the .drv path (NULL: none) */
+    const char *track_writes;     /* a glob (NULL: none) */
+    const char *collect;          /* a path in the job's root (NULL: none) */
+    const char *nix_drv;          /* rewind nix: the .drv path (NULL: none) */
     const struct rw_patch *patch; /* gdb's writes (src/input/patch.h; NULL: none) */
 };
 
@@ -183,6 +183,14 @@ int run_inspect_start(struct run_ctx *c);
 /* The step loop: run until the run ends, or until step stop_at (0: no
  * stop). 0 or -1 (the VM could not run). */
 int run_loop(struct run_ctx *c, uint64_t stop_at);
+/* The same loop for a debugger (src/run/debug.c): vcpu_run with its hooks
+ * and a spin limit of its own (0: off), up to step stop_at (0: no stop).
+ * c->o->abort is not read: the hooks read the debugger's (an interrupt
+ * stops the machine, it does not end the run). 0, or -1 (c->err; a hook's
+ * FAIL keeps the hook's own message). */
+struct vcpu_hooks;
+int run_loop_hooked(struct run_ctx *c, uint64_t stop_at, const struct vcpu_hooks *h,
+                    double spin_limit_s);
 /* After the loop: outcome, hashes, console, keyframe statistics, keyframes
  * synced (invariant 4). 0 or -1. */
 int run_settle(struct run_ctx *c);
@@ -228,8 +236,7 @@ struct run_exec {
 
 /* A run ended as spin: put where it spun (pid, comm, mode, rip, function)
  * into its platform's message (src/run/spinreport.c). */
-void run_spin_describe(struct run_ctx *c, double limit_s, const struct run_exec *execs,
-                       unsigned n);
+void run_spin_describe(struct run_ctx *c, double limit_s, const struct run_exec *execs, unsigned n);
 
 /* Keep img in home as images/<hash>.erofs (a link, else a copy). 0 or -1 + err. */
 int run_keep_image(const char *home, const struct image *img, char *err, size_t errlen);

@@ -251,7 +251,8 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *
  * Invariants (continued):
  *  4. A debug exit is never a step: only vcpu_handle_exit moves p->step,
- *     and it is never called for KVM_EXIT_DEBUG (asserted around each).
+ *     and it is never called for KVM_EXIT_DEBUG (vcpu_run asserts it around
+ *     the debug hook and vcpu_handle_exit: src/vmm/vcpu.c invariant 4).
  *  5. Debug register slot 3 is rewind's own (the return of a stepped
  *     thread to user mode); the caller's breakpoints use slots 0..2.
  *  6. Guest debugging is switched off again before rw_machine_resume
@@ -310,6 +311,17 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *     other exit, no kernel entry (a system call's #DB) and no other
  *     thread in between, so the change is that instruction's. Otherwise
  *     the kernel or another thread may have made it since.
+ * 16. rw_machine_resume runs no loop of its own: it drives the engine's
+ *     one loop (vcpu_run through run_loop_hooked, src/vmm/vcpu.c invariant
+ *     4) with hooks, machine_* for the whole machine and process_* for a
+ *     process. The loop checks the run's own ends before the enter hook,
+ *     so the halt watchdog and the spin watch (r->spin_limit_s) end a
+ *     resumed run as they end any run (RW_STOP_ENDED). A resume stops only
+ *     where a hook said STOP (and set s->why), at the run's end or at
+ *     until_step (asserted in drive); the abort and budget checks above
+ *     (invariant 14) are the enter hook's, before each KVM_RUN as before.
+ *     The machine's run ends as spin even inside a system call's entry
+ *     (invariant 14 holds for stops, and an ended run is never resumed).
  */
 
 #define INTERNAL_SLOT 3
@@ -390,6 +402,64 @@ static int return_rip(rw_machine *m, uint32_t tid, uint64_t *rip, struct rw_erro
     return 0;
 }
 
+/* ---- The loop's hooks (vcpu.h) for a debugger: the state of one call of
+ * rw_machine_resume. The hooks set s->why and `stopped` when they stop,
+ * err and `failed` when they fail (invariant 16). */
+struct resume_run {
+    rw_machine *m;
+    const struct rw_resume *r;
+    struct rw_stop *s;
+    struct rw_error *err;
+    int stopped, failed;
+};
+
+/* Stop with why (BREAK, WATCH, STEPPED) in thread tid at pc. */
+static enum vcpu_verdict stop_at(struct resume_run *x, enum rw_stop_why why, uint32_t tid,
+                                 uint64_t pc)
+{
+    x->s->why = why;
+    x->s->tid = tid;
+    x->s->pc = pc;
+    x->stopped = 1;
+    return VCPU_STOP;
+}
+
+/* Stop with why and nothing more (ABORTED, BUDGET, a watchpoint seen after a step). */
+static enum vcpu_verdict stop_why(struct resume_run *x, enum rw_stop_why why)
+{
+    x->s->why = why;
+    x->stopped = 1;
+    return VCPU_STOP;
+}
+
+static enum vcpu_verdict failed(struct resume_run *x, const char *msg)
+{
+    x->err->code = RW_EINTERNAL;
+    snprintf(x->err->msg, sizeof(x->err->msg), "%s", msg);
+    x->failed = 1;
+    return VCPU_FAIL;
+}
+
+/* Run the one loop with hooks h over x's machine until a stop, the run's
+ * end or until_step; s->why says which. 0, or -1 with x->err. */
+static int drive(struct resume_run *x, const struct vcpu_hooks *h)
+{
+    rw_machine *m = x->m;
+    int vr = run_loop_hooked(&m->c, x->r->until_step, h, x->r->spin_limit_s);
+    RW_ASSERT(vr < 0 || x->stopped || m->c.p->outcome != PLATFORM_RUNNING ||
+              (x->r->until_step && m->c.p->step >= x->r->until_step)); /* invariant 16 */
+    if (x->failed)
+        return -1;
+    if (vr < 0) {
+        x->err->code = RW_EINTERNAL;
+        snprintf(x->err->msg, sizeof(x->err->msg), "%s", m->err.msg);
+        return -1;
+    }
+    if (!x->stopped)
+        x->s->why = m->c.p->outcome != PLATFORM_RUNNING ? RW_STOP_ENDED : RW_STOP_STEP;
+    return 0;
+}
+
 /* Tests only (REWIND_TEST_HOLES=1 and REWIND_TEST_HOLE_DEBUG_TIME=1): each
  * debug exit moves the guest's clock, so a debugged machine no longer runs
  * as it would without the debugger (tests/system/t_gdb.sh sees it). */
@@ -399,183 +469,166 @@ static int hole_debug_time(void)
     return holes && h && !strcmp(holes, "1") && !strcmp(h, "1");
 }
 
-static int resume_machine(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
-                          struct rw_error *err)
+/* A debug exit: counted, never a step (invariant 4; asserted by vcpu_run). */
+static void debug_exit_seen(struct resume_run *x)
 {
-    struct platform *p = m->c.p;
-    struct kvm_run *run = m->c.vm.run;
-    /* Stepping: phase 1 waits for the thread to be back in user mode (a
-     * breakpoint where it returns), phase 2 single-steps one instruction. */
-    int phase = 0;
-    uint64_t internal = 0, step_from = 0;
+    x->s->debug_exits++;
+    if (hole_debug_time())
+        x->m->c.p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
+}
+
+/* ---- The whole machine under the debug registers ----
+ *
+ * Stepping: phase 1 waits for the thread to be back in user mode (a
+ * breakpoint where it returns), phase 2 single-steps one instruction,
+ * phase 3 waits for its return from the kernel it entered; phase 4 is one
+ * instruction of whatever runs (cpu_step). */
+struct machine_run {
+    struct resume_run x;
+    int phase, over;
+    uint64_t internal, step_from, same_rip, same_n;
+};
+
+static enum vcpu_verdict machine_enter(void *ctx, struct platform *p)
+{
+    (void)p;
+    struct machine_run *mr = ctx;
+    if (mr->x.r->abort && *mr->x.r->abort)
+        return stop_why(&mr->x, RW_STOP_ABORTED);
+    return VCPU_GO;
+}
+
+/* The phase and the registers to start from. 0 or -1 with err. */
+static int machine_start(struct machine_run *mr)
+{
+    rw_machine *m = mr->x.m;
+    const struct rw_resume *r = mr->x.r;
+    struct rw_error *err = mr->x.err;
     if (r->step_tid) {
         struct kvm_sregs sr;
         uint32_t tid = 0, tgid = 0;
-        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 || on_cpu(m, &tid, &tgid) < 0) {
-            err->code = RW_EINTERNAL;
-            snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU's state");
-            return -1;
-        }
+        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 || on_cpu(m, &tid, &tgid) < 0)
+            return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's state");
         if ((sr.cs.selector & 3) == 3 && tid == r->step_tid) {
-            phase = 2;
+            mr->phase = 2;
         } else {
-            if (return_rip(m, r->step_tid, &internal, err) < 0)
+            if (return_rip(m, r->step_tid, &mr->internal, err) < 0)
                 return -1;
-            phase = 1;
+            mr->phase = 1;
         }
-        if (return_rip(m, r->step_tid, &step_from, err) < 0 && phase == 1)
+        if (return_rip(m, r->step_tid, &mr->step_from, err) < 0 && mr->phase == 1)
             return -1;
-        if (phase == 2) {
+        if (mr->phase == 2) {
             struct kvm_regs k;
             if (ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) == 0)
-                step_from = k.rip;
+                mr->step_from = k.rip;
         }
     }
     if (r->cpu_step)
-        phase = 4; /* one instruction of whatever runs */
+        mr->phase = 4; /* one instruction of whatever runs */
     struct kvm_regs k0;
-    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k0) < 0) {
-        err->code = RW_EINTERNAL;
-        snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU's registers");
-        return -1;
-    }
+    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k0) < 0)
+        return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
     /* Never hit a breakpoint at the instruction the vCPU stands on: step
      * over it first (over), then arm them all. */
-    int over = phase != 2 && phase != 4;
-    if (set_debug_skip(m, r->w, r->nw, phase == 1, internal, phase == 2 || phase == 4 || over, 1,
-                       k0.rip) < 0) {
-        err->code = RW_EINTERNAL;
-        snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+    int ph = mr->phase;
+    mr->over = ph != 2 && ph != 4;
+    if (set_debug_skip(m, r->w, r->nw, ph == 1, mr->internal, ph == 2 || ph == 4 || mr->over, 1,
+                       k0.rip) < 0)
+        return fail(err, RW_EINTERNAL, "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+    return 0;
+}
+
+/* A debug exit whose dr6 says single step (or no slot) while stepping
+ * (phases 2 and 4), with the vCPU at k in thread tid. */
+static enum vcpu_verdict machine_single(struct machine_run *mr, int user, uint32_t tid,
+                                        const struct kvm_regs *k)
+{
+    const struct rw_resume *r = mr->x.r;
+    if (mr->phase == 4 || (user && tid == r->step_tid))
+        return stop_at(&mr->x, RW_STOP_STEPPED, tid, k->rip);
+    /* Into the kernel (a syscall, an interrupt): wait for its return. */
+    if (return_rip(mr->x.m, r->step_tid, &mr->internal, mr->x.err) < 0) {
+        mr->x.failed = 1;
+        return VCPU_FAIL;
+    }
+    mr->phase = 3;
+    set_debug(mr->x.m, r->w, r->nw, 1, mr->internal, 0);
+    return VCPU_GO;
+}
+
+static enum vcpu_verdict machine_debug(void *ctx, struct platform *p)
+{
+    struct machine_run *mr = ctx;
+    rw_machine *m = mr->x.m;
+    const struct rw_resume *r = mr->x.r;
+    debug_exit_seen(&mr->x);
+    uint64_t dr6 = m->c.vm.run->debug.arch.dr6;
+    struct kvm_sregs sr;
+    struct kvm_regs k;
+    uint32_t tid = 0, tgid = 0;
+    if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 ||
+        ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0 || on_cpu(m, &tid, &tgid) < 0)
+        return failed(&mr->x, "cannot read the vCPU at a debug exit");
+    int user = (sr.cs.selector & 3) == 3;
+    if (k.rip == mr->same_rip) {
+        if (++mr->same_n > 100000) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "debug exits make no progress at 0x%llx (step %llu)",
+                     (unsigned long long)k.rip, (unsigned long long)p->step);
+            return failed(&mr->x, msg);
+        }
+    } else {
+        mr->same_rip = k.rip;
+        mr->same_n = 0;
+    }
+    int single = (dr6 & 0x4000) || !(dr6 & 0xf);
+    if (mr->over) { /* the step over the first instruction is done: arm all */
+        mr->over = 0;
+        set_debug(m, r->w, r->nw, mr->phase == 1 || mr->phase == 3, mr->internal, 0);
+        if (single)
+            return VCPU_GO;
+    }
+    if ((mr->phase == 4 || mr->phase == 2) && single)
+        return machine_single(mr, user, tid, &k);
+    int slot = -1;
+    for (int i = 3; i >= 0; i--) /* the lowest: the caller's before rewind's */
+        if (dr6 & (1ull << i))
+            slot = i;
+    if (slot == INTERNAL_SLOT && mr->phase && user && tid == r->step_tid) {
+        if (mr->phase == 1 || (mr->phase == 3 && k.rip == mr->step_from)) {
+            mr->phase = 2; /* now step the instruction itself */
+            set_debug_skip(m, r->w, r->nw, 0, 0, 1, 1, k.rip);
+            return VCPU_GO;
+        }
+        /* back from the kernel after the instruction */
+        return stop_at(&mr->x, RW_STOP_STEPPED, tid, k.rip);
+    }
+    if (slot >= 0 && slot < r->nw && (r->pid == 0 || (user && tgid == r->pid))) {
+        mr->x.s->slot = slot;
+        return stop_at(&mr->x, r->w[slot].kind == RW_BREAK ? RW_STOP_BREAK : RW_STOP_WATCH, tid,
+                       k.rip);
+    }
+    /* Someone else's context, or a spurious exit: go on, stepping over
+     * an instruction breakpoint first. */
+    if (slot >= 0 && (slot == INTERNAL_SLOT || r->w[slot].kind == RW_BREAK) && mr->phase != 2 &&
+        mr->phase != 4) {
+        mr->over = 1;
+        set_debug_skip(m, r->w, r->nw, mr->phase == 1 || mr->phase == 3, mr->internal, 1, 1, k.rip);
+    }
+    return VCPU_GO;
+}
+
+static int resume_machine(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                          struct rw_error *err)
+{
+    struct machine_run mr = {.x = {.m = m, .r = r, .s = s, .err = err}};
+    if (machine_start(&mr) < 0)
         return -1;
-    }
-    uint64_t same_rip = 0, same_n = 0;
-    int rc = 0;
-    run_active_kvm_run = run;
-    for (;;) {
-        if (p->outcome != PLATFORM_RUNNING) {
-            s->why = RW_STOP_ENDED;
-            break;
-        }
-        if (r->abort && *r->abort) {
-            s->why = RW_STOP_ABORTED;
-            break;
-        }
-        if (r->until_step && p->step >= r->until_step) {
-            s->why = RW_STOP_STEP;
-            break;
-        }
-        int kr = ioctl(m->c.vm.vcpu_fd, KVM_RUN, 0);
-        uint64_t step = p->step;
-        if (kr < 0) {
-            if (errno == EINTR || errno == EAGAIN) {
-                run->immediate_exit = 0;
-                platform_host_exit(p);
-                RW_ASSERT(p->step == step); /* invariant 4 */
-                continue;
-            }
-            err->code = RW_EINTERNAL;
-            snprintf(err->msg, sizeof(err->msg), "KVM_RUN: %s", strerror(errno));
-            rc = -1;
-            break;
-        }
-        if (run->exit_reason != KVM_EXIT_DEBUG) {
-            int stepped = vcpu_handle_exit(p);
-            RW_ASSERT(p->step == step + (uint64_t)stepped);
-            continue;
-        }
-        /* A debug exit: never a step (invariant 4). */
-        s->debug_exits++;
-        if (hole_debug_time())
-            p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
-        uint64_t dr6 = run->debug.arch.dr6;
-        struct kvm_sregs sr;
-        struct kvm_regs k;
-        uint32_t tid = 0, tgid = 0;
-        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr) < 0 ||
-            ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
-            err->code = RW_EINTERNAL;
-            snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU at a debug exit");
-            rc = -1;
-            break;
-        }
-        RW_ASSERT(p->step == step);
-        int user = (sr.cs.selector & 3) == 3;
-        if (k.rip == same_rip) {
-            if (++same_n > 100000) {
-                err->code = RW_EINTERNAL;
-                snprintf(err->msg, sizeof(err->msg),
-                         "debug exits make no progress at 0x%llx (step %llu)",
-                         (unsigned long long)k.rip, (unsigned long long)p->step);
-                rc = -1;
-                break;
-            }
-        } else {
-            same_rip = k.rip;
-            same_n = 0;
-        }
-        if (over) { /* the step over the first instruction is done: arm all */
-            over = 0;
-            set_debug(m, r->w, r->nw, phase == 1 || phase == 3, internal, 0);
-            if ((dr6 & 0x4000) || !(dr6 & 0xf))
-                continue;
-        }
-        if (phase == 4 && ((dr6 & 0x4000) || !(dr6 & 0xf))) {
-            s->why = RW_STOP_STEPPED;
-            s->tid = tid;
-            s->pc = k.rip;
-            break;
-        }
-        if (phase == 2 && ((dr6 & 0x4000) || !(dr6 & 0xf))) { /* a single step */
-            if (user && tid == r->step_tid) {
-                s->why = RW_STOP_STEPPED;
-                s->tid = tid;
-                s->pc = k.rip;
-                break;
-            }
-            /* Into the kernel (a syscall, an interrupt): wait for its return. */
-            if (return_rip(m, r->step_tid, &internal, err) < 0) {
-                rc = -1;
-                break;
-            }
-            phase = 3;
-            set_debug(m, r->w, r->nw, 1, internal, 0);
-            continue;
-        }
-        int slot = -1;
-        for (int i = 3; i >= 0; i--) /* the lowest: the caller's before rewind's */
-            if (dr6 & (1ull << i))
-                slot = i;
-        if (slot == INTERNAL_SLOT && phase && user && tid == r->step_tid) {
-            if (phase == 1 || (phase == 3 && k.rip == step_from)) {
-                phase = 2; /* now step the instruction itself */
-                set_debug_skip(m, r->w, r->nw, 0, 0, 1, 1, k.rip);
-                continue;
-            }
-            s->why = RW_STOP_STEPPED; /* back from the kernel after the instruction */
-            s->tid = tid;
-            s->pc = k.rip;
-            break;
-        }
-        if (slot >= 0 && slot < r->nw && (r->pid == 0 || (user && tgid == r->pid))) {
-            s->why = r->w[slot].kind == RW_BREAK ? RW_STOP_BREAK : RW_STOP_WATCH;
-            s->slot = slot;
-            s->tid = tid;
-            s->pc = k.rip;
-            break;
-        }
-        /* Someone else's context, or a spurious exit: go on, stepping over
-         * an instruction breakpoint first. */
-        if (slot >= 0 && (slot == INTERNAL_SLOT || r->w[slot].kind == RW_BREAK) && phase != 2 &&
-            phase != 4) {
-            over = 1;
-            set_debug_skip(m, r->w, r->nw, phase == 1 || phase == 3, internal, 1, 1, k.rip);
-        }
-    }
-    run_active_kvm_run = NULL;
+    const struct vcpu_hooks h = {.ctx = &mr, .enter = machine_enter, .debug = machine_debug};
+    int rc = drive(&mr.x, &h);
     set_debug(m, NULL, 0, 0, 0, 0); /* invariant 6 */
-    s->step = p->step;
-    if (s->why == RW_STOP_ENDED && p->outcome == PLATFORM_RUNNING)
-        s->why = RW_STOP_STEP;
+    s->step = m->c.p->step;
     return rc;
 }
 
@@ -671,28 +724,6 @@ static int watch_changed(rw_machine *m, const struct rw_resume *r, uint64_t pgd,
     return 0;
 }
 
-/* Invariant 10: at every step the threads of P get TF again where the
- * guest kernel took it away or never had it: an execve writes the new
- * program's flags, a signal's delivery clears it for the handler, and a
- * thread being created when the machine resumed copied its parent's
- * registers before TF was set in them. A step is always taken in kernel
- * mode, so the saved registers are those each thread returns to user mode
- * with. */
-struct tf_hook {
-    rw_machine *m;
-    uint32_t pid;
-    int failed;
-};
-
-static void tf_step(void *ctx, struct platform *p)
-{
-    (void)p;
-    struct tf_hook *h = ctx;
-    struct rw_error e;
-    if (tf_arm(h->m, h->pid, 1, &e) < 0)
-        h->failed = 1;
-}
-
 static uint64_t mono_ns(void)
 {
     struct timespec ts;
@@ -772,267 +803,300 @@ static int exit_regs(rw_machine *m, int sync, struct kvm_sregs *sr, struct kvm_r
     return 0;
 }
 
-static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
-                          struct rw_error *err)
+/* ---- A process under the trap flag: the loop's hooks (invariants 7-15) ---- */
+
+enum { SYS_PENDING = 64 };
+
+struct process_run {
+    struct resume_run x;
+    uint8_t wval[RW_DEBUG_POINTS][8]; /* the watched values as last seen (invariant 9) */
+    uint64_t wpgd;
+    int nwatch;
+    int kvm_step; /* KVM's single step is on for one CPUID of P (invariant 11) */
+    /* Threads of P that trapped at a `syscall`: at their next trap, r11
+     * holds the flags that instruction saved (invariant 12). */
+    uint32_t sys_tid[SYS_PENDING];
+    int nsys;
+    /* After a #DB in the kernel (a system call's first instruction, with
+     * the user's TF still in r11 and pt_regs not yet written), the machine
+     * must not stop: TF could not be cleared there (invariants 8, 14). */
+    int in_entry;
+    int sync;               /* registers from kvm_run (invariant 13) */
+    int tf_failed;          /* tf_arm failed at a step (invariant 10) */
+    uint32_t last_user_tid; /* invariant 15: P's thread of the last exit, if a user trap */
+    int prof, prev_debug;   /* REWIND_GDB_LOG=2: where a debug exit's time goes */
+    uint64_t t0, t1, ns_run, ns_mon;
+};
+
+static enum vcpu_verdict process_enter(void *ctx, struct platform *p)
 {
-    struct platform *p = m->c.p;
-    struct kvm_run *run = m->c.vm.run;
-    uint8_t wval[RW_DEBUG_POINTS][8];
-    uint64_t wpgd = 0;
-    int nwatch = 0;
+    (void)p;
+    struct process_run *pr = ctx;
+    const struct rw_resume *r = pr->x.r;
+    if (pr->prof && pr->prev_debug)
+        pr->ns_mon += mono_ns() - pr->t1;
+    pr->prev_debug = 0;
+    if (r->abort && *r->abort && !pr->in_entry)
+        return stop_why(&pr->x, RW_STOP_ABORTED);
+    if (r->max_debug_exits && pr->x.s->debug_exits >= r->max_debug_exits && !pr->in_entry)
+        return stop_why(&pr->x, RW_STOP_BUDGET); /* invariant 14 */
+    if (pr->prof)
+        pr->t0 = mono_ns();
+    return VCPU_GO;
+}
+
+/* An exit the platform answered: no user instruction of P (invariant 15);
+ * at a step, TF again in P's threads and the watched values compared
+ * (invariant 9).
+ *
+ * Invariant 10: at every step the threads of P get TF again where the
+ * guest kernel took it away or never had it: an execve writes the new
+ * program's flags, a signal's delivery clears it for the handler, and a
+ * thread being created when the machine resumed copied its parent's
+ * registers before TF was set in them. A step is always taken in kernel
+ * mode, so the saved registers are those each thread returns to user mode
+ * with. */
+static enum vcpu_verdict process_exited(void *ctx, struct platform *p, int stepped)
+{
+    (void)p;
+    struct process_run *pr = ctx;
+    pr->in_entry = 0;
+    pr->last_user_tid = 0;
+    if (!stepped)
+        return VCPU_GO;
+    struct rw_error e;
+    if (tf_arm(pr->x.m, pr->x.r->pid, 1, &e) < 0)
+        pr->tf_failed = 1;
+    if (pr->nwatch && watch_changed(pr->x.m, pr->x.r, pr->wpgd, pr->wval, pr->x.s)) {
+        pr->x.stopped = 1;
+        return VCPU_STOP; /* seen after the step (invariant 9) */
+    }
+    return VCPU_GO;
+}
+
+/* One user instruction of thread tid of P ran; the vCPU is at sr, k. */
+static enum vcpu_verdict process_user(struct process_run *pr, uint32_t tid,
+                                      const struct kvm_sregs *sr, struct kvm_regs *k)
+{
+    rw_machine *m = pr->x.m;
+    const struct rw_resume *r = pr->x.r;
+    struct rw_stop *s = pr->x.s;
+    for (int i = 0; i < pr->nsys; i++) {
+        if (pr->sys_tid[i] != tid)
+            continue;
+        pr->sys_tid[i] = pr->sys_tid[--pr->nsys];
+        if (k->r11 & RFLAGS_TF) { /* invariant 12: the flags syscall saved */
+            k->r11 &= ~RFLAGS_TF;
+            if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, k) < 0)
+                return failed(&pr->x, "cannot write the vCPU's registers");
+        }
+        break;
+    }
+    if (r->step_tid && tid == r->step_tid && ++s->tid_steps > r->step_skip)
+        return stop_at(&pr->x, RW_STOP_STEPPED, tid, k->rip);
+    int hit = -1;
+    for (int i = r->nw - 1; i >= 0; i--)
+        if (r->w[i].kind == RW_BREAK && r->w[i].addr == k->rip)
+            hit = i;
+    if (hit >= 0) {
+        s->slot = hit;
+        return stop_at(&pr->x, RW_STOP_BREAK, tid, k->rip);
+    }
+    if (pr->nwatch && watch_changed(m, r, pr->wpgd, pr->wval, s)) {
+        s->pc = k->rip;
+        s->direct = pr->last_user_tid == tid; /* invariant 15 */
+        RW_ASSERT(!s->direct || s->tid == tid);
+        pr->x.stopped = 1;
+        return VCPU_STOP;
+    }
+    pr->last_user_tid = tid;
+    unsigned op = op_at(m, sr, k->rip); /* one read for both checks */
+    if (op == OP_SYSCALL && pr->nsys < SYS_PENDING)
+        pr->sys_tid[pr->nsys++] = tid; /* its next trap: r11 (invariant 12) */
+    if (op == OP_CPUID) {              /* invariant 11 */
+        if (process_debug(m, 1) < 0) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+            return failed(&pr->x, msg);
+        }
+        pr->kvm_step = 1;
+    }
+    return VCPU_GO;
+}
+
+static enum vcpu_verdict process_debug_exit(void *ctx, struct platform *p)
+{
+    (void)p;
+    struct process_run *pr = ctx;
+    rw_machine *m = pr->x.m;
+    const struct rw_resume *r = pr->x.r;
+    /* invariant 14: past the budget only by the exit after a system call's entry */
+    RW_ASSERT(!r->max_debug_exits || pr->x.s->debug_exits < r->max_debug_exits || pr->in_entry);
+    pr->in_entry = 0;
+    debug_exit_seen(&pr->x);
+    if (pr->prof) {
+        pr->t1 = mono_ns();
+        pr->prev_debug = 1;
+        pr->ns_run += pr->t1 - pr->t0;
+    }
+    int fresh = 0;      /* registers changed since KVM wrote kvm_run */
+    if (pr->kvm_step) { /* the CPUID ran: KVM's single step off, TF back */
+        pr->kvm_step = 0;
+        fresh = 1;
+        if (process_debug(m, 0) < 0) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+            return failed(&pr->x, msg);
+        }
+    }
+    struct kvm_sregs sr;
+    struct kvm_regs k;
+    uint32_t tid = 0, tgid = 0;
+    if (exit_regs(m, pr->sync && !fresh, &sr, &k) < 0 || on_cpu(m, &tid, &tgid) < 0)
+        return failed(&pr->x, "cannot read the vCPU at a debug exit");
+    int user = (sr.cs.selector & 3) == 3;
+    pr->in_entry = !user;
+    if (user && tgid == r->pid)
+        return process_user(pr, tid, &sr, &k);
+    pr->last_user_tid = 0;                /* invariant 15: the kernel, or another process */
+    if (user && (k.rflags & RFLAGS_TF)) { /* a fork of P inherited TF: not ours */
+        k.rflags &= ~RFLAGS_TF;
+        if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
+            return failed(&pr->x, "cannot write the vCPU's registers");
+    }
+    return VCPU_GO;
+}
+
+/* The threads of P that will run a `syscall` first (invariant 12). */
+static void process_sys_pending(struct process_run *pr)
+{
+    rw_machine *m = pr->x.m;
+    const struct gos_task *t;
+    size_t n;
+    struct kvm_regs ku;
+    int vu = vcpu_user(m->c.vm.vcpu_fd, &ku);
+    struct rw_error e0;
+    if (debug_tasks(m, &t, &n, &e0) < 0)
+        n = 0;
+    for (size_t i = 0; i < n && pr->nsys < SYS_PENDING; i++) {
+        struct gos_regs g;
+        if (t[i].kernel_thread || t[i].tgid != pr->x.r->pid)
+            continue;
+        uint64_t rip = 0;
+        if (t[i].current && vu == 1)
+            rip = ku.rip;
+        else if (gos_user_regs(&m->dbg->g, &t[i], &g) == 0)
+            rip = g.rip;
+        uint8_t b[2];
+        if (rip && gos_vread(&m->dbg->g, t[i].pgd, rip, b, 2) == 2 &&
+            ((unsigned)b[0] << 8 | b[1]) == OP_SYSCALL)
+            pr->sys_tid[pr->nsys++] = t[i].pid;
+    }
+}
+
+/* Is the vCPU in user mode in P, at a CPUID? */
+static int process_at_cpuid(rw_machine *m, uint32_t pid)
+{
+    struct kvm_sregs sr0;
+    struct kvm_regs k0;
+    uint32_t tid0 = 0, tgid0 = 0;
+    return ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr0) == 0 && (sr0.cs.selector & 3) == 3 &&
+           ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k0) == 0 && on_cpu(m, &tid0, &tgid0) == 0 &&
+           tgid0 == pid && cpuid_at(m, &sr0, k0.rip);
+}
+
+/* Arm P: the watched values, TF in its threads (invariant 7), #DB to the
+ * monitor, KVM's single step if P stands at a CPUID (invariant 11). 0, or
+ * -1 with err (and 1 when guest debugging and TF must be undone). */
+static int process_start(struct process_run *pr)
+{
+    rw_machine *m = pr->x.m;
+    const struct rw_resume *r = pr->x.r;
+    struct rw_error *err = pr->x.err;
     for (int i = 0; i < r->nw; i++)
-        nwatch += r->w[i].kind != RW_BREAK;
-    if (nwatch && debug_pgd(m, r->pid, &wpgd, err) < 0)
+        pr->nwatch += r->w[i].kind != RW_BREAK;
+    if (pr->nwatch && debug_pgd(m, r->pid, &pr->wpgd, err) < 0)
         return -1;
     for (int i = 0; i < r->nw; i++)
         if (r->w[i].kind != RW_BREAK &&
-            gos_vread(&m->dbg->g, wpgd, r->w[i].addr, wval[i], r->w[i].len) != r->w[i].len)
-            memset(wval[i], 0, sizeof(wval[i]));
+            gos_vread(&m->dbg->g, pr->wpgd, r->w[i].addr, pr->wval[i], r->w[i].len) != r->w[i].len)
+            memset(pr->wval[i], 0, sizeof(pr->wval[i]));
     if (tf_arm(m, r->pid, 1, err) < 0) /* invariant 7 */
         return -1;
     struct kvm_guest_debug d;
     memset(&d, 0, sizeof(d));
     d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP; /* #DB to the monitor */
     if (ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d) < 0) {
-        int e = errno;
-        tf_arm(m, r->pid, 0, err);
-        err->code = RW_EINTERNAL;
-        snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(e));
-        return -1;
+        fail(err, RW_EINTERNAL, "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+        return 1;
     }
-    int rc = 0;
-    /* KVM's single step is on for one CPUID of P (invariant 11). */
-    int kvm_step = 0;
-    /* Threads of P that trapped at a `syscall`: at their next trap, r11
-     * holds the flags that instruction saved (invariant 12). */
-    enum { SYS_PENDING = 64 };
-    uint32_t sys_tid[SYS_PENDING];
-    int nsys = 0;
-    { /* the threads of P that will run a `syscall` first */
-        const struct gos_task *t;
-        size_t n;
-        struct kvm_regs ku;
-        int vu = vcpu_user(m->c.vm.vcpu_fd, &ku);
-        struct rw_error e0;
-        if (debug_tasks(m, &t, &n, &e0) < 0)
-            n = 0;
-        for (size_t i = 0; i < n && nsys < SYS_PENDING; i++) {
-            struct gos_regs g;
-            if (t[i].kernel_thread || t[i].tgid != r->pid)
-                continue;
-            uint64_t rip = 0;
-            if (t[i].current && vu == 1)
-                rip = ku.rip;
-            else if (gos_user_regs(&m->dbg->g, &t[i], &g) == 0)
-                rip = g.rip;
-            uint8_t b[2];
-            if (rip && gos_vread(&m->dbg->g, t[i].pgd, rip, b, 2) == 2 &&
-                ((unsigned)b[0] << 8 | b[1]) == OP_SYSCALL)
-                sys_tid[nsys++] = t[i].pid;
+    process_sys_pending(pr);
+    if (process_at_cpuid(m, r->pid)) {
+        if (process_debug(m, 1) < 0) {
+            fail(err, RW_EINTERNAL, "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
+            return 1;
         }
+        pr->kvm_step = 1;
     }
-    {
-        struct kvm_sregs sr0;
-        struct kvm_regs k0;
-        uint32_t tid0 = 0, tgid0 = 0;
-        if (ioctl(m->c.vm.vcpu_fd, KVM_GET_SREGS, &sr0) == 0 && (sr0.cs.selector & 3) == 3 &&
-            ioctl(m->c.vm.vcpu_fd, KVM_GET_REGS, &k0) == 0 && on_cpu(m, &tid0, &tgid0) == 0 &&
-            tgid0 == r->pid && cpuid_at(m, &sr0, k0.rip)) {
-            if (process_debug(m, 1) < 0) {
-                tf_arm(m, r->pid, 0, err);
-                return fail(err, RW_EINTERNAL, "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
-            }
-            kvm_step = 1;
-        }
-    }
-    /* After a #DB in the kernel (a system call's first instruction, with
-     * the user's TF still in r11 and pt_regs not yet written), the machine
-     * must not stop: TF could not be cleared there (invariant 8). */
-    int in_entry = 0;
-    struct tf_hook hook = {.m = m, .pid = r->pid};
-    RW_ASSERT(!p->dbg_step); /* only watch.c's replays set it, never on a sought machine */
-    p->dbg_step = tf_step;   /* invariant 10 */
-    p->dbg_ctx = &hook;
-    run_active_kvm_run = run;
-    /* invariant 13: KVM writes the registers into kvm_run at each exit */
-    const int sync = sync_regs_wanted(m);
-    run->kvm_dirty_regs = 0;
-    run->kvm_valid_regs = sync ? KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS : 0;
-    /* REWIND_GDB_LOG=2: where a debug exit's time goes (docs/debugging.md) */
-    const int prof = tf_log();
-    uint64_t t0 = 0, t1 = 0, ns_run = 0, ns_mon = 0;
-    int prev_debug = 0;
-    uint32_t last_user_tid = 0; /* invariant 15: P's thread of the last exit, if a user trap */
-    for (;;) {
-        if (prof && prev_debug)
-            ns_mon += mono_ns() - t1;
-        prev_debug = 0;
-        if (p->outcome != PLATFORM_RUNNING) {
-            s->why = RW_STOP_ENDED;
-            break;
-        }
-        if (r->abort && *r->abort && !in_entry) {
-            s->why = RW_STOP_ABORTED;
-            break;
-        }
-        if (r->max_debug_exits && s->debug_exits >= r->max_debug_exits && !in_entry) {
-            s->why = RW_STOP_BUDGET; /* invariant 14 */
-            break;
-        }
-        if (r->until_step && p->step >= r->until_step) {
-            s->why = RW_STOP_STEP;
-            break;
-        }
-        if (prof)
-            t0 = mono_ns();
-        int kr = ioctl(m->c.vm.vcpu_fd, KVM_RUN, 0);
-        if (prof)
-            t1 = mono_ns();
-        uint64_t step = p->step;
-        if (kr < 0) {
-            if (errno == EINTR || errno == EAGAIN) {
-                run->immediate_exit = 0;
-                platform_host_exit(p);
-                RW_ASSERT(p->step == step); /* invariant 4 */
-                continue;
-            }
-            err->code = RW_EINTERNAL;
-            snprintf(err->msg, sizeof(err->msg), "KVM_RUN: %s", strerror(errno));
-            rc = -1;
-            break;
-        }
-        in_entry = 0;
-        if (run->exit_reason != KVM_EXIT_DEBUG) {
-            last_user_tid = 0; /* invariant 15 */
-            int stepped = vcpu_handle_exit(p);
-            RW_ASSERT(p->step == step + (uint64_t)stepped);
-            if (stepped && nwatch && watch_changed(m, r, wpgd, wval, s))
-                break; /* seen after the step (invariant 9) */
-            continue;
-        }
-        /* A debug exit: never a step (invariant 4). */
-        s->debug_exits++;
-        prev_debug = 1;
-        ns_run += t1 - t0;
-        if (hole_debug_time())
-            p->now_ns += 1000000; /* tests only: the negative twin of invariant 4 */
-        int fresh = 0;            /* registers changed since KVM wrote kvm_run */
-        if (kvm_step) {           /* the CPUID ran: KVM's single step off, TF back */
-            kvm_step = 0;
-            fresh = 1;
-            if (process_debug(m, 0) < 0) {
-                err->code = RW_EINTERNAL;
-                snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
-                rc = -1;
-                break;
-            }
-        }
-        struct kvm_sregs sr;
-        struct kvm_regs k;
-        uint32_t tid = 0, tgid = 0;
-        if (exit_regs(m, sync && !fresh, &sr, &k) < 0 || on_cpu(m, &tid, &tgid) < 0) {
-            err->code = RW_EINTERNAL;
-            snprintf(err->msg, sizeof(err->msg), "cannot read the vCPU at a debug exit");
-            rc = -1;
-            break;
-        }
-        RW_ASSERT(p->step == step);
-        int user = (sr.cs.selector & 3) == 3;
-        in_entry = !user;
-        if (user && tgid == r->pid) { /* one instruction of thread tid ran */
-            for (int i = 0; i < nsys; i++) {
-                if (sys_tid[i] != tid)
-                    continue;
-                sys_tid[i] = sys_tid[--nsys];
-                if (k.r11 & RFLAGS_TF) { /* invariant 12: the flags syscall saved */
-                    k.r11 &= ~RFLAGS_TF;
-                    if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
-                        rc = -1;
-                }
-                break;
-            }
-            if (rc < 0) {
-                err->code = RW_EINTERNAL;
-                snprintf(err->msg, sizeof(err->msg), "cannot write the vCPU's registers");
-                break;
-            }
-            if (r->step_tid && tid == r->step_tid && ++s->tid_steps > r->step_skip) {
-                s->why = RW_STOP_STEPPED;
-                s->tid = tid;
-                s->pc = k.rip;
-                break;
-            }
-            int hit = -1;
-            for (int i = r->nw - 1; i >= 0; i--)
-                if (r->w[i].kind == RW_BREAK && r->w[i].addr == k.rip)
-                    hit = i;
-            if (hit >= 0) {
-                s->why = RW_STOP_BREAK;
-                s->slot = hit;
-                s->tid = tid;
-                s->pc = k.rip;
-                break;
-            }
-            if (nwatch && watch_changed(m, r, wpgd, wval, s)) {
-                s->pc = k.rip;
-                s->direct = last_user_tid == tid; /* invariant 15 */
-                break;
-            }
-            last_user_tid = tid;
-            unsigned op = op_at(m, &sr, k.rip); /* one read for both checks */
-            if (op == OP_SYSCALL && nsys < SYS_PENDING)
-                sys_tid[nsys++] = tid; /* its next trap: r11 (invariant 12) */
-            if (op == OP_CPUID) {      /* invariant 11 */
-                if (process_debug(m, 1) < 0) {
-                    err->code = RW_EINTERNAL;
-                    snprintf(err->msg, sizeof(err->msg), "KVM_SET_GUEST_DEBUG: %s",
-                             strerror(errno));
-                    rc = -1;
-                    break;
-                }
-                kvm_step = 1;
-            }
-            continue;
-        }
-        last_user_tid = 0;                    /* invariant 15: the kernel, or another process */
-        if (user && (k.rflags & RFLAGS_TF)) { /* a fork of P inherited TF: not ours */
-            k.rflags &= ~RFLAGS_TF;
-            if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0) {
-                err->code = RW_EINTERNAL;
-                snprintf(err->msg, sizeof(err->msg), "cannot write the vCPU's registers");
-                rc = -1;
-                break;
-            }
-        }
-    }
-    run_active_kvm_run = NULL;
-    run->kvm_valid_regs = 0;
-    if (prof && s->debug_exits)
+    return 0;
+}
+
+/* Undo process_start (invariants 6, 8, 13); rc is the resume's so far. */
+static int process_end(struct process_run *pr, int rc)
+{
+    rw_machine *m = pr->x.m;
+    struct rw_stop *s = pr->x.s;
+    m->c.vm.run->kvm_valid_regs = 0; /* invariant 13 */
+    if (pr->prof && s->debug_exits)
         fprintf(stderr,
                 "rewind: debug resume: %llu debug exits: %.1f us each in KVM_RUN, %.1f us in "
                 "the monitor\n",
-                (unsigned long long)s->debug_exits, ns_run / 1e3 / s->debug_exits,
-                ns_mon / 1e3 / s->debug_exits);
-    p->dbg_step = NULL;
-    p->dbg_ctx = NULL;
-    if (hook.failed && rc == 0) {
-        err->code = RW_EINTERNAL;
-        snprintf(err->msg, sizeof(err->msg),
-                 "cannot set the trap flag in the threads of process %u at a step", r->pid);
+                (unsigned long long)s->debug_exits, pr->ns_run / 1e3 / s->debug_exits,
+                pr->ns_mon / 1e3 / s->debug_exits);
+    if (pr->tf_failed && rc == 0) {
+        pr->x.err->code = RW_EINTERNAL;
+        snprintf(pr->x.err->msg, sizeof(pr->x.err->msg),
+                 "cannot set the trap flag in the threads of process %u at a step", pr->x.r->pid);
         rc = -1;
     }
     struct rw_error e2;
-    int ok = tf_arm(m, r->pid, 0, &e2); /* invariant 8 */
+    int ok = tf_arm(m, pr->x.r->pid, 0, &e2); /* invariant 8 */
+    struct kvm_guest_debug d;
     memset(&d, 0, sizeof(d));
     ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d); /* invariant 6 */
     if (ok < 0 && rc == 0) {
-        *err = e2;
+        *pr->x.err = e2;
         rc = -1;
     }
-    s->step = p->step;
-    if (s->why == RW_STOP_ENDED && p->outcome == PLATFORM_RUNNING)
-        s->why = RW_STOP_STEP;
+    s->step = m->c.p->step;
     return rc;
+}
+
+static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
+                          struct rw_error *err)
+{
+    struct process_run run = {.x = {.m = m, .r = r, .s = s, .err = err}}, *pr = &run;
+    int rc = process_start(pr);
+    if (rc != 0) {
+        if (rc > 0) { /* TF and guest debugging are on: undo them, keep the first error */
+            struct rw_error e;
+            tf_arm(m, r->pid, 0, &e);
+            struct kvm_guest_debug d;
+            memset(&d, 0, sizeof(d));
+            ioctl(m->c.vm.vcpu_fd, KVM_SET_GUEST_DEBUG, &d); /* invariant 6 */
+        }
+        return -1;
+    }
+    struct platform *p = m->c.p;
+    RW_ASSERT(!p->dbg_step); /* only watch.c's replays set it, never on a sought machine */
+    /* invariant 13: KVM writes the registers into kvm_run at each exit */
+    pr->sync = sync_regs_wanted(m);
+    m->c.vm.run->kvm_dirty_regs = 0;
+    m->c.vm.run->kvm_valid_regs = pr->sync ? KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS : 0;
+    pr->prof = tf_log();
+    const struct vcpu_hooks h = {
+        .ctx = pr, .enter = process_enter, .debug = process_debug_exit, .exited = process_exited};
+    return process_end(pr, drive(&pr->x, &h));
 }
 
 int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,

@@ -37,6 +37,10 @@ struct kvm_vm {
      * (tests/engine/platform_test.c drives the platform over a fake VM with
      * no /dev/kvm). NULL in every real VM. */
     int (*send_vector)(struct kvm_vm *vm, uint8_t vector);
+    /* Test seam: if set, vcpu_run calls it instead of ioctl(KVM_RUN): it
+     * leaves an exit in vm->run and returns 0, or -1 with errno as KVM_RUN
+     * does (tests/unit/vcpu_test.c scripts the exits). NULL in every real VM. */
+    int (*enter)(struct kvm_vm *vm);
 };
 
 /* Make vm empty and closable: no fds (-1), no mappings, no seam. */

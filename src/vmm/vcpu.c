@@ -16,6 +16,14 @@
  *     as a guest error. Nothing but a step can wake it (the monitor injects
  *     only at steps), so the outcome and its step do not depend on when the
  *     watchdog looked; a running vCPU is only resumed (not a step).
+ *  4. vcpu_run is the engine's only KVM_RUN loop (the probe and the
+ *     snapshot's one-shot completion make single calls): a debugger attaches
+ *     hooks (vcpu.h) instead of running its own. The run's own ends (an
+ *     outcome, the spin watch, lim->abort) are checked before any hook, so
+ *     invariants 1-3 and the spin watch hold under a debugger; a hook's
+ *     verdict takes effect only between two KVM_RUN calls and never changes
+ *     p->outcome; the debug hook alone answers KVM_EXIT_DEBUG when set, and
+ *     no step happens in it (asserted).
  */
 
 #include "vmm/vcpu.h"
@@ -218,30 +226,67 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Invariant 4: a hook's verdict, or VCPU_GO when there is no such hook. */
+static enum vcpu_verdict hook_enter(const struct vcpu_hooks *h, struct platform *p)
+{
+    return h && h->enter ? h->enter(h->ctx, p) : VCPU_GO;
+}
+
+/* After an exit of KVM_RUN: the debugger's hook for KVM_EXIT_DEBUG, else
+ * the platform's answer and then the exited hook (invariants 1 and 4). */
+static enum vcpu_verdict after_exit(struct platform *p, const struct vcpu_hooks *h)
+{
+    uint64_t step = p->step;
+    if (h && h->debug && p->vm->run->exit_reason == KVM_EXIT_DEBUG) {
+        enum vcpu_verdict v = h->debug(h->ctx, p);
+        RW_ASSERT(p->step == step); /* invariant 4: a debug exit is never a step */
+        return v;
+    }
+    int stepped = vcpu_handle_exit(p);
+    RW_ASSERT(p->step == step + (uint64_t)stepped); /* invariant 1 */
+    return h && h->exited ? h->exited(h->ctx, p, stepped) : VCPU_GO;
+}
+
+/* The run's own ends (invariant 4: before any hook): 1 if the loop ends. */
+static int run_ends(struct platform *p, const struct vcpu_limits *lim)
+{
+    if (lim->spin && *lim->spin) {
+        p->outcome = PLATFORM_SPIN;
+        snprintf(p->message, sizeof(p->message), "no step for the spin limit after step %llu",
+                 (unsigned long long)p->step);
+        return 1;
+    }
+    if (lim->abort && *lim->abort) {
+        p->outcome = PLATFORM_TIMEOUT;
+        snprintf(p->message, sizeof(p->message), "timed out after %llu steps",
+                 (unsigned long long)p->step);
+        return 1;
+    }
+    return 0;
+}
+
+static int run_once(struct kvm_vm *vm)
+{
+    return vm->enter ? vm->enter(vm) : ioctl(vm->vcpu_fd, KVM_RUN, 0);
+}
+
 static int run_loop(struct platform *p, const struct vcpu_limits *lim, struct watchdog *w)
 {
     struct kvm_run *run = p->vm->run;
     struct vcpu_clock *ck = lim->clock;
     uint64_t t_out = ck ? mono_ns() : 0;
     while (p->outcome == PLATFORM_RUNNING) {
-        if (lim->spin && *lim->spin) {
-            p->outcome = PLATFORM_SPIN;
-            snprintf(p->message, sizeof(p->message), "no step for the spin limit after step %llu",
-                     (unsigned long long)p->step);
+        if (run_ends(p, lim))
             return 0;
-        }
-        if (lim->abort && *lim->abort) {
-            p->outcome = PLATFORM_TIMEOUT;
-            snprintf(p->message, sizeof(p->message), "timed out after %llu steps",
-                     (unsigned long long)p->step);
-            return 0;
-        }
+        enum vcpu_verdict v = hook_enter(lim->hooks, p);
+        if (v != VCPU_GO)
+            return v == VCPU_STOP ? 0 : -1;
         if (lim->max_steps && p->step >= lim->max_steps)
             return 0;
         atomic_fetch_add(&w->runs, 1);
         atomic_store(&w->in_run, 1);
         uint64_t t_in = ck ? mono_ns() : 0;
-        int kr = ioctl(p->vm->vcpu_fd, KVM_RUN, 0);
+        int kr = run_once(p->vm);
         atomic_store(&w->in_run, 0);
         if (ck) {
             uint64_t t = mono_ns();
@@ -263,9 +308,9 @@ static int run_loop(struct platform *p, const struct vcpu_limits *lim, struct wa
             snprintf(p->message, sizeof(p->message), "KVM_RUN: %s", strerror(errno));
             return -1;
         }
-        uint64_t step = p->step;
-        int stepped = vcpu_handle_exit(p);
-        RW_ASSERT(p->step == step + (uint64_t)stepped); /* invariant 1 */
+        v = after_exit(p, lim->hooks);
+        if (v != VCPU_GO)
+            return v == VCPU_STOP ? 0 : -1;
     }
     return 0;
 }

@@ -539,3 +539,28 @@ pcs = re.findall(r"^\$\d+ = \(void \(\*\)\(\)\) (0x[0-9a-f]+)", open(sys.argv[1]
 assert len(pcs) == 2 and pcs[0] != pcs[1], pcs
 PY
 }
+
+# A continue over a process that spins (every instruction of it traps, none
+# is a step) ends the run as spin within --spin-limit, naming where it spun,
+# instead of running on until --timeout: the debugger runs the one machine
+# loop with hooks, so it has the spin watch (src/vmm/vcpu.c invariant 4,
+# src/run/debug.c invariant 16).
+# tier: vm
+test_gdb_continue_over_a_spin() {
+    command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
+    run_rw a run --root "$ROOT" --spin-limit 5 -- /usr/bin/spin
+    expect_rc 117
+    ID=$(run_id a.err)
+    local at t0 t1
+    at=$(gdb_out_step "$ID" "spin: pid")
+    [ -n "$at" ] || fail "no pid line of spin: $(cat a.out)"
+    # that line is the run's last step (it spun after it): a step before it
+    at=$((at - 1))
+    t0=$(date +%s)
+    GDB_TIMEOUT=300 gdb_rw g "$ID" "$at" --spin-limit 5 -- -batch -ex 'continue'
+    t1=$(date +%s)
+    expect_grep g.err 'the run ended as spin at step [0-9]*: no step for 5 s of wall time'
+    expect_grep g.err 'spinning in user mode at 0x'
+    # the seek, 5 s of spin and gdb's start: well under the 300 s wrapper
+    [ $((t1 - t0)) -lt 120 ] || fail "took $((t1 - t0)) s for a 5 s spin limit"
+}
