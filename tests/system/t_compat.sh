@@ -74,8 +74,9 @@ compat_check() {
 
 compat_workload() { compat_three "$1" && compat_check "$1" "${2:-}"; }
 
-# make check: every workload's three runs and a check of COMPAT_SCHEDULES
-# schedules.
+# make check-long: every workload's three runs and a check of
+# COMPAT_SCHEDULES schedules (make check runs the negative twin below and
+# its positive twin on the same root).
 # tier: long
 test_compat_python() { compat_workload python; }
 # tier: long
@@ -84,7 +85,7 @@ test_compat_go() { compat_workload go; }
 test_compat_c() { compat_workload c; }
 # tier: long
 test_compat_node() { compat_workload node; }
-# tier: vm
+# tier: long
 test_compat_shell() { compat_workload shell; }
 # tier: long
 test_compat_cpython_tests() { compat_workload cpython-tests; }
@@ -98,6 +99,16 @@ test_compat_cpython_tests() { compat_workload cpython-tests; }
 # tier: vm
 test_compat_hole_is_caught() {
     compat_home
+    # its positive twin first: without the hole, two runs of the same
+    # program are one run (one id, one number, no violation)
+    local i
+    for i in 1 2; do
+        run_rw "p$i" run --timeout 300 --root "$COMPAT" -- python3 -c 'import random; print(random.getrandbits(64))'
+        expect_rc 0
+        expect_no_grep "p$i.err" 'DETERMINISM VIOLATION'
+    done
+    same_run p1.err p2.err
+    grep -qx '[0-9]\+' p1.out && cmp -s p1.out p2.out || fail "without the hole: $(cat p1.out p2.out)"
     export REWIND_TEST_HOLES=1
     hole_caught h 3 --timeout 300 --test-hole host-rng --root "$COMPAT" -- \
         python3 -c 'import random; print(random.getrandbits(64))'

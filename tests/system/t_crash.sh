@@ -283,7 +283,7 @@ test_crash_at_every_failpoint() {
 # fewer tests): a copy of the runner over a suite of one good file and one
 # with a syntax error after its first test. Needs no guest (the runner's
 # image priming fails fast with `false` as the rewind under test).
-# tier: vm
+# tier: engine
 test_runner_fails_a_file_with_a_syntax_error() {
     local s=$T/suite/tests/system
     mkdir -p "$s"
@@ -310,7 +310,7 @@ test_runner_fails_a_file_with_a_syntax_error() {
 # run.sh invariants 5 and 6: a test with no tier line fails in every tier;
 # a long test runs only in tier long; two copies of run.sh sharing one queue
 # run each test exactly once between them.
-# tier: vm
+# tier: engine
 test_runner_tiers_and_queue() {
     local s=$T/suite/tests/system q=$T/queue
     mkdir -p "$s" "$q"

@@ -106,7 +106,7 @@ test_sdk_python_records() {
 
 # Outside rewind (no /dev/rewind) the Python and Go SDKs change nothing but
 # the records; pointed at a file they write exactly the protocol lines.
-# tier: vm
+# tier: engine
 test_sdk_python_go_outside_rewind() {
     local py=$TOP/tests/guest/sdk_py.py
     PYTHONPATH=$TOP/guest/sdk/python python3 -B "$py" fail > plain.out || fail "sdk_py.py failed"

@@ -21,7 +21,7 @@ test_quick_transcripts_are_current() {
 
 # Negative twin: a transcript edited by hand is found stale, and its diff
 # names it; a rewrite brings it back.
-# tier: vm
+# tier: engine
 test_a_stale_transcript_fails_the_check() {
     mkdir -p docs/tutorials/transcripts
     printf '<!-- transcript: stale -->\n```\n$ echo hi\nhello\n```\n' > t.md
@@ -55,7 +55,7 @@ test_a_stale_transcript_fails_the_check() {
 # another shows the same runs with the same stand-ins); without it the
 # order of first appearance decides (the twin); a word that is not a run
 # id is refused (exit 2).
-# tier: vm
+# tier: engine
 test_tx_ids_numbers_ids_first() {
     mkdir -p docs/tutorials/transcripts tools
     cp "$TOP/docs/tutorials/transcripts/lib.sh" docs/tutorials/transcripts/
