@@ -259,6 +259,7 @@ struct gdb_session {
     char exe[256], tmp[64];
     struct rw_patch *patch;
     unsigned base_n;
+    struct gdbs_config cfg; /* the stub keeps a pointer to it: lives as long as s */
     struct gdbs_session *s;
     struct gdbs_result res;
     int wout;
@@ -480,21 +481,22 @@ static int gdb_start_stub(struct gdb_args *a, struct gdb_session *g)
     struct rw_error err;
     struct rw_options o;
     rw_options_init(&o);
-    struct gdbs_config cfg = {.h = g->h,
-                              .ref = a->ref,
-                              .step = a->step,
-                              .pid = g->p32,
-                              .history = a->history,
-                              .abort = g->abort_flag,
-                              .interrupt = &gdb_interrupt,
-                              .stopping = &gdb_stopping,
-                              .notes = stderr,
-                              .exe = g->exe,
-                              .exe_local = a->kernel ? g->exe : g->tmp,
-                              .kernel = a->kernel,
-                              .keep = g->patch,
-                              .spin_limit_s = a->spin_limit >= 0 ? a->spin_limit : o.spin_limit_s};
-    if (gdbs_start(&cfg, &g->res, &g->s, &err) < 0)
+    g->cfg =
+        (struct gdbs_config){.h = g->h,
+                             .ref = a->ref,
+                             .step = a->step,
+                             .pid = g->p32,
+                             .history = a->history,
+                             .abort = g->abort_flag,
+                             .interrupt = &gdb_interrupt,
+                             .stopping = &gdb_stopping,
+                             .notes = stderr,
+                             .exe = g->exe,
+                             .exe_local = a->kernel ? g->exe : g->tmp,
+                             .kernel = a->kernel,
+                             .keep = g->patch,
+                             .spin_limit_s = a->spin_limit >= 0 ? a->spin_limit : o.spin_limit_s};
+    if (gdbs_start(&g->cfg, &g->res, &g->s, &err) < 0)
         return cli_fail(&err);
     return GDB_GO;
 }

@@ -50,7 +50,9 @@ struct gdbs_result {
 struct gdbs_session;
 
 /* Pause a throwaway machine at cfg->step (rw_seek) showing cfg->pid.
- * 0 with *s, or -1 with err (RW_EUSAGE: no such step or process). */
+ * 0 with *s, or -1 with err (RW_EUSAGE: no such step or process). The
+ * session keeps cfg and res (not copies): both must outlive it, up to
+ * gdbs_end. */
 int gdbs_start(const struct gdbs_config *cfg, struct gdbs_result *res, struct gdbs_session **s,
                struct rw_error *err);
 /* Serve one gdb connection, reading packets from rfd and writing to wfd
