@@ -66,7 +66,7 @@ test_user_rdtsc_is_virtual() {
     cmp a.out b.out || fail "rdtsc differs between runs: $(cat a.out b.out)"
 }
 
-# tier: vm
+# tier: long
 test_differential_5_runs() {
     local id=""
     for i in 1 2 3 4 5; do

@@ -27,7 +27,7 @@ manifest_field() {
 # two long runs make > 100,000 hostile records
 FUZZ_N=${REWIND_HOSTILE_N:-50000}
 
-# tier: vm
+# tier: long
 test_hostile_flood_is_refused_and_counted() {
     export REWIND_TEST_HOLES=1
     # a run made before the flood, to replay after it

@@ -17,7 +17,7 @@ test_cat_shows_each_version() {
     expect_rc 0
     local id; id=$(run_id a.err)
     local before; before=$(mf "$id" trace_hash)
-    for v in 1 10 50 99 100; do
+    for v in 1 50 100; do
         local s; s=$(mark_step "$id" "v $v")
         [ -n "$s" ] || fail "no mark v $v"
         run_rw c cat "$id" "$s" /tmp/file
