@@ -40,13 +40,16 @@ http() { curl -s --path-as-is -o "$T/body" -w '%{http_code}' "$@"; }
 test_serve_actions_cat_and_fork_over_http() {
     command -v curl >/dev/null || skip "no curl"
     loopback_up
-    run_rw a run --root "$ROOT" -- sh -c 'echo one > /tmp/f; /usr/bin/handoff >/dev/null; echo two > /tmp/f'
+    run_rw a run --root "$ROOT" -- sh -c 'echo one > /tmp/f; /usr/bin/handoff >/dev/null; echo two > /tmp/f; echo written; sleep 0.5; echo end'
     expect_rc 0
-    local id steps; id=$(run_id a.err); steps=$(steps_of a.err)
+    local id steps at; id=$(run_id a.err); steps=$(steps_of a.err)
+    # the step "written" came out at: the job is alive there, /tmp/f says two
+    at=$("$REWIND" log "$id" --steps | grep -m1 'written' | sed 's/^\[\([0-9]*\) .*/\1/')
+    [ -n "$at" ] || fail "no step for the written line: $("$REWIND" log "$id" --steps | tail -n 3)"
     serve_start s
     trap serve_stop EXIT
     local h="X-Rewind-Token: $TOKEN"
-    [ "$(http -X POST -H "$h" -d "{\"run\":\"$id\",\"step\":$((steps - 1)),\"path\":\"/tmp/f\"}" "${URL}api/cat")" = 200 ] ||
+    [ "$(http -X POST -H "$h" -d "{\"run\":\"$id\",\"step\":$at,\"path\":\"/tmp/f\"}" "${URL}api/cat")" = 200 ] ||
         fail "cat: $(cat "$T/body")"
     python3 -c 'import json,sys; a = json.load(open(sys.argv[1])); assert a["content"] == "two\n", a' "$T/body" ||
         fail "cat's answer: $(cat "$T/body")"
