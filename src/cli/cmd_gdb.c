@@ -79,7 +79,7 @@ static void help(void)
          "  --spin-limit S  a continue or step ends the run as `spin` when the guest\n"
          "                  makes no step for S seconds of wall time (default: 60, as\n"
          "                  rewind run; every instruction of P traps, so P runs slower\n"
-         "                  than in a run; 0: never)\n"
+         "                  than in a run; 0: never; none by default with --verify)\n"
          "  --keep          keep gdb's writes made at STEP (set var, set $reg, before any\n"
          "                  continue or step; later writes are refused) as a new run: a\n"
          "                  fork of RUN at STEP with those writes, run to its end and\n"
@@ -476,26 +476,36 @@ static int gdb_copy_program(struct gdb_args *a, struct gdb_session *g, struct rw
     return GDB_GO;
 }
 
+/* The forward commands' spin limit: --spin-limit, else none with --verify
+ * (under the trap flag P runs far slower than in its run: a spin ended by
+ * the wall clock would truncate the run and --verify would report a
+ * difference the debugger did not make), else rewind run's default. */
+static double gdb_spin_limit(const struct gdb_args *a, double dflt)
+{
+    if (a->spin_limit >= 0)
+        return a->spin_limit;
+    return a->verify ? 0 : dflt;
+}
+
 static int gdb_start_stub(struct gdb_args *a, struct gdb_session *g)
 {
     struct rw_error err;
     struct rw_options o;
     rw_options_init(&o);
-    g->cfg =
-        (struct gdbs_config){.h = g->h,
-                             .ref = a->ref,
-                             .step = a->step,
-                             .pid = g->p32,
-                             .history = a->history,
-                             .abort = g->abort_flag,
-                             .interrupt = &gdb_interrupt,
-                             .stopping = &gdb_stopping,
-                             .notes = stderr,
-                             .exe = g->exe,
-                             .exe_local = a->kernel ? g->exe : g->tmp,
-                             .kernel = a->kernel,
-                             .keep = g->patch,
-                             .spin_limit_s = a->spin_limit >= 0 ? a->spin_limit : o.spin_limit_s};
+    g->cfg = (struct gdbs_config){.h = g->h,
+                                  .ref = a->ref,
+                                  .step = a->step,
+                                  .pid = g->p32,
+                                  .history = a->history,
+                                  .abort = g->abort_flag,
+                                  .interrupt = &gdb_interrupt,
+                                  .stopping = &gdb_stopping,
+                                  .notes = stderr,
+                                  .exe = g->exe,
+                                  .exe_local = a->kernel ? g->exe : g->tmp,
+                                  .kernel = a->kernel,
+                                  .keep = g->patch,
+                                  .spin_limit_s = gdb_spin_limit(a, o.spin_limit_s)};
     if (gdbs_start(&g->cfg, &g->res, &g->s, &err) < 0)
         return cli_fail(&err);
     return GDB_GO;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "util/check.h"
 
@@ -33,11 +34,31 @@ int spawn_start(char *const argv[], char *const env[], int in, int out, int err,
         errno = rc;
         return -1;
     }
-    stream(&fa, 0, in);
-    stream(&fa, 1, out);
-    stream(&fa, 2, err);
+    /* A caller's fd below 3 that is not already its own stream (rewind
+     * started with stdin or stdout closed hands out 0 or 1 for a pipe)
+     * would be overwritten by an earlier action: move it above 2 first. */
+    int from[3] = {in, out, err}, moved[3] = {-1, -1, -1};
+    for (int i = 0; i < 3; i++)
+        if (from[i] >= 0 && from[i] < 3 && from[i] != i) {
+            moved[i] = fcntl(from[i], F_DUPFD_CLOEXEC, 3);
+            if (moved[i] < 0) {
+                int e = errno;
+                for (int j = 0; j < i; j++)
+                    if (moved[j] >= 0)
+                        close(moved[j]);
+                posix_spawn_file_actions_destroy(&fa);
+                errno = e;
+                return -1;
+            }
+            from[i] = moved[i];
+        }
+    for (int i = 0; i < 3; i++)
+        stream(&fa, i, from[i]);
     rc = posix_spawnp(pid, argv[0], &fa, NULL, argv, env ? env : environ);
     posix_spawn_file_actions_destroy(&fa);
+    for (int i = 0; i < 3; i++)
+        if (moved[i] >= 0)
+            close(moved[i]);
     if (rc != 0) {
         errno = rc;
         return -1;
