@@ -367,6 +367,35 @@ static void test_spawn(void)
     /* The environment given, stdout and stderr to one pipe, and the
      * caller's close-on-exec pipe end not in the child: spawn.h invariant 1. */
     CHECK(n > 0 && !strcmp(buf, "hello\nerr\nclosed\n"), "env, streams and fds");
+
+    /* A caller whose stdin was closed gets fd 0 for a pipe end: the child's
+     * stdout on that fd must not be overwritten by its /dev/null stdin
+     * (spawn.c moves it above 2 first). In a child process of the test, so
+     * the harness keeps its own streams. */
+    pid_t lo = fork();
+    if (lo == 0) {
+        int q[2];
+        close(0);
+        if (pipe(q) < 0 || q[0] != 0)
+            _exit(2);
+        int r = fcntl(q[0], F_DUPFD_CLOEXEC, 3); /* read end above 2, write end to 0 */
+        if (r < 0 || dup2(q[1], 0) != 0 || close(q[1]) < 0)
+            _exit(2);
+        fcntl(0, F_SETFD, FD_CLOEXEC);
+        char *echo[] = {"echo", "low", NULL};
+        pid_t e;
+        if (spawn_start(echo, NULL, SPAWN_NULL, 0, SPAWN_KEEP, &e) < 0)
+            _exit(3);
+        close(0);
+        char b[16] = {0};
+        ssize_t m = io_read_full(r, b, sizeof(b) - 1);
+        int es;
+        spawn_wait(e, &es);
+        _exit(m == 4 && !strcmp(b, "low\n") ? 0 : 1);
+    }
+    int ts = -1;
+    CHECK(lo > 0 && waitpid(lo, &ts, 0) == lo && WIFEXITED(ts) && WEXITSTATUS(ts) == 0,
+          "a pipe on fd 0 as the child's stdout");
 }
 
 int main(void)
