@@ -76,10 +76,13 @@ fi
 pat=${SYSTEST:-.}
 # the queue lives in the work tree, which every host VM shares writable
 queue=$(mktemp -d "$PWD/build/systest-queue.XXXXXX")
+# the list every host VM walks, made once here (run.sh, step 1)
+REWIND_TIER=$tier REWIND_SYSTEST_LIST_ONLY=1 tests/system/run.sh "$pat" >"$queue/.list" ||
+    { echo "tests/system/run.sh could not list the tests"; failn=$((failn+1)); }
 pids=()
 for ((k = 0; k < nsh; k++)); do
     (
-        REWIND_SYSTEST_QUEUE="$queue" REWIND_TIER="$tier" \
+        REWIND_SYSTEST_QUEUE="$queue" REWIND_SYSTEST_LIST="$queue/.list" REWIND_TIER="$tier" \
             tools/kvm-host --mem 6144 --timeout "$limit" -- tests/system/run.sh "$pat" >"$log.$k" 2>&1
         echo $? >"$log.$k.rc"
     ) &

@@ -62,9 +62,16 @@ base=$(mktemp -d "${TMPDIR:-/tmp}/rewind-systest.XXXXXX")
 trap 'rm -rf "$base"' EXIT
 
 # 1. The selection: "secs file test tier" per selected test, syntax errors
-#    as "secs file - syntax".
+#    as "secs file - syntax". REWIND_SYSTEST_LIST=FILE: take it from FILE,
+#    made by REWIND_SYSTEST_LIST_ONLY=1 (which prints it and stops): every
+#    host VM of one make check walks the same list, made once on this
+#    machine (sourcing every test file under the test host's software CPU
+#    took minutes).
 : >"$base/list"
+[ -z "${REWIND_SYSTEST_LIST:-}" ] || [ -f "$REWIND_SYSTEST_LIST" ] ||
+    { echo "run.sh: REWIND_SYSTEST_LIST=$REWIND_SYSTEST_LIST is not a file" >&2; exit 2; }
 for f in "$HERE"/t_*.sh; do
+    [ -z "${REWIND_SYSTEST_LIST:-}" ] || break
     fb=$(basename "$f" .sh)
     # A file bash cannot parse defines none or only some of its tests:
     # it counts as one failure (invariant 4) when its name or a test it
@@ -93,7 +100,15 @@ for f in "$HERE"/t_*.sh; do
     done
 done
 # longest first; ties in file order (sort -s)
-sort -s -k1,1nr "$base/list" >"$base/order"
+if [ -n "${REWIND_SYSTEST_LIST:-}" ]; then
+    cp "$REWIND_SYSTEST_LIST" "$base/order"
+else
+    sort -s -k1,1nr "$base/list" >"$base/order"
+fi
+if [ "${REWIND_SYSTEST_LIST_ONLY:-0}" = 1 ]; then
+    cat "$base/order"
+    exit 0
+fi
 
 # 2. Shared state (invariant 2): the test root's image, cached by one run of
 #    the test root in a scratch home, and the fixtures, recorded on first use.
@@ -124,6 +139,7 @@ while read -r _ f t tt <&9; do
         [ $(((idx - 1) % sn)) -eq "$sk" ] || continue
     fi
     if [ "$tt" = syntax ]; then
+        bash -n "$f" 2>"$base/syntax.$fb"
         failn=$((failn+1)); echo "FAIL $name"; sed 's/^/    /' "$base/syntax.$fb" | tail -n 20
         continue
     fi
