@@ -22,6 +22,17 @@ test_export_import_replays_in_a_clean_home() {
     REWIND_HOME="$h2" run_rw s replay "$fid" --from $((steps * 3 / 4))
     [ "$RC" -eq 0 ] || fail "seek after import: $(cat s.out s.err)"
     expect_grep s.out 'from the keyframe at step'
+    # gc end to end (its rules are rungc_test's, in-process): nothing to free
+    # while both runs live; once they are removed, their pages and image go
+    REWIND_HOME="$h2" run_rw g1 gc --json
+    [ "$RC" -eq 0 ] || fail "gc: $(cat g1.err)"
+    [ "$(gcf g1.out removed_pages) $(gcf g1.out removed_images)" = "0 0" ] || fail "gc freed live data: $(cat g1.out)"
+    REWIND_HOME="$h2" "$REWIND" remove "$fid" >/dev/null
+    REWIND_HOME="$h2" "$REWIND" remove "$id" >/dev/null
+    REWIND_HOME="$h2" run_rw g2 gc --json
+    [ "$RC" -eq 0 ] || fail "gc: $(cat g2.err)"
+    [ "$(gcf g2.out removed_pages)" -gt 0 ] && [ "$(gcf g2.out removed_images)" -eq 1 ] ||
+        fail "gc after remove: $(cat g2.out)"
 }
 
 # tier: long
@@ -80,7 +91,7 @@ gcf() { # gcf FILE FIELD: one field of `rewind gc --json` output
 image_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["image"])' "$REWIND_HOME/runs/$1/spec.json"; }
 store_bytes() { du -sb "$REWIND_HOME/store" | cut -f1; }
 
-# tier: vm
+# tier: long
 test_gc_keeps_live_and_frees_removed() {
     run_rw a run --root "$ROOT" -- sh -c "$JOB"
     expect_rc 0
