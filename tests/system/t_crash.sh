@@ -23,7 +23,7 @@
 # at the base's runs and the killed one, never at what earlier kills left.
 # test_crash_at_chosen_failpoints (make check) walks a few failpoints that
 # cover run publishing, store append, store gc and import;
-# test_crash_at_every_failpoint (make check-long, tests/system/LONG) walks
+# test_crash_at_every_failpoint (tier long, make check-long) walks
 # every one.
 
 FP=$TOP/build/rewind-fp

@@ -176,8 +176,8 @@ PY
         FILE_WANT="$T/note_want")
 }
 
-# make check's short version of the next test (tests/system/LONG has the
-# long one): a run of the pool (built with -g: pool-g) and one of the fixed
+# The short version of the next test (both in tier long, make check-long;
+# make check starts serve in the two tests above): a run of the pool (built with -g: pool-g) and one of the fixed
 # pool instead of a 64-schedule check, and the page driven without the
 # actions that boot a VM (cat, fork, shell) but one: the stack. The pool's
 # run opens, the playhead is dragged and moved by the arrow keys to its

@@ -2,7 +2,7 @@
 # test itself (tools/slurm-cluster.sh: munged, slurmctld and two slurmd
 # node names on this machine, all state under $T/slurm, stopped on exit),
 # and `--via local` (docs/distributed.md). The long versions (32 schedules)
-# are in tests/system/LONG.
+# are in tier long (make check-long).
 
 # Start the cluster (slurm_up SPOOL: slurmd's spool there, RW_SLURM_SPOOL of
 # tools/slurm-cluster.sh); stop it when the test's subshell ends.
