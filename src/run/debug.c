@@ -120,15 +120,6 @@ int rw_machine_threads(rw_machine *m, struct rw_thread *out, size_t max, size_t 
     return 0;
 }
 
-/* Is the vCPU in user mode? 1, 0, or -1. */
-static int vcpu_user(int vcpu_fd, struct kvm_regs *k)
-{
-    struct kvm_sregs s;
-    if (ioctl(vcpu_fd, KVM_GET_SREGS, &s) < 0 || ioctl(vcpu_fd, KVM_GET_REGS, k) < 0)
-        return -1;
-    return (s.cs.selector & 3) == 3;
-}
-
 int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct rw_error *err)
 {
     const struct gos_task *t = debug_task(m, tid, err);
@@ -136,7 +127,7 @@ int rw_machine_user_regs(rw_machine *m, uint32_t tid, struct rw_uregs *r, struct
         return -1;
     memset(r, 0, sizeof(*r));
     struct kvm_regs k;
-    int user = t->current ? vcpu_user(m->c.vm.vcpu_fd, &k) : 0;
+    int user = t->current ? guestview_vcpu_user(m->c.vm.vcpu_fd, &k) : 0;
     if (user < 0)
         return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
     if (user) { /* invariant 3 */
@@ -658,7 +649,7 @@ static int tf_arm(rw_machine *m, uint32_t pid, int on, struct rw_error *err)
     if (debug_tasks(m, &t, &n, err) < 0)
         return -1;
     struct kvm_regs k;
-    int user = vcpu_user(m->c.vm.vcpu_fd, &k);
+    int user = guestview_vcpu_user(m->c.vm.vcpu_fd, &k);
     if (user < 0)
         return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
     uint32_t cur_tgid = 0;
@@ -974,7 +965,7 @@ static void process_sys_pending(struct process_run *pr)
     const struct gos_task *t;
     size_t n;
     struct kvm_regs ku;
-    int vu = vcpu_user(m->c.vm.vcpu_fd, &ku);
+    int vu = guestview_vcpu_user(m->c.vm.vcpu_fd, &ku);
     struct rw_error e0;
     if (debug_tasks(m, &t, &n, &e0) < 0)
         n = 0;

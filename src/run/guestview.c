@@ -18,7 +18,7 @@
 #include "vmm/kvm.h"
 
 /* Is the vCPU in user mode? 1, 0, or -1. */
-static int vcpu_in_user(int vcpu_fd, struct kvm_regs *k)
+int guestview_vcpu_user(int vcpu_fd, struct kvm_regs *k)
 {
     struct kvm_sregs s;
     if (ioctl(vcpu_fd, KVM_GET_SREGS, &s) < 0 || ioctl(vcpu_fd, KVM_GET_REGS, k) < 0)
@@ -49,7 +49,7 @@ int debug_set_regs(const struct gos *g0, int vcpu_fd, const struct gos_task *t,
 {
     const uint64_t keep = 0x10100; /* RF, TF */
     struct kvm_regs k;
-    int user = t->current ? vcpu_in_user(vcpu_fd, &k) : 0;
+    int user = t->current ? guestview_vcpu_user(vcpu_fd, &k) : 0;
     if (user < 0)
         return fail(err, RW_EINTERNAL, "%s", "cannot read the vCPU's registers");
     if (user) {

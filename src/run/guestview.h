@@ -9,6 +9,10 @@
 #include "rewind.h"
 
 struct kvm_vm;
+struct kvm_regs;
+
+/* Is the vCPU (vcpu_fd) in user mode? 1, 0, or -1; *k its registers. */
+int guestview_vcpu_user(int vcpu_fd, struct kvm_regs *k);
 
 /* Open g over vm's RAM with the symbols of the kernel at path kernel
  * (what debug_gos does; a run's gdb writes use it too: patchapply.c).
