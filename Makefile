@@ -121,6 +121,11 @@ GUEST_PROGS += $(B)/guest/pool-g
 $(B)/guest/pool-g: examples/pool/pool.c
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
+# The race programs (issue 31, docs/tutorials/races.md): with debug
+# information, so check's report and rewind where name their lines.
+$(B)/guest/race_%: tests/guest/race_%.c tests/guest/race.h | deps
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
 # rewind watch's test program, with debug info for its source lines.
 $(B)/guest/watchctr: tests/guest/watchctr.c
 	@mkdir -p $(B)/guest
