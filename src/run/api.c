@@ -147,10 +147,11 @@ static void run_beside_init(void)
     snprintf(run_init_beside, PATH_MAX, "%s/rewind-init", exe);
     if (access(run_kernel_beside, F_OK) == 0 || access(run_init_beside, F_OK) == 0)
         return;
-    char lib[PATH_MAX - 32];
-    snprintf(lib, sizeof lib, "%s/../lib/rewind", exe);
-    if (access(lib, F_OK) != 0)
+    char up[PATH_MAX], real[PATH_MAX], lib[PATH_MAX - 32];
+    snprintf(up, sizeof up, "%s/../lib/rewind", exe);
+    if (!realpath(up, real) || strlen(real) >= sizeof lib)
         return;
+    memcpy(lib, real, strlen(real) + 1);
     snprintf(run_kernel_beside, PATH_MAX, "%s/kernel/vmlinux", lib);
     snprintf(run_init_beside, PATH_MAX, "%s/rewind-init", lib);
 }
