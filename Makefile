@@ -188,10 +188,10 @@ install: $(INSTALL_FROM)
 uninstall:
 	tools/install.sh --uninstall "$(DESTDIR)" "$(PREFIX)" "$(VERSION)"
 
-# make deb: build/rewind_VERSION_amd64.deb with dpkg-deb (tools/mkdeb.sh).
-deb: $(B)/rewind_$(VERSION)_amd64.deb
-$(B)/rewind_$(VERSION)_amd64.deb: $(INSTALL_FROM) tools/mkdeb.sh tools/install.sh
-	tools/mkdeb.sh "$(VERSION)" $@
+# make deb: build/rewind_VERSION_amd64.deb with dpkg-deb (tools/mkdeb.sh,
+# which builds it again only when what it installs changed).
+deb: $(INSTALL_FROM) | deps
+	tools/mkdeb.sh "$(VERSION)" $(B)/rewind_$(VERSION)_amd64.deb
 
 # The compatibility suite's Debian root (tests/compat/README.md): a Debian
 # base cached in ~/.cache/rewind/roots by its recipe's hash, plus the
@@ -310,6 +310,8 @@ $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ) $(GDBS_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 # tests/system/t_crash.sh (its short walk in make check, the full one in check-long) needs it.
 TEST_BUILD += $(B)/rewind-fp
+# tests/system/t_install.sh installs from build/ and reads the package.
+TEST_BUILD += deb
 -include $(FP_OBJ:.o=.d)
 
 format:

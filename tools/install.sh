@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install.sh [--uninstall] DESTDIR PREFIX VERSION: put an installed rewind
+# install.sh [--uninstall | --list] DESTDIR PREFIX VERSION: put an installed rewind
 # under DESTDIR/PREFIX from build/ (what `make install` and `make deb` run;
 # docs/install.md has the layout and why each file goes where it does).
 #
@@ -13,9 +13,10 @@
 #     install before anything is copied.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-uninstall=0
+uninstall=0 list=0
 if [ "${1:-}" = --uninstall ]; then uninstall=1; shift; fi
-[ $# -eq 3 ] || { echo "usage: tools/install.sh [--uninstall] DESTDIR PREFIX VERSION" >&2; exit 2; }
+if [ "${1:-}" = --list ]; then list=1; shift; fi
+[ $# -eq 3 ] || { echo "usage: tools/install.sh [--uninstall | --list] DESTDIR PREFIX VERSION" >&2; exit 2; }
 destdir=$1 prefix=$2 version=$3
 case $prefix in /*) ;; *) echo "install: PREFIX must be absolute: $prefix" >&2; exit 2 ;; esac
 B=$top/build
@@ -54,6 +55,10 @@ files() {
     echo "644 $top/README.md $p/share/doc/rewind/README.md"
 }
 
+if ((list)); then # the sources, for tools/mkdeb.sh's key
+    files | awk '{print $2}' | grep -v "^$B/install/"
+    exit 0
+fi
 if ((uninstall)); then
     files | while read -r _ _ dst; do rm -f "$destdir$dst"; done
     # The folders that are rewind's alone; shared ones (bin, man1) stay.
@@ -69,7 +74,7 @@ mkdir -p "$B/install"
 libs="-lcrypto -ljansson -lzstd -ldw -lelf -pthread -lm"
 cat >"$B/install/rewind.pc" <<EOF
 prefix=$prefix
-libdir=$libdir
+libdir=\${prefix}${libdir#"$prefix"}
 includedir=\${prefix}/include
 
 Name: rewind

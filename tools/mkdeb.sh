@@ -12,6 +12,8 @@
 #  3. Depends are what the binary links (dpkg-shlibdeps) plus the programs
 #     it runs for every run (mkfs.erofs; tar is essential); a program only one command
 #     runs is a Recommends (docs/install.md lists which command needs which).
+#  4. The package is rebuilt only when the key (the SHA-256 of every file
+#     installed, the version and these scripts) changed; $out.key holds it.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -eq 2 ] || { echo "usage: tools/mkdeb.sh VERSION OUT.deb" >&2; exit 2; }
@@ -19,6 +21,11 @@ version=$1 out=$2
 for t in dpkg-deb dpkg-shlibdeps; do
     command -v "$t" >/dev/null || { echo "mkdeb: $t missing (apt-get install dpkg-dev)" >&2; exit 1; }
 done
+# Built again only when an input changed (make's timestamps cannot say:
+# the kernel is copied from its cache on every make).
+key=$( (echo "$version"; "$top/tools/install.sh" --list / /usr "$version" | xargs sha256sum;
+    sha256sum "$0" "$top/tools/install.sh") | sha256sum | cut -c1-64)
+if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then exit 0; fi
 work=$top/build/deb
 rm -rf "$work"
 root=$work/root
@@ -102,4 +109,5 @@ EOF
 mkdir -p "$(dirname "$out")"
 dpkg-deb --root-owner-group -Zxz -z6 --build "$root" "$out.tmp" >/dev/null
 mv "$out.tmp" "$out"
+echo "$key" >"$out.key"
 echo "mkdeb: $out"

@@ -1,0 +1,171 @@
+# t_install: rewind installed like real software (docs/install.md): make
+# install's tree, the man pages and completions against --help, the Debian
+# package, and a user in the kvm group with no other privilege.
+
+VERSION=$(cat "$TOP/VERSION")
+DEB=$TOP/build/rewind_${VERSION}_amd64.deb
+
+# install_to DIR PREFIX: tools/install.sh, as `make install` runs it.
+install_to() { "$TOP/tools/install.sh" "$1" "$2" "$VERSION" >/dev/null; }
+
+# hidden_top CMD...: CMD with the source tree hidden (a tmpfs over it in a
+# mount namespace of its own): an installed rewind must not need it.
+hidden_top() {
+    command -v unshare >/dev/null || skip "unshare missing"
+    unshare -m sh -c 'mount -t tmpfs none "$0" && exec "$@"' "$TOP" "$@"
+}
+
+# tier: engine
+test_install_tree_runs_without_the_source_tree() {
+    [ "$(id -u)" -eq 0 ] || skip "hiding the source tree needs a mount namespace (root)"
+    install_to "$T/d" /usr/local
+    local p=$T/d/usr/local f
+    for f in bin/rewind lib/rewind/rewind-init lib/rewind/kernel/vmlinux lib/librewind.a \
+        include/rewind.h lib/pkgconfig/rewind.pc include/rewind-guest/rewind.h \
+        share/pkgconfig/rewind-guest.pc share/gocode/src/rewind.local/sdk/rewind/rewind.go \
+        share/man/man1/rewind.1 share/man/man1/rewind-check.1 \
+        share/bash-completion/completions/rewind share/zsh/site-functions/_rewind \
+        share/rewind/examples/pool.erofs; do
+        [ -f "$p/$f" ] || fail "not installed: $f"
+    done
+    ls "$p"/lib/python3*/dist-packages/rewind.py >/dev/null || fail "the Python SDK is not installed"
+    cmp "$p/lib/rewind/rewind-init" "$TOP/build/rewind-init" || fail "rewind-init changed on install"
+    # The installed program, the source tree hidden: its kernel and init
+    # under ../lib/rewind, its version, the first screen.
+    cd /
+    hidden_top "$p/bin/rewind" doctor --json >"$T/doc.json" || true
+    expect_grep "$T/doc.json" '"kernel":true,"init":true,"mkfs_erofs":true'
+    hidden_top "$p/bin/rewind" >"$T/first.out"
+    expect_grep "$T/first.out" "rewind doctor"
+    expect_grep "$T/first.out" "rewind run --root ROOT -- CMD"
+    expect_grep "$T/first.out" "rewind check --root ROOT -- CMD"
+    expect_grep "$T/first.out" "rewind run --root $p/share/rewind/examples/pool.erofs -- pool"
+    hidden_top "$p/bin/rewind" --version >"$T/v.out"
+    expect_file "$T/v.out" "rewind $VERSION"
+    # A program against the installed header and library, found by pkg-config.
+    local flags
+    flags=$(PKG_CONFIG_PATH=$p/lib/pkgconfig pkg-config --define-variable=prefix="$p" --cflags --libs rewind)
+    case $flags in *"-I$p/include"*) ;; *) fail "pkg-config: $flags" ;; esac
+    cc -std=c11 -D_GNU_SOURCE -o "$T/director" "$TOP/examples/director/director.c" $flags ||
+        fail "examples/director does not build against the installed library"
+    # uninstall removes every file install put there
+    "$TOP/tools/install.sh" --uninstall "$T/d" /usr/local "$VERSION"
+    [ -z "$(find "$T/d" -type f)" ] || fail "left after uninstall: $(find "$T/d" -type f | head -3)"
+}
+
+# tier: engine
+test_man_pages_and_completions_match_help() {
+    command -v python3 >/dev/null || skip "python3 missing"
+    install_to "$T/d" /usr
+    local p=$T/d/usr bin=$T/d/usr/bin/rewind zdir=$T/d/usr/share/zsh/vendor-completions c
+    # Regenerated from the installed binary's --help, they are what was installed.
+    python3 "$TOP/tools/mkman.py" "$bin" "$T/g" "$VERSION"
+    diff -r "$T/g/man1" "$p/share/man/man1" >"$T/drift" || fail "man pages drift from --help: $(head -c 400 "$T/drift")"
+    diff "$T/g/bash/rewind" "$p/share/bash-completion/completions/rewind" >"$T/drift" ||
+        fail "bash completion drifts from --help"
+    diff "$T/g/zsh/_rewind" "$zdir/_rewind" >"$T/drift" || fail "zsh completion drifts from --help"
+    # Every command has its page, every option of its --help is completed.
+    "$bin" --help | awk '/^commands:/{on=1; next} on && /^  [a-z]/{print $1}' >"$T/cmds"
+    [ "$(wc -l <"$T/cmds")" -ge 30 ] || fail "few commands in --help: $(wc -l <"$T/cmds")"
+    while read -r c; do
+        [ -f "$p/share/man/man1/rewind-$c.1" ] || fail "no man page for $c"
+        "$bin" "$c" --help >"$T/h"
+        local line; line=$(grep "^    $c) " "$p/share/bash-completion/completions/rewind")
+        for o in $(grep -oE -- '(^|[ [(|,])--[a-z][a-z0-9-]*' "$T/h" | grep -oE -- '--[a-z0-9-]+' | sort -u); do
+            case " $line " in *" $o "* | *"\"$o "* | *" $o\""* | *"\"$o\""*) ;; *) fail "$c: $o not completed" ;; esac
+        done
+        # the page says what --help says (its first usage line, as man renders it)
+        LC_ALL=C groff -man -Tascii -ww -rLL=200n "$p/share/man/man1/rewind-$c.1" 2>"$T/manerr" >"$T/man.txt"
+        [ ! -s "$T/manerr" ] || fail "groff warns on rewind-$c.1: $(head -2 "$T/manerr")"
+        grep -qF -- "$(head -1 "$T/h" | sed 's/^usage: //' | cut -c1-40)" "$T/man.txt" ||
+            fail "man rewind-$c does not show its usage: $(head -1 "$T/h")"
+    done <"$T/cmds"
+    LC_ALL=C MANWIDTH=80 man -l "$p/share/man/man1/rewind.1" | grep -q 'rewind-check' || fail "man rewind"
+    bash -n "$p/share/bash-completion/completions/rewind"
+    if command -v zsh >/dev/null; then zsh -n "$zdir/_rewind"; fi
+    # bash completes commands, options and run names and ids (from rewind ls).
+    mkdir -p "$T/fake"
+    printf '#!/bin/sh\necho %s\n' "'[{\"id\":\"0123456789abcdef\",\"name\":\"mine\"}]'" >"$T/fake/rewind"
+    chmod +x "$T/fake/rewind"
+    mkdir "$T/empty" && cd "$T/empty" # no file to complete but the runs
+    PATH=$T/fake:$PATH bash -c '
+        source "$1"
+        COMP_WORDS=(rewind che); COMP_CWORD=1; _rewind; echo "${COMPREPLY[*]}"
+        COMP_WORDS=(rewind check --sch); COMP_CWORD=2; _rewind; echo "${COMPREPLY[*]}"
+        COMP_WORDS=(rewind show m); COMP_CWORD=2; _rewind; echo "${COMPREPLY[*]}"
+        COMP_WORDS=(rewind show 01); COMP_CWORD=2; _rewind; echo "${COMPREPLY[*]}"
+    ' _ "$p/share/bash-completion/completions/rewind" >"$T/comp"
+    expect_file "$T/comp" "$(printf 'check checks\n--schedules\nmine\n0123456789abcdef')"
+}
+
+# tier: engine
+test_deb_has_its_depends_and_the_guest_kernel() {
+    command -v dpkg-deb >/dev/null || skip "dpkg-deb missing (apt-get install dpkg-dev)"
+    [ -f "$DEB" ] || fail "$DEB missing (make deb; make check builds it)"
+    dpkg-deb -f "$DEB" Depends >"$T/dep"
+    for d in libc6 libjansson4 libzstd1 libssl3 libdw1 libelf1 libmicrohttpd12 erofs-utils; do
+        expect_grep "$T/dep" "$d"
+    done
+    dpkg-deb -f "$DEB" Recommends >"$T/rec"
+    for d in gdb nix-bin slurm-wlm; do expect_grep "$T/rec" "$d"; done
+    dpkg-deb -x "$DEB" "$T/x"
+    cmp "$T/x/usr/lib/rewind/kernel/vmlinux" "$TOP/build/kernel/vmlinux" || fail "the package's kernel is not the built one"
+    cmp "$T/x/usr/lib/rewind/rewind-init" "$TOP/build/rewind-init" || fail "the package's rewind-init is not the built one"
+    [ -f "$T/x/usr/share/man/man1/rewind-check.1.gz" ] || fail "no man rewind-check in the package"
+    command -v lintian >/dev/null || skip "lintian missing (apt-get install lintian)"
+    lintian "$DEB" >"$T/lintian" 2>&1 || true
+    grep -v 'root privileges' "$T/lintian" >"$T/lintian.left" || true
+    [ ! -s "$T/lintian.left" ] || fail "lintian: $(head -5 "$T/lintian.left")"
+}
+
+# tier: vm
+test_deb_in_a_fresh_root_runs_doctor_and_the_example() {
+    [ -f "$DEB" ] || fail "$DEB missing (make deb; make check builds it)"
+    local r=$T/fresh
+    mkdir -p "$r/var/lib/dpkg/info" "$r/var/lib/dpkg/updates"
+    : >"$r/var/lib/dpkg/status"
+    # The libraries it Depends on are this machine's; the root is new.
+    dpkg --root="$r" --force-depends --log=/dev/null -i "$DEB" >"$T/dpkg.out" 2>&1 || fail "dpkg -i: $(tail -3 "$T/dpkg.out")"
+    dpkg --root="$r" -s rewind | grep -q '^Status: install ok installed' || fail "dpkg does not list rewind as installed"
+    cd /
+    hidden_top "$r/usr/bin/rewind" doctor >"$T/doctor.out" 2>&1 || fail "doctor: $(cat "$T/doctor.out")"
+    expect_grep "$T/doctor.out" "kernel: *ok ($r/usr/lib/rewind/kernel/vmlinux)"
+    REWIND_HOME=$T/h hidden_top "$r/usr/bin/rewind" run --root "$r/usr/share/rewind/examples/pool.erofs" \
+        -- pool-fixed >"$T/ex.out" 2>"$T/ex.err" || fail "the bundled example: $(tail -3 "$T/ex.err")"
+    run_id "$T/ex.err" >/dev/null
+    MANWIDTH=80 man -l "$r/usr/share/man/man1/rewind.1.gz" 2>&1 | grep -q 'rewind-check' || fail "man rewind"
+}
+
+# tier: vm
+test_a_kvm_group_user_runs_the_demo_a_check_and_an_archive() {
+    command -v setpriv >/dev/null || skip "setpriv missing (util-linux)"
+    [ "$(id -u)" -eq 0 ] || skip "making an unprivileged user needs root"
+    local kvm; kvm=$(getent group kvm | cut -d: -f3)
+    [ -n "$kvm" ] || skip "no kvm group"
+    # What Debian's udev does: /dev/kvm is the kvm group's, 0660.
+    chgrp kvm /dev/kvm && chmod 0660 /dev/kvm
+    local u=$T/user
+    mkdir -p "$u"
+    small_root "$u/root" pool-fixed
+    chown -R 65534:65534 "$u"
+    # as nobody, in the kvm group alone: no capability, no other group
+    as_user() {
+        setpriv --reuid=65534 --regid=65534 --groups="$kvm" --inh-caps=-all --bounding-set=-all \
+            env HOME="$u" REWIND_HOME="$u/home" "$REWIND" "$@"
+    }
+    cd "$u"
+    local cmd='echo "hello from rewind"; date; sleep 3; date; od -An -N4 -tu4 /dev/urandom'
+    as_user run --root "$u/root" -- sh -c "$cmd" >d1.out 2>d1.err || fail "demo run 1: $(tail -3 d1.err)"
+    as_user run --root "$u/root" -- sh -c "$cmd" >d2.out 2>d2.err || fail "demo run 2: $(tail -3 d2.err)"
+    same_run d1.err d2.err
+    cmp d1.out d2.out || fail "the demo's two runs printed different things"
+    as_user check --schedules 3 -j 1 --root "$u/root" -- /usr/bin/pool-fixed >c.out 2>c.err ||
+        fail "check: $(tail -3 c.err)"
+    local id; id=$(run_id d1.err)
+    as_user export "$id" --replayable -o "$u/d.rewind" >x.out 2>x.err || fail "export: $(tail -2 x.err)"
+    setpriv --reuid=65534 --regid=65534 --groups="$kvm" --inh-caps=-all env HOME="$u" REWIND_HOME="$u/h2" \
+        "$REWIND" import "$u/d.rewind" >i.out 2>i.err || fail "import: $(tail -2 i.err)"
+    setpriv --reuid=65534 --regid=65534 --groups="$kvm" --inh-caps=-all env HOME="$u" REWIND_HOME="$u/h2" \
+        "$REWIND" replay "$id" >r.out 2>r.err || fail "replay of the import: $(tail -2 r.err)"
+    [ -z "$(find "$u" ! -uid 65534 | head -1)" ] || fail "files not the user's: $(find "$u" ! -uid 65534 | head -3)"
+}
