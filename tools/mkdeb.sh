@@ -91,8 +91,8 @@ Architecture: amd64
 Maintainer: rewind developers <rewind@example.org>
 Installed-Size: $size
 Depends: $shlibs, erofs-utils
-Recommends: gdb, nix-bin, slurm-wlm
-Suggests: chromium | www-browser, python3, golang-go
+Recommends: gdb, nix-bin, slurm-wlm, xz-utils, zstd
+Suggests: chromium | www-browser, diffoscope-minimal, python3, golang-go
 Section: devel
 Priority: optional
 Homepage: https://example.org/rewind
