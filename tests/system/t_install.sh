@@ -206,3 +206,39 @@ test_a_kvm_group_user_runs_the_demo_a_check_and_an_archive() {
     # everything rewind wrote is the user's
     [ -z "$(find "$u" ! -uid 65534 | head -1)" ] || fail "files not the user's: $(find "$u" ! -uid 65534 | head -3)"
 }
+
+# The commands beyond the first ones, as the same user: cat, where and gdb on
+# a paused machine, serve over HTTP (the longer variant, in check-long).
+# tier: long
+test_a_kvm_group_user_inspects_debugs_and_serves() {
+    local u=$T/user
+    kvm_user "$u"
+    command -v curl >/dev/null || skip "no curl"
+    local rw=("${AS_KVM_USER[@]}" env HOME="$u" REWIND_HOME="$u/home" "$REWIND")
+    cd "$u"
+    "${rw[@]}" run --root "$ROOT" -- sh -c 'echo kept > /tmp/f; /usr/bin/dbg_threads' >"$T/a.out" 2>"$T/a.err" ||
+        fail "run: $(tail -3 "$T/a.err")"
+    local id s; id=$(run_id "$T/a.err")
+    s=$("${rw[@]}" events "$id" --kind output --json | python3 -c '
+import json, sys
+print([e["step"] for e in json.load(sys.stdin) if "ready" in e["payload"]][0])')
+    s=$((s + 5))
+    "${rw[@]}" cat "$id" "$s" /tmp/f >"$T/c.out" 2>"$T/c.err" || fail "cat: $(tail -2 "$T/c.err")"
+    expect_file "$T/c.out" kept
+    "${rw[@]}" where "$id" "$s" >"$T/w.out" 2>"$T/w.err" || fail "where: $(tail -2 "$T/w.err")"
+    expect_grep "$T/w.out" wait_main
+    if command -v gdb >/dev/null; then
+        timeout -k 5 400 "${rw[@]}" gdb "$id" "$s" -- -batch -ex 'info threads' >"$T/g.out" 2>"$T/g.err" ||
+            fail "gdb: $(tail -3 "$T/g.err")"
+        expect_grep "$T/g.out" "Thread"
+    fi
+    "${rw[@]}" serve >"$T/s.out" 2>"$T/s.err" &
+    local spid=$! url="" i
+    for i in $(seq 100); do url=$(head -n 1 "$T/s.out" 2>/dev/null); [ -n "$url" ] && break; sleep 0.1; done
+    [ -n "$url" ] || { kill "$spid"; fail "serve printed no URL: $(cat "$T/s.err")"; }
+    local code; code=$(curl -s -o "$T/runs.json" -w '%{http_code}' "${url}api/runs")
+    kill "$spid"; wait "$spid" 2>/dev/null || true
+    [ "$code" = 200 ] || fail "serve's api/runs: $code"
+    expect_grep "$T/runs.json" "$id"
+    [ -z "$(find "$u" ! -uid 65534 | head -1)" ] || fail "files not the user's: $(find "$u" ! -uid 65534 | head -3)"
+}
