@@ -183,7 +183,13 @@ test_a_kvm_group_user_runs_the_demo_a_check_and_an_archive() {
     # Not in the group: doctor says the one line that needs root.
     setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all env HOME="$u" \
         "$REWIND" doctor >nogroup.out 2>&1 && fail "doctor passed without the kvm group"
-    expect_grep nogroup.out "sudo usermod -aG kvm \$USER"
+    expect_grep nogroup.out "permission denied opening /dev/kvm: join its group once, as root (sudo usermod -aG kvm \$USER)"
+    # and run says the same one line, exit 120 (no usable /dev/kvm)
+    local rc=0
+    setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all env HOME="$u" REWIND_HOME="$u/home0" \
+        "$REWIND" run --root "$ROOT" -- true >nogroup-run.out 2>&1 || rc=$?
+    [ "$rc" -eq 120 ] || fail "run without the kvm group: exit $rc, expected 120"
+    expect_grep nogroup-run.out "^rewind: permission denied opening /dev/kvm: join its group once, as root (sudo usermod"
     small_root "$u/root" pool-fixed
     chown -R 65534:65534 "$u/root"
     as_user() { # as_user HOME-NAME ARGS...: rewind as the user with REWIND_HOME=$u/HOME-NAME
