@@ -96,6 +96,17 @@ test_man_pages_and_completions_match_help() {
         COMP_WORDS=(rewind show 01); COMP_CWORD=2; _rewind; echo "${COMPREPLY[*]}"
     ' _ "$p/share/bash-completion/completions/rewind" >"$T/comp"
     expect_file "$T/comp" "$(printf 'check checks\n--schedules\nmine\n0123456789abcdef')"
+    # zsh: the same, through stand-ins for compadd, _describe and _files
+    command -v zsh >/dev/null || skip "zsh missing (tools/deps.sh)"
+    PATH=$T/fake:$PATH zsh -f -c '
+        compadd() { [[ $1 == -a ]] && print -r -- "${(P)2}" }
+        _describe() { print -r -- "${(P)2}" }
+        _files() { print files }
+        words=(rewind che); CURRENT=2; PREFIX=che; source "$1" | grep -o "checks\?:[a-z]*"
+        words=(rewind check --sch); CURRENT=3; PREFIX=--sch; source "$1" | grep -o -- "--schedules"
+        words=(rewind show m); CURRENT=3; PREFIX=m; source "$1"
+    ' _ "$zdir/_rewind" >"$T/zcomp"
+    expect_file "$T/zcomp" "$(printf 'check:try\nchecks:list\n--schedules\n0123456789abcdef mine\nfiles')"
 }
 
 # tier: engine
