@@ -13,7 +13,8 @@
  *     its kernel and init checked against its spec before a VM is made.
  *  3. No state here changes after it is first set (the engine is reentrant,
  *     docs/architecture.md): the default environment is constant, and the
- *     paths beside the running program are computed once (pthread_once).
+ *     paths of the kernel and init (beside the running program, or under
+ *     ../lib/rewind when installed) are computed once (pthread_once).
  */
 #include <errno.h>
 #include <limits.h>
@@ -140,8 +141,20 @@ static void run_beside_init(void)
     char *slash = strrchr(exe, '/');
     if (slash)
         *slash = 0;
+    /* The build tree keeps them beside the program (build/kernel/vmlinux);
+     * an installed rewind under PREFIX/lib/rewind beside PREFIX/bin
+     * (docs/install.md). The build tree's layout wins when both exist. */
     snprintf(run_kernel_beside, PATH_MAX, "%s/kernel/vmlinux", exe);
     snprintf(run_init_beside, PATH_MAX, "%s/rewind-init", exe);
+    if (access(run_kernel_beside, F_OK) == 0 || access(run_init_beside, F_OK) == 0)
+        return;
+    char up[PATH_MAX], real[PATH_MAX], lib[PATH_MAX - 32];
+    snprintf(up, sizeof up, "%s/../lib/rewind", exe);
+    if (!realpath(up, real) || strlen(real) >= sizeof lib)
+        return;
+    memcpy(lib, real, strlen(real) + 1);
+    snprintf(run_kernel_beside, PATH_MAX, "%s/kernel/vmlinux", lib);
+    snprintf(run_init_beside, PATH_MAX, "%s/rewind-init", lib);
 }
 
 /* $env if set, else the path beside the running program (constant storage). */
@@ -175,11 +188,11 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     if (c->schedule_from >= c->schedule_until)
         return run_usage(err, "--schedule-from must be below --schedule-until");
     char why[200];
-    if (c->mem_mib > rw_defaults.mem_max_mib || kvm_mem_fits(c->mem_mib << 20, why, sizeof(why)) < 0)
+    if (c->mem_mib > rw_defaults.mem_max_mib ||
+        kvm_mem_fits(c->mem_mib << 20, why, sizeof(why)) < 0)
         return run_usage(err, "--mem %llu MiB is more than this host can give: %s",
                          (unsigned long long)c->mem_mib,
-                         c->mem_mib > rw_defaults.mem_max_mib ? "above the platform's limit"
-                                                               : why);
+                         c->mem_mib > rw_defaults.mem_max_mib ? "above the platform's limit" : why);
     if (c->schedule &&
         sched_push(&o->sched, c->schedule, c->schedule_from, c->schedule_until, c->schedule_from,
                    c->schedule_until == UINT64_MAX ? rw_defaults.pct_horizon
@@ -240,8 +253,9 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
         return run_usage(err, "--dirorder must be below 2^63: %llu",
                          (unsigned long long)o->dirorder);
     if (o->track_writes && !run_kernel_word_ok(o->track_writes, 200))
-        return run_usage(err, "--track-writes needs a glob of 1..200 printable bytes "
-                              "without spaces or quotes: %s",
+        return run_usage(err,
+                         "--track-writes needs a glob of 1..200 printable bytes "
+                         "without spaces or quotes: %s",
                          o->track_writes);
     if (o->collect && (!o->collect[0] || strlen(o->collect) > 1024 || strchr(o->collect, '\n')))
         return run_usage(err, "--collect needs a path of 1..1024 bytes without newlines");
@@ -332,9 +346,9 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
     json_t *dord = json_object_get(spec, "dirorder");
     json_t *tw = json_object_get(spec, "track_writes"), *col = json_object_get(spec, "collect");
     if ((dord && !json_is_integer(dord)) || (tw && !json_is_string(tw)) ||
-        (col && !json_is_string(col)) ||
-        (tw && !run_kernel_word_ok(json_string_value(tw), 200)))
-        return fail(err, errlen, "the run's spec has a malformed dirorder, track_writes or collect");
+        (col && !json_is_string(col)) || (tw && !run_kernel_word_ok(json_string_value(tw), 200)))
+        return fail(err, errlen,
+                    "the run's spec has a malformed dirorder, track_writes or collect");
     o->dirorder_on = dord != NULL;
     o->dirorder = (uint64_t)json_integer_value(dord);
     json_t *pre = json_object_get(spec, "preempt");
@@ -616,7 +630,8 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
         shq(f, json_string_value(json_object_get(spec, "property")));
     }
     if (json_is_integer(json_object_get(spec, "dirorder")))
-        fprintf(f, " --dirorder %lld", (long long)json_integer_value(json_object_get(spec, "dirorder")));
+        fprintf(f, " --dirorder %lld",
+                (long long)json_integer_value(json_object_get(spec, "dirorder")));
     if (json_is_string(json_object_get(spec, "preempt")))
         fputs(" --preempt memory", f);
     if (json_is_string(json_object_get(spec, "track_writes"))) {
