@@ -669,6 +669,19 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     } else if (probe(x, ps[j], d, &rep->pass_run, &f, err, errlen) < 0) {
         goto out;
     }
+    if (j > 0 && bad(x, &rep->pass_run)) {
+        /* Outcomes need not be monotone in the window's start (with
+         * memory-access points many perturbations can each lead to the
+         * failure): fall back to the prefix the first search proved, which
+         * passes without d (ps[0..k-2], or schedule 0) and fails with it. */
+        j = 0;
+        if (probe(x, ps[0], d + 1, &rep->fail_run, &f, err, errlen) < 0)
+            goto out;
+        if (k == 1)
+            rep->pass_run = *x->ref;
+        else if (probe(x, ps[0], d, &rep->pass_run, &f, err, errlen) < 0)
+            goto out;
+    }
     rep->window_from = ps[j];
     rep->window_until = d + 1;
     rep->perturbed_in_window = k - j;

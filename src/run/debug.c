@@ -1115,6 +1115,11 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
             return -1;
         }
     }
+    if (m->st.o.preempt_memory) {
+        err->code = RW_EUSAGE;
+        snprintf(err->msg, sizeof(err->msg), "%s", RW_PREEMPT_NO_DEBUGGER);
+        return -1;
+    }
     if (!debug_gos(m, err))
         return -1;
     return r->pid ? resume_process(m, r, s, err) : resume_machine(m, r, s, err);

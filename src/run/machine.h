@@ -17,6 +17,15 @@ struct rw_machine {
     int settled; /* rw_machine_finish ran run_settle: the machine runs no more */
 };
 
+/* Breakpoints, watchpoints and single steps arm KVM's guest debugging, which
+ * takes every #DB of the guest, also the single-step traps of the guest
+ * kernel's memory-access bursts (docs/determinism.md): not yet given back to
+ * the guest, so such runs are refused with this message. */
+#define RW_PREEMPT_NO_DEBUGGER                                                          \
+    "a run made with --preempt memory cannot run under breakpoints, watchpoints or "    \
+    "single steps yet: the debugger would take the guest kernel's own single-step "     \
+    "bursts (docs/determinism.md, \"Memory-access points\")"
+
 /* Free m->dbg (rw_machine_close calls it). */
 void debug_free(struct rw_machine *m);
 

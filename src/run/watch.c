@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "util/apierr.h"
+#include "run/machine.h"
 #include "run/modes.h"
 #include "run/watchstep.h"
 #include "util/bytes.h"
@@ -299,6 +300,10 @@ static int watch_replay(rw_home *h, const char *ref, struct watch *w, const stru
     struct run_stored st;
     if (run_stored_at(h, ref, w->from, 0, op, &st, err) < 0)
         return -1;
+    if (st.o.preempt_memory) {
+        run_stored_free(&st);
+        return apierr_set(err, RW_EUSAGE, "%s", RW_PREEMPT_NO_DEBUGGER);
+    }
     snprintf(kernel, kn, "%s", st.o.kernel);
     st.o.no_keyframes = 1;
     st.o.quiet = 1;

@@ -20,6 +20,7 @@ test_spin_wait_progresses() {
     local id; id=$(run_id a.err)
     [ "$(mf "$id" trace_hash)" = "$(mf "$(run_id b.err)" trace_hash)" ] || fail "two traces"
     # the points are access events, and show's command line carries the option
+    "$REWIND" events "$id" --kind exec > ex.out
     "$REWIND" events "$id" --kind access > ev.out || fail "events --kind access failed"
     [ "$(grep -c ' access pid ' ev.out)" -gt 10 ] || fail "few access points: $(head -3 ev.out)"
     expect_grep ev.out 'access pid [0-9/]* read 0x'
@@ -27,6 +28,13 @@ test_spin_wait_progresses() {
     expect_grep s.out -- '--preempt memory'
     run_rw c run --root "$ROOT" --spin-limit 8 -- /usr/bin/race_spin_wait
     expect_rc 117
+    # the debugger's watchpoints would take the guest's own single steps:
+    # refused with one line, not a replay that differs
+    local pid; pid=$(sed -n 's/^ *[0-9]*  exec pid \([0-9]*\)\/.*race_spin_wait.*/\1/p' ex.out | head -n 1)
+    [ -n "$pid" ] || fail "no exec of race_spin_wait: $(head -3 ex.out)"
+    run_rw w watch "$id" ready --pid "$pid"
+    expect_rc 2
+    expect_grep w.err 'cannot run under breakpoints, watchpoints or single steps yet'
 }
 
 # The lost update on a plain global is found by check (whose default is

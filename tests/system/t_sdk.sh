@@ -151,11 +151,11 @@ test_sdk_malformed_lines_stay_marks() {
 # assertion failed.
 # tier: vm
 test_sdk_schedule_point_race() {
-    run_rw n check --schedules 6 -j 2 --root "$ROOT" -- /usr/bin/sdk_race
+    run_rw n check --schedules 6 -j 2 --preempt off --root "$ROOT" -- /usr/bin/sdk_race
     [ "$RC" -eq 0 ] || fail "check without a point: exit $RC: $(tail -n 5 n.out n.err)"
     grep -Eq '^no (failure: schedule 0 and 6 schedules pass every property|difference: 6 schedules ended like schedule 0)' n.out ||
         fail "without a point: $(cat n.out)"
-    run_rw p check --schedules 6 -j 2 --json --root "$ROOT" -- /usr/bin/sdk_race point
+    run_rw p check --schedules 6 -j 2 --json --preempt off --root "$ROOT" -- /usr/bin/sdk_race point
     [ "$RC" -eq 1 ] || fail "check with a point: exit $RC: $(tail -n 5 p.out p.err)"
     python3 - p.out > ids <<'PY' || fail "report: $(cat p.out)"
 import json, sys
