@@ -14,6 +14,10 @@
  *  3. No state here changes after it is first set (the engine is reentrant,
  *     docs/architecture.md): the default environment is constant, and the
  *     paths beside the running program are computed once (pthread_once).
+ *  4. The command line rw_command_line prints is shell text a user pastes:
+ *     every word from a spec or the home's path is quoted (shq), and the
+ *     image is printed only if it is an image name (64 hex digits; "?"
+ *     when a manifest names none).
  */
 #include <errno.h>
 #include <limits.h>
@@ -174,11 +178,11 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     if (c->schedule_from >= c->schedule_until)
         return run_usage(err, "--schedule-from must be below --schedule-until");
     char why[200];
-    if (c->mem_mib > rw_defaults.mem_max_mib || kvm_mem_fits(c->mem_mib << 20, why, sizeof(why)) < 0)
+    if (c->mem_mib > rw_defaults.mem_max_mib ||
+        kvm_mem_fits(c->mem_mib << 20, why, sizeof(why)) < 0)
         return run_usage(err, "--mem %llu MiB is more than this host can give: %s",
                          (unsigned long long)c->mem_mib,
-                         c->mem_mib > rw_defaults.mem_max_mib ? "above the platform's limit"
-                                                               : why);
+                         c->mem_mib > rw_defaults.mem_max_mib ? "above the platform's limit" : why);
     if (c->schedule &&
         sched_push(&o->sched, c->schedule, c->schedule_from, c->schedule_until, c->schedule_from,
                    c->schedule_until == UINT64_MAX ? rw_defaults.pct_horizon
@@ -236,8 +240,9 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
         return run_usage(err, "--dirorder must be below 2^63: %llu",
                          (unsigned long long)o->dirorder);
     if (o->track_writes && !run_kernel_word_ok(o->track_writes, 200))
-        return run_usage(err, "--track-writes needs a glob of 1..200 printable bytes "
-                              "without spaces or quotes: %s",
+        return run_usage(err,
+                         "--track-writes needs a glob of 1..200 printable bytes "
+                         "without spaces or quotes: %s",
                          o->track_writes);
     if (o->collect && (!o->collect[0] || strlen(o->collect) > 1024 || strchr(o->collect, '\n')))
         return run_usage(err, "--collect needs a path of 1..1024 bytes without newlines");
@@ -328,9 +333,9 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
     json_t *dord = json_object_get(spec, "dirorder");
     json_t *tw = json_object_get(spec, "track_writes"), *col = json_object_get(spec, "collect");
     if ((dord && !json_is_integer(dord)) || (tw && !json_is_string(tw)) ||
-        (col && !json_is_string(col)) ||
-        (tw && !run_kernel_word_ok(json_string_value(tw), 200)))
-        return fail(err, errlen, "the run's spec has a malformed dirorder, track_writes or collect");
+        (col && !json_is_string(col)) || (tw && !run_kernel_word_ok(json_string_value(tw), 200)))
+        return fail(err, errlen,
+                    "the run's spec has a malformed dirorder, track_writes or collect");
     o->dirorder_on = dord != NULL;
     o->dirorder = (uint64_t)json_integer_value(dord);
     o->track_writes = tw ? strdup(json_string_value(tw)) : NULL;
@@ -565,7 +570,10 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
     }
     const char *img = json_string_value(json_object_get(spec, "image"));
     char root[4200];
-    if (home_path(root, sizeof(root), rw_home_path(h), HOME_IMAGES, img ? img : "?", NULL) < 0) {
+    /* an image is named by its hash: 64 hex digits, nothing a shell reads
+     * as more (an archive's spec is untrusted; invariant 4) */
+    if ((img && (strlen(img) != 64 || strspn(img, "0123456789abcdef") != 64)) ||
+        home_path(root, sizeof(root), rw_home_path(h), HOME_IMAGES, img ? img : "?", NULL) < 0) {
         fclose(f);
         free(*line);
         *line = NULL;
@@ -574,7 +582,9 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
         snprintf(err->msg, sizeof(err->msg), "run %s: its spec names a bad image", name);
         return -1;
     }
-    fprintf(f, "rewind run --root %s --cwd ", root);
+    fputs("rewind run --root ", f);
+    shq(f, root); /* the home's path may hold anything */
+    fputs(" --cwd ", f);
     const char *cwd = json_string_value(json_object_get(spec, "cwd"));
     shq(f, cwd ? cwd : "");
     size_t i;
@@ -608,7 +618,8 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
         shq(f, json_string_value(json_object_get(spec, "property")));
     }
     if (json_is_integer(json_object_get(spec, "dirorder")))
-        fprintf(f, " --dirorder %lld", (long long)json_integer_value(json_object_get(spec, "dirorder")));
+        fprintf(f, " --dirorder %lld",
+                (long long)json_integer_value(json_object_get(spec, "dirorder")));
     if (json_is_string(json_object_get(spec, "track_writes"))) {
         fputs(" --track-writes ", f);
         shq(f, json_string_value(json_object_get(spec, "track_writes")));

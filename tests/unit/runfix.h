@@ -141,7 +141,8 @@ static void fix_snapshot_into(const char *dir, const char *rel, char *out, size_
         return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "gc.lock"))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "gc.lock") ||
+            !strcmp(e->d_name, RUNDIR_IMPORTED)) /* an import's mark: not the run's content */
             continue;
         char p[4400], r[4400], hex[65] = "-";
         snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
