@@ -49,6 +49,7 @@
 #include "trace/keyframe.h"
 #include "home/rundir.h"
 #include "home/runnames.h"
+#include "home/runref.h"
 #include "rewind.h"
 #include "input/patch.h"
 
@@ -689,6 +690,21 @@ static int check_existing(struct imp *m, struct irun *r, char *err, size_t errle
     return 0;
 }
 
+/* A run new here must not take over a reference that names a run here
+ * already: its directory name is resolved first (runref.c), so a name, an
+ * id prefix or an id~N that answers today would answer with the archive's
+ * run after the import (issue 27, 3). */
+static int check_takeover(struct imp *m, struct irun *r, char *err, size_t errlen)
+{
+    char dir[256], why[512];
+    if (runref_resolve(m->home, r->name, dir, sizeof(dir), why, sizeof(why)) < 0)
+        return 0; /* answers nothing here today */
+    return util_fail(err, errlen,
+                     "run %s would take over the reference '%s', which names run %s here "
+                     "(a name or an id prefix)",
+                     r->name, r->name, dir);
+}
+
 static int check_run(struct imp *m, struct irun *r, struct archive_stats *st, char *err,
                      size_t errlen)
 {
@@ -709,7 +725,9 @@ static int check_run(struct imp *m, struct irun *r, struct archive_stats *st, ch
         st->events = events;
         st->keyframes = kfs;
     }
-    return check_existing(m, r, err, errlen);
+    if (check_existing(m, r, err, errlen) < 0)
+        return -1;
+    return r->already ? 0 : check_takeover(m, r, err, errlen);
 }
 
 static int check_all(struct imp *m, struct archive_stats *st, char *err, size_t errlen)
@@ -819,10 +837,14 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
                              strerror(errno));
         return 0;
     }
+    int e = errno;
+    if ((e == EEXIST || e == ENOTEMPTY) && check_existing(m, r, err, errlen) == 0 && r->already)
+        return 0; /* a concurrent import of the same run won: identical */
     return util_fail(err, errlen,
                      "cannot add run %s: %s (pages and images were added; rewind gc "
                      "frees them)",
-                     to, errno == EEXIST ? "it appeared during the import" : strerror(errno));
+                     to,
+                     e == EEXIST || e == ENOTEMPTY ? "it appeared during the import" : strerror(e));
 }
 
 /* Take back a run this import published (the main run then failed): moved
@@ -842,9 +864,12 @@ static void unpublish_run(struct imp *m, struct irun *r)
 static int commit_all(struct imp *m, char *err, size_t errlen)
 {
     struct irun *main = find_run(m, m->main);
-    if (!main->already && run_here_dir(m, main->name))
-        return util_fail(err, errlen, "cannot add run %s: it appeared during the import",
-                         main->name);
+    /* another import of the same archive may have added it meanwhile:
+     * identical is "already here" (check_existing), other content an error */
+    for (size_t i = 0; i < m->nruns; i++)
+        if (!m->run[i].already && run_here_dir(m, m->run[i].name) &&
+            check_existing(m, &m->run[i], err, errlen) < 0)
+            return -1;
     if (commit_pages(m, err, errlen) < 0 || commit_images(m, err, errlen) < 0)
         return -1;
     int rc = 0;

@@ -161,9 +161,10 @@ static int looks_torn(FILE *f, uint64_t off, uint64_t size)
         }
         z = at;
     }
-    /* nothing but zeros from off, or a whole record ending in 512 zeros */
-    return z == off ||
-           (size - z >= 512 && r.magic == KF_REC_MAGIC && off + sizeof(hb) + body == size);
+    /* nothing but zeros from off, or a record that ends at the end of the
+     * file and whose body is all zeros or ends in 512 of them */
+    return z == off || ((z <= off + sizeof(hb) || size - z >= 512) && r.magic == KF_REC_MAGIC &&
+                        off + sizeof(hb) + body == size);
 }
 
 int kf_open(const char *path, struct kf_file *k)

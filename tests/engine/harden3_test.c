@@ -1,0 +1,412 @@
+/* harden3_test: regression tests for issue 27 ("Hardening, second round")
+ * on fixture homes (runfix.h, no VM): show's command line is shell text
+ * (2); an archive cannot take over a name, an id prefix or a directory
+ * that is not its id, its trace is checked against its hash, and what it
+ * adds is marked imported (3); a flipped byte in a keyframes file is damage,
+ * not a torn tail, and gc then frees nothing (4); verify finds damage in an
+ * image, a trace and a manifest, and export refuses a damaged run (5); a
+ * sparse archive stages nothing (7); two staging directories of one id
+ * and one pid do not collide (8). docs/reliability.md says what each check
+ * is. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive/archive.h"
+#include "home/rungc.h"
+#include "rewind.h"
+#include "runfix.h"
+#include "trace/tracehash.h"
+#include "unit.h"
+#include "util/bytes.h"
+
+#define RUN_A "aaaa000000000001"
+#define RUN_B "bbbb000000000002"
+
+static char top[64];
+
+static const char *at(const char *rel)
+{
+    static char buf[8][4400];
+    static int k;
+    char *b = buf[k++ % 8];
+    snprintf(b, sizeof(buf[0]), "%s/%s", top, rel);
+    return b;
+}
+
+static int exists(const char *p)
+{
+    return access(p, F_OK) == 0;
+}
+
+/* A fresh home named rel with run RUN_A: an image, 6 pages, 3 keyframes,
+ * the manifest's trace_hash that of its trace. */
+static const char *fresh_home(const char *rel, hash256 *pages, char img[65])
+{
+    const char *h = at(rel);
+    rundir_remove_tree(h);
+    char p[4500], hex[65], m[1024];
+    uint64_t n;
+    if (fix_image(h, "root image bytes", img) < 0 || fix_put_pages(h, 1000, 6, pages) < 0 ||
+        fix_run(h, RUN_A, img, NULL, 0, pages, 6, 3) < 0)
+        return NULL;
+    snprintf(p, sizeof(p), "%s/runs/%s/trace", h, RUN_A);
+    if (tracehash_file(p, NULL, hex, &n) != TRACEHASH_OK || n != 3)
+        return NULL;
+    snprintf(m, sizeof(m),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"created\":5,"
+             "\"trace_hash\":\"%s\",\"spec\":{\"image\":\"%s\"}}\n",
+             RUN_A, hex, img);
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", h, RUN_A);
+    return rundir_write_file(p, m) == 0 ? h : NULL;
+}
+
+static off_t file_size(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 ? sb.st_size : -1;
+}
+
+static void flip(const char *p, off_t off)
+{
+    int fd = open(p, O_RDWR);
+    unsigned char c = 0;
+    if (fd >= 0 && pread(fd, &c, 1, off) == 1) {
+        c ^= 0x40;
+        (void)!pwrite(fd, &c, 1, off);
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+static struct rw_verify_report verify(const char *home)
+{
+    struct rw_verify_report r;
+    struct rw_error err;
+    rw_home *h = NULL;
+    memset(&r, 0, sizeof(r));
+    if (rw_home_open(home, &h, &err) < 0 || rw_verify(h, &r, &err) < 0)
+        r.damaged_runs = 9999; /* made to fail the caller's checks */
+    rw_home_close(h);
+    return r;
+}
+
+/* ---- 2: show's command line ------------------------------------------- */
+
+static void test_show_quotes(void)
+{
+    hash256 pg[6];
+    char img[65], p[4500], *line = NULL;
+    int exact;
+    struct rw_error err;
+    const char *home = fresh_home("show x'y $(z)", pg, img);
+    rw_home *h = NULL;
+    CHECK(home && rw_home_open(home, &h, &err) == 0, "a home whose path needs quoting");
+    if (!h)
+        return;
+    CHECK(rw_command_line(h, RUN_A, &line, &exact, &err) == 0 && line, "a command line");
+    char want[4600];
+    snprintf(want, sizeof(want), "rewind run --root '%s/show x'\\''y $(z)/images/%s.erofs' --cwd",
+             top, img);
+    CHECK(line && !strncmp(line, want, strlen(want)), "the root is quoted for a shell");
+    if (line && strncmp(line, want, strlen(want)))
+        fprintf(stderr, "  got  %s\n  want %s\n", line, want);
+    free(line);
+    line = NULL;
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, RUN_B);
+    io_mkdir_p(at("show x'y $(z)/runs/" RUN_B));
+    CHECK(rundir_write_file(p, "{\"id\":\"" RUN_B "\",\"spec\":{\"image\":\"x;touch PWNED;echo \","
+                               "\"argv\":[\"true\"]}}") == 0,
+          "a manifest whose image is shell text");
+    CHECK(rw_command_line(h, RUN_B, &line, &exact, &err) < 0 && !line &&
+              strstr(err.msg, "bad image"),
+          "an image that is not 64 hex digits is refused, not printed");
+    free(line);
+    rw_home_close(h);
+}
+
+/* ---- 4: keyframes damage, gc ------------------------------------------ */
+
+static void test_keyframes_damage(void)
+{
+    hash256 pg[6];
+    char img[65], kp[4500], err[512];
+    struct rungc_stats st;
+    struct kf_file k;
+    const char *home = fresh_home("kf", pg, img);
+    CHECK(home != NULL, "fixture home");
+    snprintf(kp, sizeof(kp), "%s/runs/%s/keyframes", home, RUN_A);
+    CHECK(kf_open(kp, &k) == 0 && k.n == 3 && !k.torn && !k.damaged, "3 whole keyframes");
+    uint64_t second = k.n == 3 ? k.e[1].offset : 0, third = k.n == 3 ? k.e[2].offset : 0;
+    kf_close_read(&k);
+
+    /* a flipped byte in the middle record's state */
+    flip(kp, (off_t)second + 30);
+    CHECK(kf_open(kp, &k) == 0 && k.n == 1 && k.torn && k.damaged,
+          "a flipped byte before the end is damage, not a torn tail");
+    kf_close_read(&k);
+    CHECK(rungc_run(home, 0, 0, &st, err, sizeof(err)) < 0, "gc refuses to free anything");
+    int all = 1;
+    for (int i = 0; i < 6; i++)
+        all &= fix_page_readable(home, &pg[i]);
+    CHECK(all, "every page the later keyframes name is still stored");
+    struct rw_verify_report r = verify(home);
+    CHECK(r.damaged_runs == 1 && r.unreadable_runs == 1 && strstr(r.damage, "keyframes"),
+          "verify says the keyframes are damaged");
+    flip(kp, (off_t)second + 30);
+
+    /* a flipped byte in the last record, which ends at the end of the file */
+    flip(kp, (off_t)third + 40);
+    CHECK(kf_open(kp, &k) == 0 && k.n == 2 && k.damaged,
+          "a flipped byte in a whole last record is damage too");
+    kf_close_read(&k);
+    CHECK(rungc_run(home, 0, 0, &st, err, sizeof(err)) < 0, "gc refuses");
+    flip(kp, (off_t)third + 40);
+
+    /* a torn tail: the last record cut short, or its end zeroed */
+    off_t size = file_size(kp);
+    CHECK(truncate(kp, size - 10) == 0, "cut the last record");
+    CHECK(kf_open(kp, &k) == 0 && k.n == 2 && k.torn && !k.damaged, "a short tail is torn");
+    kf_close_read(&k);
+    CHECK(rungc_run(home, 1, 0, &st, err, sizeof(err)) == 0, "gc reads a torn tail");
+    CHECK(truncate(kp, (off_t)third + 24) == 0 && truncate(kp, size) == 0,
+          "the last record's body lost: zeros where it was");
+    CHECK(kf_open(kp, &k) == 0 && k.n == 2 && k.torn && !k.damaged, "a zero tail is torn");
+    kf_close_read(&k);
+}
+
+/* ---- 5: verify and export find damage ---------------------------------- */
+
+static void test_verify_damage(void)
+{
+    hash256 pg[6];
+    char img[65], p[4500], err[512];
+    const char *home = fresh_home("v", pg, img);
+    struct rw_verify_report r = verify(home);
+    CHECK(home && r.damaged_runs == 0 && r.runs_checked == 1 && r.images_checked == 1 && !r.bad &&
+              !r.missing,
+          "a whole home verifies");
+
+    snprintf(p, sizeof(p), "%s/images/%s.erofs", home, img);
+    flip(p, 3);
+    r = verify(home);
+    CHECK(r.bad_images == 1 && r.damaged_runs == 1 && !strcmp(r.first_bad_image, img),
+          "a flipped byte in an image");
+    flip(p, 3);
+
+    snprintf(p, sizeof(p), "%s/runs/%s/trace", home, RUN_A);
+    off_t size = file_size(p);
+    flip(p, size - 12);
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "trace"), "a flipped byte in a trace");
+    flip(p, size - 12);
+    char *whole = malloc((size_t)size);
+    FILE *f = fopen(p, "rb");
+    CHECK(whole && f && fread(whole, 1, (size_t)size, f) == (size_t)size, "read the trace");
+    if (f)
+        fclose(f);
+    CHECK(truncate(p, size - 5) == 0, "truncate the trace mid-entry");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "trace"), "a truncated trace");
+    /* a trace cut at an entry's end reads whole: only its hash tells */
+    uint64_t ev;
+    char hex[65];
+    off_t cut = size - 1;
+    while (cut > 16) {
+        CHECK(fix_write(p, whole, (size_t)cut) == 0, "write a shorter trace");
+        if (tracehash_file(p, NULL, hex, &ev) == TRACEHASH_OK && ev == 2)
+            break;
+        cut--;
+    }
+    CHECK(ev == 2, "a trace of 2 whole entries");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "trace_hash"),
+          "a trace cut at an entry's end does not hash to the manifest's trace_hash");
+    fix_write(p, whole, (size_t)size);
+    free(whole);
+
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, RUN_A);
+    size = file_size(p);
+    CHECK(truncate(p, size / 2) == 0, "truncate the manifest");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "manifest"), "a truncated manifest");
+    struct archive_stats st;
+    CHECK(archive_export(home, RUN_A, 0, at("v.rewind"), &st, err, sizeof(err)) < 0 &&
+              strstr(err, "manifest"),
+          "export of a run with a truncated manifest fails");
+    CHECK(!exists(at("v.rewind")), "and writes no archive");
+}
+
+/* ---- 3: what an archive says is verified, never trusted ----------------- */
+
+static int export_import(const char *src, const char *run, const char *dst, char *err, size_t n)
+{
+    struct archive_stats st;
+    if (archive_export(src, run, 0, at("x.rewind"), &st, err, n) < 0)
+        return -2;
+    return archive_import(dst, at("x.rewind"), &st, err, n);
+}
+
+static void set_manifest(const char *home, const char *run, const char *json)
+{
+    char p[4500];
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, run);
+    rundir_write_file(p, json);
+}
+
+static void test_import_takeover(void)
+{
+    hash256 pg[6];
+    char img[65], err[512], p[4500];
+    char src[128], dst[128]; /* at()'s buffers are reused */
+    CHECK(fresh_home("isrc", pg, img) && fresh_home("idst", pg, img), "two homes");
+    snprintf(src, sizeof(src), "%s", at("isrc"));
+    snprintf(dst, sizeof(dst), "%s", at("idst"));
+    /* the local run is named "mine" */
+    char m[1024];
+    snprintf(m, sizeof(m),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"name\":\"mine\",\"created\":5,"
+             "\"spec\":{\"image\":\"%s\"}}\n",
+             RUN_A, img);
+    set_manifest(dst, RUN_A, m);
+
+    /* a directory that is not its manifest's id */
+    CHECK(fix_run(src, "mine", img, NULL, 0, NULL, 0, 0) == 0, "a run in directory mine");
+    set_manifest(src, "mine", "{\"id\":\"" RUN_B "\",\"state\":\"complete\"}\n");
+    CHECK(export_import(src, "mine", dst, err, sizeof(err)) == -1 && strstr(err, "its id"),
+          "a run whose directory is not its manifest's id is refused");
+    /* a directory named like a local name */
+    set_manifest(src, "mine", "{\"id\":\"mine\",\"state\":\"complete\"}\n");
+    CHECK(export_import(src, "mine", dst, err, sizeof(err)) == -1 && strstr(err, "take over"),
+          "a run whose directory is a local name is refused");
+    CHECK(!exists(at("idst/runs/mine")), "nothing of it is added");
+    /* a directory that is a prefix of a local id */
+    CHECK(fix_run(src, "aaaa", img, NULL, 0, NULL, 0, 0) == 0, "a run in directory aaaa");
+    CHECK(export_import(src, "aaaa", dst, err, sizeof(err)) == -1 && strstr(err, "take over"),
+          "a run whose directory is a local id's prefix is refused");
+    /* a trace that is not the one the manifest hashes */
+    CHECK(fix_run(src, RUN_B, img, NULL, 0, NULL, 0, 0) == 0, "run B");
+    set_manifest(src, RUN_B,
+                 "{\"id\":\"" RUN_B "\",\"state\":\"complete\",\"trace_hash\":"
+                 "\"0000000000000000000000000000000000000000000000000000000000000000\"}\n");
+    CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == -1 && strstr(err, "trace_hash"),
+          "a trace that does not hash to the manifest's trace_hash is refused");
+    /* a fine one is added, marked imported */
+    set_manifest(src, RUN_B, "{\"id\":\"" RUN_B "\",\"state\":\"complete\"}\n");
+    int rc = export_import(src, RUN_B, dst, err, sizeof(err));
+    CHECK(rc == 0, err);
+    snprintf(p, sizeof(p), "%s/runs/%s/%s", dst, RUN_B, RUNDIR_IMPORTED);
+    CHECK(exists(p), "an imported run is marked (never a stored reference)");
+    CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == 0, "imported again: identical");
+}
+
+/* Two imports of one archive at once: both succeed (one adds, one finds it
+ * identical), never "it appeared during the import". */
+struct imp_arg {
+    const char *dst, *arc;
+    int rc;
+    char err[512];
+};
+
+static void *import_main(void *a)
+{
+    struct imp_arg *x = a;
+    struct archive_stats st;
+    x->rc = archive_import(x->dst, x->arc, &st, x->err, sizeof(x->err));
+    return NULL;
+}
+
+static void test_import_concurrent(void)
+{
+    hash256 pg[6];
+    char img[65], err[512];
+    const char *src = fresh_home("csrc", pg, img);
+    struct archive_stats st;
+    CHECK(src && archive_export(src, RUN_A, 1, at("c.rewind"), &st, err, sizeof(err)) == 0,
+          "an archive");
+    int bad = 0;
+    for (int i = 0; i < 8; i++) {
+        char d[64];
+        snprintf(d, sizeof(d), "cdst%d", i);
+        struct imp_arg a = {.dst = at(d), .arc = at("c.rewind")}, b = a;
+        pthread_t ta, tb;
+        pthread_create(&ta, NULL, import_main, &a);
+        pthread_create(&tb, NULL, import_main, &b);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        if (a.rc || b.rc) {
+            bad++;
+            fprintf(stderr, "  %s | %s\n", a.err, b.err);
+        }
+    }
+    CHECK(bad == 0, "two imports of one archive at once both succeed");
+}
+
+/* ---- 7: a sparse archive ----------------------------------------------- */
+
+static void test_import_sparse(void)
+{
+    const char *dst = at("sdst"), *arc = at("sparse.rewind");
+    uint8_t h[80 + 16 + 32] = {0};
+    memcpy(h, ARCHIVE_MAGIC, 8);
+    bytes_put_u32(h + 8, ARCHIVE_VERSION);
+    memcpy(h + 16, RUN_A, 16);
+    bytes_put_u32(h + 80, 1);  /* a file entry */
+    bytes_put_u32(h + 84, 22); /* its name's length */
+    bytes_put_u64(h + 88, 512ull << 20);
+    memcpy(h + 96, RUN_A "/trace", 22);
+    CHECK(fix_write(arc, h, 96 + 22) == 0 && truncate(arc, (512ll << 20) + 200) == 0,
+          "a 512 MiB sparse archive");
+    char err[512];
+    struct archive_stats st;
+    time_t t0 = time(NULL);
+    CHECK(archive_import(dst, arc, &st, err, sizeof(err)) < 0 && strstr(err, "sparse"),
+          "a sparse archive is refused");
+    CHECK(time(NULL) - t0 < 5, "before staging it");
+    struct stat sb;
+    CHECK(stat(at("sdst/runs"), &sb) != 0, "nothing is left in the home");
+    unlink(arc);
+}
+
+/* ---- 8: staging names -------------------------------------------------- */
+
+static void test_staging_names(void)
+{
+    const char *home = at("stage");
+    rundir_remove_tree(home);
+    struct rundir a, b;
+    char err[512];
+    CHECK(rundir_begin(&a, home, RUN_A, "{}", err, sizeof(err)) == 0, "one run staged");
+    CHECK(rundir_begin(&b, home, RUN_A, "{}", err, sizeof(err)) == 0,
+          "a second run of the same id from the same pid (another PID namespace)");
+    CHECK(strcmp(a.staging, b.staging) != 0, "two staging directories");
+    char p[4500];
+    snprintf(p, sizeof(p), "%s/spec.json", a.staging);
+    CHECK(exists(p), "the first is not deleted by the second");
+    rundir_abort(&a);
+    rundir_abort(&b);
+}
+
+int main(void)
+{
+    snprintf(top, sizeof(top), "/tmp/harden3_test.%d", (int)getpid());
+    rundir_remove_tree(top);
+    io_mkdir_p(top);
+    test_show_quotes();
+    test_keyframes_damage();
+    test_verify_damage();
+    test_import_takeover();
+    test_import_concurrent();
+    test_import_sparse();
+    test_staging_names();
+    rundir_remove_tree(top);
+    (void)fix_snapshot;
+    return unit_done();
+}
