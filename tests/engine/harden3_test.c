@@ -375,6 +375,112 @@ static void test_import_sparse(void)
     unlink(arc);
 }
 
+/* ---- 6: process trees in O(n log n) ------------------------------------ */
+
+struct ps_count {
+    size_t n;
+    int maxdepth;
+};
+
+static int on_proc(void *ctx, const struct rw_proc *p)
+{
+    struct ps_count *c = ctx;
+    c->n++;
+    if (p->depth > c->maxdepth)
+        c->maxdepth = p->depth;
+    return 0;
+}
+
+/* runs/<run>: a trace of n forks: a chain (pid k forks k + 1) or flat
+ * (init forks them all), then, flat, every other one exits. */
+static int fork_run(const char *home, const char *run, uint32_t n, int chain)
+{
+    char d[4300], p[4400];
+    snprintf(d, sizeof(d), "%s/runs/%s", home, run);
+    if (io_mkdir_p(d) < 0)
+        return -1;
+    snprintf(p, sizeof(p), "%s/manifest.json", d);
+    int rc = rundir_write_file(p, "{\"id\":\"x\",\"state\":\"complete\"}\n");
+    struct trace_writer w;
+    snprintf(p, sizeof(p), "%s/trace", d);
+    rc |= trace_open_write(&w, p);
+    struct rewind_record r;
+    uint64_t step = 1;
+    for (uint32_t k = 0; k < n; k++) {
+        memset(&r, 0, sizeof(r));
+        r.len = sizeof(r);
+        r.kind = REWIND_REC_FORK;
+        r.pid = r.tid = chain ? 1 + k : 1;
+        r.aux = 2 + k;
+        trace_append(&w, step++, &r);
+    }
+    for (uint32_t k = 0; !chain && k < n; k += 2) {
+        memset(&r, 0, sizeof(r));
+        r.len = sizeof(r);
+        r.kind = REWIND_REC_EXIT;
+        r.pid = r.tid = 2 + k;
+        trace_append(&w, step++, &r);
+    }
+    rc |= trace_close(&w);
+    return rc;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int no_event(void *ctx, const struct rw_event *e)
+{
+    (void)ctx, (void)e;
+    return 0;
+}
+
+/* Seconds to read run's events and do nothing with them (the floor of ps
+ * on this machine, under the sanitizers, on a loaded host). */
+static double read_time(rw_home *h, const char *run)
+{
+    struct rw_error err;
+    struct rw_event_query q = RW_EVENTS_ALL;
+    double t0 = now_s();
+    rw_events(h, run, &q, no_event, NULL, NULL, &err);
+    return now_s() - t0;
+}
+
+static void test_ps_linear(void)
+{
+    const char *home = at("ps");
+    rundir_remove_tree(home);
+    rw_home *h = NULL;
+    struct rw_error err;
+    CHECK(fork_run(home, "chain", 8000, 1) == 0 && fork_run(home, "flat", 40000, 0) == 0 &&
+              rw_home_open(home, &h, &err) == 0,
+          "a chain of 8,000 forks and 40,000 processes under init");
+    if (!h)
+        return;
+    struct ps_count c = {0};
+    double t0 = now_s();
+    CHECK(rw_ps(h, "chain", UINT64_MAX, on_proc, &c, NULL, &err) == 0, "ps of the chain");
+    double t1 = now_s();
+    CHECK(c.n == 4096 && c.maxdepth == 4095, "the chain down to the depth limit");
+    double floor = read_time(h, "chain");
+    CHECK(t1 - t0 < floor + 1.0, "in well under a second more than reading its trace");
+    if (t1 - t0 >= floor + 1.0)
+        fprintf(stderr, "  chain: %.2f s, reading %.2f s\n", t1 - t0, floor);
+    c = (struct ps_count){0};
+    t0 = now_s();
+    CHECK(rw_ps(h, "flat", UINT64_MAX, on_proc, &c, NULL, &err) == 0, "ps of the flat tree");
+    t1 = now_s();
+    CHECK(c.n == 20001 && c.maxdepth == 1, "init and the 20,000 still alive");
+    floor = read_time(h, "flat");
+    CHECK(t1 - t0 < floor + 1.0, "in well under a second more than reading its trace");
+    if (t1 - t0 >= floor + 1.0)
+        fprintf(stderr, "  flat: %.2f s, reading %.2f s\n", t1 - t0, floor);
+    rw_home_close(h);
+}
+
 /* ---- 8: staging names -------------------------------------------------- */
 
 static void test_staging_names(void)
@@ -405,6 +511,7 @@ int main(void)
     test_import_takeover();
     test_import_concurrent();
     test_import_sparse();
+    test_ps_linear();
     test_staging_names();
     rundir_remove_tree(top);
     (void)fix_snapshot;
