@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "archive/archive.h"
+#include "home/homelock.h"
 #include "home/rungc.h"
 #include "rewind.h"
 #include "runfix.h"
@@ -481,6 +482,54 @@ static void test_ps_linear(void)
     rw_home_close(h);
 }
 
+/* ---- 9: remove is atomic and locked ------------------------------------- */
+
+struct rm_arg {
+    rw_home *h;
+    int rc;
+};
+
+static void *remove_main(void *a)
+{
+    struct rm_arg *x = a;
+    const char *refs[] = {RUN_A};
+    struct rw_error err;
+    x->rc = rw_remove(x->h, refs, 1, 0, NULL, NULL, &err);
+    return NULL;
+}
+
+static void test_remove_locked(void)
+{
+    hash256 pg[6];
+    char img[65], home[128], err[512], p[4500];
+    CHECK(fresh_home("rm", pg, img) != NULL, "fixture home");
+    snprintf(home, sizeof(home), "%s", at("rm"));
+    rw_home *h = NULL;
+    struct rw_error e;
+    CHECK(rw_home_open(home, &h, &e) == 0, "open");
+    if (!h)
+        return;
+    int lock = homelock_take(home, 1, 0, err, sizeof(err));
+    CHECK(lock >= 0, "gc's lock held");
+    struct rm_arg a = {.h = h};
+    pthread_t t;
+    pthread_create(&t, NULL, remove_main, &a);
+    usleep(300 * 1000);
+    snprintf(p, sizeof(p), "%s/runs/%s/trace", home, RUN_A);
+    CHECK(exists(p), "remove waits for the home lock");
+    homelock_release(lock);
+    pthread_join(t, NULL);
+    snprintf(p, sizeof(p), "%s/runs/%s", home, RUN_A);
+    CHECK(a.rc == 0 && !exists(p), "then removes the run");
+    /* what a remove killed after its rename leaves: hidden, and gc's */
+    snprintf(p, sizeof(p), "%s/runs/.%s.77.0000abcd.old", home, RUN_A);
+    CHECK(io_mkdir_p(p) == 0, "a killed remove's directory");
+    rw_home_close(h);
+    struct rungc_stats st;
+    CHECK(rungc_run(home, 0, 0, &st, err, sizeof(err)) == 0 && !exists(p),
+          "gc removes what a killed remove left");
+}
+
 /* ---- 8: staging names -------------------------------------------------- */
 
 static void test_staging_names(void)
@@ -512,6 +561,7 @@ int main(void)
     test_import_concurrent();
     test_import_sparse();
     test_ps_linear();
+    test_remove_locked();
     test_staging_names();
     rundir_remove_tree(top);
     (void)fix_snapshot;
