@@ -534,6 +534,21 @@ static void shq(FILE *f, const char *s)
         fputs(s, f);
         return;
     }
+    int ctl = 0;
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+        ctl |= *u < 0x20 || *u == 0x7f;
+    if (ctl) { /* $'...': a control character is written as \xNN, never raw (inv. 4) */
+        fputs("$'", f);
+        for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+            if (*u < 0x20 || *u == 0x7f)
+                fprintf(f, "\\x%02x", *u);
+            else if (*u == '\'' || *u == '\\')
+                fprintf(f, "\\%c", *u);
+            else
+                fputc(*u, f);
+        fputc('\'', f);
+        return;
+    }
     fputc('\'', f);
     for (; *s; s++)
         if (*s == '\'')

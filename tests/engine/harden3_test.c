@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -530,6 +531,50 @@ static void test_remove_locked(void)
           "gc removes what a killed remove left");
 }
 
+/* ---- 12: ls and show print no control characters; ls --status checks -- */
+
+/* Run build/rewind with args in home; its stdout into out (n bytes).
+ * Returns its exit status, or -1. */
+static int rewind_cli(const char *home, const char *args, char *out, size_t n)
+{
+    char cmd[8800];
+    snprintf(cmd, sizeof(cmd), "REWIND_HOME='%s' build/rewind %s 2>/dev/null", home, args);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t k = fread(out, 1, n - 1, p);
+    out[k] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_cli_text(void)
+{
+    if (access("build/rewind", X_OK) != 0) {
+        SKIP("build/rewind is not built (run from the top of the tree)");
+        return;
+    }
+    hash256 pg[6];
+    char img[65], home[128], out[1 << 16], m[1024];
+    CHECK(fresh_home("cli", pg, img) != NULL, "fixture home");
+    snprintf(home, sizeof(home), "%s", at("cli"));
+    snprintf(m, sizeof(m),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"created\":5,\"name\":\"n\\u001b]0;x\","
+             "\"outcome\":\"ex\\u001b[2Jited\",\"parent\":\"p\\u0007q\","
+             "\"spec\":{\"image\":\"%s\",\"cwd\":\"/\",\"argv\":[\"echo\",\"a\\u001b[31mb\"]}}\n",
+             RUN_A, img);
+    set_manifest(home, RUN_A, m);
+    CHECK(rewind_cli(home, "ls", out, sizeof(out)) == 0 && strstr(out, RUN_A) && !strchr(out, 0x1b),
+          "ls prints no escape character from a manifest");
+    CHECK(rewind_cli(home, "show " RUN_A, out, sizeof(out)) == 0 && !strchr(out, 0x1b) &&
+              !strchr(out, 0x07),
+          "show prints no control character from a manifest");
+    CHECK(strstr(out, "$'a\\x1b[31mb'") != NULL, "the command line writes it as $'\\x1b'");
+    CHECK(rewind_cli(home, "ls --status bogus", out, sizeof(out)) == 2,
+          "ls --status with no outcome's word is an error");
+    CHECK(rewind_cli(home, "ls --status exited", out, sizeof(out)) == 0, "ls --status exited");
+}
+
 /* ---- 8: staging names -------------------------------------------------- */
 
 static void test_staging_names(void)
@@ -562,6 +607,7 @@ int main(void)
     test_import_sparse();
     test_ps_linear();
     test_remove_locked();
+    test_cli_text();
     test_staging_names();
     rundir_remove_tree(top);
     (void)fix_snapshot;
