@@ -503,6 +503,14 @@ static int check_fields(struct imp *m, struct irun *r, json_t *man, json_t *spec
         if (run_here(m, s))
             return util_fail(err, errlen, "run %s is named '%.64s', which is the id of a run",
                              r->name, s);
+        /* a name that answers here already stays with its run: names from
+         * an archive never displace the home's (issue 27, 3) */
+        char dir[256], why[512];
+        if (runref_resolve(m->home, s, dir, sizeof(dir), why, sizeof(why)) == 0 &&
+            strcmp(dir, r->name))
+            return util_fail(err, errlen,
+                             "run %s is named '%.64s', which names run %s here already", r->name, s,
+                             dir);
     }
     json_t *cr = json_object_get(man, "created");
     if (cr && (!json_is_integer(cr) || json_integer_value(cr) < 0 ||

@@ -300,6 +300,12 @@ static void test_import_takeover(void)
                  "\"0000000000000000000000000000000000000000000000000000000000000000\"}\n");
     CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == -1 && strstr(err, "trace_hash"),
           "a trace that does not hash to the manifest's trace_hash is refused");
+    /* a name that names a local run already (found by fuzz_runs) */
+    set_manifest(src, RUN_B,
+                 "{\"id\":\"" RUN_B "\",\"state\":\"complete\",\"name\":\"mine\","
+                 "\"created\":100}\n");
+    CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == -1 && strstr(err, "names run"),
+          "a run named like a local run's name is refused");
     /* a fine one is added, marked imported */
     set_manifest(src, RUN_B, "{\"id\":\"" RUN_B "\",\"state\":\"complete\"}\n");
     int rc = export_import(src, RUN_B, dst, err, sizeof(err));
