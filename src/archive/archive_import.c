@@ -542,6 +542,25 @@ static int id_suffix(const char *s)
     return n >= 1 && n <= 9 && s[1 + n] == 0;
 }
 
+/* 1 if name is shaped like a run id: 16 hex digits, maybe "~N". */
+static int id_shaped(const char *name)
+{
+    return strspn(name, "0123456789abcdef") == 16 && (!name[16] || id_suffix(name + 16));
+}
+
+/* 1 if the spec file at path hashes to the id that starts name (spec_id:
+ * the first 16 hex digits of the SHA-256 of its canonical JSON, which is
+ * what spec.json holds). */
+static int spec_names(const char *path, const char *name)
+{
+    hash256 h;
+    char hex[65];
+    if (hash_file(path, &h) < 0)
+        return 0;
+    hash_hex(&h, hex);
+    return !strncmp(hex, name, 16);
+}
+
 static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
 {
     char p[4600];
@@ -561,6 +580,10 @@ static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
                        r->name, id);
     else if (!json_is_object(spec))
         rc = util_fail(err, errlen, "the spec of run %s is corrupt", r->name);
+    else if (id_shaped(r->name) && !spec_names(p, r->name))
+        rc = util_fail(err, errlen,
+                       "run %s's spec does not hash to its id (a run's id is its spec's hash)",
+                       r->name);
     if (rc == 0)
         rc = check_fields(m, r, man, spec, err, errlen);
     const char *img = rc ? NULL : json_image(json_object_get(man, "spec"));

@@ -297,26 +297,34 @@ static void test_import_takeover(void)
     CHECK(fix_run(src, "aaaa", img, NULL, 0, NULL, 0, 0) == 0, "a run in directory aaaa");
     CHECK(export_import(src, "aaaa", dst, err, sizeof(err)) == -1 && strstr(err, "take over"),
           "a run whose directory is a local id's prefix is refused");
-    /* a trace that is not the one the manifest hashes */
+    /* an id whose spec does not hash to it */
     CHECK(fix_run(src, RUN_B, img, NULL, 0, NULL, 0, 0) == 0, "run B");
-    set_manifest(src, RUN_B,
-                 "{\"id\":\"" RUN_B "\",\"state\":\"complete\",\"trace_hash\":"
-                 "\"0000000000000000000000000000000000000000000000000000000000000000\"}\n");
-    CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == -1 && strstr(err, "trace_hash"),
+    CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == -1 && strstr(err, "hash to its id"),
+          "a run whose spec does not hash to its id is refused");
+    /* a trace that is not the one the manifest hashes */
+    char rb[17], mj[512];
+    CHECK(fix_hashed_run(src, img, rb, NULL, 0, 0) == 0, "a run whose id is its spec's hash");
+    snprintf(mj, sizeof(mj),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"trace_hash\":"
+             "\"0000000000000000000000000000000000000000000000000000000000000000\"}\n",
+             rb);
+    set_manifest(src, rb, mj);
+    CHECK(export_import(src, rb, dst, err, sizeof(err)) == -1 && strstr(err, "trace_hash"),
           "a trace that does not hash to the manifest's trace_hash is refused");
     /* a name that names a local run already (found by fuzz_runs) */
-    set_manifest(src, RUN_B,
-                 "{\"id\":\"" RUN_B "\",\"state\":\"complete\",\"name\":\"mine\","
-                 "\"created\":100}\n");
-    CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == -1 && strstr(err, "names run"),
+    snprintf(mj, sizeof(mj),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"name\":\"mine\",\"created\":100}\n", rb);
+    set_manifest(src, rb, mj);
+    CHECK(export_import(src, rb, dst, err, sizeof(err)) == -1 && strstr(err, "names run"),
           "a run named like a local run's name is refused");
     /* a fine one is added, marked imported */
-    set_manifest(src, RUN_B, "{\"id\":\"" RUN_B "\",\"state\":\"complete\"}\n");
-    int rc = export_import(src, RUN_B, dst, err, sizeof(err));
+    snprintf(mj, sizeof(mj), "{\"id\":\"%s\",\"state\":\"complete\"}\n", rb);
+    set_manifest(src, rb, mj);
+    int rc = export_import(src, rb, dst, err, sizeof(err));
     CHECK(rc == 0, err);
-    snprintf(p, sizeof(p), "%s/runs/%s/%s", dst, RUN_B, RUNDIR_IMPORTED);
+    snprintf(p, sizeof(p), "%s/runs/%s/%s", dst, rb, RUNDIR_IMPORTED);
     CHECK(exists(p), "an imported run is marked (never a stored reference)");
-    CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == 0, "imported again: identical");
+    CHECK(export_import(src, rb, dst, err, sizeof(err)) == 0, "imported again: identical");
 }
 
 /* Two imports of one archive at once: both succeed (one adds, one finds it
@@ -341,7 +349,9 @@ static void test_import_concurrent(void)
     char img[65], err[512];
     const char *src = fresh_home("csrc", pg, img);
     struct archive_stats st;
-    CHECK(src && archive_export(src, RUN_A, 1, at("c.rewind"), &st, err, sizeof(err)) == 0,
+    char id[17];
+    CHECK(src && fix_hashed_run(src, img, id, pg, 6, 2) == 0 &&
+              archive_export(src, id, 1, at("c.rewind"), &st, err, sizeof(err)) == 0,
           "an archive");
     int bad = 0;
     for (int i = 0; i < 8; i++) {

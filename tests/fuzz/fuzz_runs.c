@@ -137,12 +137,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* the archive's run */
     static const char *const dirs[] = {
-        "bbbb000000000002", "mine",  "aaaa", "aaaa000000000001",   "aaaa000000000001~1",
-        "aaaa000000000002", "other", "@",    "bbbb000000000002~7",
+        "bbbb000000000002",
+        "mine",
+        "aaaa",
+        "aaaa000000000001",
+        "aaaa000000000001~1",
+        "aaaa000000000002",
+        "other",
+        "@",
+        "bbbb000000000002~7",
+        "#",
+        "#",
     };
     const char *dir = pick(&in, dirs, sizeof(dirs) / sizeof(dirs[0]));
     unsigned nkf = u8(&in) % 4;
-    if (fix_run(src, dir, img, NULL, 0, nkf ? pg : NULL, nkf ? 4 : 0, nkf ? nkf : 1) < 0) {
+    char hashed[17]; /* "#": the id an import accepts, its spec's hash */
+    int made = !strcmp(dir, "#")
+                   ? fix_hashed_run(src, img, hashed, nkf ? pg : NULL, nkf ? 4 : 0, nkf ? nkf : 1)
+                   : fix_run(src, dir, img, NULL, 0, nkf ? pg : NULL, nkf ? 4 : 0, nkf ? nkf : 1);
+    if (!strcmp(dir, "#"))
+        dir = hashed;
+    if (made < 0) {
         fuzz_clear("src");
         fuzz_clear("dst");
         return 0; /* "@" is no directory runfix makes */
