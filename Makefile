@@ -24,8 +24,14 @@ SERVE_OBJ := $(SERVE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/$(B)/gen/serve_assets.o
 # rewind gdb's remote-protocol stub (src/gdbstub): a front end like cli/.
 GDBS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(sort $(wildcard src/gdbstub/*.c)))
 
-.PHONY: all deps kernel check check-long unit system demo clean format
+.PHONY: all deps kernel check check-long unit system demo clean format man install uninstall deb
 all: deps $(B)/rewind $(B)/rewind-init kernel $(B)/tools/kvm-probe $(B)/roots/test.stamp $(B)/roots/test.erofs $(B)/examples/director
+all: man $(B)/examples/pool.erofs
+
+# The version rewind --version prints and the package carries (VERSION).
+VERSION := $(shell cat VERSION)
+$(B)/obj/src/cli/main.o $(B)/fp/src/cli/main.o: FE_INC += -DREWIND_VERSION='"$(VERSION)"'
+$(B)/obj/src/cli/main.o $(B)/fp/src/cli/main.o: VERSION
 
 deps:
 	@tools/deps.sh
@@ -121,6 +127,11 @@ GUEST_PROGS += $(B)/guest/pool-g
 $(B)/guest/pool-g: examples/pool/pool.c
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
+# The race programs (issue 31, docs/tutorials/races.md): with debug
+# information, so check's report and rewind where name their lines.
+$(B)/guest/race_%: tests/guest/race_%.c tests/guest/race.h | deps
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
 # rewind watch's test program, with debug info for its source lines.
 $(B)/guest/watchctr: tests/guest/watchctr.c
 	@mkdir -p $(B)/guest
@@ -149,9 +160,43 @@ $(B)/roots/test.stamp: tools/mkroot.sh $(GUEST_PROGS) | deps
 
 # The same root as an erofs image: tests that do not test root handling use
 # it, so a run does not walk the tree.
+EROFS_FLAGS := --quiet -T0 --all-root -U 72657769-6e64-4572-6f66-730000000001
 $(B)/roots/test.erofs: $(B)/roots/test.stamp
-	mkfs.erofs --quiet -T0 --all-root -U 72657769-6e64-4572-6f66-730000000001 $@.tmp $(B)/roots/test
+	mkfs.erofs $(EROFS_FLAGS) $@.tmp $(B)/roots/test
 	mv $@.tmp $@
+
+# The bundled example an installed rewind ships (docs/install.md): a
+# busybox root with examples/pool's pool and pool-fixed, as an erofs image.
+$(B)/examples/pool.erofs: tools/mkroot.sh $(B)/guest/pool $(B)/guest/pool-fixed
+	@mkdir -p $(B)/examples
+	tools/mkroot.sh $(B)/examples/pool-root $(B)/guest/pool $(B)/guest/pool-fixed
+	mkfs.erofs $(EROFS_FLAGS) $@.tmp $(B)/examples/pool-root
+	mv $@.tmp $@
+
+# Man pages and bash/zsh completions, generated from every command's --help
+# (tools/mkman.py: one text per command, in its cmd_<name>.c).
+man: $(B)/man/man1/rewind.1
+$(B)/man/man1/rewind.1: $(B)/rewind tools/mkman.py VERSION
+	rm -rf $(B)/man.tmp
+	python3 tools/mkman.py $(B)/rewind $(B)/man.tmp $(VERSION)
+	rm -rf $(B)/man
+	mv $(B)/man.tmp $(B)/man
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the layout of docs/install.md,
+# from one list in tools/install.sh (which make uninstall removes).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+INSTALL_FROM := $(B)/rewind $(B)/rewind-init kernel $(B)/librewind.a $(B)/man/man1/rewind.1 \
+                $(B)/examples/pool.erofs
+install: $(INSTALL_FROM)
+	tools/install.sh "$(DESTDIR)" "$(PREFIX)" "$(VERSION)"
+uninstall:
+	tools/install.sh --uninstall "$(DESTDIR)" "$(PREFIX)" "$(VERSION)"
+
+# make deb: build/rewind_VERSION_amd64.deb with dpkg-deb (tools/mkdeb.sh,
+# which builds it again only when what it installs changed).
+deb: $(INSTALL_FROM) | deps
+	tools/mkdeb.sh "$(VERSION)" $(B)/rewind_$(VERSION)_amd64.deb
 
 # The compatibility suite's Debian root (tests/compat/README.md): a Debian
 # base cached in ~/.cache/rewind/roots by its recipe's hash, plus the
@@ -270,6 +315,8 @@ $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ) $(GDBS_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 # tests/system/t_crash.sh (its short walk in make check, the full one in check-long) needs it.
 TEST_BUILD += $(B)/rewind-fp
+# tests/system/t_install.sh installs from build/ and reads the package.
+TEST_BUILD += deb
 -include $(FP_OBJ:.o=.d)
 
 format:

@@ -176,6 +176,10 @@ struct rw_run_config {
     const char *track_writes;
     const char *collect;
     const char *nix_drv; /* rewind nix: the derivation built (part of the spec) */
+    /* Memory-access schedule points (docs/determinism.md): "memory" or "off";
+     * NULL is the command's default (run: off, check: memory). Part of the
+     * spec only when on. */
+    const char *preempt;
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:
@@ -363,6 +367,9 @@ struct rw_check_report {
     uint64_t perturbed_in_window;       /* perturbed steps inside it */
     uint64_t deciding_step;
     char deciding_what[128];
+    /* What the guest did at the deciding step, when it was a memory-access
+     * point (--preempt memory): "access pid P/T write 0x... at ip 0x..."; "" if not. */
+    char deciding_access[160];
     struct rw_check_side pass_run, fail_run; /* differ only by the deciding step */
     uint64_t probes;
     double explore_s, narrow_s;

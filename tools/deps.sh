@@ -15,6 +15,7 @@ pkgs+=(liblz4-dev)  # bench/ingest.sh: lz4 against zstd for keyframe pages
 pkgs+=(nix-bin diffoscope-minimal)  # docs/nix.md: rewind nix (a local store), diff --files
 pkgs+=(patchelf)  # tests/nix/default.nix: GNU ls in the offline test store (docs/nix.md)
 pkgs+=(gdb libdw-dev)  # rewind gdb (Debian's gdb), rewind where (elfutils' libdwfl)
+pkgs+=(dpkg-dev lintian zsh man-db)  # make deb (docs/install.md); tests/system/t_install.sh
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

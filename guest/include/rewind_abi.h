@@ -68,6 +68,7 @@ enum rewind_stop {
  * that a test can see its check fail. The monitor refuses them outside tests. */
 #define REWIND_HOLE_HOST_TSC (1ull << 0) /* user RDTSC returns the host TSC */
 #define REWIND_HOLE_HOSTILE (1ull << 1)  /* /dev/rewind takes REWIND_IOC_HOSTILE */
+#define REWIND_HOLE_MEM_HOST_TIME (1ull << 2) /* memory-access bursts drawn from the host TSC */
 
 #define REWIND_SHARED_MAGIC 0x31444e4957455200ull /* "\0REWIND1" */
 #define REWIND_SHARED_REQ_MAX 1024
@@ -128,8 +129,14 @@ enum rewind_record_kind {
     REWIND_REC_SCHED = 13,  /* context switches; made by the monitor, see below */
     REWIND_REC_WRITE = 14,  /* --track-writes: aux = offset; payload: u64 len, u64 FNV-1a-64
                                of the bytes, path (guest/linux/patches/20-nix.patch) */
-    REWIND_REC_KIND_MAX = 14,
+    REWIND_REC_ACCESS = 15, /* memory-access point (rewind.preempt=memory): aux = the address;
+                               flags: REWIND_ACCESS_*; payload: u64 user instruction pointer
+                               (guest/linux/patches/30-mempoint.patch) */
+    REWIND_REC_KIND_MAX = 15,
 };
+
+/* Flags of a REWIND_REC_ACCESS record. */
+#define REWIND_ACCESS_WRITE 1 /* the faulting access was a write */
 
 enum rewind_init_event {
     REWIND_INIT_JOB_START = 1, /* payload: argv0 */

@@ -60,7 +60,9 @@ static void help(void)
          "  --slurm-args ARGS  slurm: more sbatch arguments, split at blanks\n"
          "  --run RUN          use a kept run as schedule 0 (its properties judge)\n"
          "  --from RUN:STEP    fork the schedules from STEP of the kept run RUN\n"
-         "  RUN-OPTIONS        as for rewind run (--root, -e, --cwd, --seed, --expect, ...)\n"
+         "  RUN-OPTIONS        as for rewind run (--root, -e, --cwd, --seed, --expect, ...);\n"
+         "                     --preempt is memory unless given (--preempt off: threads\n"
+         "                     switch only where the guest enters the kernel)\n"
          "  INSTALLABLE        .#attr, FLAKE#attr, a .drv or -f FILE -A ATTR: check the\n"
          "                     derivation's build as rewind nix makes it (docs/nix.md); a\n"
          "                     different output (its collected files) ends differently\n"
@@ -320,6 +322,10 @@ static void report_json_found(const struct rw_check_report *r)
            (unsigned long long)r->probes, r->narrow_s);
     printf(",\"deciding_step\":%llu,\"perturbation\":", (unsigned long long)r->deciding_step);
     cli_read_json_str(r->deciding_what, strlen(r->deciding_what));
+    if (r->deciding_access[0]) {
+        printf(",\"deciding_access\":");
+        cli_read_json_str(r->deciding_access, strlen(r->deciding_access));
+    }
     printf(",\"window\":[%llu,%llu],\"perturbed_steps_in_window\":%llu,",
            (unsigned long long)r->window_from, (unsigned long long)r->window_until,
            (unsigned long long)r->perturbed_in_window);
@@ -388,6 +394,9 @@ static void report_text_narrowed(const struct rw_check_report *r)
     printf("deciding step: %llu, where the perturbation %s (%llu probes, %.1f s)\n",
            (unsigned long long)r->deciding_step, r->deciding_what, (unsigned long long)r->probes,
            r->narrow_s);
+    if (r->deciding_access[0]) /* docs/determinism.md: a memory-access point */
+        printf("  at that step the guest was about to touch shared memory: %s\n",
+               r->deciding_access);
     if (r->perturbed_in_window > 1)
         printf("  (together with %llu earlier perturbed steps from step %llu)\n",
                (unsigned long long)r->perturbed_in_window - 1, (unsigned long long)r->window_from);
@@ -621,6 +630,8 @@ static int check_parse(int argc, char **argv, struct check_cli *cc)
             return pr > 0 ? 0 : 2;
         if (c->run.schedule)
             return cli_error(2, "check chooses the schedules itself; drop --schedule");
+        if (!c->run.preempt) /* docs/determinism.md: check's default */
+            c->run.preempt = "memory";
     }
     c->run.observer = cli_stdio; /* notices (the job's output stays quiet) */
     return CHECK_GO;

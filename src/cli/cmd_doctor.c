@@ -2,12 +2,15 @@
  * cmd_doctor: `rewind doctor [--json]`. Says whether this machine can run
  * rewind guests: /dev/kvm present and usable, guest kernel code native (by a
  * small probe guest, with its figures), the guest kernel and rewind-init
- * built, mkfs.erofs installed.
+ * built, mkfs.erofs installed; and, when something is missing, what to do
+ * about it (the kvm group, nested virtualization, a cloud instance type).
  */
 
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -19,6 +22,34 @@ static int have_exec(const char *name)
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
     return system(cmd) == 0;
+}
+
+#define NESTED_ADVICE                                                                              \
+    "in a VM: turn on nested virtualization on its host (kvm_intel/kvm_amd nested=1),"
+#define CLOUD_ADVICE                                                                               \
+    "or use a bare-metal machine or a cloud instance type with nested virtualization"
+#define MISSING_ADVICE                                                                             \
+    "MISSING (reinstall rewind, or `make` in its source tree; REWIND_KERNEL and REWIND_INIT "      \
+    "override)"
+
+/* What to do when /dev/kvm cannot be opened, by why (docs/install.md,
+ * "Without root"): missing, or not the user's to open. */
+static void kvm_advice(void)
+{
+    struct stat st;
+    if (stat("/dev/kvm", &st) != 0) {
+        printf("            no /dev/kvm: enable VT-x or AMD-V in the firmware, load kvm_intel or "
+               "kvm_amd;\n"
+               "            %s\n            %s\n",
+               NESTED_ADVICE, CLOUD_ADVICE);
+        return;
+    }
+    /* Not the user's: the engine's message names the kvm group (Debian's);
+     * here /dev/kvm's own group, when it is another. */
+    struct group *g = getgrgid(st.st_gid);
+    if (access("/dev/kvm", R_OK | W_OK) != 0 && g && strcmp(g->gr_name, "kvm") != 0)
+        printf("            here /dev/kvm belongs to group %s: sudo usermod -aG %s $USER\n",
+               g->gr_name, g->gr_name);
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -52,16 +83,19 @@ int cmd_doctor(int argc, char **argv)
                in ? "true" : "false", mk ? "true" : "false", ok ? "true" : "false");
         return ok ? 0 : 1;
     }
-    if (!probe_ok)
+    if (!probe_ok) {
         printf("kvm:        NOT USABLE: %s\n", err.msg);
-    else
+        kvm_advice();
+    } else
         printf("kvm:        %s: guest CPL0 loop %.1f M iter/s, port exit %.1f us\n            %s\n",
                pr.native ? "native" : "NOT NATIVE (guest kernel code is emulated)",
                pr.cpl0_iters_per_s / 1e6, pr.exit_us, pr.why);
     if (probe_ok && !pr.native)
-        printf("            run rewind inside a real KVM host; the tests use tools/kvm-host\n");
-    printf("kernel:     %s (%s)\n", k ? "ok" : "MISSING (run make)", kernel);
-    printf("init:       %s (%s)\n", in ? "ok" : "MISSING (run make)", init);
+        printf("            guest kernel code is emulated (a VM without nested virtualization):\n"
+               "            %s\n            %s\n",
+               NESTED_ADVICE, CLOUD_ADVICE);
+    printf("kernel:     %s (%s)\n", k ? "ok" : MISSING_ADVICE, kernel);
+    printf("init:       %s (%s)\n", in ? "ok" : MISSING_ADVICE, init);
     printf("mkfs.erofs: %s\n", mk ? "ok" : "MISSING (apt-get install erofs-utils)");
     printf("verdict:    %s\n", ok ? "rewind can run guests here" : "rewind cannot run guests here");
     return ok ? 0 : 1;

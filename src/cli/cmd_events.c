@@ -78,7 +78,8 @@ int cmd_events(int argc, char **argv)
         case 'h':
             puts("usage: rewind events RUN [--from STEP] [--to STEP] [--kind KIND] [--json]\n\n"
                  "The run's events in step order, from its trace. KIND is one of console,\n"
-                 "output, exec, fork, exit, signal, open, unlink, rename, mark, assert, init.");
+                 "output, exec, fork, exit, signal, open, unlink, rename, mark, assert, init,\n"
+                 "sched, write, access (memory-access points: --preempt memory).");
             return 0;
         default:
             return cli_error(2, "see rewind events --help");

@@ -56,6 +56,11 @@ static void help(FILE *f)
           "  --no-keyframes   keep no keyframes (no seek, cat, shell or fork for this run)\n"
           "  --keyframe-every N  a keyframe every N steps (default 4096) and where the\n"
           "                   job starts\n"
+          "  --preempt memory|off  memory-access schedule points (part of the spec): in a\n"
+          "                   process with threads, a thread's first access to a page\n"
+          "                   another thread touched is a step, so schedules can switch\n"
+          "                   threads there and a spin-wait progresses (default: off;\n"
+          "                   check: memory; docs/determinism.md)\n"
           "  --dirorder N     the guest kernel returns directory entries in an order drawn\n"
           "                   from N, on every filesystem (docs/nix.md)\n"
           "  --track-writes GLOB  record each write to a regular file whose path matches\n"
@@ -137,6 +142,7 @@ static const struct option run_longopts[] = {
     {"dirorder", required_argument, 0, 'O'},
     {"track-writes", required_argument, 0, 'W'},
     {"collect", required_argument, 0, 'G'},
+    {"preempt", required_argument, 0, 'M'},
     {0, 0, 0, 0},
 };
 
@@ -254,6 +260,11 @@ static int run_opt_job(struct run_argv *a, int ch)
         return 0;
     case 'G':
         cp->collect = optarg;
+        return 0;
+    case 'M':
+        if (strcmp(optarg, "memory") && strcmp(optarg, "off"))
+            return ARGERR("--preempt takes memory or off: %s", optarg);
+        cp->preempt = optarg;
         return 0;
     case 'H':
         if (cli_test_hole(optarg, cp) < 0)

@@ -1,5 +1,8 @@
 /*
- * main: dispatch `rewind <command> ...` through the command table.
+ * main: dispatch `rewind <command> ...` through the command table. With no
+ * command, the three commands a new user wants first; `rewind --help` is
+ * the table, which tools/mkman.py also reads to generate the man pages and
+ * shell completions from every command's --help (docs/install.md).
  */
 
 #include <limits.h>
@@ -11,6 +14,10 @@
 
 #include "cli.h"
 #include "cli_read.h"
+
+#ifndef REWIND_VERSION
+#define REWIND_VERSION "unknown"
+#endif
 
 static const struct cli_command commands[] = {
     {"run", cmd_run, "run a command in a deterministic VM"},
@@ -38,7 +45,8 @@ static const struct cli_command commands[] = {
     {"image", cmd_image, "make a root's image ahead of a run (cached) and print its id"},
     {"serve", cmd_serve, "the timeline in a browser: a local web server with a token"},
     {"nix", cmd_nix, "build a Nix derivation in the VM; does its NAR hash match the store's?"},
-    {"repro", cmd_repro, "build K times with varied seeds, dir orders, epochs; what differs, who wrote it"},
+    {"repro", cmd_repro,
+     "build K times with varied seeds, dir orders, epochs; what differs, who wrote it"},
     {"blame", cmd_blame, "the process that wrote a byte of a file (runs with --track-writes)"},
     {"open", cmd_open, "print the URL of a run at a step (starts rewind serve if needed)"},
     {"where", cmd_where, "the stack of every thread of a process at a step"},
@@ -56,11 +64,48 @@ static void usage(FILE *f)
     fprintf(f, "\n`rewind <command> --help` describes each command.\n");
 }
 
+/* `rewind` alone: where to start. The bundled example is named when it was
+ * installed beside the program (PREFIX/share/rewind/examples). */
+static void first_contact(void)
+{
+    char exe[PATH_MAX - 64], ex[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ex[0] = 0;
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+        snprintf(ex, sizeof ex, "%s/../share/rewind/examples/pool.erofs", exe);
+        char real[PATH_MAX];
+        if (realpath(ex, real))
+            snprintf(ex, sizeof ex, "%s", real);
+        else
+            ex[0] = 0;
+    }
+    printf(
+        "rewind runs a Linux command in a deterministic VM. Start with:\n\n"
+        "  rewind doctor                        can this machine run rewind's guests?\n"
+        "  rewind run --root ROOT -- CMD ARGS   run CMD in ROOT (a directory, tarball or erofs "
+        "image)\n"
+        "  rewind check --root ROOT -- CMD      try schedules; narrow a difference to one step\n");
+    if (ex[0])
+        printf("\nThe bundled example (a thread pool with a race):\n"
+               "  rewind run --root %s -- pool\n"
+               "  rewind check --root %s -- pool\n",
+               ex, ex);
+    printf("\n`rewind --help` lists every command; `man rewind` describes them.\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
-        return 2;
+        first_contact();
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("rewind %s\n", REWIND_VERSION);
+        return 0;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);

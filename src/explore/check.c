@@ -708,6 +708,25 @@ static void tail_of(const char *home, const char *name, uint64_t from_index,
     trace_close_read(&r);
 }
 
+/* The memory-access point at step `step` of run `name`, in words ("" if the
+ * step is none: docs/determinism.md, "Memory-access points"). */
+static void access_at(const char *home, const char *name, uint64_t step, char *out, size_t n)
+{
+    char path[4200];
+    struct trace_reader r;
+    out[0] = 0;
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
+        trace_open_read(&r, path) != 0)
+        return;
+    struct trace_entry e;
+    while (trace_next(&r, &e) == 1 && e.step <= step)
+        if (e.step == step && e.rec.kind == REWIND_REC_ACCESS) {
+            describe_entry(&e, out, n);
+            break;
+        }
+    trace_close_read(&r);
+}
+
 static void parting(const char *home, struct rw_check_report *rep)
 {
     char a[4200], b[4200];
@@ -898,8 +917,11 @@ static int check_narrow(struct ctx *x, char seed_name[RW_ID_MAX], char *err, siz
     double t1 = now_s();
     int rc = narrow(x, err, errlen);
     rep->narrow_s = now_s() - t1;
-    if (rc == 0 && rep->narrowed)
+    if (rc == 0 && rep->narrowed) {
         parting(c->home, rep);
+        access_at(c->home, rep->fail_run.id, rep->deciding_step, rep->deciding_access,
+                  sizeof(rep->deciding_access));
+    }
     return rc;
 }
 

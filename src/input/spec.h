@@ -45,6 +45,8 @@ struct run_spec {
     const char *track_writes; /* NULL: none */
     const char *collect;      /* NULL: none */
     const char *nix_drv;      /* NULL: none */
+    /* docs/determinism.md: memory-access points; absent when off (ids unchanged). */
+    int preempt_memory;
     /* gdb's writes at a step (src/input/patch.h): absent when NULL. */
     const struct rw_patch *patch;
 };

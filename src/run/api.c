@@ -13,7 +13,8 @@
  *     its kernel and init checked against its spec before a VM is made.
  *  3. No state here changes after it is first set (the engine is reentrant,
  *     docs/architecture.md): the default environment is constant, and the
- *     paths beside the running program are computed once (pthread_once).
+ *     paths of the kernel and init (beside the running program, or under
+ *     ../lib/rewind when installed) are computed once (pthread_once).
  *  4. The command line rw_command_line prints is shell text a user pastes:
  *     every word from a spec or the home's path is quoted (shq), and the
  *     image is printed only if it is an image name (64 hex digits; "?"
@@ -105,6 +106,7 @@ int rw_test_hole(struct rw_test_knobs *k, const char *name)
         {"timer-at-host-exit", PLATFORM_HOLE_TIMER_AT_HOST_EXIT, 0},
         {"host-rng", PLATFORM_HOLE_HOST_RNG, 0},
         {"guest-hostile", REWIND_HOLE_HOSTILE, 0},
+        {"mem-host-time", REWIND_HOLE_MEM_HOST_TIME, 0},
         {"refuse-go-on", PLATFORM_HOLE_REFUSE_GO_ON, 0},
         {"kf-no-io-completion", 0, SNAP_HOLE_NO_IO_COMPLETION},
         {"restore-no-tlb-flush", 0, SNAP_HOLE_NO_TLB_FLUSH},
@@ -143,8 +145,20 @@ static void run_beside_init(void)
     char *slash = strrchr(exe, '/');
     if (slash)
         *slash = 0;
+    /* The build tree keeps them beside the program (build/kernel/vmlinux);
+     * an installed rewind under PREFIX/lib/rewind beside PREFIX/bin
+     * (docs/install.md). The build tree's layout wins when both exist. */
     snprintf(run_kernel_beside, PATH_MAX, "%s/kernel/vmlinux", exe);
     snprintf(run_init_beside, PATH_MAX, "%s/rewind-init", exe);
+    if (access(run_kernel_beside, F_OK) == 0 || access(run_init_beside, F_OK) == 0)
+        return;
+    char up[PATH_MAX], real[PATH_MAX], lib[PATH_MAX - 32];
+    snprintf(up, sizeof up, "%s/../lib/rewind", exe);
+    if (!realpath(up, real) || strlen(real) >= sizeof lib)
+        return;
+    memcpy(lib, real, strlen(real) + 1);
+    snprintf(run_kernel_beside, PATH_MAX, "%s/kernel/vmlinux", lib);
+    snprintf(run_init_beside, PATH_MAX, "%s/rewind-init", lib);
 }
 
 /* $env if set, else the path beside the running program (constant storage). */
@@ -236,6 +250,9 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     o->track_writes = c->track_writes;
     o->collect = c->collect;
     o->nix_drv = c->nix_drv;
+    if (c->preempt && strcmp(c->preempt, "memory") && strcmp(c->preempt, "off"))
+        return run_usage(err, "--preempt takes memory or off: %s", c->preempt);
+    o->preempt_memory = c->preempt && !strcmp(c->preempt, "memory");
     if (o->dirorder_on && o->dirorder > (uint64_t)INT64_MAX)
         return run_usage(err, "--dirorder must be below 2^63: %llu",
                          (unsigned long long)o->dirorder);
@@ -338,6 +355,10 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
                     "the run's spec has a malformed dirorder, track_writes or collect");
     o->dirorder_on = dord != NULL;
     o->dirorder = (uint64_t)json_integer_value(dord);
+    json_t *pre = json_object_get(spec, "preempt");
+    if (pre && (!json_is_string(pre) || strcmp(json_string_value(pre), "memory")))
+        return fail(err, errlen, "the run's spec has a malformed preempt");
+    o->preempt_memory = pre != NULL;
     o->track_writes = tw ? strdup(json_string_value(tw)) : NULL;
     o->collect = col ? strdup(json_string_value(col)) : NULL;
     json_t *nd = json_object_get(spec, "nix_drv");
@@ -635,6 +656,8 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
     if (json_is_integer(json_object_get(spec, "dirorder")))
         fprintf(f, " --dirorder %lld",
                 (long long)json_integer_value(json_object_get(spec, "dirorder")));
+    if (json_is_string(json_object_get(spec, "preempt")))
+        fputs(" --preempt memory", f);
     if (json_is_string(json_object_get(spec, "track_writes"))) {
         fputs(" --track-writes ", f);
         shq(f, json_string_value(json_object_get(spec, "track_writes")));

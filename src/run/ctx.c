@@ -728,6 +728,7 @@ int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_insp
         .property = o->property,
         .dirorder_on = o->dirorder_on,
         .dirorder = o->dirorder,
+        .preempt_memory = o->preempt_memory,
         .track_writes = o->track_writes,
         .collect = o->collect,
         .nix_drv = o->nix_drv,
@@ -803,6 +804,8 @@ int run_boot(struct run_ctx *c)
     if (o->track_writes)
         cl += snprintf(cmdline + cl, sizeof(cmdline) - (size_t)cl, " rewind.track=%s",
                        o->track_writes);
+    if (o->preempt_memory) /* docs/determinism.md: guest/linux/patches/30-mempoint.patch */
+        cl += snprintf(cmdline + cl, sizeof(cmdline) - (size_t)cl, " rewind.preempt=memory");
     if (cl < 0 || (size_t)cl >= sizeof(cmdline))
         return ctx_fail(c, "the kernel command line is too long");
     struct boot_config bc = {.kernel_path = o->kernel,

@@ -86,6 +86,7 @@ struct run_opts {
     const char *collect;          /* a path in the job's root (NULL: none) */
     const char *nix_drv;          /* rewind nix: the .drv path (NULL: none) */
     const struct rw_patch *patch; /* gdb's writes (src/input/patch.h; NULL: none) */
+    int preempt_memory;           /* memory-access points (docs/determinism.md) */
 };
 
 /* An inspection (cat, shell): run to step `at`, freeze the guest's

@@ -148,9 +148,18 @@ void run_spin_describe(struct run_ctx *c, double limit_s, const struct run_exec 
         else
             snprintf(fn, sizeof(fn), "function unknown (no exec seen for the pid)");
     }
-    snprintf(p->message, sizeof(p->message),
-             "no step for %g s of wall time (the spin limit) after step %llu: %.150s spinning in "
-             "%s mode at 0x%llx, %.250s",
-             limit_s, (unsigned long long)p->step, who, w.user ? "user" : "kernel",
-             (unsigned long long)w.rip, fn);
+    /* docs/determinism.md: with memory-access points a user-mode loop that
+     * touches a page another thread shares (or reads while another is
+     * runnable) makes steps; one that still spins touches none. */
+    const char *why_none = w.user && c->o->preempt_memory
+                               ? " (--preempt memory: it touches no page another thread "
+                                 "shares, or no other thread is runnable)"
+                               : "";
+    int m = snprintf(p->message, sizeof(p->message),
+                     "no step for %g s of wall time (the spin limit) after step %llu: %.150s "
+                     "spinning in %s mode at 0x%llx, %.250s",
+                     limit_s, (unsigned long long)p->step, who, w.user ? "user" : "kernel",
+                     (unsigned long long)w.rip, fn);
+    if (m > 0 && (size_t)m < sizeof(p->message))
+        snprintf(p->message + m, sizeof(p->message) - (size_t)m, "%s", why_none);
 }

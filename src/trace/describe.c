@@ -27,7 +27,7 @@ static const char *const names[] = {
     [REWIND_REC_RENAME] = "rename",   [REWIND_REC_MARK] = "mark",
     [REWIND_REC_ASSERT] = "assert",   [REWIND_REC_INIT] = "init",
     [REWIND_REC_SCHED] = "sched",
-    [REWIND_REC_WRITE] = "write",
+    [REWIND_REC_WRITE] = "write",     [REWIND_REC_ACCESS] = "access",
 };
 
 const char *describe_kind(unsigned kind, char *buf)
@@ -175,6 +175,14 @@ void describe_entry(const struct trace_entry *e, char *out, size_t n)
                      r->tid, text, (unsigned long long)bytes_get_u64(e->payload),
                      (unsigned long long)r->aux,
                      (unsigned long long)bytes_get_u64(e->payload + 8));
+            break;
+        }
+        /* fall through */
+    case REWIND_REC_ACCESS: /* docs/determinism.md: aux = address, payload u64 ip */
+        if (r->kind == REWIND_REC_ACCESS && e->payload_len >= 8) {
+            snprintf(out, n, "access pid %u/%u %s 0x%llx at ip 0x%llx", r->pid, r->tid,
+                     r->flags & REWIND_ACCESS_WRITE ? "write" : "read", (unsigned long long)r->aux,
+                     (unsigned long long)bytes_get_u64(e->payload));
             break;
         }
         /* fall through */

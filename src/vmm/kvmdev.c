@@ -40,7 +40,8 @@ int kvm_create_vm(struct kvm_vm *vm, char *err, size_t errlen)
             return util_fail(err, errlen, "/dev/kvm does not exist: this machine has no KVM");
         if (errno == EACCES || errno == EPERM)
             return util_fail(err, errlen,
-                             "permission denied opening /dev/kvm (join the kvm group)");
+                             "permission denied opening /dev/kvm: join its group once, as root "
+                             "(sudo usermod -aG kvm $USER), then log in again");
         return util_fail(err, errlen, "cannot open /dev/kvm: %s", strerror(errno));
     }
     int version = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);

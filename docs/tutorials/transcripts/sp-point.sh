@@ -1,5 +1,5 @@
 source "$TX_LIB"
-tx rewind check --schedules 64 -j 1 --root '$ROOT' -- /usr/bin/sdk_race point "2>/dev/null"
+tx rewind check --schedules 64 -j 1 --preempt off --root '$ROOT' -- /usr/bin/sdk_race point "2>/dev/null"
 # the failing run and the deciding step, from the report just printed
 id=$(printf '%s\n' "$LAST_OUT" | sed -n 's/.*failing run: \([0-9a-f]*\) .*/\1/p')
 step=$(printf '%s\n' "$LAST_OUT" | sed -n 's/^deciding step: \([0-9]*\),.*/\1/p')

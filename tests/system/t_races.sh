@@ -1,0 +1,163 @@
+# t_races.sh: memory-access schedule points (issue 31, docs/determinism.md
+# "Memory-access points"): races with no system call in their window are
+# found by check, a spin-wait progresses, runs stay deterministic, the
+# negative twin is caught, and with the option off runs are those of before.
+
+mf() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+    "$REWIND_HOME/runs/$1/manifest.json" "$2"; }
+
+# The spin-wait exits 0 with --preempt memory, identically on a second run;
+# with the option off the same program never gives up the CPU: spin.
+# tier: vm
+test_spin_wait_progresses() {
+    run_rw a run --root "$ROOT" --preempt memory --spin-limit 60 -- /usr/bin/race_spin_wait
+    expect_rc 0
+    expect_grep a.out 'spin-wait: result 499500'
+    run_rw b run --root "$ROOT" --preempt memory --spin-limit 60 -- /usr/bin/race_spin_wait
+    expect_rc 0
+    same_run a.err b.err || fail "two ids for one spec"
+    expect_no_grep b.err 'DETERMINISM VIOLATION'
+    local id; id=$(run_id a.err)
+    [ "$(mf "$id" trace_hash)" = "$(mf "$(run_id b.err)" trace_hash)" ] || fail "two traces"
+    # the points are access events, and show's command line carries the option
+    "$REWIND" events "$id" --kind access > ev.out || fail "events --kind access failed"
+    [ "$(grep -c ' access pid ' ev.out)" -gt 10 ] || fail "few access points: $(head -3 ev.out)"
+    expect_grep ev.out 'access pid [0-9/]* read 0x'
+    run_rw s show "$id"
+    expect_grep s.out -- '--preempt memory'
+    run_rw c run --root "$ROOT" --spin-limit 8 -- /usr/bin/race_spin_wait
+    expect_rc 117
+}
+
+# The lost update on a plain global is found by check (whose default is
+# --preempt memory), and the failing schedule replays to the same failure;
+# the fixed twin passes as many schedules; with --preempt off check finds
+# nothing (the points are what reaches the race).
+# tier: vm
+test_lost_update_found() {
+    run_rw c check --schedules 16 -j 2 --json --root "$ROOT" --expect exit=0 -- /usr/bin/race_lost_update
+    expect_rc 1
+    local bad; bad=$(failing_run c.out) || fail "check names no failing run: $(tail -5 c.out c.err)"
+    echo "lost update: $(step_words c.out)" >&2
+    run_rw r replay "$bad"
+    expect_rc 0
+    expect_grep r.out '^identical: '
+    run_rw l log "$bad"
+    expect_grep l.out 'counter [0-9]* of 200'
+    expect_no_grep l.out 'counter 200 of 200'
+    run_rw f check --schedules 16 -j 2 --no-where --root "$ROOT" --expect exit=0 -- /usr/bin/race_lost_update_fixed
+    expect_rc 0
+    run_rw o check --schedules 8 -j 2 --no-where --preempt off --root "$ROOT" --expect exit=0 -- /usr/bin/race_lost_update
+    expect_rc 0
+}
+
+# Negative twin (M4): burst lengths from the host's TSC make runs of one
+# spec differ, and the determinism check names a step.
+# tier: vm
+test_mem_hole_is_caught() {
+    export REWIND_TEST_HOLES=1
+    hole_caught h 4 --root "$ROOT" --preempt memory --test-hole mem-host-time -- /usr/bin/race_lost_update
+}
+
+# events_digest RUN: the number of non-console events of RUN and a hash of
+# them (the console holds the kernel's own boot messages, which name its
+# size); steps, events and output together are what M5 keeps.
+events_digest() {
+    "$REWIND" events "$1" --json | python3 -c '
+import hashlib, json, sys
+m = hashlib.sha256(); n = 0
+for x in json.load(sys.stdin):
+    if x.get("kind") == "console":
+        continue
+    m.update(json.dumps(x, sort_keys=True).encode()); n += 1
+print(n, m.hexdigest()[:16])'
+}
+
+# M5: with the option off a threaded run has the steps, the events and the
+# output it had with the kernel before memory-access points (figures taken
+# with that kernel, 5cd9624bb90e..., on 2026-12-02: steps, non-console
+# events and their digest, md5 of the output), no access event and no
+# "preempt" in its spec; with it on the same program's run is another (its
+# own id).
+# tier: vm
+test_preempt_off_keeps_runs() {
+    local p want got
+    for p in "race_check_then_act 48 31 03ceba6485078e0d 55cdf91d" "handoff 156 234 49f95f8e8bcd7324 3d995438"; do
+        set -- $p
+        run_rw "o-$1" run --root "$ROOT" -- "/usr/bin/$1"
+        expect_rc 0
+        want="$2 $3 $4 $5"
+        got="$(steps_of "o-$1.err") $(events_digest "$(run_id "o-$1.err")") $(md5sum < "o-$1.out" | cut -c1-8)"
+        [ "$got" = "$want" ] || fail "$1 with the option off: steps, events, digest, output $got; before: $want"
+    done
+    run_rw a run --root "$ROOT" -- /usr/bin/race_check_then_act
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    "$REWIND" events "$id" --kind access > ev.out
+    [ ! -s ev.out ] || fail "access events with the option off: $(head -3 ev.out)"
+    grep -q '"preempt"' "$REWIND_HOME/runs/$id/spec.json" && fail "spec names preempt"
+    run_rw b run --root "$ROOT" --preempt memory -- /usr/bin/race_check_then_act
+    [ "$(run_id b.err)" != "$id" ] || fail "the option did not change the id"
+    grep -q '"preempt":"memory"' "$REWIND_HOME/runs/$(run_id b.err)/spec.json" ||
+        fail "spec lacks preempt: $(cat "$REWIND_HOME/runs/$(run_id b.err)/spec.json")"
+    run_rw u run --root "$ROOT" --preempt sometimes -- /bin/true
+    expect_rc 2
+    expect_grep u.err '--preempt takes memory or off'
+}
+
+# failing_run FILE: the failing run's id in check --json's report FILE.
+failing_run() {
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["found"]; print(r["failing_run"]["id"])' "$1"
+}
+step_words() {
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("schedule", r.get("schedule"), "deciding step", r.get("deciding_step"))' "$1"
+}
+
+# Every race program of the set is found by check --schedules 64 -j 2 and
+# its failing run replays to the same failure; every fixed twin passes 64.
+race_found() {
+    local p=$1
+    run_rw "c-$p" check --schedules 64 -j 2 --json --no-where --root "$ROOT" --expect exit=0 -- "/usr/bin/$p"
+    [ "$RC" -eq 1 ] || fail "$p: not found (exit $RC): $(tail -3 "c-$p.err")" || return 1
+    local bad; bad=$(failing_run "c-$p.out") || fail "$p: no failing run named" || return 1
+    echo "$p: $(step_words "c-$p.out")" >&2
+    run_rw "r-$p" replay "$bad"
+    [ "$RC" -eq 0 ] || fail "$p: the failing run does not replay: $(tail -3 "r-$p.err")" || return 1
+    run_rw "f-$p" check --schedules 64 -j 2 --no-where --root "$ROOT" --expect exit=0 -- "/usr/bin/${p}_fixed"
+    [ "$RC" -eq 0 ] || fail "${p}_fixed failed a schedule (exit $RC): $(tail -3 "f-$p.out")"
+}
+
+# races_found NAME...: race_found for each; fails naming every one not found.
+races_found() {
+    local p missed=""
+    for p in "$@"; do
+        race_found "$p" 2>>missed.txt || missed="$missed $p"
+    done
+    [ -z "$missed" ] || fail "not found or not fixed:$missed: $(cat missed.txt)"
+}
+
+# tier: long
+test_races_memory() {
+    races_found race_lost_update race_check_then_act race_use_before_init race_publish
+}
+
+# tier: long
+test_races_locks() {
+    races_found race_double_checked race_two_sections race_lock_order race_tas_lock
+}
+
+# tier: long
+test_races_spins() {
+    races_found race_aba_stack race_handoff_flag race_counter_barrier race_pool_shutdown || return 1
+    run_rw s check --schedules 8 --root "$ROOT" --expect exit=0 -- /usr/bin/race_spin_wait
+    expect_rc 0
+}
+
+# With the option on, a loop that touches no page another thread shares
+# still ends as spin, and the message says why.
+# tier: long
+test_spin_without_sharing_still_spins() {
+    run_rw r run --root "$ROOT" --preempt memory --spin-limit 5 -- /usr/bin/spin
+    expect_rc 117
+    expect_grep r.err 'spinning in user mode at 0x.*(--preempt memory: it touches no page another thread shares'
+}
