@@ -105,8 +105,8 @@ struct rw_run_defaults {
     const char *cwd;      /* "/" */
     uint64_t mem_mib;     /* 512 */
     uint64_t mem_min_mib, mem_max_mib;
-    uint64_t quantum_ns;  /* virtual ns per step: 5000 */
-    uint64_t seed;        /* 0 */
+    uint64_t quantum_ns;     /* virtual ns per step: 5000 */
+    uint64_t seed;           /* 0 */
     uint64_t keyframe_every; /* 4096 */
     uint64_t pct_horizon;    /* PCT change points over this many steps: 65536 */
     uint64_t schedules;      /* check: 64 */
@@ -140,27 +140,27 @@ struct rw_observer {
  * root and argv at least. Pointers are the caller's and must outlive the
  * call that uses the config. */
 struct rw_run_config {
-    const char *root;   /* a directory, a tarball or an erofs image */
-    char **argv;        /* NULL-terminated */
-    char **env;         /* NULL-terminated; init: the defaults' PATH and HOME */
+    const char *root; /* a directory, a tarball or an erofs image */
+    char **argv;      /* NULL-terminated */
+    char **env;       /* NULL-terminated; init: the defaults' PATH and HOME */
     const char *cwd;
     uint64_t mem_mib, seed, quantum_ns;
     int64_t epoch_s;
-    uint64_t schedule;  /* 0: unperturbed */
+    uint64_t schedule;                      /* 0: unperturbed */
     uint64_t schedule_from, schedule_until; /* perturbed steps [from, until); until UINT64_MAX */
-    const char *name;   /* a name to refer to the run by, or NULL */
+    const char *name;                       /* a name to refer to the run by, or NULL */
     int no_keyframes;
     uint64_t keyframe_every;
-    uint64_t state_log; /* 0, or register hashes each step and RAM every N steps */
-    int show_console;   /* copy the kernel console to the observer (RW_CONSOLE) */
-    int quiet;          /* do not pass the job's output to the observer */
+    uint64_t state_log;        /* 0, or register hashes each step and RAM every N steps */
+    int show_console;          /* copy the kernel console to the observer (RW_CONSOLE) */
+    int quiet;                 /* do not pass the job's output to the observer */
     const char *kernel, *init; /* NULL: $REWIND_KERNEL / $REWIND_INIT, else beside the program */
     struct rw_observer observer;
-    volatile sig_atomic_t *abort; /* set (e.g. by a signal handler) to stop the run */
-    const struct rw_test_knobs *test; /* NULL (rewind's own tests: include/rewind_test.h) */
+    volatile sig_atomic_t *abort;       /* set (e.g. by a signal handler) to stop the run */
+    const struct rw_test_knobs *test;   /* NULL (rewind's own tests: include/rewind_test.h) */
     uint64_t max_trace_mb, max_disk_mb; /* disk limits in MiB (0: rw_defaults) */
-    double spin_limit_s;          /* no step for this many seconds of wall time: outcome
-                                     RW_SPIN (not an input: the id does not change); 0: off */
+    double spin_limit_s;                /* no step for this many seconds of wall time: outcome
+                                           RW_SPIN (not an input: the id does not change); 0: off */
     /* Properties (part of the spec): --expect strings ("exit=N",
      * "outcome=WORD", "output~ERE", "file:/path~ERE"), NULL-terminated or
      * NULL, and a --property command run in the VM after the job (or NULL). */
@@ -196,28 +196,28 @@ void rw_run_config_init(struct rw_run_config *c);
 
 /* What a run did. */
 struct rw_result {
-    char id[RW_ID_MAX];       /* the run's id (its spec's hash) */
+    char id[RW_ID_MAX]; /* the run's id (its spec's hash) */
     enum rw_outcome outcome;
-    uint64_t job_status;      /* wait status when outcome is RW_EXITED */
-    int exit_code;            /* what `rewind run` exits with */
+    uint64_t job_status; /* wait status when outcome is RW_EXITED */
+    int exit_code;       /* what `rewind run` exits with */
     uint64_t steps, virt_ns;
     double wall_s;
-    char message[600];        /* why it ended, for outcomes other than RW_EXITED */
+    char message[600]; /* why it ended, for outcomes other than RW_EXITED */
     char trace_hash[65], ram_hash[65], output_hash[65]; /* ram_hash "" after rw_cat */
-    uint64_t events;          /* records in the trace */
-    int had_stored;           /* a stored run of the same spec existed */
-    int diverged;             /* and this run differs from it (a determinism violation) */
-    char divergence[512];     /* where they part, in words */
+    uint64_t events;                                    /* records in the trace */
+    int had_stored;                                     /* a stored run of the same spec existed */
+    int diverged;         /* and this run differs from it (a determinism violation) */
+    char divergence[512]; /* where they part, in words */
     uint64_t keyframes, kf_pages, kf_bytes, kf_every;
     double kf_capture_s, restore_s;
-    char parent[RW_ID_MAX];   /* a run started from a keyframe: the run it came from */
-    uint64_t from_step;       /* and the keyframe's step */
-    uint64_t fork_step;       /* a fork: the step it parts from its parent */
+    char parent[RW_ID_MAX]; /* a run started from a keyframe: the run it came from */
+    uint64_t from_step;     /* and the keyframe's step */
+    uint64_t fork_step;     /* a fork: the step it parts from its parent */
     uint64_t restores_checked, restores_failed; /* replay with verify_restores */
-    int inspected;            /* cat, shell: the inspector ran and ended */
-    int inspect_status;       /* its exit status (cat: 3 when the file did not exist) */
-    uint64_t perturbed;       /* perturbations applied */
-    uint64_t refused;         /* port writes refused as breaches of the guest ABI */
+    int inspected;                              /* cat, shell: the inspector ran and ended */
+    int inspect_status; /* its exit status (cat: 3 when the file did not exist) */
+    uint64_t perturbed; /* perturbations applied */
+    uint64_t refused;   /* port writes refused as breaches of the guest ABI */
 };
 
 /* Options of the modes that start from a stored run (replay, fork, cat,
@@ -225,26 +225,25 @@ struct rw_result {
 struct rw_options {
     struct rw_observer observer;
     volatile sig_atomic_t *abort;
-    int from;                 /* replay: start at the keyframe at or before from_step */
+    int from; /* replay: start at the keyframe at or before from_step */
     uint64_t from_step;
-    uint64_t verify_restores; /* replay: then restore this many keyframes in place */
-    uint64_t schedule;        /* fork: the perturbation after the step (0: none) */
-    uint64_t schedule_until;  /* fork: UINT64_MAX: to the end */
-    const char *name;         /* fork: a name for the new run */
-    uint64_t pid;             /* cat, shell: the process whose view (0: the job) */
-    int input_fd;             /* shell: the keystrokes */
+    uint64_t verify_restores;  /* replay: then restore this many keyframes in place */
+    uint64_t schedule;         /* fork: the perturbation after the step (0: none) */
+    uint64_t schedule_until;   /* fork: UINT64_MAX: to the end */
+    const char *name;          /* fork: a name for the new run */
+    uint64_t pid;              /* cat, shell: the process whose view (0: the job) */
+    int input_fd;              /* shell: the keystrokes */
     const char *kernel, *init; /* NULL: $REWIND_KERNEL / $REWIND_INIT, else beside the program */
-    const struct rw_test_knobs *test; /* NULL (rewind's own tests: include/rewind_test.h) */
+    const struct rw_test_knobs *test;   /* NULL (rewind's own tests: include/rewind_test.h) */
     uint64_t max_trace_mb, max_disk_mb; /* disk limits in MiB (0: rw_defaults) */
-    double spin_limit_s;      /* as in struct rw_run_config */
+    double spin_limit_s;                /* as in struct rw_run_config */
 };
 void rw_options_init(struct rw_options *o);
 
 /* Record a run of c in h: boot, run the job to its end, keep the run.
  * Returns 0 when the VM ran (r filled; r->exit_code says how the job
  * ended) or -1 when it could not (err: the phase's code, e.g. RW_ENOKVM). */
-int rw_record(rw_home *h, const struct rw_run_config *c, struct rw_result *r,
-              struct rw_error *err);
+int rw_record(rw_home *h, const struct rw_run_config *c, struct rw_result *r, struct rw_error *err);
 
 /* Replay the stored run ref: its spec again from boot (or from its
  * keyframe at or before o->from_step), compared record by record with the
@@ -262,8 +261,8 @@ int rw_fork(rw_home *h, const char *ref, uint64_t step, const struct rw_options 
 /* Write the file path as it was at step of run ref, as process o->pid saw
  * it, to the observer (RW_STDOUT), from a throwaway fork: nothing stored
  * changes. 0 with r->inspect_status (3: no such file) or -1 with err. */
-int rw_cat(rw_home *h, const char *ref, uint64_t step, const char *path,
-           const struct rw_options *o, struct rw_result *r, struct rw_error *err);
+int rw_cat(rw_home *h, const char *ref, uint64_t step, const char *path, const struct rw_options *o,
+           struct rw_result *r, struct rw_error *err);
 
 /* A shell at step of run ref in process o->pid's view, fed from
  * o->input_fd (raw bytes) and written to the observer; kept as a run of its
@@ -309,18 +308,18 @@ struct rw_check_config {
     void *progress_ctx;
     volatile sig_atomic_t *abort;
     /* Properties (docs/tutorials/properties.md): */
-    uint64_t from_step;      /* with base_run: fork the schedules after this step
-                                (0: where the job starts) */
-    int keep_going;          /* run all N schedules, counting failures */
-    int vary_seed;           /* schedule k also gets seed base+k (a run from boot) */
-    int vary_dirorder;       /* schedule k also gets directory order k (docs/nix.md) */
-    int vary_epoch;          /* schedule k also gets epoch base + k * RW_VARY_EPOCH_STEP */
-    double probe_timeout_s;  /* wall limit of each schedule and probe (0: default) */
+    uint64_t from_step;     /* with base_run: fork the schedules after this step
+                               (0: where the job starts) */
+    int keep_going;         /* run all N schedules, counting failures */
+    int vary_seed;          /* schedule k also gets seed base+k (a run from boot) */
+    int vary_dirorder;      /* schedule k also gets directory order k (docs/nix.md) */
+    int vary_epoch;         /* schedule k also gets epoch base + k * RW_VARY_EPOCH_STEP */
+    double probe_timeout_s; /* wall limit of each schedule and probe (0: default) */
     /* Where the schedules run (docs/distributed.md): NULL for this process's
        workers; "local" or "slurm" for an engine (src/explore/engine.h). */
     const char *via;
-    const char *share;       /* slurm: a directory every node sees (NULL: in the home) */
-    const char *via_args;    /* slurm: extra sbatch arguments, split at blanks */
+    const char *share;    /* slurm: a directory every node sees (NULL: in the home) */
+    const char *via_args; /* slurm: extra sbatch arguments, split at blanks */
 };
 void rw_check_config_init(struct rw_check_config *c);
 /* --vary epoch: schedule or build k starts its wall clock this many seconds
@@ -333,8 +332,8 @@ struct rw_check_side {
     int exit_code;
     uint64_t steps;
     char output_hash[65];
-    int props_failed;  /* with properties: one of them fails in this run */
-    char why[300];     /* and the first that does, in words */
+    int props_failed; /* with properties: one of them fails in this run */
+    char why[300];    /* and the first that does, in words */
 };
 
 /* One property's or SDK assertion's tally over a check's runs (schedule 0
@@ -356,16 +355,16 @@ struct rw_check_tail { /* the next events of one side after the runs part */
 };
 
 struct rw_check_report {
-    struct rw_check_side base;    /* schedule 0 */
-    uint64_t start;               /* the job-start step (perturbation starts after it) */
-    uint64_t tried;               /* schedules run */
-    int found;                    /* a schedule ended differently */
-    uint64_t schedule;            /* the first that did */
-    const char *strategy;         /* its strategy */
-    struct rw_check_side failing; /* that schedule's run */
-    int narrowed;                 /* narrowing reached a verdict */
+    struct rw_check_side base;          /* schedule 0 */
+    uint64_t start;                     /* the job-start step (perturbation starts after it) */
+    uint64_t tried;                     /* schedules run */
+    int found;                          /* a schedule ended differently */
+    uint64_t schedule;                  /* the first that did */
+    const char *strategy;               /* its strategy */
+    struct rw_check_side failing;       /* that schedule's run */
+    int narrowed;                       /* narrowing reached a verdict */
     uint64_t window_from, window_until; /* the narrowed window */
-    uint64_t perturbed_in_window; /* perturbed steps inside it */
+    uint64_t perturbed_in_window;       /* perturbed steps inside it */
     uint64_t deciding_step;
     char deciding_what[128];
     /* What the guest did at the deciding step, when it was a memory-access
@@ -374,26 +373,26 @@ struct rw_check_report {
     struct rw_check_side pass_run, fail_run; /* differ only by the deciding step */
     uint64_t probes;
     double explore_s, narrow_s;
-    int parted;                   /* pass_run and fail_run part at event part_event */
+    int parted; /* pass_run and fail_run part at event part_event */
     uint64_t part_event, part_step_pass, part_step_fail;
     struct rw_check_tail pass_next, fail_next;
     /* Properties: */
-    int judged;                   /* schedules were judged by properties (else: by
-                                     ending like schedule 0) */
+    int judged; /* schedules were judged by properties (else: by
+                   ending like schedule 0) */
     int keep_going, vary_seed;
-    uint64_t failures;            /* schedules that failed (schedule 0 included) */
-    uint64_t timeouts;            /* schedules and probes ended by the wall limit */
-    double fail_lo, fail_hi;      /* 95% Wilson interval of failures / tried */
+    uint64_t failures;       /* schedules that failed (schedule 0 included) */
+    uint64_t timeouts;       /* schedules and probes ended by the wall limit */
+    double fail_lo, fail_hi; /* 95% Wilson interval of failures / tried */
     int nprops;
     struct rw_check_prop props[RW_PROPS_MAX + RW_PROPS_MAX];
-    uint64_t unmet;               /* rows with unmet set: the check fails too */
-    int seed_decides;             /* vary_seed: the failing schedule's seed fails (or
-                                     differs) with no perturbation: fail_run is that
-                                     run, nothing to narrow */
-    char check_id[RW_ID_MAX];     /* the check's record (rw_checks_list), "" if unsaved */
+    uint64_t unmet;           /* rows with unmet set: the check fails too */
+    int seed_decides;         /* vary_seed: the failing schedule's seed fails (or
+                                 differs) with no perturbation: fail_run is that
+                                 run, nothing to narrow */
+    char check_id[RW_ID_MAX]; /* the check's record (rw_checks_list), "" if unsaved */
     /* With an engine (via): */
-    uint64_t lost;                /* schedules whose task died twice (not in tried) */
-    char where[256];              /* where the schedules ran: "node1 16, node2 16" */
+    uint64_t lost;   /* schedules whose task died twice (not in tried) */
+    char where[256]; /* where the schedules ran: "node1 16, node2 16" */
 };
 
 /* Run the check. 0 (see rep->found) or -1 with err. */
@@ -407,13 +406,13 @@ int rw_check_task(const char *dir, uint64_t task, struct rw_error *err);
 /* A stored check (src/explore/checkrec.h): `rewind checks`, `rewind show CHECK`. */
 struct rw_check_info {
     char id[RW_ID_MAX];
-    char base[RW_ID_MAX];  /* schedule 0's run */
-    int64_t created;       /* seconds since 1970 */
-    uint64_t start;        /* the schedules fork after this step */
+    char base[RW_ID_MAX]; /* schedule 0's run */
+    int64_t created;      /* seconds since 1970 */
+    uint64_t start;       /* the schedules fork after this step */
     uint64_t schedules, tried, failures;
     int found, narrowed, judged;
-    uint64_t unmet;        /* assertions never met across the check (a failure) */
-    uint64_t schedule;     /* the first failing schedule (found) */
+    uint64_t unmet;    /* assertions never met across the check (a failure) */
+    uint64_t schedule; /* the first failing schedule (found) */
     char failing[RW_ID_MAX], deciding[32];
     const char *const *runs; /* the runs it made (valid during the callback) */
     size_t nruns;
@@ -463,9 +462,9 @@ void rw_machine_close(rw_machine *m);
 struct rw_thread {
     uint32_t tid, pid; /* the thread's id and its process's (tgid) */
     char comm[17];
-    unsigned state;    /* the kernel's __state: 0 running, 1 sleeping, 2 disk wait, ... */
-    int current;       /* on the CPU */
-    int kernel;        /* a kernel thread (no user memory) */
+    unsigned state; /* the kernel's __state: 0 running, 1 sleeping, 2 disk wait, ... */
+    int current;    /* on the CPU */
+    int kernel;     /* a kernel thread (no user memory) */
 };
 /* Every thread of m's guest now, up to max, into out; *n gets how many
  * there are. 0 or -1 with err. */
@@ -558,18 +557,18 @@ struct rw_watch {
     unsigned len; /* watchpoints: 1, 2, 4 or 8 (addr aligned to it) */
 };
 struct rw_resume {
-    uint32_t pid;        /* stop only in a thread of this process, in user mode;
-                            0: anywhere (the whole machine) */
+    uint32_t pid; /* stop only in a thread of this process, in user mode;
+                     0: anywhere (the whole machine) */
     struct rw_watch w[RW_DEBUG_POINTS];
-    int nw; /* at most RW_DEBUG_SLOTS for pid 0, RW_DEBUG_POINTS for a process */
-    uint32_t step_tid;   /* non-zero: stop after one user instruction of this thread */
-    uint64_t step_skip;  /* with step_tid and a process: run that many user
-                            instructions of step_tid first (counted in
-                            rw_stop.tid_steps), stopping only for the rest of
-                            r's conditions; UINT64_MAX: count them all */
-    int cpu_step;        /* stop after one instruction of the vCPU, whatever runs
-                            (with pid 0: the whole machine) */
-    uint64_t until_step; /* non-zero: stop when the run reaches this step */
+    int nw;                   /* at most RW_DEBUG_SLOTS for pid 0, RW_DEBUG_POINTS for a process */
+    uint32_t step_tid;        /* non-zero: stop after one user instruction of this thread */
+    uint64_t step_skip;       /* with step_tid and a process: run that many user
+                                 instructions of step_tid first (counted in
+                                 rw_stop.tid_steps), stopping only for the rest of
+                                 r's conditions; UINT64_MAX: count them all */
+    int cpu_step;             /* stop after one instruction of the vCPU, whatever runs
+                                 (with pid 0: the whole machine) */
+    uint64_t until_step;      /* non-zero: stop when the run reaches this step */
     uint64_t max_debug_exits; /* a process only, non-zero: stop (RW_STOP_BUDGET)
                                  once this call took that many debug exits */
     volatile sig_atomic_t *abort;
@@ -588,14 +587,14 @@ enum rw_stop_why {
 };
 struct rw_stop {
     enum rw_stop_why why;
-    uint32_t tid;   /* the thread stopped in (BREAK, WATCH, STEPPED) */
-    uint64_t step;  /* the machine's step */
-    uint64_t pc;    /* its user pc */
+    uint32_t tid;  /* the thread stopped in (BREAK, WATCH, STEPPED) */
+    uint64_t step; /* the machine's step */
+    uint64_t pc;   /* its user pc */
     int slot;
     uint64_t debug_exits; /* debug exits taken by this call */
     uint64_t tid_steps;   /* user instructions of step_tid this call ran */
-    int direct; /* WATCH after a user instruction: the thread's previous exit was its
-                   previous instruction, so that instruction made the change */
+    int direct;           /* WATCH after a user instruction: the thread's previous exit was its
+                             previous instruction, so that instruction made the change */
 };
 /* Run m on until one of r's conditions. 0 with *s, or -1 with err. */
 int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
@@ -608,25 +607,25 @@ int rw_machine_finish(rw_machine *m, int run_to_end, struct rw_result *r, struct
 /* `rewind where`: the stack of every thread of a process at a step. */
 #define RW_FRAMES_MAX 64
 struct rw_frame {
-    uint64_t pc;       /* a caller's frame: the call site (return address - 1) */
-    char func[128];    /* "" if unknown */
+    uint64_t pc;    /* a caller's frame: the call site (return address - 1) */
+    char func[128]; /* "" if unknown */
     uint64_t func_off;
-    char file[256];    /* "" without line information */
+    char file[256]; /* "" without line information */
     int line;
-    int kernel;        /* a frame of the guest kernel */
-    int guess;         /* kernel: a return address found on the stack, not unwound */
+    int kernel; /* a frame of the guest kernel */
+    int guess;  /* kernel: a return address found on the stack, not unwound */
 };
 struct rw_stack {
     struct rw_thread t;
     int nframes, nkframes;
     struct rw_frame frames[RW_FRAMES_MAX];  /* user mode, innermost first */
     struct rw_frame kframes[RW_FRAMES_MAX]; /* kernel (with kernel set) */
-    char why[300];     /* why the user stack is short or empty ("" if not) */
+    char why[300];                          /* why the user stack is short or empty ("" if not) */
 };
 struct rw_where {
-    uint32_t pid;      /* the process (o->pid, else the job) */
+    uint32_t pid; /* the process (o->pid, else the job) */
     uint64_t step;
-    char exe[256];     /* the program it exec'd, as the trace names it */
+    char exe[256]; /* the program it exec'd, as the trace names it */
     size_t nthreads;
     struct rw_stack *threads; /* rw_where_free */
 };
@@ -653,32 +652,32 @@ int rw_program_copy(rw_home *h, const char *ref, uint64_t step, uint32_t pid, co
 /* A stored run as its manifest and spec describe it. Strings are empty
  * when the manifest lacks the field (has_* say which optional ones exist). */
 struct rw_run_info {
-    char id[RW_ID_MAX];     /* the run's id (its directory name when complete) */
-    char dir[256];          /* its directory name under runs/ */
-    char path[4096];        /* that directory's path */
-    char name[256];         /* the --name given to it, if has_name */
+    char id[RW_ID_MAX]; /* the run's id (its directory name when complete) */
+    char dir[256];      /* its directory name under runs/ */
+    char path[4096];    /* that directory's path */
+    char name[256];     /* the --name given to it, if has_name */
     int has_name;
     char parent[RW_ID_MAX]; /* the run it was forked from, if has_parent */
     int has_parent;
-    int has_fork_step;      /* the manifest names "fork_step" (else "from_step" is used) */
-    int64_t fork_step;      /* the step the fork starts from (0 if not a fork) */
-    int64_t created;        /* seconds since 1970 */
-    char outcome[64];       /* "exited", "panic", "timeout", ... */
-    int64_t exit_code;      /* the job's exit status */
-    uint64_t steps;         /* the run's length in steps */
-    uint64_t events;        /* trace entries */
-    int64_t virtual_ns;     /* virtual time at the end */
+    int has_fork_step;  /* the manifest names "fork_step" (else "from_step" is used) */
+    int64_t fork_step;  /* the step the fork starts from (0 if not a fork) */
+    int64_t created;    /* seconds since 1970 */
+    char outcome[64];   /* "exited", "panic", "timeout", ... */
+    int64_t exit_code;  /* the job's exit status */
+    uint64_t steps;     /* the run's length in steps */
+    uint64_t events;    /* trace entries */
+    int64_t virtual_ns; /* virtual time at the end */
     uint64_t keyframes, keyframe_every;
     char trace_hash[80], ram_hash[80];
     char kernel[80], init[80], image[80], cpu[80]; /* the spec: kernel, init, image, cpu */
     char cwd[1024];
     int64_t mem_mib, seed, epoch, quantum_ns;
-    char command[300];     /* the spec's argv joined by spaces (truncated) */
-    int incomplete;        /* a run killed mid-way: only id, dir, path and outcome are set */
-    int generation;        /* in rw_forks: 1 for a direct fork, 2 for its forks, ... */
-    char *manifest_json;   /* the manifest, keys sorted, indented by 2 (NULL in listings) */
-    char *spec_json;       /* the manifest's "spec" as compact JSON (NULL in listings) */
-    char names[2048];      /* every --name given to it, oldest first, each ending in '\n' */
+    char command[300];   /* the spec's argv joined by spaces (truncated) */
+    int incomplete;      /* a run killed mid-way: only id, dir, path and outcome are set */
+    int generation;      /* in rw_forks: 1 for a direct fork, 2 for its forks, ... */
+    char *manifest_json; /* the manifest, keys sorted, indented by 2 (NULL in listings) */
+    char *spec_json;     /* the manifest's "spec" as compact JSON (NULL in listings) */
+    char names[2048];    /* every --name given to it, oldest first, each ending in '\n' */
 };
 
 /* Load the run ref names into *info, with the raw manifest and spec text.
@@ -725,7 +724,7 @@ struct rw_event {
     unsigned kind;         /* enum rewind_record_kind of the guest ABI */
     const char *kind_name; /* "output", "exec", ... or "kind-N" */
     uint32_t pid, tid;
-    uint64_t aux;          /* kind-specific: fd, child pid, exit code, ... */
+    uint64_t aux; /* kind-specific: fd, child pid, exit code, ... */
     uint32_t flags;
     const uint8_t *payload;
     size_t payload_len;
@@ -733,9 +732,9 @@ struct rw_event {
 
 /* Which events rw_events reports. Zeroed means none; use RW_EVENTS_ALL. */
 struct rw_event_query {
-    uint64_t from, to;             /* steps, inclusive; reading stops after to */
+    uint64_t from, to;                /* steps, inclusive; reading stops after to */
     uint64_t first_index, last_index; /* positions, inclusive; stops after last_index */
-    unsigned kind;                 /* 0: every kind */
+    unsigned kind;                    /* 0: every kind */
 };
 #define RW_EVENTS_ALL ((struct rw_event_query){0, UINT64_MAX, 0, UINT64_MAX, 0})
 
@@ -757,8 +756,8 @@ int rw_events(rw_home *h, const char *id, const struct rw_event_query *q,
 /* The output events (stdout and stderr, aux = fd) of run id up to step
  * upto, in order: rw_events restricted to kind output. Same returns. */
 int rw_log(rw_home *h, const char *id, uint64_t upto,
-           int (*fn)(void *ctx, const struct rw_event *ev), void *ctx,
-           struct rw_trace_status *st, struct rw_error *err);
+           int (*fn)(void *ctx, const struct rw_event *ev), void *ctx, struct rw_trace_status *st,
+           struct rw_error *err);
 
 /* The kind's name: "output", ... in constant storage; if the kind is
  * unknown, "kind-N" written into buf and buf returned (no static buffer:
@@ -793,9 +792,9 @@ struct rw_sdk_assertion {
     int catalogued;               /* seen in the catalog */
     uint64_t hits, passes, fails; /* evaluations in this run (pass = cond true) */
     uint64_t first_fail_step;     /* UINT64_MAX when none */
-    int failed; /* this run violates it: always/always_or_unreachable with a false
-                   evaluation; unreachable hit; (sometimes / reachable are judged
-                   across a check, not per run) */
+    int failed;                   /* this run violates it: always/always_or_unreachable with a false
+                                     evaluation; unreachable hit; (sometimes / reachable are judged
+                                     across a check, not per run) */
 };
 /* "always", "always_or_unreachable", "sometimes", "reachable", "unreachable"
  * (the protocol's words); "?" for a value out of range. */
@@ -820,9 +819,8 @@ struct rw_proc {
  * rebuilt from the trace's fork, exec and exit events: fn gets init first,
  * then each process followed by its children (orphans under init, kernel
  * threads left out). Returns 0 with *st filled, or -1 with err. */
-int rw_ps(rw_home *h, const char *id, uint64_t upto,
-          int (*fn)(void *ctx, const struct rw_proc *p), void *ctx, struct rw_trace_status *st,
-          struct rw_error *err);
+int rw_ps(rw_home *h, const char *id, uint64_t upto, int (*fn)(void *ctx, const struct rw_proc *p),
+          void *ctx, struct rw_trace_status *st, struct rw_error *err);
 
 /* Which thread held the guest's CPU (docs/guest-abi.md, "Context
  * switches"): the guest kernel reports every context switch, and the
@@ -901,14 +899,14 @@ int rw_remove(rw_home *h, const char *const *refs, int n, int force,
 #define RW_GC_MAX_NAMES 64
 /* What rw_gc found and freed (a dry run: would free). */
 struct rw_gc_stats {
-    uint64_t runs, killed_runs;     /* run directories read; of them killed mid-way */
+    uint64_t runs, killed_runs; /* run directories read; of them killed mid-way */
     uint64_t live_pages, dead_pages, corrupt_pages;
     uint64_t bytes_before, bytes_after; /* page store pack bytes (dry run: estimated after) */
-    int no_store;                   /* there is no page store yet */
+    int no_store;                       /* there is no page store yet */
     uint64_t live_images, dead_images, dead_image_bytes;
     char dead_image_names[RW_GC_MAX_NAMES][65]; /* the first RW_GC_MAX_NAMES of them */
-    int images_kept;                /* a run's manifest or spec was unreadable: images kept */
-    char unreadable_run[256];       /* that run */
+    int images_kept;          /* a run's manifest or spec was unreadable: images kept */
+    char unreadable_run[256]; /* that run */
     uint64_t temp_files, temp_bytes, imports; /* leftovers removed */
 };
 
@@ -919,21 +917,33 @@ int rw_gc(rw_home *h, int dry_run, int wait, struct rw_gc_stats *st, struct rw_e
 
 /* What rw_verify found (src/home/verifyapi.c). */
 struct rw_verify_report {
-    uint64_t pages;         /* distinct pages in the page store, each re-hashed */
-    uint64_t summed;        /* of which stored with a content checksum (restores trust it) */
-    uint64_t bad;           /* of which no stored copy re-hashes to its name */
-    char first_bad[65];     /* the first bad page's name */
-    uint64_t runs, named;   /* runs with keyframes; pages their keyframes name (with repeats) */
-    uint64_t missing;       /* of which the store has none */
-    char missing_run[256];  /* the first run with a missing page, and that page */
+    uint64_t pages;        /* distinct pages in the page store, each re-hashed */
+    uint64_t summed;       /* of which stored with a content checksum (restores trust it) */
+    uint64_t bad;          /* of which no stored copy re-hashes to its name */
+    char first_bad[65];    /* the first bad page's name */
+    uint64_t runs, named;  /* runs with keyframes; pages their keyframes name (with repeats) */
+    uint64_t missing;      /* of which the store has none */
+    char missing_run[256]; /* the first run with a missing page, and that page */
     char first_missing[65];
-    uint64_t unreadable_runs; /* keyframes files that could not be read */
+    uint64_t unreadable_runs; /* keyframes files that could not be read, or damaged */
     int no_store;             /* there is no page store yet */
+    /* Every file of every run (docs/reliability.md, "What verify checks"):
+     * the manifest and spec parse, the trace reads whole and hashes to the
+     * manifest's trace_hash, the keyframes hold no damage, the root image
+     * hashes to its name. */
+    uint64_t runs_checked; /* run directories read */
+    uint64_t damaged_runs; /* of which one or more files are damaged */
+    char damaged_run[256]; /* the first, and what is wrong with it */
+    char damage[512];
+    uint64_t images_checked; /* distinct root images re-hashed */
+    uint64_t bad_images;     /* of which the bytes do not hash to the name */
+    char first_bad_image[65];
 };
 
 /* Re-hash every page of h's store with SHA-256 (a keyframe restore trusts
- * the content checksum of the pages this store compressed instead) and
- * check that every page a run's keyframes name is there. Changes nothing.
+ * the content checksum of the pages this store compressed instead), check
+ * that every page a run's keyframes name is there, and check every file of
+ * every run and every root image a run names. Changes nothing.
  * Returns 0 with *r (bad or missing pages are counted, not errors), or -1
  * with err if the store cannot be read. */
 int rw_verify(rw_home *h, struct rw_verify_report *r, struct rw_error *err);
@@ -942,7 +952,7 @@ int rw_verify(rw_home *h, struct rw_verify_report *r, struct rw_error *err);
 struct rw_archive_stats {
     char run[RW_ID_MAX]; /* the archive's run */
     uint64_t runs, events, keyframes, pages, images, bytes;
-    int already;         /* import: the run was already here, identical */
+    int already; /* import: the run was already here, identical */
 };
 
 /* Write run id (resolved) as one archive file to out ("-": stdout); with
@@ -971,37 +981,37 @@ int rw_kvm_probe(struct rw_kvm_probe *p, struct rw_error *err);
 #define RW_WATCH_MAX_LEN 32 /* bytes: four hardware watchpoints of 8 */
 
 struct rw_watch_config {
-    const char *what;   /* an address (0x... or decimal) or a symbol of pid's executable */
-    uint64_t pid;       /* the process (thread group) whose memory is watched */
-    uint64_t len;       /* bytes, 1..RW_WATCH_MAX_LEN (0: the symbol's size, else 8) */
-    uint64_t from, to;  /* steps, inclusive (to UINT64_MAX: the end of the run) */
-    int exact;          /* single-step every seen change's stretch, with no budget */
+    const char *what;       /* an address (0x... or decimal) or a symbol of pid's executable */
+    uint64_t pid;           /* the process (thread group) whose memory is watched */
+    uint64_t len;           /* bytes, 1..RW_WATCH_MAX_LEN (0: the symbol's size, else 8) */
+    uint64_t from, to;      /* steps, inclusive (to UINT64_MAX: the end of the run) */
+    int exact;              /* single-step every seen change's stretch, with no budget */
     struct rw_options opts; /* observer, abort, kernel, init */
 };
 
 /* One write to the watched memory. */
 struct rw_watch_hit {
-    uint64_t step;     /* steps taken before the write */
+    uint64_t step; /* steps taken before the write */
     uint8_t old_val[RW_WATCH_MAX_LEN], new_val[RW_WATCH_MAX_LEN];
-    int old_known;     /* 0: the memory was not readable before this write */
-    int exact;         /* 1: a watchpoint hit (thread and rip exact); 0: the change
-                        * was seen at the end of step `step`'s stretch (no hit) */
-    int by_step;       /* exact, found by single-stepping the stretch (no hardware
-                        * watchpoint fired): the write may have rewritten the same
-                        * value before, which only a watchpoint sees */
-    uint32_t tid;      /* the writing thread (exact), else a guess: the thread of pid
-                        * that made the next step; 0: unknown */
-    int user;          /* exact: the write was made in user mode */
-    uint64_t rip;      /* exact: the address after the writing instruction */
-    char func[128];    /* exact: the function of the writing instruction ("" unknown) */
+    int old_known;  /* 0: the memory was not readable before this write */
+    int exact;      /* 1: a watchpoint hit (thread and rip exact); 0: the change
+                     * was seen at the end of step `step`'s stretch (no hit) */
+    int by_step;    /* exact, found by single-stepping the stretch (no hardware
+                     * watchpoint fired): the write may have rewritten the same
+                     * value before, which only a watchpoint sees */
+    uint32_t tid;   /* the writing thread (exact), else a guess: the thread of pid
+                     * that made the next step; 0: unknown */
+    int user;       /* exact: the write was made in user mode */
+    uint64_t rip;   /* exact: the address after the writing instruction */
+    char func[128]; /* exact: the function of the writing instruction ("" unknown) */
     uint64_t func_off;
-    char file[256];    /* exact, with debug info: its source file and line */
+    char file[256]; /* exact, with debug info: its source file and line */
     int line;
 };
 
 struct rw_watch_result {
-    uint64_t addr, len;      /* what was watched, in pid's address space */
-    char exe[256];           /* pid's executable in the guest ("" unknown) */
+    uint64_t addr, len; /* what was watched, in pid's address space */
+    char exe[256];      /* pid's executable in the guest ("" unknown) */
     struct rw_watch_hit *hits;
     size_t n;
     uint64_t watchpoint_hits; /* debug exits counted (pid's and others') */
@@ -1026,17 +1036,17 @@ void rw_watch_free(struct rw_watch_result *r);
 /* ---- Images: a root made ready ahead of a run (src/image) ---- */
 
 struct rw_image_info {
-    char id[65];      /* the image's id: SHA-256 of its bytes (the spec's "image") */
-    char path[4096];  /* images/<id>.erofs in the home */
-    uint64_t size;    /* bytes */
-    int built;        /* 1: built now; 0: the root was unchanged and found in the cache */
+    char id[65];     /* the image's id: SHA-256 of its bytes (the spec's "image") */
+    char path[4096]; /* images/<id>.erofs in the home */
+    uint64_t size;   /* bytes */
+    int built;       /* 1: built now; 0: the root was unchanged and found in the cache */
 };
 
 /* Turn root (a directory, a tarball or an erofs image) into its image in
  * h, as `rewind run --root` would, and keep it there. Progress goes to
  * obs->progress (obs may be NULL). 0, or -1 with err (RW_EROOT). */
-int rw_image(rw_home *h, const char *root, const struct rw_observer *obs,
-             struct rw_image_info *out, struct rw_error *err);
+int rw_image(rw_home *h, const char *root, const struct rw_observer *obs, struct rw_image_info *out,
+             struct rw_error *err);
 
 /* ---- Collected outputs and write tracking (docs/nix.md) ---- */
 
@@ -1053,8 +1063,8 @@ struct rw_collected {
  * why the collection is incomplete. Built from the run's trace on first use
  * (the content kept as pages in the store). 0 or -1 with err (RW_EUSAGE:
  * the run collected nothing). */
-int rw_collect_list(rw_home *h, const char *id, struct rw_collected **out, size_t *n,
-                    char *status, size_t statuslen, struct rw_error *err);
+int rw_collect_list(rw_home *h, const char *id, struct rw_collected **out, size_t *n, char *status,
+                    size_t statuslen, struct rw_error *err);
 /* The content of the collected entry path of run id (malloc'd into *data,
  * *len bytes, verified against its SHA-256). 0 or -1 with err (RW_EUSAGE:
  * no such entry). */
@@ -1078,8 +1088,8 @@ struct rw_write {
 };
 /* Call fn for each write record of run id in trace order (fn returning
  * nonzero stops; < 0 makes this return -1). 0 with *st or -1 with err. */
-int rw_writes(rw_home *h, const char *id, int (*fn)(void *ctx, const struct rw_write *w),
-              void *ctx, struct rw_trace_status *st, struct rw_error *err);
+int rw_writes(rw_home *h, const char *id, int (*fn)(void *ctx, const struct rw_write *w), void *ctx,
+              struct rw_trace_status *st, struct rw_error *err);
 /* The FNV-1a-64 hash the guest kernel gives the bytes of a write. */
 uint64_t rw_fnv64(const void *p, size_t n);
 
@@ -1105,9 +1115,9 @@ int rw_blame(rw_home *h, const char *id, const char *path, uint64_t offset, cons
 /* `rewind repro`: K builds of one command with varied inputs (src/run/repro.c). */
 #define RW_REPRO_MAX 64
 struct rw_repro_config {
-    struct rw_run_config run; /* the command; run.collect is required */
-    uint64_t builds;          /* K, 2..RW_REPRO_MAX */
-    int vary_seed, vary_dirorder, vary_epoch; /* build k: seed+k, dirorder k, epoch+k*step */
+    struct rw_run_config run;                      /* the command; run.collect is required */
+    uint64_t builds;                               /* K, 2..RW_REPRO_MAX */
+    int vary_seed, vary_dirorder, vary_epoch;      /* build k: seed+k, dirorder k, epoch+k*step */
     void (*progress)(void *ctx, const char *line); /* one line per build, or NULL */
     void *progress_ctx;
     volatile sig_atomic_t *abort;
@@ -1136,10 +1146,10 @@ void rw_repro_paths(struct rw_repro_config *c, const char *nix_out, char *base, 
 int rw_repro_ended_alike(const struct rw_repro_build *b, uint64_t builds);
 /* One collected entry where build k differs from build 1 (rw_repro_compare). */
 struct rw_repro_diff {
-    uint64_t build;     /* k, an index into the builds (1..builds-1) */
-    char path[3400];    /* the entry's guest path (under base) */
-    char change;        /* '+' only in build k, '-' missing in build k, '~' differs */
-    int ranged;         /* both regular files, both read: bytes first..last differ */
+    uint64_t build;  /* k, an index into the builds (1..builds-1) */
+    char path[3400]; /* the entry's guest path (under base) */
+    char change;     /* '+' only in build k, '-' missing in build k, '~' differs */
+    int ranged;      /* both regular files, both read: bytes first..last differ */
     uint64_t first, last;
     const void *data0, *datak; /* build 1's and build k's bytes when ranged */
     size_t len0, lenk;
@@ -1149,28 +1159,28 @@ struct rw_repro_diff {
  * and its bytes valid during the call). The number of differences, -1
  * with err when build 1's files cannot be listed (nothing compared), or -2
  * with err when build k's cannot (builds before k were compared). */
-long rw_repro_compare(rw_home *h, const struct rw_repro_build *b, uint64_t builds,
-                      const char *base, void (*fn)(void *ctx, const struct rw_repro_diff *d),
-                      void *ctx, struct rw_error *err);
+long rw_repro_compare(rw_home *h, const struct rw_repro_build *b, uint64_t builds, const char *base,
+                      void (*fn)(void *ctx, const struct rw_repro_diff *d), void *ctx,
+                      struct rw_error *err);
 
 /* `rewind nix`: a derivation built in the VM from its input closure, its
  * output's NAR hash compared with the store's copy (src/nix/build.c). */
 struct rw_nix_config {
-    const char *installable; /* ".#attr", "FLAKE#attr" or a .drv path (or NULL with file) */
-    const char *file, *attr; /* -f FILE [-A attr] */
+    const char *installable;  /* ".#attr", "FLAKE#attr" or a .drv path (or NULL with file) */
+    const char *file, *attr;  /* -f FILE [-A attr] */
     struct rw_run_config run; /* mem, seed, epoch, dirorder, track_writes, kernel, init,
                                  observer, abort: root, argv, env, cwd, collect are set here */
 };
 struct rw_nix_report {
-    char drv[1100];           /* the derivation */
+    char drv[1100];                    /* the derivation */
     char out_name[64], out_path[1100]; /* its output (one: "out" or the only one) */
-    struct rw_result run;     /* the build's run */
-    char nar_hash[80];        /* "sha256:<nix base-32>" of the output built ("" if it failed) */
-    int in_store;             /* the store holds a valid copy of the output */
-    char store_hash[80];      /* and its hash */
-    int matches;              /* the two are equal */
-    int network;              /* a fixed-output or impure derivation (it may need the network) */
-    char message[400];        /* why the build failed, in words ("" if it did not) */
+    struct rw_result run;              /* the build's run */
+    char nar_hash[80];   /* "sha256:<nix base-32>" of the output built ("" if it failed) */
+    int in_store;        /* the store holds a valid copy of the output */
+    char store_hash[80]; /* and its hash */
+    int matches;         /* the two are equal */
+    int network;         /* a fixed-output or impure derivation (it may need the network) */
+    char message[400];   /* why the build failed, in words ("" if it did not) */
 };
 void rw_nix_config_init(struct rw_nix_config *c);
 /* Evaluate, realise the inputs, build in the VM, hash. 0 with *r (the build
@@ -1183,10 +1193,10 @@ int rw_nix_build(rw_home *h, const struct rw_nix_config *c, struct rw_nix_report
  * rw_check and rw_repro build it as rewind nix does. */
 struct rw_nix_job {
     char drv[1100], out_name[64], out_path[1100];
-    int network;              /* fixed-output or impure (it may need the network) */
+    int network; /* fixed-output or impure (it may need the network) */
     struct rw_run_config run;
-    char root[4096];          /* owned: removed by rw_nix_job_free */
-    char **argv, **env;       /* owned */
+    char root[4096];    /* owned: removed by rw_nix_job_free */
+    char **argv, **env; /* owned */
 };
 /* Evaluate c's installable, realise its inputs, make the root. 0, or -1
  * with err (nothing left behind). rw_nix_job_free when done with j->run. */

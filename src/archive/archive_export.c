@@ -118,6 +118,10 @@ static int kf_whole_len(const char *path, uint64_t *len)
     struct kf_file k;
     if (kf_open(path, &k) != 0)
         return -1;
+    if (k.damaged) { /* only a torn tail is left out (keyframe.c inv. 3) */
+        kf_close_read(&k);
+        return -1;
+    }
     *len = KF_HEADER_SIZE;
     if (k.n) {
         const struct kf_entry *e = &k.e[k.n - 1];
@@ -219,13 +223,27 @@ static int open_run(struct xp *x, struct xrun *r, const char *name, char *err, s
         else
             r->len[i] = (uint64_t)sb.st_size;
     }
+    /* a damaged manifest or spec is refused here, not by the import that
+     * would read the archive (issue 27, 5) */
+    for (int i = ARCH_F_MANIFEST; rc == 0 && i <= ARCH_F_SPEC; i++) {
+        json_error_t je;
+        json_t *j = json_loadfd(r->fd[i], 0, &je);
+        if (!json_is_object(j) ||
+            (i == ARCH_F_MANIFEST && !json_is_string(json_object_get(j, "id"))))
+            rc = util_fail(err, errlen, "run %s: its %s is damaged (%s)", name,
+                           archive_file_names[i], j ? "not a manifest" : je.text);
+        json_decref(j);
+        if (rc == 0 && lseek(r->fd[i], 0, SEEK_SET) != 0)
+            rc = util_fail(err, errlen, "cannot read %s/%s: %s", dir, archive_file_names[i],
+                           strerror(errno));
+    }
     if (rc == 0)
         rc = flat_trace(x, r, name, err, errlen);
     if (rc == 0 && r->fd[ARCH_F_KEYFRAMES] >= 0) {
         char p[4300];
         if (run_path(p, sizeof(p), x->home, name, "keyframes") < 0 ||
             kf_whole_len(p, &r->len[ARCH_F_KEYFRAMES]) < 0)
-            rc = util_fail(err, errlen, "cannot read the keyframes of run %s", name);
+            rc = util_fail(err, errlen, "cannot read the keyframes of run %s (damaged?)", name);
     }
     if (rc == 0)
         image_of(dfd, r->image);

@@ -30,12 +30,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include "store/store.h"
 #include "trace/trace.h"
+#include "trace/tracehash.h"
 #include "util/bytes.h"
 #include "util/fail.h"
 #include "util/io.h"
@@ -47,6 +49,7 @@
 #include "trace/keyframe.h"
 #include "home/rundir.h"
 #include "home/runnames.h"
+#include "home/runref.h"
 #include "rewind.h"
 #include "input/patch.h"
 
@@ -66,6 +69,7 @@ struct irun {
     int already;    /* present here with identical files */
     int published;  /* this import renamed it into runs/ */
     char image[65];
+    char trace_hash[80]; /* the manifest's, "" if it states none */
 };
 
 struct iimg {
@@ -88,6 +92,7 @@ struct imp {
     uint16_t *plen;       /* each staged page's length, in archive order */
     uint64_t nplen, plen_cap;
     uint64_t in_size; /* the input's size if it is a regular file, else 0 */
+    uint64_t staged;  /* bytes written to staging so far (inv. of the file comment) */
     uint64_t entries;
     int made_runs, made_images; /* this import created runs/, images/ */
     struct store *local;        /* the store here, opened to check pages */
@@ -134,8 +139,33 @@ static int rd_fail(struct imp *m, int r, char *err, size_t errlen)
 
 /* Copy len bytes of the archive to fd (if >= 0), hashing them into verify
  * (if not NULL). */
+/* Whether staging len more bytes keeps within the bounds: at most the
+ * input's size in all (ARCH_STREAM_MAX for a pipe), and a reserve of the
+ * staging file system left free (ARCH_FREE_RESERVE of it): a stream of
+ * zeros or a sparse file cannot fill the disk before its checksum fails. */
+static int stage_room(struct imp *m, uint64_t len, char *err, size_t errlen)
+{
+    uint64_t cap = m->in_size ? m->in_size : ARCH_STREAM_MAX;
+    if (len > cap || m->staged > cap - len)
+        return util_fail(err, errlen, "the archive stages more than %llu bytes (its %s)",
+                         (unsigned long long)cap, m->in_size ? "size" : "bound as a stream");
+    struct statvfs v;
+    if (m->stage[0] && statvfs(m->stage, &v) == 0) {
+        uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize,
+                 reserve = (uint64_t)v.f_blocks * v.f_frsize / ARCH_FREE_RESERVE;
+        if (len > avail || avail - len < reserve)
+            return util_fail(err, errlen,
+                             "importing needs %llu bytes more than the disk of %s can spare",
+                             (unsigned long long)len, m->home);
+    }
+    m->staged += len;
+    return 0;
+}
+
 static int rd_copy(struct imp *m, int fd, uint64_t len, hash_ctx *verify, char *err, size_t errlen)
 {
+    if (fd >= 0 && stage_room(m, len, err, errlen) < 0)
+        return -1;
     uint8_t *buf = malloc(ARCH_COPY_BUF); /* not static: the engine is reentrant */
     if (!buf)
         return util_fail(err, errlen, "out of memory");
@@ -280,8 +310,10 @@ static int entry_image(struct imp *m, const char *name, uint64_t len, char *err,
     if (access(final, F_OK) != 0) {
         if (make_dir(dir, &m->made_images) < 0)
             return util_fail(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-        snprintf(g->tmp, sizeof(g->tmp), "%s.tmp.%d", final, (int)getpid());
-        fd = open(g->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        char sfx[48];
+        home_stage_name(sfx, sizeof(sfx), ".tmp"); /* homepath.h inv. 3 */
+        snprintf(g->tmp, sizeof(g->tmp), "%s%s", final, sfx);
+        fd = open(g->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd < 0)
             return util_fail(err, errlen, "cannot create %s: %s", g->tmp, strerror(errno));
     }
@@ -471,6 +503,14 @@ static int check_fields(struct imp *m, struct irun *r, json_t *man, json_t *spec
         if (run_here(m, s))
             return util_fail(err, errlen, "run %s is named '%.64s', which is the id of a run",
                              r->name, s);
+        /* a name that answers here already stays with its run: names from
+         * an archive never displace the home's (issue 27, 3) */
+        char dir[256], why[512];
+        if (runref_resolve(m->home, s, dir, sizeof(dir), why, sizeof(why)) == 0 &&
+            strcmp(dir, r->name))
+            return util_fail(err, errlen,
+                             "run %s is named '%.64s', which names run %s here already", r->name, s,
+                             dir);
     }
     json_t *cr = json_object_get(man, "created");
     if (cr && (!json_is_integer(cr) || json_integer_value(cr) < 0 ||
@@ -494,6 +534,33 @@ static int check_fields(struct imp *m, struct irun *r, json_t *man, json_t *spec
     return 0;
 }
 
+/* 1 if s is "~N" (N: 1..9 digits): the suffix of a run kept beside another
+ * of its spec (src/run/ctx.c, free_name). */
+static int id_suffix(const char *s)
+{
+    size_t n = s[0] == '~' ? strspn(s + 1, "0123456789") : 0;
+    return n >= 1 && n <= 9 && s[1 + n] == 0;
+}
+
+/* 1 if name is shaped like a run id: 16 hex digits, maybe "~N". */
+static int id_shaped(const char *name)
+{
+    return strspn(name, "0123456789abcdef") == 16 && (!name[16] || id_suffix(name + 16));
+}
+
+/* 1 if the spec file at path hashes to the id that starts name (spec_id:
+ * the first 16 hex digits of the SHA-256 of its canonical JSON, which is
+ * what spec.json holds). */
+static int spec_names(const char *path, const char *name)
+{
+    hash256 h;
+    char hex[65];
+    if (hash_file(path, &h) < 0)
+        return 0;
+    hash_hex(&h, hex);
+    return !strncmp(hex, name, 16);
+}
+
 static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
 {
     char p[4600];
@@ -503,50 +570,57 @@ static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
     snprintf(p, sizeof(p), "%s/%s/spec.json", m->stage, r->name);
     json_t *spec = json_load_file(p, 0, &je);
     int rc = 0;
-    if (!json_is_object(man) || !json_is_string(json_object_get(man, "id")))
+    const char *id = json_string_value(json_object_get(man, "id"));
+    size_t idl = id ? strlen(id) : 0;
+    if (!json_is_object(man) || !id)
         rc = util_fail(err, errlen, "the manifest of run %s is corrupt", r->name);
+    else if (strncmp(r->name, id, idl) || (r->name[idl] && !id_suffix(r->name + idl)))
+        rc = util_fail(err, errlen,
+                       "run %s's manifest says it is run %.64s (a run's directory is its id)",
+                       r->name, id);
     else if (!json_is_object(spec))
         rc = util_fail(err, errlen, "the spec of run %s is corrupt", r->name);
+    else if (id_shaped(r->name) && !spec_names(p, r->name))
+        rc = util_fail(err, errlen,
+                       "run %s's spec does not hash to its id (a run's id is its spec's hash)",
+                       r->name);
     if (rc == 0)
         rc = check_fields(m, r, man, spec, err, errlen);
     const char *img = rc ? NULL : json_image(json_object_get(man, "spec"));
     if (!img && !rc)
         img = json_image(spec);
     snprintf(r->image, sizeof(r->image), "%s", img ? img : "");
+    const char *th = json_string_value(json_object_get(man, "trace_hash"));
+    snprintf(r->trace_hash, sizeof(r->trace_hash), "%s", rc == 0 && th ? th : "");
     json_decref(man);
     json_decref(spec);
     return rc;
 }
 
+/* The trace reads whole and hashes to the manifest's trace_hash (a run's
+ * manifest that states none has no hash to check). */
 static int check_trace(struct imp *m, struct irun *r, uint64_t *events, char *err, size_t errlen)
 {
-    char p[4600];
+    char p[4600], hex[65];
     snprintf(p, sizeof(p), "%s/%s/trace", m->stage, r->name);
-    struct trace_reader *t = malloc(sizeof(*t));
-    if (!t)
-        return util_fail(err, errlen, "out of memory");
     /* a trace may refer to a parent's prefix (trace.h, version 2): the
      * parent staged beside it or a run of the home, checked by its hash */
     char runs[4300];
     int rc = home_path(runs, sizeof(runs), m->home, HOME_RUNS, NULL, NULL) == 0
-                 ? trace_open_read_in(t, p, runs)
-                 : -2;
-    if (rc < 0) {
-        free(t);
+                 ? tracehash_file(p, runs, hex, events)
+                 : TRACEHASH_UNREADABLE;
+    if (rc == TRACEHASH_UNREADABLE)
         return util_fail(err, errlen, "the trace of run %s is not a trace of this version",
                          r->name);
-    }
-    struct trace_entry e;
-    uint64_t n = 0;
-    while (trace_next(t, &e) == 1)
-        n++;
-    rc = t->torn ? util_fail(err, errlen, "the trace of run %s is corrupt after %llu events",
-                             r->name, (unsigned long long)n)
-                 : 0;
-    trace_close_read(t);
-    free(t);
-    *events = n;
-    return rc;
+    if (rc == TRACEHASH_TORN)
+        return util_fail(err, errlen, "the trace of run %s is corrupt after %llu events", r->name,
+                         (unsigned long long)*events);
+    if (r->trace_hash[0] && strcmp(r->trace_hash, hex))
+        return util_fail(err, errlen,
+                         "the trace of run %s does not hash to its manifest's trace_hash "
+                         "(%.16s..., not %.16s...)",
+                         r->name, hex, r->trace_hash);
+    return 0;
 }
 
 static int parent_known(struct imp *m, const char *parent)
@@ -647,6 +721,21 @@ static int check_existing(struct imp *m, struct irun *r, char *err, size_t errle
     return 0;
 }
 
+/* A run new here must not take over a reference that names a run here
+ * already: its directory name is resolved first (runref.c), so a name, an
+ * id prefix or an id~N that answers today would answer with the archive's
+ * run after the import (issue 27, 3). */
+static int check_takeover(struct imp *m, struct irun *r, char *err, size_t errlen)
+{
+    char dir[256], why[512];
+    if (runref_resolve(m->home, r->name, dir, sizeof(dir), why, sizeof(why)) < 0)
+        return 0; /* answers nothing here today */
+    return util_fail(err, errlen,
+                     "run %s would take over the reference '%s', which names run %s here "
+                     "(a name or an id prefix)",
+                     r->name, r->name, dir);
+}
+
 static int check_run(struct imp *m, struct irun *r, struct archive_stats *st, char *err,
                      size_t errlen)
 {
@@ -667,7 +756,9 @@ static int check_run(struct imp *m, struct irun *r, struct archive_stats *st, ch
         st->events = events;
         st->keyframes = kfs;
     }
-    return check_existing(m, r, err, errlen);
+    if (check_existing(m, r, err, errlen) < 0)
+        return -1;
+    return r->already ? 0 : check_takeover(m, r, err, errlen);
 }
 
 static int check_all(struct imp *m, struct archive_stats *st, char *err, size_t errlen)
@@ -751,6 +842,18 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
         return 0;
     if (home_path(to, sizeof(to), m->home, HOME_RUNS, r->name, NULL) < 0)
         return util_fail(err, errlen, "bad run name '%s' in the archive", r->name);
+    /* an imported run is never the stored reference of its spec (ctx.c,
+     * check_against_stored): a run made here replaces it (inv. of
+     * archive.h, docs/reliability.md) */
+    char mark[4400];
+    snprintf(mark, sizeof(mark), "%s/%s", from, RUNDIR_IMPORTED);
+    int mfd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (mfd < 0 || fsync(mfd) < 0) {
+        if (mfd >= 0)
+            close(mfd);
+        return util_fail(err, errlen, "cannot write %s: %s", mark, strerror(errno));
+    }
+    close(mfd);
     RW_FAILPOINT("import.publish.fsync_run");
     if (io_fsync_dir(from) < 0) /* rundir.c invariant 5: durable, then published */
         return util_fail(err, errlen, "cannot sync %s: %s", from, strerror(errno));
@@ -765,10 +868,14 @@ static int publish_run(struct imp *m, struct irun *r, char *err, size_t errlen)
                              strerror(errno));
         return 0;
     }
+    int e = errno;
+    if ((e == EEXIST || e == ENOTEMPTY) && check_existing(m, r, err, errlen) == 0 && r->already)
+        return 0; /* a concurrent import of the same run won: identical */
     return util_fail(err, errlen,
                      "cannot add run %s: %s (pages and images were added; rewind gc "
                      "frees them)",
-                     to, errno == EEXIST ? "it appeared during the import" : strerror(errno));
+                     to,
+                     e == EEXIST || e == ENOTEMPTY ? "it appeared during the import" : strerror(e));
 }
 
 /* Take back a run this import published (the main run then failed): moved
@@ -788,9 +895,12 @@ static void unpublish_run(struct imp *m, struct irun *r)
 static int commit_all(struct imp *m, char *err, size_t errlen)
 {
     struct irun *main = find_run(m, m->main);
-    if (!main->already && run_here_dir(m, main->name))
-        return util_fail(err, errlen, "cannot add run %s: it appeared during the import",
-                         main->name);
+    /* another import of the same archive may have added it meanwhile:
+     * identical is "already here" (check_existing), other content an error */
+    for (size_t i = 0; i < m->nruns; i++)
+        if (!m->run[i].already && run_here_dir(m, m->run[i].name) &&
+            check_existing(m, &m->run[i], err, errlen) < 0)
+            return -1;
     if (commit_pages(m, err, errlen) < 0 || commit_images(m, err, errlen) < 0)
         return -1;
     int rc = 0;
@@ -830,9 +940,9 @@ static void cleanup(struct imp *m)
 
 static int stage_begin(struct imp *m, char *err, size_t errlen)
 {
-    char runs[4100], p[4400], name[32];
-    snprintf(name, sizeof(name), ".import.%d", (int)getpid());
-    if (home_path(runs, sizeof(runs), m->home, HOME_RUNS, NULL, NULL) < 0 ||
+    char runs[4100], p[4400], name[48];
+    if (home_stage_name(name, sizeof(name), ".import") < 0 ||
+        home_path(runs, sizeof(runs), m->home, HOME_RUNS, NULL, NULL) < 0 ||
         home_path(m->stage, sizeof(m->stage), m->home, HOME_RUNS, name, NULL) < 0) {
         m->stage[0] = 0;
         return util_fail(err, errlen, "the home's path is too long: %s", m->home);
@@ -842,7 +952,7 @@ static int stage_begin(struct imp *m, char *err, size_t errlen)
         m->stage[0] = 0;
         return util_fail(err, errlen, "cannot create %s: %s", runs, strerror(e));
     }
-    rundir_remove_tree(m->stage);
+    /* homepath.h inv. 3: a new name, made by mkdir, nothing removed first */
     if (mkdir(m->stage, 0755) < 0) {
         int e = errno;
         m->stage[0] = 0;
@@ -890,6 +1000,16 @@ int archive_import(const char *home, const char *in_path, struct archive_stats *
     if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         close(fd);
         return util_fail(err, errlen, "%s is a directory, not an archive", in_path);
+    }
+    /* a sparse file is no archive rewind wrote: its holes would be staged
+     * as bytes (issue 27, 7) */
+    if (S_ISREG(sb.st_mode) && sb.st_size > 0) {
+        off_t hole = lseek(fd, 0, SEEK_HOLE);
+        if ((hole >= 0 && hole < sb.st_size) || lseek(fd, 0, SEEK_SET) != 0) {
+            if (fd > 0)
+                close(fd);
+            return util_fail(err, errlen, "%s is a sparse file, not an archive", in_path);
+        }
     }
     int lock = homelock_take(home, 0, 1, err, errlen);
     struct imp *m = lock >= 0 ? calloc(1, sizeof(*m)) : NULL;

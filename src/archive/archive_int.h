@@ -15,10 +15,12 @@
 #define ARCH_ENTRY_SIZE 16  /* kind 4 | name_len 4 | data_len 8 */
 #define ARCH_NAME_LEN_MAX 255
 #define ARCH_END_LEN 40
-#define ARCH_JSON_MAX (16ull << 20) /* manifest.json, spec.json */
-#define ARCH_DATA_MAX (1ull << 40)  /* trace, states, keyframes, image */
-#define ARCH_MAX_RUNS 65            /* KF_MAX_CHAIN + 1 */
-#define ARCH_MAX_PAGES (1ull << 28) /* 1 TiB of distinct pages */
+#define ARCH_JSON_MAX (16ull << 20)   /* manifest.json, spec.json */
+#define ARCH_DATA_MAX (1ull << 40)    /* trace, states, keyframes, image */
+#define ARCH_MAX_RUNS 65              /* KF_MAX_CHAIN + 1 */
+#define ARCH_MAX_PAGES (1ull << 28)   /* 1 TiB of distinct pages */
+#define ARCH_STREAM_MAX (64ull << 30) /* staged from a pipe (stdin), in all */
+#define ARCH_FREE_RESERVE 20          /* staging leaves 1/20 of its disk free */
 
 enum arch_kind {
     ARCH_FILE = 1,

@@ -89,12 +89,12 @@ static void ls_print_checks_of(struct out *o, const char *base)
         if (o->json)
             printf(",\n{\"kind\":\"check\",\"id\":\"%s\",\"base\":\"%s\",\"tried\":%llu,"
                    "\"failures\":%llu,\"runs\":%zu}",
-                   c->id, c->base, (unsigned long long)c->tried,
-                   (unsigned long long)c->failures, c->nruns);
+                   c->id, c->base, (unsigned long long)c->tried, (unsigned long long)c->failures,
+                   c->nruns);
         else
             printf("  check %s: %llu schedules, %llu failing: %s (%zu runs: rewind show %s)\n",
-                   c->id, (unsigned long long)c->tried, (unsigned long long)c->failures,
-                   c->verdict, c->nruns, c->id);
+                   c->id, (unsigned long long)c->tried, (unsigned long long)c->failures, c->verdict,
+                   c->nruns, c->id);
     }
 }
 
@@ -148,7 +148,7 @@ static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_err
     struct out *o = ctx;
     if (r && !o->all && ls_is_member(o->checks, r->id))
         return 0; /* a check's run: its check's line stands for it */
-    begin(o); /* before an unreadable run's line too, as a terminal shows it */
+    begin(o);     /* before an unreadable run's line too, as a terminal shows it */
     if (!r)
         return cli_read_fail(0, why);
     if (r->incomplete) {
@@ -156,8 +156,8 @@ static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_err
             put_obj(o, json_pack("{s:s?, s:s, s:s?}", "id", r->id, "outcome", "incomplete", "dir",
                                  r->dir));
         else
-            printf("%-18s %-19s %-14s %10s  (incomplete: %s)\n", r->id, "-", "incomplete", "-",
-                   r->path);
+            printf("%-18s %-19s %-14s %10s  (incomplete: %s)\n", cli_tty(r->id), "-", "incomplete",
+                   "-", cli_tty(r->path));
         return 0;
     }
     char when[32] = "-", outcome[80];
@@ -181,8 +181,10 @@ static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_err
         json_object_set_new(j, "command", jtext(r->command));
         put_obj(o, j);
     } else {
-        printf("%-18s %-19s %-14s %10lld  %s%s%s%s\n", r->id, when, outcome, (long long)r->steps,
-               r->has_name ? "[" : "", r->name, r->has_name ? "] " : "", r->command);
+        /* an imported manifest's text: no control character reaches the terminal */
+        printf("%-18s %-19s %-14s %10lld  %s%s%s%s\n", cli_tty(r->id), when, cli_tty(outcome),
+               (long long)r->steps, r->has_name ? "[" : "", cli_tty(r->name),
+               r->has_name ? "] " : "", cli_tty(r->command));
     }
     ls_print_checks_of(o, r->id);
     return 0;
@@ -202,7 +204,8 @@ static int print_fork(void *ctx, const struct rw_run_info *r, const struct rw_er
                              (json_int_t)r->exit_code, "steps", (json_int_t)r->steps));
     else
         printf("%*s%s  forked at step %lld  %s:%lld after %lld steps\n", 2 * r->generation, "",
-               r->id, (long long)r->fork_step, what, (long long)r->exit_code, (long long)r->steps);
+               cli_tty(r->id), (long long)r->fork_step, cli_tty(what), (long long)r->exit_code,
+               (long long)r->steps);
     return 0;
 }
 
@@ -226,16 +229,25 @@ static int forks_of(rw_home *h, const char *ref, int json)
     return 0;
 }
 
+/* An outcome word (rw_outcome_word), or "incomplete": what --status
+ * can match; anything else is a typo, not an empty listing. */
+static int ls_status_known(const char *s)
+{
+    if (!strcmp(s, "incomplete"))
+        return 1;
+    for (int o = RW_RUNNING; o <= RW_SPIN; o++)
+        if (!strcmp(s, rw_outcome_word((enum rw_outcome)o)))
+            return 1;
+    return 0;
+}
+
 int cmd_ls(int argc, char **argv)
 {
-    static const struct option lo[] = {{"name", required_argument, 0, 'n'},
-                                       {"status", required_argument, 0, 's'},
-                                       {"since", required_argument, 0, 'S'},
-                                       {"json", no_argument, 0, 'j'},
-                                       {"forks-of", required_argument, 0, 'f'},
-                                       {"all", no_argument, 0, 'a'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+    static const struct option lo[] = {
+        {"name", required_argument, 0, 'n'},     {"status", required_argument, 0, 's'},
+        {"since", required_argument, 0, 'S'},    {"json", no_argument, 0, 'j'},
+        {"forks-of", required_argument, 0, 'f'}, {"all", no_argument, 0, 'a'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     struct rw_run_filter f = {0};
     const char *forks = NULL;
     int json = 0, c, all = 0;
@@ -246,6 +258,12 @@ int cmd_ls(int argc, char **argv)
             f.name = optarg;
             break;
         case 's':
+            if (!ls_status_known(optarg))
+                return cli_error(2,
+                                 "--status %s is no outcome (exited, not-found, not-executable, "
+                                 "init-failed, panic, guest-error, stalled, timeout, stopped, "
+                                 "limit, spin, running, incomplete)",
+                                 cli_tty(optarg));
             f.status = optarg;
             break;
         case 'S':

@@ -15,7 +15,7 @@
 static const char *jstr(json_t *o, const char *key)
 {
     const char *v = json_string_value(key ? json_object_get(o, key) : o);
-    return v ? v : "-";
+    return v ? cli_tty(v) : "-"; /* an imported manifest's text: no control characters */
 }
 
 int cmd_show(int argc, char **argv)
@@ -61,7 +61,7 @@ int cmd_show(int argc, char **argv)
     }
     json_t *spec = json_object_get(m, "spec");
     printf("run:      %s\n", jstr(m, "id"));
-    printf("dir:      %s\n", dir);
+    printf("dir:      %s\n", cli_tty(dir));
     json_t *names = json_object_get(m, "names"); /* every --name given, oldest first */
     if (json_array_size(names)) {
         size_t k;
@@ -88,7 +88,7 @@ int cmd_show(int argc, char **argv)
     const char *par = json_string_value(json_object_get(m, "parent"));
     if (par) {
         json_t *fs = json_object_get(m, "fork_step");
-        printf("parent:   %s", par);
+        printf("parent:   %s", cli_tty(par));
         if (fs)
             printf(" (forked at step %lld)", (long long)json_integer_value(fs));
         putchar('\n');
@@ -126,7 +126,7 @@ int cmd_show(int argc, char **argv)
     if (rw_props_judge(h, ref, pv, RW_PROPS_MAX, &npv, &err) < 0)
         npv = 0;
     rw_home_close(h);
-    printf("command:  %s\n", line);
+    printf("command:  %s\n", line); /* quoted: no control character is raw (shq) */
     free(line);
     if (!exact)
         printf("          (plus the perturbation above, made by fork or check: rewind replay "

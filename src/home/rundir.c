@@ -94,8 +94,10 @@ int rundir_begin(struct rundir *d, const char *home, const char *id, const char 
     memset(d, 0, sizeof(*d));
     char runs[4096], path[4200];
     snprintf(d->home, sizeof(d->home), "%s", home);
-    snprintf(d->stage_name, sizeof(d->stage_name), ".%.64s.%d", id, (int)getpid());
-    if (home_path(runs, sizeof(runs), home, HOME_RUNS, NULL, NULL) < 0 ||
+    char prefix[80];
+    snprintf(prefix, sizeof(prefix), ".%.64s", id);
+    if (home_stage_name(d->stage_name, sizeof(d->stage_name), prefix) < 0 ||
+        home_path(runs, sizeof(runs), home, HOME_RUNS, NULL, NULL) < 0 ||
         home_path(d->staging, sizeof(d->staging), home, HOME_RUNS, d->stage_name, NULL) < 0 ||
         home_path(d->final, sizeof(d->final), home, HOME_RUNS, id, NULL) < 0) {
         snprintf(err, errlen, "bad run directory name '%s' under %s", id, home);
@@ -106,7 +108,7 @@ int rundir_begin(struct rundir *d, const char *home, const char *id, const char 
         snprintf(err, errlen, "cannot create %s: %s", runs, strerror(errno));
         return -1;
     }
-    rundir_remove_tree(d->staging);
+    /* homepath.h inv. 3: made, never removed first (another process's) */
     if (mkdir(d->staging, 0755) < 0) {
         snprintf(err, errlen, "cannot create %s: %s", d->staging, strerror(errno));
         return -1;

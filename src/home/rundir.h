@@ -46,4 +46,9 @@ int rundir_write_file(const char *path, const char *text);
 /* rm -rf of a directory tree we created. Returns 0 or -1. */
 int rundir_remove_tree(const char *path);
 
+/* The empty file an import adds to each run it publishes: such a run is
+ * never the stored reference of its spec (src/run/ctx.c,
+ * check_against_stored; docs/reliability.md, "Imported archives"). */
+#define RUNDIR_IMPORTED "imported"
+
 #endif

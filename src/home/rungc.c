@@ -141,9 +141,14 @@ static int collected_pages(const char *home, const char *name, struct live *l)
     return 0;
 }
 
+/* An import's staging, or what a killed replacement or remove left
+ * (".<stage>.old", rundir.c, runremove.c inv. 3): debris once gc holds the
+ * home lock exclusively, since every writer holds it shared. */
 static int is_import_dir(const char *name)
 {
-    return !strncmp(name, ".import.", 8);
+    size_t n = strlen(name);
+    return !strncmp(name, ".import.", 8) ||
+           (name[0] == '.' && n > 4 && !strcmp(name + n - 4, ".old"));
 }
 
 /* Read one run directory into l. */
@@ -169,8 +174,10 @@ static int read_run(const char *home, const char *name, struct live *l, struct r
                          strerror(errno));
     }
     if (collected_pages(home, name, l) < 0)
-        return util_fail(err, errlen, "cannot read the collected files of run %s; nothing was "
-                                      "collected", name);
+        return util_fail(err, errlen,
+                         "cannot read the collected files of run %s; nothing was "
+                         "collected",
+                         name);
     if (l->pages.oom)
         return util_fail(err, errlen, "out of memory reading the keyframes; nothing was collected");
     static const char *files[] = {"manifest.json", "spec.json"};

@@ -24,6 +24,15 @@ static int64_t num(json_t *o, const char *key)
     return (int64_t)json_integer_value(json_object_get(o, key));
 }
 
+/* A count (steps, events, keyframes): a manifest is untrusted (an archive
+ * wrote it), so a negative or huge value reads as 0, never as a number
+ * that wraps a reader's arithmetic (docs/reliability.md, "Numbers"). */
+static uint64_t count(json_t *o, const char *key)
+{
+    int64_t v = num(o, key);
+    return v < 0 || (uint64_t)v > RUNINFO_COUNT_MAX ? 0 : (uint64_t)v;
+}
+
 /* The spec's argv joined by spaces, cut at n - 1 bytes. */
 static void argv_text(json_t *spec, char *out, size_t n)
 {
@@ -68,11 +77,11 @@ static void fill(json_t *m, struct rw_run_info *in)
     in->created = num(m, "created");
     str(m, "outcome", in->outcome, sizeof(in->outcome));
     in->exit_code = num(m, "exit_code");
-    in->steps = (uint64_t)num(m, "steps");
-    in->events = (uint64_t)num(m, "events");
+    in->steps = count(m, "steps");
+    in->events = count(m, "events");
     in->virtual_ns = num(m, "virtual_ns");
-    in->keyframes = (uint64_t)num(m, "keyframes");
-    in->keyframe_every = (uint64_t)num(m, "keyframe_every");
+    in->keyframes = count(m, "keyframes");
+    in->keyframe_every = count(m, "keyframe_every");
     str(m, "trace_hash", in->trace_hash, sizeof(in->trace_hash));
     str(m, "ram_hash", in->ram_hash, sizeof(in->ram_hash));
     json_t *spec = json_object_get(m, "spec");

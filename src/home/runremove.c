@@ -12,14 +12,21 @@
  *     checked, before the first directory is removed: a typo removes
  *     nothing.
  *  2. Only directories under runs/ built by home_path are removed.
+ *  3. A run is renamed out of sight before any file of it is removed
+ *     (remove_one): no listing ever shows a half-removed run (issue 27, 9).
+ *  4. rw_remove holds the home lock (shared) throughout.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "util/apierr.h"
 #include "util/homepath.h"
+#include "home/homelock.h"
 #include "home/rundir.h"
+#include "util/io.h"
 #include "home/runinfo.h"
 #include "home/runref.h"
 #include "rewind.h"
@@ -84,9 +91,49 @@ static int children(const char *home, const char *name, char (*gone)[RW_ID_MAX],
     return found;
 }
 
+/* Invariant 3: runs/<id> is renamed out of the listings' sight first
+ * (".<id>.<pid>.<r>.old", as a replaced run goes: rundir.c), runs/ synced,
+ * then the tree removed; a kill half-way leaves a hidden directory that
+ * the next gc removes, never a run listed as complete with files missing. */
+static int remove_one(const char *home, const char *id, const char *path)
+{
+    char prefix[RW_ID_MAX + 2], stage[128], old[PATH_MAX], runs[PATH_MAX];
+    snprintf(prefix, sizeof(prefix), ".%.*s", RW_ID_MAX - 1, id[0] == '.' ? id + 1 : id);
+    if (home_stage_name(stage, sizeof(stage) - 4, prefix) < 0)
+        return -1;
+    strcat(stage, ".old");
+    if (home_path(old, sizeof(old), home, HOME_RUNS, stage, NULL) < 0 ||
+        home_path(runs, sizeof(runs), home, HOME_RUNS, NULL, NULL) < 0)
+        return -1;
+    if (renameat2(AT_FDCWD, path, AT_FDCWD, old, RENAME_NOREPLACE) < 0 &&
+        ((errno != EINVAL && errno != ENOSYS) || rename(path, old) < 0))
+        return -1;
+    io_fsync_dir(runs);
+    return rundir_remove_tree(old);
+}
+
+static int remove_locked(rw_home *h, const char *const *refs, int n, int force,
+                         void (*fn)(void *ctx, const char *id, const char *path, int removed),
+                         void *ctx, struct rw_error *err);
+
 int rw_remove(rw_home *h, const char *const *refs, int n, int force,
               void (*fn)(void *ctx, const char *id, const char *path, int removed), void *ctx,
               struct rw_error *err)
+{
+    /* invariant 4: shared, as runs and imports take it; gc (exclusive) never
+     * reads a run while it is half removed */
+    char why[512];
+    int lock = homelock_take(rw_home_path(h), 0, 1, why, sizeof(why));
+    if (lock < 0)
+        return apierr_set(err, RW_EINTERNAL, "%s", why);
+    int rc = remove_locked(h, refs, n, force, fn, ctx, err);
+    homelock_release(lock);
+    return rc;
+}
+
+static int remove_locked(rw_home *h, const char *const *refs, int n, int force,
+                         void (*fn)(void *ctx, const char *id, const char *path, int removed),
+                         void *ctx, struct rw_error *err)
 {
     const char *home = rw_home_path(h);
     char ids[RW_REMOVE_MAX][RW_ID_MAX];
@@ -117,7 +164,7 @@ int rw_remove(rw_home *h, const char *const *refs, int n, int force,
         char path[PATH_MAX];
         int ok = home_path(path, sizeof(path), home, HOME_RUNS, ids[i], NULL) == 0;
         RW_ASSERT(ok); /* invariant 2: the name passed home_safe_name in runinfo_resolve */
-        ok = rundir_remove_tree(path) == 0;
+        ok = remove_one(home, ids[i], path) == 0;
         rc |= !ok;
         if (fn)
             fn(ctx, ids[i], path, ok);

@@ -11,6 +11,11 @@
  *  2. A page counts as bad only if no stored copy of it re-hashes to its
  *     name; a run's page counts as missing only if the store has no entry
  *     for it (store_has; the zero page is always present).
+ *  3. Every file of every run is checked, not only its keyframes: the
+ *     manifest parses and names the run's directory, the spec parses, the
+ *     trace reads whole and hashes to the manifest's trace_hash
+ *     (tracehash.h), the keyframes hold no damage (keyframe.c inv. 3), and
+ *     each root image a run names hashes to its name (issue 27, 5).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,7 +29,11 @@
 #include "rewind.h"
 #include "store/store.h"
 #include "trace/keyframe.h"
+#include "trace/tracehash.h"
 #include "util/hash.h"
+#include <jansson.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 struct run_pages {
     struct store *s;
@@ -45,6 +54,89 @@ static void on_page(void *ctx, const hash256 *h)
     rp->r->missing++;
 }
 
+static void damaged(struct rw_verify_report *r, const char *run, const char *fmt, const char *a)
+{
+    if (!r->damaged_runs++) {
+        snprintf(r->damaged_run, sizeof(r->damaged_run), "%s", run);
+        snprintf(r->damage, sizeof(r->damage), fmt, a);
+    }
+}
+
+/* 1 if the image named hex hashes to its name; images already checked are
+ * not read again (seen: their names, one per 65 bytes). */
+static void check_image(const char *home, const char *hex, struct rw_verify_report *r, char **seen,
+                        size_t *nseen, const char *run)
+{
+    for (size_t i = 0; i < *nseen; i++)
+        if (!strcmp(*seen + 65 * i, hex))
+            return;
+    char *ns = realloc(*seen, 65 * (*nseen + 1));
+    if (!ns)
+        return;
+    *seen = ns;
+    snprintf(ns + 65 * (*nseen)++, 65, "%s", hex);
+    char p[4300];
+    if (home_path(p, sizeof(p), home, HOME_IMAGES, hex, NULL) < 0 || access(p, F_OK) != 0)
+        return; /* gone: a run without its image is not replayable, not damaged */
+    r->images_checked++;
+    hash256 h;
+    char got[65];
+    if (hash_file(p, &h) < 0) {
+        damaged(r, run, "its root image %s cannot be read", hex);
+        r->bad_images++;
+        return;
+    }
+    hash_hex(&h, got);
+    if (strcmp(got, hex)) { /* invariant 3 */
+        if (!r->bad_images++)
+            snprintf(r->first_bad_image, sizeof(r->first_bad_image), "%s", hex);
+        damaged(r, run, "its root image %s is damaged (its bytes hash to another name)", hex);
+    }
+}
+
+/* The files of run name (invariant 3). */
+static void check_run_files(const char *home, const char *name, struct rw_verify_report *r,
+                            char **seen, size_t *nseen)
+{
+    char p[4300], hex[65];
+    json_error_t je;
+    r->runs_checked++;
+    json_t *m = home_path(p, sizeof(p), home, HOME_RUNS, name, "manifest.json") == 0
+                    ? json_load_file(p, 0, &je)
+                    : NULL;
+    const char *id = json_string_value(json_object_get(m, "id"));
+    size_t idl = id ? strlen(id) : 0;
+    if (!json_is_object(m) || !id) {
+        damaged(r, name, "its manifest is damaged (%s)", m ? "no id" : je.text);
+    } else if (strncmp(name, id, idl) || (name[idl] && name[idl] != '~')) {
+        damaged(r, name, "its manifest names another run (%.64s)", id);
+    } else {
+        json_t *spec = home_path(p, sizeof(p), home, HOME_RUNS, name, "spec.json") == 0
+                           ? json_load_file(p, 0, &je)
+                           : NULL;
+        if (!json_is_object(spec))
+            damaged(r, name, "its spec is damaged (%s)", spec ? "not an object" : je.text);
+        json_decref(spec);
+        const char *want = json_string_value(json_object_get(m, "trace_hash"));
+        uint64_t n;
+        char runs[4200];
+        int tr = home_path(p, sizeof(p), home, HOME_RUNS, name, "trace") == 0 &&
+                         home_path(runs, sizeof(runs), home, HOME_RUNS, NULL, NULL) == 0
+                     ? tracehash_file(p, runs, hex, &n)
+                     : TRACEHASH_UNREADABLE;
+        if (tr == TRACEHASH_TORN)
+            damaged(r, name, "its trace is damaged or truncated%s", "");
+        else if (tr != TRACEHASH_OK)
+            damaged(r, name, "its trace cannot be read%s", "");
+        else if (want && strcmp(want, hex))
+            damaged(r, name, "its trace does not hash to the manifest's trace_hash %.16s", want);
+        const char *img = json_string_value(json_object_get(json_object_get(m, "spec"), "image"));
+        if (img && strlen(img) == 64 && strspn(img, "0123456789abcdef") == 64)
+            check_image(home, img, r, seen, nseen, name);
+    }
+    json_decref(m);
+}
+
 static int walk_runs(const char *home, struct store *s, struct rw_verify_report *r)
 {
     char runs[4200], kp[4200];
@@ -54,19 +146,27 @@ static int walk_runs(const char *home, struct store *s, struct rw_verify_report 
     if (!d)
         return errno == ENOENT ? 0 : -1;
     struct dirent *e;
+    char *seen = NULL;
+    size_t nseen = 0;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') /* ., .., staging and import directories */
             continue;
-        if (home_path(kp, sizeof(kp), home, HOME_RUNS, e->d_name, "keyframes") < 0)
+        check_run_files(home, e->d_name, r, &seen, &nseen);
+        if (!s || home_path(kp, sizeof(kp), home, HOME_RUNS, e->d_name, "keyframes") < 0)
             continue;
         struct stat st;
         if (stat(kp, &st) < 0)
             continue;
         r->runs++;
         struct run_pages rp = {.s = s, .r = r, .run = e->d_name};
-        if (kf_each_page(kp, on_page, &rp) < 0)
+        errno = 0;
+        if (kf_each_page(kp, on_page, &rp) < 0) {
             r->unreadable_runs++;
+            damaged(r, e->d_name, "its keyframes are %s",
+                    errno == EILSEQ ? "damaged (a bad record before the end)" : "unreadable");
+        }
     }
+    free(seen);
     closedir(d);
     return 0;
 }
@@ -78,7 +178,10 @@ int rw_verify(rw_home *h, struct rw_verify_report *r, struct rw_error *err)
     char dir[4200], why[512];
     struct stat st;
     if (home_path(dir, sizeof(dir), home, HOME_STORE, NULL, NULL) < 0 || stat(dir, &st) < 0) {
-        r->no_store = 1;
+        r->no_store = 1; /* the runs' own files are still checked */
+        if (walk_runs(home, NULL, r) < 0)
+            return apierr_set(err, RW_EINTERNAL, "cannot read the runs of %s: %s", home,
+                              strerror(errno));
         return 0;
     }
     /* shared, as any reader: gc (exclusive) does not move pages under us */

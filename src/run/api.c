@@ -15,6 +15,10 @@
  *     docs/architecture.md): the default environment is constant, and the
  *     paths of the kernel and init (beside the running program, or under
  *     ../lib/rewind when installed) are computed once (pthread_once).
+ *  4. The command line rw_command_line prints is shell text a user pastes:
+ *     every word from a spec or the home's path is quoted (shq), and the
+ *     image is printed only if it is an image name (64 hex digits; "?"
+ *     when a manifest names none).
  */
 #include <errno.h>
 #include <limits.h>
@@ -551,6 +555,21 @@ static void shq(FILE *f, const char *s)
         fputs(s, f);
         return;
     }
+    int ctl = 0;
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+        ctl |= *u < 0x20 || *u == 0x7f;
+    if (ctl) { /* $'...': a control character is written as \xNN, never raw (inv. 4) */
+        fputs("$'", f);
+        for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+            if (*u < 0x20 || *u == 0x7f)
+                fprintf(f, "\\x%02x", *u);
+            else if (*u == '\'' || *u == '\\')
+                fprintf(f, "\\%c", *u);
+            else
+                fputc(*u, f);
+        fputc('\'', f);
+        return;
+    }
     fputc('\'', f);
     for (; *s; s++)
         if (*s == '\'')
@@ -587,7 +606,10 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
     }
     const char *img = json_string_value(json_object_get(spec, "image"));
     char root[4200];
-    if (home_path(root, sizeof(root), rw_home_path(h), HOME_IMAGES, img ? img : "?", NULL) < 0) {
+    /* an image is named by its hash: 64 hex digits, nothing a shell reads
+     * as more (an archive's spec is untrusted; invariant 4) */
+    if ((img && (strlen(img) != 64 || strspn(img, "0123456789abcdef") != 64)) ||
+        home_path(root, sizeof(root), rw_home_path(h), HOME_IMAGES, img ? img : "?", NULL) < 0) {
         fclose(f);
         free(*line);
         *line = NULL;
@@ -596,7 +618,9 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
         snprintf(err->msg, sizeof(err->msg), "run %s: its spec names a bad image", name);
         return -1;
     }
-    fprintf(f, "rewind run --root %s --cwd ", root);
+    fputs("rewind run --root ", f);
+    shq(f, root); /* the home's path may hold anything */
+    fputs(" --cwd ", f);
     const char *cwd = json_string_value(json_object_get(spec, "cwd"));
     shq(f, cwd ? cwd : "");
     size_t i;

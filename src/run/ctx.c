@@ -523,6 +523,15 @@ static int check_against_stored(struct run_ctx *c, char *name, size_t n)
      * reference, and comparing with one proves nothing. A complete run
      * replaces a cut one; a cut run is kept beside a complete one. */
     int stored_cut = oc && (!strcmp(oc, "timeout") || !strcmp(oc, "limit") || !strcmp(oc, "spin"));
+    /* An imported run is no reference for a new run either: an archive
+     * could plant a run at the id of a spec the user will run (issue 27,
+     * 3); a complete run made here replaces it, as it replaces a cut one.
+     * A replay of the imported run itself still compares with it. */
+    char mark[PATH_LEN];
+    if (c->keep == RUN_KEEP &&
+        home_path(mark, sizeof(mark), home, HOME_RUNS, r->id, RUNDIR_IMPORTED) == 0 &&
+        access(mark, F_OK) == 0)
+        stored_cut = 1;
     /* a limit or a spin: the same */
     int cut = r->outcome == RW_TIMEOUT || r->outcome == RW_LIMIT || r->outcome == RW_SPIN;
     json_decref(m);

@@ -15,8 +15,13 @@
  *     SERVE_EXACT_MAX single events (else per-bucket counts, at most
  *     SERVE_BUCKETS_MAX buckets), the log at most SERVE_LOG_MAX bytes (its
  *     tail), event lists at most SERVE_LIST_MAX entries.
- *  4. Bytes from the guest become JSON strings only through api_bytes, so
- *     a reply is always valid UTF-8.
+ *  4. Bytes from the guest or a file (an exec's name, an error's words)
+ *     become JSON strings only through api_bytes, so a reply is always
+ *     valid UTF-8 and no lane or error is dropped for its bytes.
+ *  5. Every number from a request or a manifest is range-checked before
+ *     arithmetic: a step range's width is taken in 128 bits (from 0 to
+ *     2^64 - 1 is a valid range), a manifest's counts are bounded on read
+ *     (runinfo.h inv. 3), so no division by a wrapped 0.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,39 +46,23 @@
 #define SERVE_TEST_RUN_HOOK(id) ((void)0)
 #endif
 
-void serve_reply_error(struct serve_reply *r, unsigned status, const char *fmt, ...)
-{
-    char msg[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    r->status = status;
-    if (r->body)
-        json_decref(r->body);
-    r->body = json_pack("{s:s}", "error", msg);
-}
-
-int serve_ref_ok(const char *ref)
-{
-    size_t n = ref ? strlen(ref) : 0;
-    if (n == 0 || n > 200 || strstr(ref, ".."))
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = ref[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              c == '@' || c == '~' || c == '_' || c == '.' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
-/* Bytes as a JSON string: UTF-8 as is, else each byte as U+00XX (inv. 4). */
+/* Bytes as a JSON string: UTF-8 as is; UTF-8 cut inside its last
+ * character without that part; else each byte as U+00XX (inv. 4). */
 static json_t *api_bytes(const void *p, size_t n)
 {
     json_t *s = json_stringn(p, n);
     if (s)
         return s;
+    for (size_t cut = 1; cut <= 3 && cut <= n; cut++) {
+        unsigned char c = ((const unsigned char *)p)[n - cut];
+        if (c < 0x80)
+            break;       /* an ASCII byte: the damage is not a cut character */
+        if (c >= 0xc0) { /* the lead byte of the last character */
+            if ((s = json_stringn(p, n - cut)))
+                return s;
+            break;
+        }
+    }
     const unsigned char *b = p;
     char *u = malloc(2 * n + 1);
     SERVE_ASSERT(u);
@@ -90,6 +79,34 @@ static json_t *api_bytes(const void *p, size_t n)
     free(u);
     SERVE_ASSERT(s);
     return s;
+}
+
+void serve_reply_error(struct serve_reply *r, unsigned status, const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->status = status;
+    if (r->body)
+        json_decref(r->body);
+    /* msg may hold a file's or a child's bytes, cut at any byte (inv. 4) */
+    r->body = json_pack("{s:o}", "error", api_bytes(msg, strlen(msg)));
+}
+
+int serve_ref_ok(const char *ref)
+{
+    size_t n = ref ? strlen(ref) : 0;
+    if (n == 0 || n > 200 || strstr(ref, ".."))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = ref[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              c == '@' || c == '~' || c == '_' || c == '.' || c == '-'))
+            return 0;
+    }
+    return 1;
 }
 
 static int arg_u64(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt, uint64_t *out)
@@ -126,15 +143,16 @@ static int api_resolve(rw_home *h, const char *ref, char id[RW_ID_MAX], struct s
 static json_t *api_run_json(const struct rw_run_info *in)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "id", json_string(in->id));
-    json_object_set_new(o, "outcome", json_string(in->outcome));
+    json_object_set_new(o, "id", api_bytes(in->id, strlen(in->id)));
+    json_object_set_new(o, "outcome", api_bytes(in->outcome, strlen(in->outcome)));
     if (in->incomplete) {
         json_object_set_new(o, "incomplete", json_true());
         return o;
     }
     json_object_set_new(o, "name",
                         in->has_name ? api_bytes(in->name, strlen(in->name)) : json_null());
-    json_object_set_new(o, "parent", in->has_parent ? json_string(in->parent) : json_null());
+    json_object_set_new(o, "parent",
+                        in->has_parent ? api_bytes(in->parent, strlen(in->parent)) : json_null());
     json_object_set_new(o, "fork_step", json_integer(in->fork_step));
     json_object_set_new(o, "created", json_integer(in->created));
     json_object_set_new(o, "exit_code", json_integer(in->exit_code));
@@ -172,7 +190,7 @@ static void run_spec_facts(rw_home *h, const char *id, json_t *o)
     }
     json_object_set_new(o, "schedules", sched);
     const char *kind = json_string_value(json_object_get(json_object_get(spec, "inspect"), "kind"));
-    json_object_set_new(o, "session", kind ? json_string(kind) : json_null());
+    json_object_set_new(o, "session", kind ? api_bytes(kind, strlen(kind)) : json_null());
     json_decref(spec);
     rw_run_info_free(&in);
 }
@@ -181,7 +199,8 @@ static int runs_cb(void *ctx, const struct rw_run_info *info, const struct rw_er
 {
     struct runs_ctx *c = ctx;
     if (!info) {
-        json_array_append_new(c->a, json_pack("{s:s}", "unreadable", why->msg));
+        json_array_append_new(
+            c->a, json_pack("{s:o}", "unreadable", api_bytes(why->msg, strlen(why->msg))));
         return 0;
     }
     json_t *o = api_run_json(info);
@@ -363,7 +382,9 @@ static int lanes_cb(void *ctx, const struct rw_event *ev)
     }
     char key[32], bk[24];
     snprintf(key, sizeof key, "%u/%u", ev->pid, ev->tid);
-    uint64_t span = c->to - c->from + 1;
+    /* [from, to] may be the whole of uint64: its width + 1 is taken in 128
+     * bits, never wrapped to 0 (inv. 5) */
+    unsigned __int128 span = (unsigned __int128)(c->to - c->from) + 1;
     uint64_t b = (uint64_t)((unsigned __int128)(ev->step - c->from) * c->nb / span);
     SERVE_ASSERT(b < c->nb);
     snprintf(bk, sizeof bk, "%" PRIu64, b);
@@ -395,7 +416,7 @@ static void api_lanes(rw_home *h, const char *id, serve_arg_fn arg, void *ctx,
                           SERVE_BUCKETS_MAX);
         return;
     }
-    if (c.to - c.from + 1 < c.nb)
+    if (c.to - c.from < c.nb - 1) /* fewer steps than buckets (inv. 5) */
         c.nb = c.to - c.from + 1;
     c.exact = json_array();
     c.buckets = json_object();
@@ -437,7 +458,7 @@ static void api_summary(rw_home *h, const char *id, serve_arg_fn arg, void *ctx,
     }
     struct lanes_ctx view = {.from = 0, .to = in.steps ? in.steps : 1, .nb = nb};
     if (nb) {
-        if (view.to - view.from + 1 < view.nb)
+        if (view.to - view.from < view.nb - 1) /* inv. 5 */
             view.nb = view.to - view.from + 1;
         view.exact = json_array();
         view.buckets = json_object();
@@ -457,10 +478,10 @@ static void api_summary(rw_home *h, const char *id, serve_arg_fn arg, void *ctx,
     for (int i = 0; i < s->n; i++) {
         struct lane *l = &s->lanes[i];
         json_array_append_new(lanes,
-                              json_pack("{s:i,s:i,s:I,s:I,s:I,s:s,s:s}", "pid", (int)l->pid, "tid",
+                              json_pack("{s:i,s:i,s:I,s:I,s:I,s:o,s:s}", "pid", (int)l->pid, "tid",
                                         (int)l->tid, "first", (json_int_t)l->first, "last",
                                         (json_int_t)l->last, "count", (json_int_t)l->count, "name",
-                                        l->name, "end", l->end));
+                                        api_bytes(l->name, strlen(l->name)), "end", l->end));
     }
     r->body = json_pack("{s:o,s:I,s:I,s:o,s:o,s:b}", "run", api_run_json(&in), "steps",
                         (json_int_t)(in.steps > s->last_step ? in.steps : s->last_step), "events",

@@ -12,6 +12,9 @@
  *  4. Only the embedded assets and the API are served: no path of a request
  *     is ever opened as a file.
  *  5. A request body is at most SERVE_BODY_MAX bytes (413 after).
+ *  6. Up to SERVE_CONN_MAX connections are served at once (issue 27, 10:
+ *     70 idle connections with no token used to take all 64 and make every
+ *     other request wait up to the 300-s idle timeout).
  */
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -28,6 +31,10 @@
 #include "serve.h"
 
 #define SERVE_BODY_MAX (64 * 1024)
+/* inv. 6: idle connections a few slow clients hold (a thread each) leave
+ * room for everyone else; a long action (fork, cat) holds its connection
+ * as long as it runs, so the idle timeout stays 300 s */
+#define SERVE_CONN_MAX 1024
 
 struct server {
     rw_home *home;
@@ -234,8 +241,9 @@ int serve_run(rw_home *h, const struct serve_opts *o)
     struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)o->port)};
     struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)o->port)};
     const struct sockaddr *sa;
-    unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_ERROR_LOG |
+                     MHD_USE_POLL; /* poll, not select: socket numbers past FD_SETSIZE (inv. 6) */
     if (inet_pton(AF_INET, o->bind, &a4.sin_addr) == 1) {
         sa = (const struct sockaddr *)&a4;
     } else if (inet_pton(AF_INET6, o->bind, &a6.sin6_addr) == 1) {
@@ -253,10 +261,10 @@ int serve_run(rw_home *h, const struct serve_opts *o)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct MHD_Daemon *d =
-        MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, sa,
-                         MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-                         (unsigned)300, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, (uint16_t)o->port, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, sa,
+        MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONN_MAX, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "rewind: serve: cannot listen on %s port %u: %s\n", o->bind, o->port,
                 strerror(errno));

@@ -7,6 +7,12 @@
  *  2. A parent named by a keyframes file is a safe run directory name
  *     (home_safe_name) and not a staging directory (no leading '.') before
  *     any path is built from it.
+ *  3. Only damage that looks like a crash while appending (looks_torn: a
+ *     short last record, or a zero tail) is a torn tail; a bad record with
+ *     other bytes after it, a flipped byte in a whole-length last record or
+ *     a read error sets damaged, and a failed allocation fails kf_open:
+ *     nothing that may hide keyframes reads as "the file ends here"
+ *     (issue 27, 4: gc frees by what this reader reports).
  */
 #include "trace/keyframe.h"
 
@@ -122,6 +128,45 @@ int kf_close(struct kf_writer *w)
     return rc;
 }
 
+/* 1 if the bytes from off to the end of the file are what a crash while
+ * appending one record leaves (invariant 3): fewer than a record's header,
+ * a record whose stated length runs past the end, or a tail of zeros where
+ * the file system had not yet written the data; 0 for anything else (a
+ * flipped byte, a bad record followed by more data). */
+static int looks_torn(FILE *f, uint64_t off, uint64_t size)
+{
+    uint8_t hb[REC_HDR_SIZE];
+    if (size - off < sizeof(hb))
+        return 1;
+    if (fseeko(f, (off_t)off, SEEK_SET) != 0 || fread(hb, sizeof(hb), 1, f) != 1)
+        return 0;
+    struct rec_hdr r;
+    hdr_decode(hb, &r);
+    uint64_t body = pad8(r.state_len) + (uint64_t)r.npages * sizeof(struct kf_page);
+    if (r.magic == KF_REC_MAGIC && body > size - off - sizeof(hb))
+        return 1; /* short: the record's end was never written */
+    /* a zero tail: the record's last page-cache block was lost */
+    uint64_t z = size, at; /* z: the end of the last nonzero byte + 1 */
+    uint8_t b[4096];
+    while (z > off) {
+        at = z - off > sizeof(b) ? z - sizeof(b) : off;
+        if (fseeko(f, (off_t)at, SEEK_SET) != 0 || fread(b, 1, (size_t)(z - at), f) != z - at)
+            return 0;
+        size_t n = (size_t)(z - at);
+        while (n && b[n - 1] == 0)
+            n--;
+        if (n) {
+            z = at + n;
+            break;
+        }
+        z = at;
+    }
+    /* nothing but zeros from off, or a record that ends at the end of the
+     * file and whose body is all zeros or ends in 512 of them */
+    return z == off || ((z <= off + sizeof(hb) || size - z >= 512) && r.magic == KF_REC_MAGIC &&
+                        off + sizeof(hb) + body == size);
+}
+
 int kf_open(const char *path, struct kf_file *k)
 {
     memset(k, 0, sizeof(*k));
@@ -145,13 +190,16 @@ int kf_open(const char *path, struct kf_file *k)
     uint64_t off = KF_HEADER_SIZE, size = (uint64_t)st.st_size, last = 0;
     size_t cap = 0;
     uint8_t *buf = NULL;
+    int oom = 0;
     for (;;) {
         struct rec_hdr r;
         uint8_t hb[REC_HDR_SIZE];
         if (size - off < sizeof(hb))
             break;
-        if (fseeko(k->f, (off_t)off, SEEK_SET) != 0 || fread(hb, sizeof(hb), 1, k->f) != 1)
+        if (fseeko(k->f, (off_t)off, SEEK_SET) != 0 || fread(hb, sizeof(hb), 1, k->f) != 1) {
+            k->torn = k->damaged = 1; /* a read error is no torn tail (inv. 3) */
             break;
+        }
         hdr_decode(hb, &r);
         uint64_t body = pad8(r.state_len) + (uint64_t)r.npages * sizeof(struct kf_page);
         if (r.magic != KF_REC_MAGIC || r.state_len > (64u << 10) || r.npages > (1u << 22) ||
@@ -160,11 +208,13 @@ int kf_open(const char *path, struct kf_file *k)
             break;
         }
         uint8_t *nb = realloc(buf, body ? body : 1);
-        if (!nb)
+        if (!nb) {
+            oom = 1;
             break;
+        }
         buf = nb;
         if (body && fread(buf, 1, body, k->f) != body) {
-            k->torn = 1;
+            k->torn = k->damaged = 1;
             break;
         }
         bytes_put_u32(hb + 20, 0); /* the crc covers the header with its crc field 0 */
@@ -175,8 +225,10 @@ int kf_open(const char *path, struct kf_file *k)
         if (k->n == cap) {
             size_t nc = cap ? cap * 2 : 16;
             struct kf_entry *ne = realloc(k->e, nc * sizeof(*ne));
-            if (!ne)
+            if (!ne) {
+                oom = 1;
                 break;
+            }
             k->e = ne;
             cap = nc;
         }
@@ -186,9 +238,17 @@ int kf_open(const char *path, struct kf_file *k)
         off += sizeof(hb) + body;
         RW_ASSERT(off <= size); /* invariant 1 */
     }
+    free(buf);
+    if (oom) { /* an index cut by a failed allocation is no torn tail (inv. 3) */
+        kf_close_read(k);
+        errno = ENOMEM;
+        return -1;
+    }
     if (off < size && !k->torn)
         k->torn = 1;
-    free(buf);
+    if (k->torn && !k->damaged && !looks_torn(k->f, off, size))
+        k->damaged = 1;
+    RW_ASSERT(!k->damaged || k->torn);
     return 0;
 }
 
@@ -342,6 +402,11 @@ int kf_each_page(const char *path, void (*fn)(void *ctx, const hash256 *h), void
     int r = kf_open(path, &k);
     if (r < 0)
         return -1;
+    if (k.damaged) { /* inv. 3: its pages past the damage are unknown */
+        kf_close_read(&k);
+        errno = EILSEQ;
+        return -1;
+    }
     for (size_t i = 0; i < k.n; i++) {
         struct kf_page *pg;
         if (kf_read_pages(&k, i, &pg) < 0) {

@@ -68,12 +68,13 @@ struct kf_file {
     uint64_t parent_upto;
     struct kf_entry *e;
     size_t n;
-    int torn; /* reading stopped at a torn or corrupt record */
+    int torn;    /* reading stopped at a torn or corrupt record */
+    int damaged; /* ... that does not look like a crash's torn tail (keyframe.c inv. 3) */
     FILE *f;
 };
 
-/* Open and index path. Returns 0, -1 (errno) or -2 if not a keyframes file
- * of a supported version. */
+/* Open and index path. Returns 0, -1 (errno; ENOMEM: the index could not
+ * be built whole) or -2 if not a keyframes file of a supported version. */
 int kf_open(const char *path, struct kf_file *k);
 void kf_close_read(struct kf_file *k);
 /* Read keyframe i's state into a malloc'd buffer (*len bytes). 0 or -1. */
@@ -83,9 +84,9 @@ int kf_read_pages(struct kf_file *k, size_t i, struct kf_page **pages);
 
 /* A run's keyframe chain, resolved through its parents. */
 struct kf_link {
-    char run[64];      /* run directory name */
+    char run[64]; /* run directory name */
     struct kf_file file;
-    size_t count;      /* how many of file's keyframes belong to the chain */
+    size_t count; /* how many of file's keyframes belong to the chain */
 };
 struct kf_chain {
     struct kf_link link[KF_MAX_CHAIN]; /* root ancestor first */
@@ -94,8 +95,7 @@ struct kf_chain {
 
 /* Load the chain of run directory name under home/runs. Returns 0, or -1 with
  * one line in err (a missing keyframes file is an error: "no keyframes"). */
-int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *err,
-                  size_t errlen);
+int kf_chain_load(const char *home, const char *name, struct kf_chain *c, char *err, size_t errlen);
 void kf_chain_free(struct kf_chain *c);
 /* The last keyframe at or before step: its link and index. 0, or -1 if the
  * chain has none. */
@@ -104,7 +104,8 @@ int kf_chain_find(const struct kf_chain *c, uint64_t step, size_t *link, size_t 
  * (link, idx). Pages beyond npfn are an error (corrupt). 0 or -1 + err. */
 int kf_chain_map(const struct kf_chain *c, size_t link, size_t idx, hash256 *map, uint64_t npfn,
                  char *err, size_t errlen);
-/* Call fn for every page hash referenced by the file at path (no chain). 0 or -1. */
+/* Call fn for every page hash referenced by the file at path (no chain).
+ * 0, or -1 (unreadable, or damaged: errno EILSEQ; fn may have been called). */
 int kf_each_page(const char *path, void (*fn)(void *ctx, const hash256 *h), void *ctx);
 
 #endif

@@ -5,8 +5,9 @@
  *  1. Entries are written whole by one fwrite each; the header is written
  *     before any entry.
  *  2. The reader accepts an entry only if its length is within bounds, all
- *     its bytes are present and its crc matches; the first entry that fails
- *     ends the read with torn = 1.
+ *     its bytes are present, its crc matches and the bytes the crc does not
+ *     cover (reserved, padding) are 0; the first entry that fails ends the
+ *     read with torn = 1.
  *  3. A version 2 trace is opened only when its parent's name is a plain
  *     run name, the parent's trace (followed at most TRACE_REF_DEPTH deep)
  *     holds at least the prefix, and the prefix hashes to the header's
@@ -447,6 +448,13 @@ int trace_next(struct trace_reader *r, struct trace_entry *e)
         goto torn;
     uint32_t crc = crc_32(crc_32(0, head, 8), r->buf, rec.len);
     if (crc != bytes_get_u32(head + 8))
+        goto torn;
+    /* the bytes the crc does not cover are written 0 (encode): a flipped
+     * one is damage too (invariant 2; issue 27, 5) */
+    uint8_t any = head[12] | head[13] | head[14] | head[15];
+    for (size_t i = 0; i < pad; i++)
+        any |= r->buf[rec.len + i];
+    if (any)
         goto torn;
     RW_ASSERT(rec.len >= sizeof(rec) && rec.len <= REWIND_RECORD_MAX); /* invariant 2 */
     e->step = bytes_get_u64(head);

@@ -4,14 +4,30 @@
 #include "util/homepath.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "util/check.h"
 
 int home_safe_name(const char *s)
 {
     return s && *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/');
+}
+
+int home_stage_name(char *out, size_t n, const char *prefix)
+{
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        struct timespec t; /* no entropy yet: the clock still differs between processes */
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        r = (uint32_t)t.tv_nsec ^ (uint32_t)t.tv_sec * 2654435761u;
+    }
+    int k = snprintf(out, n, "%s.%d.%08x", prefix, (int)getpid(), r);
+    return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
 int home_path(char *out, size_t outlen, const char *home, enum home_place place, const char *name,

@@ -4,7 +4,8 @@
  *
  *   runs/<run>/            a stored run: spec.json, manifest.json, trace,
  *                          keyframes, states, inputs
- *   runs/.<id>.<pid>/      a run being written (staging)
+ *   runs/.<id>.<pid>.<r>/  a run being written (staging; r: 8 random hex)
+ *   runs/.import.<pid>.<r>/ an import being staged
  *   images/<hash>.erofs    root images by content
  *   images/index/<hash>    a root directory's file index (src/image/imgindex.c)
  *   store/                 the page store (src/store)
@@ -16,6 +17,10 @@
  *  2. A name or file that would leave its folder (empty, ".", "..", or
  *     holding '/') is refused, so a name read from an untrusted manifest,
  *     spec or archive can never reach outside the home.
+ *  3. A staging directory's name is unique beyond the pid (home_stage_name:
+ *     8 random hex digits after it) and is made with mkdir, never by
+ *     removing what is there: two processes with one pid in two PID
+ *     namespaces never share, nor delete, each other's staging (issue 27, 8).
  */
 #ifndef REWIND_UTIL_HOMEPATH_H
 #define REWIND_UTIL_HOMEPATH_H
@@ -41,5 +46,9 @@ int home_path(char *out, size_t outlen, const char *home, enum home_place place,
 
 /* 1 if s is one safe path component (invariant 2), else 0. */
 int home_safe_name(const char *s);
+
+/* A staging directory name "<prefix>.<pid>.<8 random hex>" into out (n
+ * bytes; invariant 3). 0, or -1 if it does not fit. */
+int home_stage_name(char *out, size_t n, const char *prefix);
 
 #endif

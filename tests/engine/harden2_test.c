@@ -218,11 +218,12 @@ static void test_import_checks(void)
     char src[128], dst[128], img[65], err[512], p[4400];
     snprintf(src, sizeof(src), "%s/src", home);
     snprintf(dst, sizeof(dst), "%s/dst", home);
-    CHECK(fix_image(src, "root", img) == 0 && fix_run(src, RUN_A, img, NULL, 0, NULL, 0, 0) == 0 &&
+    char ra[17]; /* the source run: its id is its spec's hash (issue 27) */
+    CHECK(fix_image(src, "root", img) == 0 && fix_hashed_run(src, img, ra, NULL, 0, 0) == 0 &&
               fix_run(dst, RUN_B, img, NULL, 0, NULL, 0, 0) == 0,
           "fixture homes");
     char m[512];
-    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", src, RUN_A);
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", src, ra);
     const char *bad[][2] = {
         {"\"name\":\"" RUN_B "\"", "a name that is a local id"},
         {"\"names\":[\"ok\",\"" RUN_C "\"]", "a name shaped like an id"},
@@ -231,27 +232,27 @@ static void test_import_checks(void)
         {"\"spec\":{\"mem_mib\":17592186044416}", "mem_mib that wraps << 20"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        snprintf(m, sizeof(m), "{\"id\":\"%s\",\"state\":\"complete\",%s}\n", RUN_A, bad[i][0]);
+        snprintf(m, sizeof(m), "{\"id\":\"%s\",\"state\":\"complete\",%s}\n", ra, bad[i][0]);
         CHECK(rundir_write_file(p, m) == 0, "hostile manifest");
-        int rc = import_of(src, RUN_A, dst, err, sizeof(err));
+        int rc = import_of(src, ra, dst, err, sizeof(err));
         char what[128];
         snprintf(what, sizeof(what), "import refuses %s", bad[i][1]);
         CHECK(rc == -1, what);
         char there[4400];
-        snprintf(there, sizeof(there), "%s/runs/%s", dst, RUN_A);
+        snprintf(there, sizeof(there), "%s/runs/%s", dst, ra);
         CHECK(access(there, F_OK) != 0, "nothing of it is added");
     }
     /* a fine one, named, with a shell session's inputs */
     snprintf(m, sizeof(m),
              "{\"id\":\"%s\",\"state\":\"complete\",\"name\":\"fine\",\"created\":5,"
              "\"spec\":{\"image\":\"%s\",\"mem_mib\":512}}\n",
-             RUN_A, img);
+             ra, img);
     CHECK(rundir_write_file(p, m) == 0, "fine manifest");
-    snprintf(p, sizeof(p), "%s/runs/%s/inputs", src, RUN_A);
+    snprintf(p, sizeof(p), "%s/runs/%s/inputs", src, ra);
     CHECK(fix_write(p, "RWINPUT1", 8) == 0, "an inputs file");
-    int rc = import_of(src, RUN_A, dst, err, sizeof(err));
+    int rc = import_of(src, ra, dst, err, sizeof(err));
     CHECK(rc == 0, err);
-    snprintf(p, sizeof(p), "%s/runs/%s/inputs", dst, RUN_A);
+    snprintf(p, sizeof(p), "%s/runs/%s/inputs", dst, ra);
     CHECK(access(p, R_OK) == 0, "a session's inputs are exported and imported");
 
     /* a stored spec with a huge mem_mib is refused on load, not wrapped */

@@ -44,13 +44,16 @@ static void test_defaults(void)
     CHECK(c.schedule_until == UINT64_MAX && !c.schedule, "unperturbed");
 }
 
+/* an image is named by its hash (run/api.c inv. 4) */
+#define IMG "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 static void test_command_line(const char *home)
 {
     rw_home *h;
     struct rw_error err;
     CHECK(rw_home_open(home, &h, &err) == 0, "open the home");
     write_run(home, "00112233445566aa",
-              "{\"image\":\"abc\",\"cwd\":\"/tmp\",\"argv\":[\"sh\",\"-c\",\"echo 'hi'\"],"
+              "{\"image\":\"" IMG "\",\"cwd\":\"/tmp\",\"argv\":[\"sh\",\"-c\",\"echo 'hi'\"],"
               "\"env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\","
               "\"HOME=/root\",\"X=a b\"],\"mem_mib\":256,\"seed\":7,\"epoch\":86400,"
               "\"quantum_ns\":5000,\"perturb\":[[3,20,null,20,65536]]}");
@@ -59,7 +62,7 @@ static void test_command_line(const char *home)
     CHECK(rw_command_line(h, "00112233445566aa", &line, &exact, &err) == 0, "a command line");
     char want[8192];
     snprintf(want, sizeof(want),
-             "rewind run --root %s/images/abc.erofs --cwd /tmp -e 'X=a b' --mem 256 --seed 7 "
+             "rewind run --root %s/images/" IMG ".erofs --cwd /tmp -e 'X=a b' --mem 256 --seed 7 "
              "--epoch 86400 --quantum 5000 --schedule 3 --schedule-from 20 -- sh -c "
              "'echo '\\''hi'\\'''",
              rw_home_path(h));
@@ -70,7 +73,7 @@ static void test_command_line(const char *home)
     free(line);
     /* a fork's perturbation (origin not at from) has no flags: not exact */
     write_run(home, "00112233445566bb",
-              "{\"image\":\"abc\",\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[],\"mem_mib\":512,"
+              "{\"image\":\"" IMG "\",\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[],\"mem_mib\":512,"
               "\"seed\":0,\"epoch\":0,\"quantum_ns\":5000,\"perturb\":[[4,30,null,11,99]]}");
     CHECK(rw_command_line(h, "00112233445566bb", &line, &exact, &err) == 0 && exact == 0,
           "a fork's perturbation is not exact");

@@ -119,8 +119,9 @@ test_killed_run_is_incomplete_and_readable() {
     local pid; pid=$(cat pid)
     kill -9 "$pid" || fail "the run was not running any more: $(tail -n 2 k.err)"
     sleep 0.5
-    # the killed run's own staging directory: runs/.<id>.<its pid>
-    local dirs; dirs=$(cd "$REWIND_HOME/runs" && ls -A | grep "^\.[0-9a-f]\{16\}\.$pid\$" || true)
+    # the killed run's own staging directory: runs/.<id>.<its pid>.<8 random
+    # hex digits> (docs/reliability.md, "Staging names")
+    local dirs; dirs=$(cd "$REWIND_HOME/runs" && ls -A | grep "^\.[0-9a-f]\{16\}\.$pid\.[0-9a-f]\{8\}\$" || true)
     [ "$(echo "$dirs" | grep -c .)" -eq 1 ] || fail "no single staging dir of pid $pid: $(ls -A "$REWIND_HOME/runs")"
     local id=${dirs#.}; id=${id%%.*}
     [ -s "$REWIND_HOME/runs/$dirs/trace" ] || fail "no trace in $dirs"

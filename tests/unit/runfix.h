@@ -132,6 +132,33 @@ static int fix_run(const char *home, const char *dir, const char *image_hex, con
     return rc;
 }
 
+/* fix_run's run under the id an import accepts for it: the first 16 hex
+ * digits of the SHA-256 of its spec.json (spec_id), into id; the manifest
+ * names that id. */
+static inline int fix_hashed_run(const char *home, const char *image_hex, char id[17],
+                                 const hash256 *pages, size_t npages, size_t nkf)
+{
+    char from[4200], to[4200], p[4400], text[512], hex[65];
+    if (fix_run(home, "fixhashed", image_hex, NULL, 0, pages, npages, nkf) < 0)
+        return -1;
+    hash256 h;
+    snprintf(p, sizeof(p), "%s/runs/fixhashed/spec.json", home);
+    if (hash_file(p, &h) < 0)
+        return -1;
+    hash_hex(&h, hex);
+    memcpy(id, hex, 16);
+    id[16] = 0;
+    snprintf(from, sizeof(from), "%s/runs/fixhashed", home);
+    snprintf(to, sizeof(to), "%s/runs/%s", home, id);
+    if (rename(from, to) < 0)
+        return -1;
+    snprintf(text, sizeof(text),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"spec\":{\"image\":\"%s\"}}\n",
+             id, image_hex);
+    snprintf(p, sizeof(p), "%s/manifest.json", to);
+    return rundir_write_file(p, text);
+}
+
 /* Append "path size sha256" for every entry under dir (sorted by the
  * caller's readdir order, which is stable for an unchanged tree) to out. */
 static void fix_snapshot_into(const char *dir, const char *rel, char *out, size_t n)
@@ -141,7 +168,8 @@ static void fix_snapshot_into(const char *dir, const char *rel, char *out, size_
         return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "gc.lock"))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "gc.lock") ||
+            !strcmp(e->d_name, RUNDIR_IMPORTED)) /* an import's mark: not the run's content */
             continue;
         char p[4400], r[4400], hex[65] = "-";
         snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);

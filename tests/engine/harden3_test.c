@@ -1,0 +1,635 @@
+/* harden3_test: regression tests for issue 27 ("Hardening, second round")
+ * on fixture homes (runfix.h, no VM): show's command line is shell text
+ * (2); an archive cannot take over a name, an id prefix or a directory
+ * that is not its id, its trace is checked against its hash, and what it
+ * adds is marked imported (3); a flipped byte in a keyframes file is damage,
+ * not a torn tail, and gc then frees nothing (4); verify finds damage in an
+ * image, a trace and a manifest, and export refuses a damaged run (5); a
+ * sparse archive stages nothing (7); two staging directories of one id
+ * and one pid do not collide (8). docs/reliability.md says what each check
+ * is. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive/archive.h"
+#include "home/homelock.h"
+#include "home/rungc.h"
+#include "rewind.h"
+#include "runfix.h"
+#include "trace/tracehash.h"
+#include "unit.h"
+#include "util/bytes.h"
+
+#define RUN_A "aaaa000000000001"
+#define RUN_B "bbbb000000000002"
+
+static char top[64];
+
+static const char *at(const char *rel)
+{
+    static char buf[8][4400];
+    static int k;
+    char *b = buf[k++ % 8];
+    snprintf(b, sizeof(buf[0]), "%s/%s", top, rel);
+    return b;
+}
+
+static int exists(const char *p)
+{
+    return access(p, F_OK) == 0;
+}
+
+/* A fresh home named rel with run RUN_A: an image, 6 pages, 3 keyframes,
+ * the manifest's trace_hash that of its trace. */
+static const char *fresh_home(const char *rel, hash256 *pages, char img[65])
+{
+    const char *h = at(rel);
+    rundir_remove_tree(h);
+    char p[4500], hex[65], m[1024];
+    uint64_t n;
+    if (fix_image(h, "root image bytes", img) < 0 || fix_put_pages(h, 1000, 6, pages) < 0 ||
+        fix_run(h, RUN_A, img, NULL, 0, pages, 6, 3) < 0)
+        return NULL;
+    snprintf(p, sizeof(p), "%s/runs/%s/trace", h, RUN_A);
+    if (tracehash_file(p, NULL, hex, &n) != TRACEHASH_OK || n != 3)
+        return NULL;
+    snprintf(m, sizeof(m),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"created\":5,"
+             "\"trace_hash\":\"%s\",\"spec\":{\"image\":\"%s\"}}\n",
+             RUN_A, hex, img);
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", h, RUN_A);
+    return rundir_write_file(p, m) == 0 ? h : NULL;
+}
+
+static off_t file_size(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 ? sb.st_size : -1;
+}
+
+static void flip(const char *p, off_t off)
+{
+    int fd = open(p, O_RDWR);
+    unsigned char c = 0;
+    if (fd >= 0 && pread(fd, &c, 1, off) == 1) {
+        c ^= 0x40;
+        (void)!pwrite(fd, &c, 1, off);
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+static struct rw_verify_report verify(const char *home)
+{
+    struct rw_verify_report r;
+    struct rw_error err;
+    rw_home *h = NULL;
+    memset(&r, 0, sizeof(r));
+    if (rw_home_open(home, &h, &err) < 0 || rw_verify(h, &r, &err) < 0)
+        r.damaged_runs = 9999; /* made to fail the caller's checks */
+    rw_home_close(h);
+    return r;
+}
+
+/* ---- 2: show's command line ------------------------------------------- */
+
+static void test_show_quotes(void)
+{
+    hash256 pg[6];
+    char img[65], p[4500], *line = NULL;
+    int exact;
+    struct rw_error err;
+    const char *home = fresh_home("show x'y $(z)", pg, img);
+    rw_home *h = NULL;
+    CHECK(home && rw_home_open(home, &h, &err) == 0, "a home whose path needs quoting");
+    if (!h)
+        return;
+    CHECK(rw_command_line(h, RUN_A, &line, &exact, &err) == 0 && line, "a command line");
+    char want[4600];
+    snprintf(want, sizeof(want), "rewind run --root '%s/show x'\\''y $(z)/images/%s.erofs' --cwd",
+             top, img);
+    CHECK(line && !strncmp(line, want, strlen(want)), "the root is quoted for a shell");
+    if (line && strncmp(line, want, strlen(want)))
+        fprintf(stderr, "  got  %s\n  want %s\n", line, want);
+    free(line);
+    line = NULL;
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, RUN_B);
+    io_mkdir_p(at("show x'y $(z)/runs/" RUN_B));
+    CHECK(rundir_write_file(p, "{\"id\":\"" RUN_B "\",\"spec\":{\"image\":\"x;touch PWNED;echo \","
+                               "\"argv\":[\"true\"]}}") == 0,
+          "a manifest whose image is shell text");
+    CHECK(rw_command_line(h, RUN_B, &line, &exact, &err) < 0 && !line &&
+              strstr(err.msg, "bad image"),
+          "an image that is not 64 hex digits is refused, not printed");
+    free(line);
+    rw_home_close(h);
+}
+
+/* ---- 4: keyframes damage, gc ------------------------------------------ */
+
+static void test_keyframes_damage(void)
+{
+    hash256 pg[6];
+    char img[65], kp[4500], err[512];
+    struct rungc_stats st;
+    struct kf_file k;
+    const char *home = fresh_home("kf", pg, img);
+    CHECK(home != NULL, "fixture home");
+    snprintf(kp, sizeof(kp), "%s/runs/%s/keyframes", home, RUN_A);
+    CHECK(kf_open(kp, &k) == 0 && k.n == 3 && !k.torn && !k.damaged, "3 whole keyframes");
+    uint64_t second = k.n == 3 ? k.e[1].offset : 0, third = k.n == 3 ? k.e[2].offset : 0;
+    kf_close_read(&k);
+
+    /* a flipped byte in the middle record's state */
+    flip(kp, (off_t)second + 30);
+    CHECK(kf_open(kp, &k) == 0 && k.n == 1 && k.torn && k.damaged,
+          "a flipped byte before the end is damage, not a torn tail");
+    kf_close_read(&k);
+    CHECK(rungc_run(home, 0, 0, &st, err, sizeof(err)) < 0, "gc refuses to free anything");
+    int all = 1;
+    for (int i = 0; i < 6; i++)
+        all &= fix_page_readable(home, &pg[i]);
+    CHECK(all, "every page the later keyframes name is still stored");
+    struct rw_verify_report r = verify(home);
+    CHECK(r.damaged_runs == 1 && r.unreadable_runs == 1 && strstr(r.damage, "keyframes"),
+          "verify says the keyframes are damaged");
+    flip(kp, (off_t)second + 30);
+
+    /* a flipped byte in the last record, which ends at the end of the file */
+    flip(kp, (off_t)third + 40);
+    CHECK(kf_open(kp, &k) == 0 && k.n == 2 && k.damaged,
+          "a flipped byte in a whole last record is damage too");
+    kf_close_read(&k);
+    CHECK(rungc_run(home, 0, 0, &st, err, sizeof(err)) < 0, "gc refuses");
+    flip(kp, (off_t)third + 40);
+
+    /* a torn tail: the last record cut short, or its end zeroed */
+    off_t size = file_size(kp);
+    CHECK(truncate(kp, size - 10) == 0, "cut the last record");
+    CHECK(kf_open(kp, &k) == 0 && k.n == 2 && k.torn && !k.damaged, "a short tail is torn");
+    kf_close_read(&k);
+    CHECK(rungc_run(home, 1, 0, &st, err, sizeof(err)) == 0, "gc reads a torn tail");
+    CHECK(truncate(kp, (off_t)third + 24) == 0 && truncate(kp, size) == 0,
+          "the last record's body lost: zeros where it was");
+    CHECK(kf_open(kp, &k) == 0 && k.n == 2 && k.torn && !k.damaged, "a zero tail is torn");
+    kf_close_read(&k);
+}
+
+/* ---- 5: verify and export find damage ---------------------------------- */
+
+static void test_verify_damage(void)
+{
+    hash256 pg[6];
+    char img[65], p[4500], err[512];
+    const char *home = fresh_home("v", pg, img);
+    struct rw_verify_report r = verify(home);
+    CHECK(home && r.damaged_runs == 0 && r.runs_checked == 1 && r.images_checked == 1 && !r.bad &&
+              !r.missing,
+          "a whole home verifies");
+
+    snprintf(p, sizeof(p), "%s/images/%s.erofs", home, img);
+    flip(p, 3);
+    r = verify(home);
+    CHECK(r.bad_images == 1 && r.damaged_runs == 1 && !strcmp(r.first_bad_image, img),
+          "a flipped byte in an image");
+    flip(p, 3);
+
+    snprintf(p, sizeof(p), "%s/runs/%s/trace", home, RUN_A);
+    off_t size = file_size(p);
+    int missed = 0; /* every byte of the last entry, the crc's and the padding too */
+    for (off_t at = size - 48; at < size; at++) {
+        flip(p, at);
+        r = verify(home);
+        missed += !(r.damaged_runs == 1 && strstr(r.damage, "trace"));
+        flip(p, at);
+    }
+    CHECK(missed == 0, "a flipped byte anywhere in a trace's last entry");
+    char *whole = malloc((size_t)size);
+    FILE *f = fopen(p, "rb");
+    CHECK(whole && f && fread(whole, 1, (size_t)size, f) == (size_t)size, "read the trace");
+    if (f)
+        fclose(f);
+    CHECK(truncate(p, size - 5) == 0, "truncate the trace mid-entry");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "trace"), "a truncated trace");
+    /* a trace cut at an entry's end reads whole: only its hash tells */
+    uint64_t ev;
+    char hex[65];
+    off_t cut = size - 1;
+    while (cut > 16) {
+        CHECK(fix_write(p, whole, (size_t)cut) == 0, "write a shorter trace");
+        if (tracehash_file(p, NULL, hex, &ev) == TRACEHASH_OK && ev == 2)
+            break;
+        cut--;
+    }
+    CHECK(ev == 2, "a trace of 2 whole entries");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "trace_hash"),
+          "a trace cut at an entry's end does not hash to the manifest's trace_hash");
+    fix_write(p, whole, (size_t)size);
+    free(whole);
+
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, RUN_A);
+    size = file_size(p);
+    CHECK(truncate(p, size / 2) == 0, "truncate the manifest");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "manifest"), "a truncated manifest");
+    struct archive_stats st;
+    CHECK(archive_export(home, RUN_A, 0, at("v.rewind"), &st, err, sizeof(err)) < 0 &&
+              strstr(err, "manifest"),
+          "export of a run with a truncated manifest fails");
+    CHECK(!exists(at("v.rewind")), "and writes no archive");
+}
+
+/* ---- 3: what an archive says is verified, never trusted ----------------- */
+
+static int export_import(const char *src, const char *run, const char *dst, char *err, size_t n)
+{
+    struct archive_stats st;
+    if (archive_export(src, run, 0, at("x.rewind"), &st, err, n) < 0)
+        return -2;
+    return archive_import(dst, at("x.rewind"), &st, err, n);
+}
+
+static void set_manifest(const char *home, const char *run, const char *json)
+{
+    char p[4500];
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, run);
+    rundir_write_file(p, json);
+}
+
+static void test_import_takeover(void)
+{
+    hash256 pg[6];
+    char img[65], err[512], p[4500];
+    char src[128], dst[128]; /* at()'s buffers are reused */
+    CHECK(fresh_home("isrc", pg, img) && fresh_home("idst", pg, img), "two homes");
+    snprintf(src, sizeof(src), "%s", at("isrc"));
+    snprintf(dst, sizeof(dst), "%s", at("idst"));
+    /* the local run is named "mine" */
+    char m[1024];
+    snprintf(m, sizeof(m),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"name\":\"mine\",\"created\":5,"
+             "\"spec\":{\"image\":\"%s\"}}\n",
+             RUN_A, img);
+    set_manifest(dst, RUN_A, m);
+
+    /* a directory that is not its manifest's id */
+    CHECK(fix_run(src, "mine", img, NULL, 0, NULL, 0, 0) == 0, "a run in directory mine");
+    set_manifest(src, "mine", "{\"id\":\"" RUN_B "\",\"state\":\"complete\"}\n");
+    CHECK(export_import(src, "mine", dst, err, sizeof(err)) == -1 && strstr(err, "its id"),
+          "a run whose directory is not its manifest's id is refused");
+    /* a directory named like a local name */
+    set_manifest(src, "mine", "{\"id\":\"mine\",\"state\":\"complete\"}\n");
+    CHECK(export_import(src, "mine", dst, err, sizeof(err)) == -1 && strstr(err, "take over"),
+          "a run whose directory is a local name is refused");
+    CHECK(!exists(at("idst/runs/mine")), "nothing of it is added");
+    /* a directory that is a prefix of a local id */
+    CHECK(fix_run(src, "aaaa", img, NULL, 0, NULL, 0, 0) == 0, "a run in directory aaaa");
+    CHECK(export_import(src, "aaaa", dst, err, sizeof(err)) == -1 && strstr(err, "take over"),
+          "a run whose directory is a local id's prefix is refused");
+    /* an id whose spec does not hash to it */
+    CHECK(fix_run(src, RUN_B, img, NULL, 0, NULL, 0, 0) == 0, "run B");
+    CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == -1 && strstr(err, "hash to its id"),
+          "a run whose spec does not hash to its id is refused");
+    /* a trace that is not the one the manifest hashes */
+    char rb[17], mj[512];
+    CHECK(fix_hashed_run(src, img, rb, NULL, 0, 0) == 0, "a run whose id is its spec's hash");
+    snprintf(mj, sizeof(mj),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"trace_hash\":"
+             "\"0000000000000000000000000000000000000000000000000000000000000000\"}\n",
+             rb);
+    set_manifest(src, rb, mj);
+    CHECK(export_import(src, rb, dst, err, sizeof(err)) == -1 && strstr(err, "trace_hash"),
+          "a trace that does not hash to the manifest's trace_hash is refused");
+    /* a name that names a local run already (found by fuzz_runs) */
+    snprintf(mj, sizeof(mj),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"name\":\"mine\",\"created\":100}\n", rb);
+    set_manifest(src, rb, mj);
+    CHECK(export_import(src, rb, dst, err, sizeof(err)) == -1 && strstr(err, "names run"),
+          "a run named like a local run's name is refused");
+    /* a fine one is added, marked imported */
+    snprintf(mj, sizeof(mj), "{\"id\":\"%s\",\"state\":\"complete\"}\n", rb);
+    set_manifest(src, rb, mj);
+    int rc = export_import(src, rb, dst, err, sizeof(err));
+    CHECK(rc == 0, err);
+    snprintf(p, sizeof(p), "%s/runs/%s/%s", dst, rb, RUNDIR_IMPORTED);
+    CHECK(exists(p), "an imported run is marked (never a stored reference)");
+    CHECK(export_import(src, rb, dst, err, sizeof(err)) == 0, "imported again: identical");
+}
+
+/* Two imports of one archive at once: both succeed (one adds, one finds it
+ * identical), never "it appeared during the import". */
+struct imp_arg {
+    const char *dst, *arc;
+    int rc;
+    char err[512];
+};
+
+static void *import_main(void *a)
+{
+    struct imp_arg *x = a;
+    struct archive_stats st;
+    x->rc = archive_import(x->dst, x->arc, &st, x->err, sizeof(x->err));
+    return NULL;
+}
+
+static void test_import_concurrent(void)
+{
+    hash256 pg[6];
+    char img[65], err[512];
+    const char *src = fresh_home("csrc", pg, img);
+    struct archive_stats st;
+    char id[17];
+    CHECK(src && fix_hashed_run(src, img, id, pg, 6, 2) == 0 &&
+              archive_export(src, id, 1, at("c.rewind"), &st, err, sizeof(err)) == 0,
+          "an archive");
+    int bad = 0;
+    for (int i = 0; i < 8; i++) {
+        char d[64];
+        snprintf(d, sizeof(d), "cdst%d", i);
+        struct imp_arg a = {.dst = at(d), .arc = at("c.rewind")}, b = a;
+        pthread_t ta, tb;
+        pthread_create(&ta, NULL, import_main, &a);
+        pthread_create(&tb, NULL, import_main, &b);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        if (a.rc || b.rc) {
+            bad++;
+            fprintf(stderr, "  %s | %s\n", a.err, b.err);
+        }
+    }
+    CHECK(bad == 0, "two imports of one archive at once both succeed");
+}
+
+/* ---- 7: a sparse archive ----------------------------------------------- */
+
+static void test_import_sparse(void)
+{
+    const char *dst = at("sdst"), *arc = at("sparse.rewind");
+    uint8_t h[80 + 16 + 32] = {0};
+    memcpy(h, ARCHIVE_MAGIC, 8);
+    bytes_put_u32(h + 8, ARCHIVE_VERSION);
+    memcpy(h + 16, RUN_A, 16);
+    bytes_put_u32(h + 80, 1);  /* a file entry */
+    bytes_put_u32(h + 84, 22); /* its name's length */
+    bytes_put_u64(h + 88, 512ull << 20);
+    memcpy(h + 96, RUN_A "/trace", 22);
+    CHECK(fix_write(arc, h, 96 + 22) == 0 && truncate(arc, (512ll << 20) + 200) == 0,
+          "a 512 MiB sparse archive");
+    char err[512];
+    struct archive_stats st;
+    time_t t0 = time(NULL);
+    CHECK(archive_import(dst, arc, &st, err, sizeof(err)) < 0 && strstr(err, "sparse"),
+          "a sparse archive is refused");
+    CHECK(time(NULL) - t0 < 5, "before staging it");
+    struct stat sb;
+    CHECK(stat(at("sdst/runs"), &sb) != 0, "nothing is left in the home");
+    unlink(arc);
+}
+
+/* ---- 6: process trees in O(n log n) ------------------------------------ */
+
+struct ps_count {
+    size_t n;
+    int maxdepth;
+};
+
+static int on_proc(void *ctx, const struct rw_proc *p)
+{
+    struct ps_count *c = ctx;
+    c->n++;
+    if (p->depth > c->maxdepth)
+        c->maxdepth = p->depth;
+    return 0;
+}
+
+/* runs/<run>: a trace of n forks: a chain (pid k forks k + 1) or flat
+ * (init forks them all), then, flat, every other one exits. */
+static int fork_run(const char *home, const char *run, uint32_t n, int chain)
+{
+    char d[4300], p[4400];
+    snprintf(d, sizeof(d), "%s/runs/%s", home, run);
+    if (io_mkdir_p(d) < 0)
+        return -1;
+    snprintf(p, sizeof(p), "%s/manifest.json", d);
+    int rc = rundir_write_file(p, "{\"id\":\"x\",\"state\":\"complete\"}\n");
+    struct trace_writer w;
+    snprintf(p, sizeof(p), "%s/trace", d);
+    rc |= trace_open_write(&w, p);
+    struct rewind_record r;
+    uint64_t step = 1;
+    for (uint32_t k = 0; k < n; k++) {
+        memset(&r, 0, sizeof(r));
+        r.len = sizeof(r);
+        r.kind = REWIND_REC_FORK;
+        r.pid = r.tid = chain ? 1 + k : 1;
+        r.aux = 2 + k;
+        trace_append(&w, step++, &r);
+    }
+    for (uint32_t k = 0; !chain && k < n; k += 2) {
+        memset(&r, 0, sizeof(r));
+        r.len = sizeof(r);
+        r.kind = REWIND_REC_EXIT;
+        r.pid = r.tid = 2 + k;
+        trace_append(&w, step++, &r);
+    }
+    rc |= trace_close(&w);
+    return rc;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int no_event(void *ctx, const struct rw_event *e)
+{
+    (void)ctx, (void)e;
+    return 0;
+}
+
+/* Seconds to read run's events and do nothing with them (the floor of ps
+ * on this machine, under the sanitizers, on a loaded host). */
+static double read_time(rw_home *h, const char *run)
+{
+    struct rw_error err;
+    struct rw_event_query q = RW_EVENTS_ALL;
+    double t0 = now_s();
+    rw_events(h, run, &q, no_event, NULL, NULL, &err);
+    return now_s() - t0;
+}
+
+static void test_ps_linear(void)
+{
+    const char *home = at("ps");
+    rundir_remove_tree(home);
+    rw_home *h = NULL;
+    struct rw_error err;
+    CHECK(fork_run(home, "chain", 8000, 1) == 0 && fork_run(home, "flat", 40000, 0) == 0 &&
+              rw_home_open(home, &h, &err) == 0,
+          "a chain of 8,000 forks and 40,000 processes under init");
+    if (!h)
+        return;
+    struct ps_count c = {0};
+    double t0 = now_s();
+    CHECK(rw_ps(h, "chain", UINT64_MAX, on_proc, &c, NULL, &err) == 0, "ps of the chain");
+    double t1 = now_s();
+    CHECK(c.n == 4096 && c.maxdepth == 4095, "the chain down to the depth limit");
+    double floor = read_time(h, "chain");
+    CHECK(t1 - t0 < floor + 1.0, "in well under a second more than reading its trace");
+    if (t1 - t0 >= floor + 1.0)
+        fprintf(stderr, "  chain: %.2f s, reading %.2f s\n", t1 - t0, floor);
+    c = (struct ps_count){0};
+    t0 = now_s();
+    CHECK(rw_ps(h, "flat", UINT64_MAX, on_proc, &c, NULL, &err) == 0, "ps of the flat tree");
+    t1 = now_s();
+    CHECK(c.n == 20001 && c.maxdepth == 1, "init and the 20,000 still alive");
+    floor = read_time(h, "flat");
+    CHECK(t1 - t0 < floor + 1.0, "in well under a second more than reading its trace");
+    if (t1 - t0 >= floor + 1.0)
+        fprintf(stderr, "  flat: %.2f s, reading %.2f s\n", t1 - t0, floor);
+    rw_home_close(h);
+}
+
+/* ---- 9: remove is atomic and locked ------------------------------------- */
+
+struct rm_arg {
+    rw_home *h;
+    int rc;
+};
+
+static void *remove_main(void *a)
+{
+    struct rm_arg *x = a;
+    const char *refs[] = {RUN_A};
+    struct rw_error err;
+    x->rc = rw_remove(x->h, refs, 1, 0, NULL, NULL, &err);
+    return NULL;
+}
+
+static void test_remove_locked(void)
+{
+    hash256 pg[6];
+    char img[65], home[128], err[512], p[4500];
+    CHECK(fresh_home("rm", pg, img) != NULL, "fixture home");
+    snprintf(home, sizeof(home), "%s", at("rm"));
+    rw_home *h = NULL;
+    struct rw_error e;
+    CHECK(rw_home_open(home, &h, &e) == 0, "open");
+    if (!h)
+        return;
+    int lock = homelock_take(home, 1, 0, err, sizeof(err));
+    CHECK(lock >= 0, "gc's lock held");
+    struct rm_arg a = {.h = h};
+    pthread_t t;
+    pthread_create(&t, NULL, remove_main, &a);
+    usleep(300 * 1000);
+    snprintf(p, sizeof(p), "%s/runs/%s/trace", home, RUN_A);
+    CHECK(exists(p), "remove waits for the home lock");
+    homelock_release(lock);
+    pthread_join(t, NULL);
+    snprintf(p, sizeof(p), "%s/runs/%s", home, RUN_A);
+    CHECK(a.rc == 0 && !exists(p), "then removes the run");
+    /* what a remove killed after its rename leaves: hidden, and gc's */
+    snprintf(p, sizeof(p), "%s/runs/.%s.77.0000abcd.old", home, RUN_A);
+    CHECK(io_mkdir_p(p) == 0, "a killed remove's directory");
+    rw_home_close(h);
+    struct rungc_stats st;
+    CHECK(rungc_run(home, 0, 0, &st, err, sizeof(err)) == 0 && !exists(p),
+          "gc removes what a killed remove left");
+}
+
+/* ---- 12: ls and show print no control characters; ls --status checks -- */
+
+/* Run build/rewind with args in home; its stdout into out (n bytes).
+ * Returns its exit status, or -1. */
+static int rewind_cli(const char *home, const char *args, char *out, size_t n)
+{
+    char cmd[8800];
+    snprintf(cmd, sizeof(cmd), "REWIND_HOME='%s' build/rewind %s 2>/dev/null", home, args);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t k = fread(out, 1, n - 1, p);
+    out[k] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_cli_text(void)
+{
+    if (access("build/rewind", X_OK) != 0) {
+        SKIP("build/rewind is not built (run from the top of the tree)");
+        return;
+    }
+    hash256 pg[6];
+    char img[65], home[128], out[1 << 16], m[1024];
+    CHECK(fresh_home("cli", pg, img) != NULL, "fixture home");
+    snprintf(home, sizeof(home), "%s", at("cli"));
+    snprintf(m, sizeof(m),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"created\":5,\"name\":\"n\\u001b]0;x\","
+             "\"outcome\":\"ex\\u001b[2Jited\",\"parent\":\"p\\u0007q\","
+             "\"spec\":{\"image\":\"%s\",\"cwd\":\"/\",\"argv\":[\"echo\",\"a\\u001b[31mb\"]}}\n",
+             RUN_A, img);
+    set_manifest(home, RUN_A, m);
+    CHECK(rewind_cli(home, "ls", out, sizeof(out)) == 0 && strstr(out, RUN_A) && !strchr(out, 0x1b),
+          "ls prints no escape character from a manifest");
+    CHECK(rewind_cli(home, "show " RUN_A, out, sizeof(out)) == 0 && !strchr(out, 0x1b) &&
+              !strchr(out, 0x07),
+          "show prints no control character from a manifest");
+    CHECK(strstr(out, "$'a\\x1b[31mb'") != NULL, "the command line writes it as $'\\x1b'");
+    CHECK(rewind_cli(home, "ls --status bogus", out, sizeof(out)) == 2,
+          "ls --status with no outcome's word is an error");
+    CHECK(rewind_cli(home, "ls --status exited", out, sizeof(out)) == 0, "ls --status exited");
+}
+
+/* ---- 8: staging names -------------------------------------------------- */
+
+static void test_staging_names(void)
+{
+    const char *home = at("stage");
+    rundir_remove_tree(home);
+    struct rundir a, b;
+    char err[512];
+    CHECK(rundir_begin(&a, home, RUN_A, "{}", err, sizeof(err)) == 0, "one run staged");
+    CHECK(rundir_begin(&b, home, RUN_A, "{}", err, sizeof(err)) == 0,
+          "a second run of the same id from the same pid (another PID namespace)");
+    CHECK(strcmp(a.staging, b.staging) != 0, "two staging directories");
+    char p[4500];
+    snprintf(p, sizeof(p), "%s/spec.json", a.staging);
+    CHECK(exists(p), "the first is not deleted by the second");
+    rundir_abort(&a);
+    rundir_abort(&b);
+}
+
+int main(void)
+{
+    snprintf(top, sizeof(top), "/tmp/harden3_test.%d", (int)getpid());
+    rundir_remove_tree(top);
+    io_mkdir_p(top);
+    test_show_quotes();
+    test_keyframes_damage();
+    test_verify_damage();
+    test_import_takeover();
+    test_import_concurrent();
+    test_import_sparse();
+    test_ps_linear();
+    test_remove_locked();
+    test_cli_text();
+    test_staging_names();
+    rundir_remove_tree(top);
+    (void)fix_snapshot;
+    return unit_done();
+}
