@@ -37,6 +37,21 @@ test_spin_wait_progresses() {
     expect_grep w.err 'cannot run under breakpoints, watchpoints or single steps yet'
 }
 
+# Two hazards of bursts (memburst.c): an 8-byte store across a page
+# boundary (one instruction, two taken pages: no livelock), and signals that
+# land during bursts (no stray SIGTRAP); identical on a second run.
+# tier: vm
+test_bursts_across_pages_and_signals() {
+    run_rw a run --root "$ROOT" --preempt memory --timeout 600 -- /usr/bin/memburst
+    expect_rc 0
+    expect_grep a.out 'memburst: crossing stores done, last [12]$'
+    expect_grep a.out 'signals handled, worker alive'
+    run_rw b run --root "$ROOT" --preempt memory --timeout 600 -- /usr/bin/memburst
+    expect_rc 0
+    same_run a.err b.err || fail "two ids for one spec"
+    expect_no_grep b.err 'DETERMINISM VIOLATION'
+}
+
 # The lost update on a plain global is found by check (whose default is
 # --preempt memory), and the failing schedule replays to the same failure;
 # the fixed twin passes as many schedules; with --preempt off check finds
