@@ -296,7 +296,7 @@ PY
 # FAILR, CRASH.
 pool_crash() {
     command -v gdb >/dev/null || skip "gdb is not installed (tools/deps.sh)"
-    run_rw c check --schedules 64 -j 2 --json --no-where --root "$ROOT" -- /usr/bin/pool-g
+    run_rw c check --schedules 64 -j 2 --json --no-where --preempt off --root "$ROOT" -- /usr/bin/pool-g
     [ "$RC" -eq 1 ] || fail "check found no crash of pool-g: rc $RC $(tail -n 3 c.err)"
     FAILR=$(python3 -c 'import json,sys
 c = json.load(open(sys.argv[1]))

@@ -10,7 +10,7 @@
 TOP=$(cd "$(dirname "$TX_LIB")/../../.." && pwd)
 POOL_C=$TOP/examples/pool/pool.c
 pool_check() {
-    local c='rewind check --schedules 64 -j 1 --root $ROOT -- /usr/bin/pool-g 2>/dev/null'
+    local c='rewind check --schedules 64 -j 1 --preempt off --root $ROOT -- /usr/bin/pool-g 2>/dev/null'
     if [ "${1:-}" = tx ]; then
         tx "$c"
     else
