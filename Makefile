@@ -153,6 +153,12 @@ $(B)/guest/sdk_go: tests/guest/sdk_go/main.go tests/guest/sdk_go/go.mod guest/sd
 	@mkdir -p $(B)/guest
 	cd tests/guest/sdk_go && CGO_ENABLED=0 GOFLAGS=-mod=mod GOPROXY=off go build -trimpath -o $(abspath $@) .
 
+# A CPU-bound goroutine per CPU the job sees (--cpus, docs/determinism.md).
+GUEST_PROGS += $(B)/guest/gocpus
+$(B)/guest/gocpus: tests/guest/gocpus/main.go tests/guest/gocpus/go.mod | deps
+	@mkdir -p $(B)/guest
+	cd tests/guest/gocpus && CGO_ENABLED=0 GOFLAGS=-mod=mod GOPROXY=off go build -trimpath -o $(abspath $@) .
+
 $(B)/roots/test.stamp: tools/mkroot.sh $(GUEST_PROGS) | deps
 	@mkdir -p $(B)/roots
 	tools/mkroot.sh $(B)/roots/test $(GUEST_PROGS)

@@ -139,6 +139,9 @@ struct rw_observer {
 /* A run to record (`rewind run`). Fill with rw_run_config_init, then set
  * root and argv at least. Pointers are the caller's and must outlive the
  * call that uses the config. */
+/* The most CPUs a job can be shown (--cpus). */
+#define RW_CPUS_MAX 64u
+
 struct rw_run_config {
     const char *root; /* a directory, a tarball or an erofs image */
     char **argv;      /* NULL-terminated */
@@ -180,6 +183,10 @@ struct rw_run_config {
      * NULL is the command's default (run: off, check: memory). Part of the
      * spec only when on. */
     const char *preempt;
+    /* The CPUs the job sees (docs/determinism.md, "CPUs the job sees"):
+     * 1..64, one vCPU runs them in turn; 0 is 1. Part of the spec only
+     * above 1. */
+    unsigned cpus;
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:

@@ -63,6 +63,7 @@ enum rewind_stop {
 #define REWIND_PENDING_INSPECT (1ull << 2)
 #define REWIND_PENDING_INPUT (1ull << 3)
 #define REWIND_PENDING_STALL (1ull << 4)
+#define REWIND_PENDING_YIELD (1ull << 5) /* the current user task yields, see Stall */
 
 /* Bits of shared->test_holes: each opens one determinism hole on purpose so
  * that a test can see its check fail. The monitor refuses them outside tests. */
@@ -102,6 +103,11 @@ struct rewind_shared {
     __u32 sw_count; /* guest: entries valid in sw; the monitor drains them and sets 0 */
     __u32 sw_lost;  /* guest: switches not stored because sw was full; the monitor sets 0 */
     struct rewind_switch sw[REWIND_SW_MAX];
+    /* Memory-access points (rewind.preempt=memory, docs/determinism.md):
+     * the burst after an access point, in user instructions, written by the
+     * monitor at every step of a perturbation window (a schedule decision);
+     * 0 outside every window: the guest draws it from (seed, now_ns). */
+    __u64 mem_burst;
 };
 
 /* job_status values above 0xffff are not wait statuses: */
@@ -249,6 +255,9 @@ enum rewind_input_type {
  * (not a kernel thread, not PID 1, not idle) without a stall pending, it
  * sleeps shared->stall_ns of virtual time before it next returns to user
  * mode. Otherwise the request is ignored.
+ * Yield (REWIND_PENDING_YIELD): the same, but instead of sleeping the task
+ * yields the CPU (sched_yield) and stays runnable: another task runs first
+ * while this one keeps its place (memory-access points, sched.h).
  */
 
 /*

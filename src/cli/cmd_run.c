@@ -61,6 +61,9 @@ static void help(FILE *f)
           "                   another thread touched is a step, so schedules can switch\n"
           "                   threads there and a spin-wait progresses (default: off;\n"
           "                   check: memory; docs/determinism.md)\n"
+          "  --cpus N         the job sees N online CPUs (1..64, default 1; part of the\n"
+          "                   spec): nproc, sched_getaffinity, /proc/cpuinfo and\n"
+          "                   /sys/devices/system/cpu say N, one vCPU runs them in turn\n"
           "  --dirorder N     the guest kernel returns directory entries in an order drawn\n"
           "                   from N, on every filesystem (docs/nix.md)\n"
           "  --track-writes GLOB  record each write to a regular file whose path matches\n"
@@ -143,6 +146,7 @@ static const struct option run_longopts[] = {
     {"track-writes", required_argument, 0, 'W'},
     {"collect", required_argument, 0, 'G'},
     {"preempt", required_argument, 0, 'M'},
+    {"cpus", required_argument, 0, 'U'},
     {0, 0, 0, 0},
 };
 
@@ -266,6 +270,13 @@ static int run_opt_job(struct run_argv *a, int ch)
             return ARGERR("--preempt takes memory or off: %s", optarg);
         cp->preempt = optarg;
         return 0;
+    case 'U': {
+        uint64_t n;
+        if (cli_read_step(optarg, &n) < 0 || n < 1 || n > RW_CPUS_MAX)
+            return ARGERR("--cpus takes 1 to %u: %s", RW_CPUS_MAX, optarg);
+        cp->cpus = (unsigned)n;
+        return 0;
+    }
     case 'H':
         if (cli_test_hole(optarg, cp) < 0)
             return -1;

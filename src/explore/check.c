@@ -590,6 +590,25 @@ static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_s
     return 0;
 }
 
+/* The memory-access point at step `step` of run `name`, in words ("" if the
+ * step is none: docs/determinism.md, "Memory-access points"). */
+static void access_at(const char *home, const char *name, uint64_t step, char *out, size_t n)
+{
+    char path[4200];
+    struct trace_reader r;
+    out[0] = 0;
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
+        trace_open_read(&r, path) != 0)
+        return;
+    struct trace_entry e;
+    while (trace_next(&r, &e) == 1 && e.step <= step)
+        if (e.step == step && e.rec.kind == REWIND_REC_ACCESS) {
+            describe_entry(&e, out, n);
+            break;
+        }
+    trace_close_read(&r);
+}
+
 static int narrow(struct ctx *x, char *err, size_t errlen)
 {
     struct rw_check_report *rep = x->rep;
@@ -605,7 +624,11 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     if (end > have + 1) /* invariant 3 */
         end = have + 1;
     for (uint64_t st = rep->start + 1; st < end; st++) {
-        if (sched_decide(&one, st).action == SCHED_NONE)
+        /* Whether st is an access point depends on the probe's run: take
+         * st if either would perturb it (an extra candidate only costs a
+         * probe; a missing one could hide the deciding step). */
+        if (sched_decide(&one, st, 0).action == SCHED_NONE &&
+            sched_decide(&one, st, 1).action == SCHED_NONE)
             continue;
         if (n == cap) {
             uint64_t *np = realloc(ps, (cap *= 2) * sizeof(*ps));
@@ -686,7 +709,9 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     rep->window_until = d + 1;
     rep->perturbed_in_window = k - j;
     rep->deciding_step = d;
-    struct sched_decision dd = sched_decide(&one, d);
+    char acc[sizeof(rep->deciding_access)];
+    access_at(x->c->home, rep->fail_run.id, d, acc, sizeof(acc));
+    struct sched_decision dd = sched_decide(&one, d, acc[0] != 0);
     sched_describe(&dd, rep->deciding_what, sizeof(rep->deciding_what));
     rep->narrowed = bad(x, &rep->fail_run) && !bad(x, &rep->pass_run) &&
                     strcmp(rep->pass_run.outcome, "timeout") != 0;             /* invariant 2 */
@@ -718,25 +743,6 @@ static void tail_of(const char *home, const char *name, uint64_t from_index,
                  d);
         t->tid[t->n++] = e.rec.tid;
     }
-    trace_close_read(&r);
-}
-
-/* The memory-access point at step `step` of run `name`, in words ("" if the
- * step is none: docs/determinism.md, "Memory-access points"). */
-static void access_at(const char *home, const char *name, uint64_t step, char *out, size_t n)
-{
-    char path[4200];
-    struct trace_reader r;
-    out[0] = 0;
-    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
-        trace_open_read(&r, path) != 0)
-        return;
-    struct trace_entry e;
-    while (trace_next(&r, &e) == 1 && e.step <= step)
-        if (e.step == step && e.rec.kind == REWIND_REC_ACCESS) {
-            describe_entry(&e, out, n);
-            break;
-        }
     trace_close_read(&r);
 }
 

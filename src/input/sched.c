@@ -27,10 +27,24 @@ const char *sched_strategy(uint64_t s)
     return s == 0 ? "none" : (s & 1) ? "random" : "pct";
 }
 
-static struct sched_decision random_at(uint64_t seed, const struct sched_segment *g,
-                                       uint64_t step)
+/* An access point's burst: 1 three times in four, else 2, 4, 8 or 16. */
+static uint32_t burst_of(uint64_t r)
 {
-    struct sched_decision d = {SCHED_NONE, 0};
+    return (r & 3) != 0 ? 1u : 2u << ((r >> 2) % 4);
+}
+
+static struct sched_decision random_at(uint64_t seed, const struct sched_segment *g, uint64_t step,
+                                       int access)
+{
+    struct sched_decision d = {SCHED_NONE, 0, 0};
+    if (access) {
+        uint64_t a = h5(seed, g->schedule, g->horizon, step, 3);
+        unsigned level = (unsigned)((g->schedule >> 1) % 4); /* density 1/2 .. 1/16 */
+        d.burst = burst_of(a >> 40);
+        if ((a & ((2ull << level) - 1)) == 0)
+            d.action = SCHED_YIELD; /* not a stall: the other thread would run alone */
+        return d;
+    }
     uint64_t r = h5(seed, g->schedule, g->horizon, step, 1);
     if (r % 16 != 0)
         return d;
@@ -47,9 +61,12 @@ static struct sched_decision random_at(uint64_t seed, const struct sched_segment
     return d;
 }
 
-static struct sched_decision pct_at(uint64_t seed, const struct sched_segment *g, uint64_t step)
+static struct sched_decision pct_at(uint64_t seed, const struct sched_segment *g, uint64_t step,
+                                    int access)
 {
-    struct sched_decision d = {SCHED_NONE, 0};
+    struct sched_decision d = {SCHED_NONE, 0, 0};
+    if (access)
+        d.burst = burst_of(h5(seed, g->schedule, g->horizon, step, 3) >> 40);
     uint64_t h = g->horizon ? g->horizon : 1;
     for (unsigned i = 0; i < SCHED_PCT_POINTS; i++) {
         uint64_t r = h5(seed, g->schedule, g->horizon, i, 2);
@@ -62,14 +79,15 @@ static struct sched_decision pct_at(uint64_t seed, const struct sched_segment *g
     return d;
 }
 
-struct sched_decision sched_decide(const struct sched *s, uint64_t step)
+struct sched_decision sched_decide(const struct sched *s, uint64_t step, int access)
 {
-    struct sched_decision none = {SCHED_NONE, 0};
+    struct sched_decision none = {SCHED_NONE, 0, 0};
     for (unsigned i = 0; i < s->n; i++) {
         const struct sched_segment *g = &s->seg[i];
         if (step < g->from || step >= g->until || g->schedule == 0)
             continue;
-        return (g->schedule & 1) ? random_at(s->seed, g, step) : pct_at(s->seed, g, step);
+        return (g->schedule & 1) ? random_at(s->seed, g, step, access)
+                                 : pct_at(s->seed, g, step, access);
     }
     return none;
 }
@@ -86,6 +104,9 @@ void sched_describe(const struct sched_decision *d, char *buf, unsigned len)
         break;
     case SCHED_TIMER_SLACK:
         snprintf(buf, len, "delayed a timer armed there by %.3f ms", (double)d->ns / 1e6);
+        break;
+    case SCHED_YIELD:
+        snprintf(buf, len, "made the running thread yield the CPU before its access");
         break;
     default:
         snprintf(buf, len, "nothing");

@@ -15,10 +15,21 @@
  *    a window is narrowed, so the points stay put); at each, the running task
  *    is pushed down (a long stall and a reschedule), as if its priority
  *    dropped below every other runnable task's.
+ *  Memory-access points (the step's record is an access: --preempt memory,
+ *  docs/determinism.md): under "random" such a step is perturbed with a
+ *  density of its own, 1/2, 1/4, 1/8 or 1/16 by s (a race between two
+ *  accesses needs the one point between them), always as a yield, so
+ *  another thread runs before the access while this one stays runnable (a
+ *  stall would let the other run alone, with no point, to its end);
+ *  under both strategies
+ *  the schedule also chooses the burst that follows the point (1 user
+ *  instruction three times in four, else 2, 4, 8 or 16), so that two accesses a
+ *  few instructions apart fall on either side of a point in some schedules.
  *
  * Invariants:
- *  1. sched_decide(step) depends only on the segment containing step and
- *     the seed; steps outside every window get SCHED_NONE.
+ *  1. sched_decide(step, access) depends only on the segment containing
+ *     step, the seed and whether the step is an access point; steps outside
+ *     every window get SCHED_NONE and burst 0 (the guest draws its own).
  *  2. Segments are ordered and do not overlap (a fork truncates its
  *     parent's segments at the fork step before appending its own).
  */
@@ -38,6 +49,7 @@ enum sched_action {
     SCHED_PREEMPT,     /* reschedule the current task */
     SCHED_STALL,       /* stall the current task for stall_ns, and reschedule */
     SCHED_TIMER_SLACK, /* if this step arms a timer, add slack_ns to it */
+    SCHED_YIELD,       /* the current task yields the CPU and stays runnable */
 };
 
 struct sched_segment {
@@ -53,11 +65,13 @@ struct sched {
 
 struct sched_decision {
     enum sched_action action;
-    uint64_t ns; /* stall or slack length */
+    uint64_t ns;    /* stall or slack length */
+    uint32_t burst; /* an access point's burst (1..16 instructions); 0: the guest's */
 };
 
-/* The decision at step (SCHED_NONE outside every window). */
-struct sched_decision sched_decide(const struct sched *s, uint64_t step);
+/* The decision at step (SCHED_NONE outside every window); access: the
+ * step's record is a memory-access point (REWIND_REC_ACCESS). */
+struct sched_decision sched_decide(const struct sched *s, uint64_t step, int access);
 
 /* "random" or "pct" for schedule number s ("none" for 0). */
 const char *sched_strategy(uint64_t s);

@@ -72,6 +72,8 @@ char *spec_to_json(const struct run_spec *s)
         json_object_set_new(o, "track_writes", json_string(s->track_writes));
     if (s->preempt_memory)
         json_object_set_new(o, "preempt", json_string("memory"));
+    if (s->cpus > 1)
+        json_object_set_new(o, "cpus", json_integer((json_int_t)s->cpus));
     if (s->collect)
         json_object_set_new(o, "collect", json_string(s->collect));
     if (s->nix_drv)

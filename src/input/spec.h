@@ -47,6 +47,8 @@ struct run_spec {
     const char *nix_drv;      /* NULL: none */
     /* docs/determinism.md: memory-access points; absent when off (ids unchanged). */
     int preempt_memory;
+    /* docs/determinism.md: the CPUs the job sees; absent when 1 (ids unchanged). */
+    unsigned cpus;
     /* gdb's writes at a step (src/input/patch.h): absent when NULL. */
     const struct rw_patch *patch;
 };

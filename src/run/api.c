@@ -253,6 +253,9 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     if (c->preempt && strcmp(c->preempt, "memory") && strcmp(c->preempt, "off"))
         return run_usage(err, "--preempt takes memory or off: %s", c->preempt);
     o->preempt_memory = c->preempt && !strcmp(c->preempt, "memory");
+    if (c->cpus > RW_CPUS_MAX)
+        return run_usage(err, "--cpus takes 1 to %u: %u", RW_CPUS_MAX, c->cpus);
+    o->cpus = c->cpus ? c->cpus : 1;
     if (o->dirorder_on && o->dirorder > (uint64_t)INT64_MAX)
         return run_usage(err, "--dirorder must be below 2^63: %llu",
                          (unsigned long long)o->dirorder);
@@ -359,6 +362,11 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
     if (pre && (!json_is_string(pre) || strcmp(json_string_value(pre), "memory")))
         return fail(err, errlen, "the run's spec has a malformed preempt");
     o->preempt_memory = pre != NULL;
+    json_t *cpus = json_object_get(spec, "cpus");
+    if (cpus && (!json_is_integer(cpus) || json_integer_value(cpus) < 2 ||
+                 json_integer_value(cpus) > RW_CPUS_MAX))
+        return fail(err, errlen, "the run's spec has a malformed cpus");
+    o->cpus = cpus ? (unsigned)json_integer_value(cpus) : 1;
     o->track_writes = tw ? strdup(json_string_value(tw)) : NULL;
     o->collect = col ? strdup(json_string_value(col)) : NULL;
     json_t *nd = json_object_get(spec, "nix_drv");
@@ -658,6 +666,8 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
                 (long long)json_integer_value(json_object_get(spec, "dirorder")));
     if (json_is_string(json_object_get(spec, "preempt")))
         fputs(" --preempt memory", f);
+    if (json_is_integer(json_object_get(spec, "cpus")))
+        fprintf(f, " --cpus %lld", (long long)json_integer_value(json_object_get(spec, "cpus")));
     if (json_is_string(json_object_get(spec, "track_writes"))) {
         fputs(" --track-writes ", f);
         shq(f, json_string_value(json_object_get(spec, "track_writes")));

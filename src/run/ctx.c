@@ -729,6 +729,7 @@ int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_insp
         .dirorder_on = o->dirorder_on,
         .dirorder = o->dirorder,
         .preempt_memory = o->preempt_memory,
+        .cpus = o->cpus,
         .track_writes = o->track_writes,
         .collect = o->collect,
         .nix_drv = o->nix_drv,
@@ -806,6 +807,8 @@ int run_boot(struct run_ctx *c)
                        o->track_writes);
     if (o->preempt_memory) /* docs/determinism.md: guest/linux/patches/30-mempoint.patch */
         cl += snprintf(cmdline + cl, sizeof(cmdline) - (size_t)cl, " rewind.preempt=memory");
+    if (o->cpus > 1) /* docs/determinism.md: guest/linux/patches/40-cpus.patch */
+        cl += snprintf(cmdline + cl, sizeof(cmdline) - (size_t)cl, " rewind.cpus=%u", o->cpus);
     if (cl < 0 || (size_t)cl >= sizeof(cmdline))
         return ctx_fail(c, "the kernel command line is too long");
     struct boot_config bc = {.kernel_path = o->kernel,

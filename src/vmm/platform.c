@@ -104,6 +104,7 @@ static void do_record(struct platform *p, uint32_t gpa)
                         r->kind);
         return;
     }
+    p->step_access = r->kind == REWIND_REC_ACCESS;
     if (p->on_record)
         p->on_record(p->record_ctx, p->step, r, buf + sizeof(*r), len - sizeof(*r));
 }
@@ -282,9 +283,12 @@ static int drain_switches(struct platform *p)
 /* Schedule perturbation (sched.h): a pure function of the spec and the step. */
 static void perturb(struct platform *p, uint16_t port)
 {
-    struct sched_decision d = sched_decide(&p->sched, p->step);
+    struct sched_decision d = sched_decide(&p->sched, p->step, p->step_access);
     struct rewind_shared *sh = shared(p);
-    if (d.action == SCHED_NONE || !sh)
+    if (!sh)
+        return;
+    sh->mem_burst = d.burst; /* every step of a run with windows: 0 outside them */
+    if (d.action == SCHED_NONE)
         return;
     switch (d.action) {
     case SCHED_PREEMPT:
@@ -294,6 +298,10 @@ static void perturb(struct platform *p, uint16_t port)
     case SCHED_STALL:
         sh->stall_ns = d.ns;
         sh->pending |= REWIND_PENDING_STALL | REWIND_PENDING_PREEMPT;
+        p->irq_wanted = 1;
+        break;
+    case SCHED_YIELD:
+        sh->pending |= REWIND_PENDING_YIELD;
         p->irq_wanted = 1;
         break;
     case SCHED_TIMER_SLACK:
@@ -311,6 +319,7 @@ void platform_port_out(struct platform *p, uint16_t port, uint32_t value)
 {
     uint64_t step = ++p->step;
     p->now_ns += p->quantum_ns;
+    p->step_access = 0;
     if (drain_switches(p) < 0)
         port = 0; /* refused: the step does nothing else (the default case below) */
     switch (port) {

@@ -61,9 +61,10 @@ struct platform {
     uint64_t job_status;
     /* Port accesses refused as breaches of the contract (platform_refuse). */
     uint64_t refused;
-    char message[512];                              /* why the run ended, for non-EXITED outcomes */
-    struct sched sched;                             /* schedule perturbation (no segments: none) */
-    uint64_t perturbed;                             /* perturbations applied by this process */
+    char message[512];  /* why the run ended, for non-EXITED outcomes */
+    struct sched sched; /* schedule perturbation (no segments: none) */
+    uint64_t perturbed; /* perturbations applied by this process */
+    int step_access;    /* this step's record is a memory-access point (sched.h) */
     void (*on_step)(void *ctx, struct platform *p); /* after every step, if set */
     /* At an IDLE step, if set: return 1 when it made an interrupt owed
      * (input delivered), so the guest is not idle after all. */

@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (spec_parse_perturb(j, &s) == 0) {
             s.seed = 42;
             for (uint64_t step = 0; step < 64; step++)
-                sched_decide(&s, step * 977);
+                sched_decide(&s, step * 977, (int)(step & 1));
         }
         json_decref(j);
     }

@@ -60,6 +60,12 @@ run_id() {
     echo "$id"
 }
 # same_run A.err B.err: both runs printed an id, and it is the same one
+# mf RUN FIELD: one field of RUN's manifest.
+mf() {
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+        "$REWIND_HOME/runs/$1/manifest.json" "$2"
+}
+
 same_run() {
     local a b; a=$(run_id "$1") && b=$(run_id "$2") || return 1
     [ "$a" = "$b" ] || fail "$1 and $2 name other runs: $a $b"

@@ -1,8 +1,6 @@
 # Inspection: cat shows a file as it was at a step, in a throwaway fork;
 # shell gives a shell at a step through a pty, and the session replays.
 
-mf() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-    "$REWIND_HOME/runs/$1/manifest.json" "$2"; }
 mark_step() { # mark_step RUN TEXT: the step of the mark event TEXT
     "$REWIND" events "$1" --json | python3 -c '
 import json, sys

@@ -1,10 +1,6 @@
 # Keyframes: restoring a keyframe and running on gives the run's own future,
 # event for event and page for page; each check has a negative twin.
 
-mf() { # mf RUN FIELD: one manifest field
-    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-        "$REWIND_HOME/runs/$1/manifest.json" "$2"
-}
 # A busy job with threads, files, sleeps and forks: keyframes land everywhere.
 JOB='for i in 1 2 3 4 5 6; do /usr/bin/handoff >/dev/null; echo $i > /tmp/f$i; sleep 0.01; done; /usr/bin/mapper; cat /tmp/f*'
 

@@ -2,8 +2,6 @@
 # run from outside; check judges every schedule by them, keeps going,
 # counts failures from a step, and reports per property.
 
-mf() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-    "$REWIND_HOME/runs/$1/manifest.json" "$2"; }
 
 # A bug that leaves the output unchanged: the job prints "saved" either way,
 # but the buggy one stores the wrong count and exits 3.

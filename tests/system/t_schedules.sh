@@ -2,8 +2,6 @@
 # parent through the fork step; check finds the pool's race, narrows it to
 # one step, and the runs it names replay to their outcomes.
 
-mf() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-    "$REWIND_HOME/runs/$1/manifest.json" "$2"; }
 JOB='for i in 1 2 3; do /usr/bin/handoff | tail -n 1; echo $i > /tmp/f$i; sleep 0.01; done'
 
 # tier: vm

@@ -184,7 +184,7 @@ static void decisions(uint64_t sch, uint64_t h, char hex[65], uint64_t first[][3
     char *buf = malloc(cap);
     *count = 0;
     for (uint64_t step = 0; buf && step < 20000; step++) {
-        struct sched_decision d = sched_decide(&s, step);
+        struct sched_decision d = sched_decide(&s, step, 0);
         if (d.action == SCHED_NONE)
             continue;
         o += (size_t)snprintf(buf + o, cap - o, "%llu %d %llu\n", (unsigned long long)step,

@@ -12,7 +12,50 @@
 
 static int same(struct sched_decision a, struct sched_decision b)
 {
-    return a.action == b.action && a.ns == b.ns;
+    return a.action == b.action && a.ns == b.ns && a.burst == b.burst;
+}
+
+/* Memory-access points (sched.h): under random, a density of their own by
+ * schedule and always a short stall; under both strategies a burst from
+ * {1, 2, 4, 8, 16}, 1 three times in four; nothing outside a window. */
+static void test_access_points(void)
+{
+    for (uint64_t sch = 1; sch <= 8; sch++) {
+        struct sched a = {.seed = 11}, n = {.seed = 11};
+        sched_push(&a, sch, 100, UINT64_MAX, 100, 4000);
+        sched_push(&n, sch, 1000, 2000, 100, 4000);
+        int ones = 0, stalls = 0, total = 0, other = 0;
+        for (uint64_t s = 0; s < 4100; s++) {
+            struct sched_decision d = sched_decide(&a, s, 1);
+            if (s < 100) {
+                CHECK(d.action == SCHED_NONE && d.burst == 0, "no burst outside the window");
+                continue;
+            }
+            total++;
+            CHECK(d.burst == 1 || d.burst == 2 || d.burst == 4 || d.burst == 8 || d.burst == 16,
+                  "burst is 1, 2, 4, 8 or 16");
+            ones += d.burst == 1;
+            if ((sch & 1) && d.action != SCHED_NONE) {
+                CHECK(d.action == SCHED_YIELD, "random: a yield at an access point");
+                stalls++;
+            }
+            other += sched_decide(&a, s, 0).burst != 0;
+            CHECK(same(sched_decide(&a, s, 1), d), "pure function");
+            struct sched_decision m = sched_decide(&n, s, 1);
+            if (s >= 1000 && s < 2000)
+                CHECK(same(m, d), "narrowed: the same access decisions inside");
+            else
+                CHECK(m.action == SCHED_NONE && m.burst == 0, "narrowed: none outside");
+        }
+        CHECK(ones > total * 65 / 100 && ones < total * 85 / 100, "burst 1 three times in four");
+        CHECK(other == 0, "no burst at a step that is no access point");
+        if (sch & 1) {
+            unsigned level = (unsigned)((sch >> 1) % 4);
+            int want = total / (2 << level);
+            CHECK(stalls > want * 7 / 10 && stalls < want * 13 / 10,
+                  "random: access points perturbed at 1/2, 1/4, 1/8 or 1/16 by schedule");
+        }
+    }
 }
 
 static void test_sched(void)
@@ -22,26 +65,26 @@ static void test_sched(void)
     CHECK(sched_push(&b, 3, 100, UINT64_MAX, 100, 1000) == 0, "push");
     int perturbed = 0, differ = 0;
     for (uint64_t s = 0; s < 5000; s++) {
-        struct sched_decision x = sched_decide(&a, s), y = sched_decide(&b, s);
+        struct sched_decision x = sched_decide(&a, s, 0), y = sched_decide(&b, s, 0);
         CHECK(same(x, y), "same inputs, same decision");
         if (s < 100)
             CHECK(x.action == SCHED_NONE, "nothing before the window");
         perturbed += x.action != SCHED_NONE;
-        CHECK(sched_decide(&none, s).action == SCHED_NONE, "no segments: never perturbed");
+        CHECK(sched_decide(&none, s, 0).action == SCHED_NONE, "no segments: never perturbed");
     }
     CHECK(perturbed > 200 && perturbed < 450, "random strategy: about 1 step in 16");
     struct sched c = {.seed = 8};
     sched_push(&c, 3, 100, UINT64_MAX, 100, 1000);
     for (uint64_t s = 100; s < 5000; s++)
-        differ += !same(sched_decide(&a, s), sched_decide(&c, s));
+        differ += !same(sched_decide(&a, s, 0), sched_decide(&c, s, 0));
     CHECK(differ > 100, "another seed, other decisions");
     /* narrowing keeps every decision inside the new window */
     struct sched n = {.seed = 7};
     sched_push(&n, 3, 300, 400, 100, 1000);
     for (uint64_t s = 0; s < 1000; s++) {
-        struct sched_decision x = sched_decide(&n, s);
+        struct sched_decision x = sched_decide(&n, s, 0);
         if (s >= 300 && s < 400)
-            CHECK(same(x, sched_decide(&a, s)), "inside: as in the wide window");
+            CHECK(same(x, sched_decide(&a, s, 0)), "inside: as in the wide window");
         else
             CHECK(x.action == SCHED_NONE, "outside: none");
     }
@@ -51,7 +94,7 @@ static void test_sched(void)
     int pts = 0;
     uint64_t first = 0;
     for (uint64_t s = 0; s < 2000; s++)
-        if (sched_decide(&p, s).action == SCHED_STALL) {
+        if (sched_decide(&p, s, 0).action == SCHED_STALL) {
             if (!pts)
                 first = s;
             pts++;
@@ -59,13 +102,14 @@ static void test_sched(void)
     CHECK(pts >= 1 && pts <= SCHED_PCT_POINTS, "pct: at most 3 change points");
     CHECK(first >= 50 && first < 550, "pct points within [origin, origin+horizon)");
     sched_push(&q, 2, first, first + 1, 50, 500);
-    CHECK(sched_decide(&q, first).action == SCHED_STALL, "pct point kept in a narrowed window");
+    CHECK(sched_decide(&q, first, 0).action == SCHED_STALL, "pct point kept in a narrowed window");
     /* fork: truncate the parent's segment at the fork step */
     struct sched f = a;
     CHECK(sched_push(&f, 5, 700, UINT64_MAX, 700, 100) == 0, "fork push");
     CHECK(f.n == 2 && f.seg[0].until == 700, "parent segment truncated at the fork step");
     for (uint64_t s = 0; s < 700; s++)
-        CHECK(same(sched_decide(&f, s), sched_decide(&a, s)), "fork: parent's decisions before");
+        CHECK(same(sched_decide(&f, s, 0), sched_decide(&a, s, 0)),
+              "fork: parent's decisions before");
     CHECK(sched_push(&f, 5, 10, 10, 10, 1) < 0, "empty window refused");
     CHECK(strcmp(sched_strategy(0), "none") == 0 && strcmp(sched_strategy(3), "random") == 0 &&
               strcmp(sched_strategy(4), "pct") == 0,
@@ -123,6 +167,7 @@ static void test_keyframes_file(void)
 int main(void)
 {
     test_sched();
+    test_access_points();
     test_keyframes_file();
     return unit_done();
 }

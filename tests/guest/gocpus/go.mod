@@ -1,0 +1,3 @@
+module rewind.test/gocpus
+
+go 1.19
