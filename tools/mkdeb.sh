@@ -107,7 +107,11 @@ Description: deterministic hypervisor: record, replay and explore Linux runs
 EOF
 (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
 mkdir -p "$(dirname "$out")"
-dpkg-deb --root-owner-group -Zxz -z6 --build "$root" "$out.tmp" >/dev/null
+# gzip rather than dpkg-deb's default xz: the package grows from 3.5 to 5.1
+# MB, and unpacking its guest kernel takes a fifth of the time (0.17 against
+# 0.89 s here, ~20 s against ~4 s under the test host's software CPU, where
+# t_install installs it with apt); every dpkg reads it.
+dpkg-deb --root-owner-group -Zgzip -z9 --build "$root" "$out.tmp" >/dev/null
 mv "$out.tmp" "$out"
 echo "$key" >"$out.key"
 echo "mkdeb: $out"
