@@ -25,7 +25,7 @@ test_install_tree_runs_without_the_source_tree() {
         share/pkgconfig/rewind-guest.pc share/gocode/src/rewind.local/sdk/rewind/rewind.go \
         share/man/man1/rewind.1 share/man/man1/rewind-check.1 \
         share/bash-completion/completions/rewind share/zsh/site-functions/_rewind \
-        share/rewind/examples/pool.erofs; do
+        share/rewind/examples/pool.erofs share/doc/rewind/LICENSE; do
         [ -f "$p/$f" ] || fail "not installed: $f"
     done
     ls "$p"/lib/python3*/dist-packages/rewind.py >/dev/null || fail "the Python SDK is not installed"
@@ -123,6 +123,10 @@ test_deb_has_its_depends_and_the_guest_kernel() {
     cmp "$T/x/usr/lib/rewind/kernel/vmlinux" "$TOP/build/kernel/vmlinux" || fail "the package's kernel is not the built one"
     cmp "$T/x/usr/lib/rewind/rewind-init" "$TOP/build/rewind-init" || fail "the package's rewind-init is not the built one"
     [ -f "$T/x/usr/share/man/man1/rewind-check.1.gz" ] || fail "no man rewind-check in the package"
+    # the licence as Debian keeps it: copyright, naming common-licenses
+    cmp "$T/x/usr/share/doc/rewind/copyright" "$TOP/debian/copyright" || fail "the package's copyright is not debian/copyright"
+    expect_grep "$T/x/usr/share/doc/rewind/copyright" "/usr/share/common-licenses/Apache-2.0"
+    [ ! -e "$T/x/usr/share/doc/rewind/LICENSE" ] || fail "the package ships LICENSE beside its copyright"
     command -v lintian >/dev/null || skip "lintian missing (apt-get install lintian)"
     lintian "$DEB" >"$T/lintian" 2>&1 || true
     grep -v 'root privileges' "$T/lintian" >"$T/lintian.left" || true
@@ -226,21 +230,25 @@ test_deb_in_a_fresh_debian_root() {
 test_a_kvm_group_user_runs_the_demo_a_check_and_an_archive() {
     local u=$T/user
     kvm_user "$u"
+    # What `make install DESTDIR=$T/inst` installs, run with the source
+    # and build tree hidden (hidden_top).
+    install_to "$T/inst" /usr/local
+    local rw=$T/inst/usr/local/bin/rewind
+    small_root "$u/root" pool-fixed
+    chown -R 65534:65534 "$u/root"
     # Not in the group: doctor says the one line that needs root.
-    setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all env HOME="$u" \
-        "$REWIND" doctor >nogroup.out 2>&1 && fail "doctor passed without the kvm group"
+    hidden_top setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all env HOME="$u" \
+        "$rw" doctor >nogroup.out 2>&1 && fail "doctor passed without the kvm group"
     expect_grep nogroup.out "permission denied opening /dev/kvm: join its group once, as root (sudo usermod -aG kvm \$USER)"
     # and run says the same one line, exit 120 (no usable /dev/kvm)
     local rc=0
-    setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all env HOME="$u" REWIND_HOME="$u/home0" \
-        "$REWIND" run --root "$ROOT" -- true >nogroup-run.out 2>&1 || rc=$?
+    hidden_top setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all env HOME="$u" REWIND_HOME="$u/home0" \
+        "$rw" run --root "$u/root" -- true >nogroup-run.out 2>&1 || rc=$?
     [ "$rc" -eq 120 ] || fail "run without the kvm group: exit $rc, expected 120"
     expect_grep nogroup-run.out "^rewind: permission denied opening /dev/kvm: join its group once, as root (sudo usermod"
-    small_root "$u/root" pool-fixed
-    chown -R 65534:65534 "$u/root"
-    as_user() { # as_user HOME-NAME ARGS...: rewind as the user with REWIND_HOME=$u/HOME-NAME
+    as_user() { # as_user HOME-NAME ARGS...: the installed rewind as the user with REWIND_HOME=$u/HOME-NAME
         local h=$1; shift
-        "${AS_KVM_USER[@]}" env HOME="$u" REWIND_HOME="$u/$h" "$REWIND" "$@"
+        hidden_top "${AS_KVM_USER[@]}" env HOME="$u" REWIND_HOME="$u/$h" "$rw" "$@"
     }
     cd "$u"
     # the demo (tools/demo.sh) from a directory root: the user's image
