@@ -317,7 +317,7 @@ $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ) $(GDBS_OBJ)
 TEST_BUILD += $(B)/rewind-fp
 # tests/system/t_install.sh installs from build/ and reads the package,
 # and installs it with apt into a fresh Debian 12 root (tools/mkroot-fresh.sh:
-# built once per machine and Depends line, ~1.5 min with the Debian mirror,
+# built once per machine and Depends line, 1.5-4 min with the Debian mirror,
 # cached in ~/.cache/rewind/roots; build/roots/fresh-debian links to it).
 .PHONY: fresh-root
 fresh-root: deb

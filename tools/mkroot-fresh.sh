@@ -78,7 +78,7 @@ key=$(printf '%s\n' "mkroot-fresh v1" "$mirror" "${mmopts[@]}" "Depends: $depend
 dir=$cache/fresh-$key
 if [ ! -d "$dir" ]; then # invariant 3
     mkdir -p "$cache"
-    echo "mkroot-fresh: building a fresh Debian 12 root $dir (once per Depends line; ~2 min)" >&2
+    echo "mkroot-fresh: building a fresh Debian 12 root $dir (once per Depends line; 1.5 to 4 min)" >&2
     start=$(date +%s)
     tmp=$dir.tmp.$$
     trap 'rm -rf "$tmp"' EXIT
@@ -87,10 +87,18 @@ if [ ! -d "$dir" ]; then # invariant 3
     echo "$depends" >"$tmp/.fresh-depends"
     ls "$tmp"/var/local/rewind-depends/*.deb >/dev/null 2>&1 ||
         die "no .deb downloaded for Depends: $depends"
-    mv -T "$tmp" "$dir"
+    if ! mv -T "$tmp" "$dir" 2>/dev/null; then # another build made it first
+        [ -f "$dir/.fresh-depends" ] || die "cannot rename $tmp to $dir"
+        rm -rf "$tmp"
+    fi
     trap - EXIT
+    # only the newest is kept; a build under way elsewhere (its pid alive) stays
     for old in "$cache"/fresh-*; do
-        [ "$old" = "$dir" ] || rm -rf "$old"
+        case $old in
+        "$dir") continue ;;
+        *.tmp.*) ! kill -0 "${old##*.tmp.}" 2>/dev/null || continue ;;
+        esac
+        rm -rf "$old"
     done
     echo "mkroot-fresh: $dir in $(($(date +%s) - start)) s ($(du -sh "$dir" | cut -f1)," \
         "$(ls "$dir"/var/local/rewind-depends/*.deb | wc -l) .debs for rewind's Depends)" >&2
