@@ -53,6 +53,7 @@ depends=$(dpkg-deb -f "$deb" Depends)
 # The recipe (invariants 1, 2 and 5). The hook runs after mmdebstrap
 # installed the set, on this machine with the root in $1; mmdebstrap's own
 # cleanup of apt's lists and cache is skipped, the hook does its own.
+# shellcheck disable=SC2016 # the hook's $1 and $REWIND_FRESH_DEB are mmdebstrap's
 hook='set -e
 r=$1 repo=$1/var/local/rewind-depends
 rm -f "$r"/var/cache/apt/archives/*.deb
