@@ -321,8 +321,14 @@ $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ) $(GDBS_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 # tests/system/t_crash.sh (its short walk in make check, the full one in check-long) needs it.
 TEST_BUILD += $(B)/rewind-fp
-# tests/system/t_install.sh installs from build/ and reads the package.
-TEST_BUILD += deb
+# tests/system/t_install.sh installs from build/ and reads the package,
+# and installs it with apt into a fresh Debian 12 root (tools/mkroot-fresh.sh:
+# built once per machine and Depends line, 1.5-4 min with the Debian mirror,
+# cached in ~/.cache/rewind/roots; build/roots/fresh-debian links to it).
+.PHONY: fresh-root
+fresh-root: deb
+	@tools/mkroot-fresh.sh $(B)/rewind_$(VERSION)_amd64.deb $(B)/roots/fresh-debian
+TEST_BUILD += deb fresh-root
 -include $(FP_OBJ:.o=.d)
 
 format:

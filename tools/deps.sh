@@ -9,7 +9,7 @@ pkgs=(gcc make libc6-dev libssl-dev libzstd-dev libjansson-dev erofs-utils busyb
 # (any nodejs that brings npm will do; `make` runs npm ci in web/)
 pkgs+=(libmicrohttpd-dev chromium curl)
 command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
-pkgs+=(mmdebstrap)  # tools/mkroot-debian.sh: the compatibility suite's Debian root
+pkgs+=(mmdebstrap)  # tools/mkroot-debian.sh (the compatibility suite's root), tools/mkroot-fresh.sh
 pkgs+=(slurm-wlm munge)  # check --via slurm: tools/slurm-cluster.sh, tests/system/t_slurm.sh
 pkgs+=(liblz4-dev)  # bench/ingest.sh: lz4 against zstd for keyframe pages
 pkgs+=(nix-bin diffoscope-minimal)  # docs/nix.md: rewind nix (a local store), diff --files
