@@ -50,11 +50,18 @@
 #define REWIND_PORT_SHARED (REWIND_PORT_BASE + 0x18) /* value: GPA of the shared page */
 #define REWIND_PORT_COUNT 7
 
+/* A day of virtual time (REWIND_STOP_WAITING). */
+#define REWIND_WAIT_LIMIT_NS (86400ull * 1000000000ull)
+
 enum rewind_stop {
     REWIND_STOP_POWEROFF = 0, /* job_status in the shared page is valid */
     REWIND_STOP_REBOOT = 1,
     REWIND_STOP_HALT = 2,
     REWIND_STOP_PANIC = 3,
+    /* No user task ran for REWIND_WAIT_LIMIT_NS of virtual time while the
+     * guest idled: every one waits on another (a deadlock), and only the
+     * kernel's own periodic work would wake it, forever. */
+    REWIND_STOP_WAITING = 4,
 };
 
 /* Bits of shared->pending. */

@@ -197,6 +197,12 @@ static void do_stop(struct platform *p, uint32_t why)
         snprintf(p->message, sizeof(p->message), "the guest %s without a job status",
                  why == REWIND_STOP_REBOOT ? "rebooted" : "halted");
         return;
+    case REWIND_STOP_WAITING: /* docs/determinism.md, "A guest that waits" */
+        p->outcome = PLATFORM_STALLED;
+        snprintf(p->message, sizeof(p->message),
+                 "stalled: no process ran for a day of virtual time, every one waits "
+                 "(a deadlock?)");
+        return;
     default:
         platform_refuse(p, "unknown stop code %u", why);
     }
