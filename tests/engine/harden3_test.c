@@ -29,7 +29,10 @@
 #include "unit.h"
 #include "util/bytes.h"
 
-#define RUN_A "aaaa000000000001"
+/* the fixture run: its id is its spec's hash (fix_hashed_run), so verify
+ * finds it whole; the same in every fresh_home (one image, one spec) */
+static char run_a[17];
+#define RUN_A ((const char *)run_a)
 #define RUN_B "bbbb000000000002"
 
 static char top[64];
@@ -57,14 +60,14 @@ static const char *fresh_home(const char *rel, hash256 *pages, char img[65])
     char p[4500], hex[65], m[1024];
     uint64_t n;
     if (fix_image(h, "root image bytes", img) < 0 || fix_put_pages(h, 1000, 6, pages) < 0 ||
-        fix_run(h, RUN_A, img, NULL, 0, pages, 6, 3) < 0)
+        fix_hashed_run(h, img, run_a, pages, 6, 3) < 0)
         return NULL;
     snprintf(p, sizeof(p), "%s/runs/%s/trace", h, RUN_A);
     if (tracehash_file(p, NULL, hex, &n) != TRACEHASH_OK || n != 3)
         return NULL;
     snprintf(m, sizeof(m),
              "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"created\":5,"
-             "\"trace_hash\":\"%s\",\"spec\":{\"image\":\"%s\"}}\n",
+             "\"trace_hash\":\"%s\",\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/true\"]}}\n",
              RUN_A, hex, img);
     snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", h, RUN_A);
     return rundir_write_file(p, m) == 0 ? h : NULL;
@@ -189,7 +192,7 @@ static void test_keyframes_damage(void)
 static void test_verify_damage(void)
 {
     hash256 pg[6];
-    char img[65], p[4500], err[512];
+    char img[65], p[4500], err[512], kp[4500];
     const char *home = fresh_home("v", pg, img);
     struct rw_verify_report r = verify(home);
     CHECK(home && r.damaged_runs == 0 && r.runs_checked == 1 && r.images_checked == 1 && !r.bad &&
@@ -238,6 +241,67 @@ static void test_verify_damage(void)
     fix_write(p, whole, (size_t)size);
     free(whole);
 
+    /* the spec: a flipped byte, an edit that still parses, another spec in
+     * the manifest than in spec.json (what a replay runs) */
+    char sp[4500], *spec = NULL;
+    snprintf(sp, sizeof(sp), "%s/runs/%s/spec.json", home, RUN_A);
+    off_t ssize = file_size(sp);
+    spec = malloc((size_t)ssize + 1);
+    f = fopen(sp, "rb");
+    CHECK(spec && f && fread(spec, 1, (size_t)ssize, f) == (size_t)ssize, "read the spec");
+    if (f)
+        fclose(f);
+    int spec_missed = 0;
+    for (off_t at = 0; at < ssize; at++) {
+        flip(sp, at);
+        r = verify(home);
+        spec_missed += !(r.damaged_runs == 1 && strstr(r.damage, "spec"));
+        flip(sp, at);
+    }
+    CHECK(spec_missed == 0, "a flipped byte anywhere in the spec");
+    CHECK(fix_write(sp, "{\"argv\":[\"/bin/true\"]}\n", 23) == 0, "a spec that parses");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "does not hash to its id"),
+          "a spec that does not hash to the run's id");
+    fix_write(sp, spec, (size_t)ssize);
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, RUN_A);
+    char *man = NULL;
+    size = file_size(p);
+    man = malloc((size_t)size + 1);
+    f = fopen(p, "rb");
+    CHECK(man && f && fread(man, 1, (size_t)size, f) == (size_t)size, "read the manifest");
+    if (f)
+        fclose(f);
+    char *argv = man ? strstr(man, "/bin/true") : NULL;
+    CHECK(argv != NULL, "the manifest holds the spec");
+    if (argv)
+        memcpy(argv, "/bin/echo", 9); /* same length: the manifest still parses */
+    fix_write(p, man, (size_t)size);
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "another spec"),
+          "a manifest whose spec is not spec.json's");
+    if (argv)
+        memcpy(argv, "/bin/true", 9);
+    fix_write(p, man, (size_t)size);
+    free(man);
+    free(spec);
+    /* two damaged files of one run: one run damaged, both said */
+    snprintf(sp, sizeof(sp), "%s/runs/%s/trace", home, RUN_A);
+    flip(sp, file_size(sp) - 20);
+    snprintf(kp, sizeof(kp), "%s/runs/%s/keyframes", home, RUN_A);
+    struct kf_file k;
+    CHECK(kf_open(kp, &k) == 0 && k.n == 3, "3 keyframes");
+    off_t second = k.n == 3 ? (off_t)k.e[1].offset : 0;
+    kf_close_read(&k);
+    flip(kp, second + 30);
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "trace") && strstr(r.damage, "keyframes"),
+          "a run with a damaged trace and damaged keyframes is one damaged run, both said");
+    flip(kp, second + 30);
+    flip(sp, file_size(sp) - 20);
+    r = verify(home);
+    CHECK(r.damaged_runs == 0, "whole again");
+
     snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, RUN_A);
     size = file_size(p);
     CHECK(truncate(p, size / 2) == 0, "truncate the manifest");
@@ -279,7 +343,7 @@ static void test_import_takeover(void)
     char m[1024];
     snprintf(m, sizeof(m),
              "{\"id\":\"%s\",\"state\":\"complete\",\"name\":\"mine\",\"created\":5,"
-             "\"spec\":{\"image\":\"%s\"}}\n",
+             "\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/true\"]}}\n",
              RUN_A, img);
     set_manifest(dst, RUN_A, m);
 
@@ -294,16 +358,20 @@ static void test_import_takeover(void)
           "a run whose directory is a local name is refused");
     CHECK(!exists(at("idst/runs/mine")), "nothing of it is added");
     /* a directory that is a prefix of a local id */
-    CHECK(fix_run(src, "aaaa", img, NULL, 0, NULL, 0, 0) == 0, "a run in directory aaaa");
-    CHECK(export_import(src, "aaaa", dst, err, sizeof(err)) == -1 && strstr(err, "take over"),
+    char pre[5];
+    snprintf(pre, sizeof(pre), "%.4s", RUN_A);
+    CHECK(fix_run(src, pre, img, NULL, 0, NULL, 0, 0) == 0, "a run in directory aaaa");
+    CHECK(export_import(src, pre, dst, err, sizeof(err)) == -1 && strstr(err, "take over"),
           "a run whose directory is a local id's prefix is refused");
     /* an id whose spec does not hash to it */
     CHECK(fix_run(src, RUN_B, img, NULL, 0, NULL, 0, 0) == 0, "run B");
     CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == -1 && strstr(err, "hash to its id"),
           "a run whose spec does not hash to its id is refused");
     /* a trace that is not the one the manifest hashes */
-    char rb[17], mj[512];
-    CHECK(fix_hashed_run(src, img, rb, NULL, 0, 0) == 0, "a run whose id is its spec's hash");
+    char rb[17], mj[512], img2[65]; /* another image: another spec, another id than RUN_A's */
+    CHECK(fix_image(src, "another root image", img2) == 0 &&
+              fix_hashed_run(src, img2, rb, NULL, 0, 0) == 0,
+          "a run whose id is its spec's hash");
     snprintf(mj, sizeof(mj),
              "{\"id\":\"%s\",\"state\":\"complete\",\"trace_hash\":"
              "\"0000000000000000000000000000000000000000000000000000000000000000\"}\n",
@@ -350,8 +418,8 @@ static void test_import_concurrent(void)
     const char *src = fresh_home("csrc", pg, img);
     struct archive_stats st;
     char id[17];
-    CHECK(src && fix_hashed_run(src, img, id, pg, 6, 2) == 0 &&
-              archive_export(src, id, 1, at("c.rewind"), &st, err, sizeof(err)) == 0,
+    snprintf(id, sizeof(id), "%s", RUN_A); /* fresh_home's run: its id is its spec's hash */
+    CHECK(src && archive_export(src, id, 1, at("c.rewind"), &st, err, sizeof(err)) == 0,
           "an archive");
     int bad = 0;
     for (int i = 0; i < 8; i++) {
@@ -383,7 +451,8 @@ static void test_import_sparse(void)
     bytes_put_u32(h + 80, 1);  /* a file entry */
     bytes_put_u32(h + 84, 22); /* its name's length */
     bytes_put_u64(h + 88, 512ull << 20);
-    memcpy(h + 96, RUN_A "/trace", 22);
+    memcpy(h + 96, RUN_A, 16);
+    memcpy(h + 112, "/trace", 6);
     CHECK(fix_write(arc, h, 96 + 22) == 0 && truncate(arc, (512ll << 20) + 200) == 0,
           "a 512 MiB sparse archive");
     char err[512];
@@ -586,8 +655,9 @@ static void test_cli_text(void)
     set_manifest(home, RUN_A, m);
     CHECK(rewind_cli(home, "ls", out, sizeof(out)) == 0 && strstr(out, RUN_A) && !strchr(out, 0x1b),
           "ls prints no escape character from a manifest");
-    CHECK(rewind_cli(home, "show " RUN_A, out, sizeof(out)) == 0 && !strchr(out, 0x1b) &&
-              !strchr(out, 0x07),
+    char show[64];
+    snprintf(show, sizeof(show), "show %s", RUN_A);
+    CHECK(rewind_cli(home, show, out, sizeof(out)) == 0 && !strchr(out, 0x1b) && !strchr(out, 0x07),
           "show prints no control character from a manifest");
     CHECK(strstr(out, "$'a\\x1b[31mb'") != NULL, "the command line writes it as $'\\x1b'");
     CHECK(rewind_cli(home, "ls --status bogus", out, sizeof(out)) == 2,

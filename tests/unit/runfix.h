@@ -94,7 +94,7 @@ static int fix_run(const char *home, const char *dir, const char *image_hex, con
     if (io_mkdir_p(d) < 0)
         return -1;
     snprintf(text, sizeof(text),
-             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"spec\":{\"image\":\"%s\"}}\n",
+             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/true\"]}}\n",
              dir, image_hex);
     snprintf(p, sizeof(p), "%s/manifest.json", d);
     int rc = rundir_write_file(p, text);
@@ -153,7 +153,7 @@ static inline int fix_hashed_run(const char *home, const char *image_hex, char i
     if (rename(from, to) < 0)
         return -1;
     snprintf(text, sizeof(text),
-             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"spec\":{\"image\":\"%s\"}}\n",
+             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/true\"]}}\n",
              id, image_hex);
     snprintf(p, sizeof(p), "%s/manifest.json", to);
     return rundir_write_file(p, text);
