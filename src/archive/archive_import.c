@@ -586,6 +586,11 @@ static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
                        r->name);
     if (rc == 0)
         rc = check_fields(m, r, man, spec, err, errlen);
+    if (rc == 0 && json_object_get(man, "spec") && !json_equal(json_object_get(man, "spec"), spec))
+        rc = util_fail(err, errlen,
+                       "run %s's manifest holds another spec than its spec.json (a replay "
+                       "would run another program than the one its id names)",
+                       r->name);
     const char *img = rc ? NULL : json_image(json_object_get(man, "spec"));
     if (!img && !rc)
         img = json_image(spec);

@@ -367,6 +367,18 @@ static void test_import_takeover(void)
     CHECK(fix_run(src, RUN_B, img, NULL, 0, NULL, 0, 0) == 0, "run B");
     CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == -1 && strstr(err, "hash to its id"),
           "a run whose spec does not hash to its id is refused");
+    /* a manifest that holds another spec than spec.json (the one replayed) */
+    char ra[17], img3[65];
+    CHECK(fix_image(src, "a third root image", img3) == 0 &&
+              fix_hashed_run(src, img3, ra, NULL, 0, 0) == 0,
+          "a run whose id is its spec's hash");
+    snprintf(m, sizeof(m),
+             "{\"id\":\"%s\",\"state\":\"complete\","
+             "\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/sh\",\"-c\",\"evil\"]}}\n",
+             ra, img3);
+    set_manifest(src, ra, m);
+    CHECK(export_import(src, ra, dst, err, sizeof(err)) == -1 && strstr(err, "another spec"),
+          "a run whose manifest holds another spec than its spec.json is refused");
     /* a trace that is not the one the manifest hashes */
     char rb[17], mj[512], img2[65]; /* another image: another spec, another id than RUN_A's */
     CHECK(fix_image(src, "another root image", img2) == 0 &&
