@@ -70,12 +70,12 @@ void cli_out_all(int fd, const char *b, size_t n)
 
 void cli_vsay(const char *fmt, va_list ap)
 {
-    char line[2048];
+    char raw[2048], line[2048];
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    /* one line of text whatever a message quotes (a file's bytes, a name
+     * from an archive): no control character, valid UTF-8 (cli_tty) */
     int n = snprintf(line, sizeof(line), "rewind: ");
-    int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-    if (len > sizeof(line) - 2)
-        len = sizeof(line) - 2;
+    size_t len = (size_t)n + cli_safe_text(raw, line + n, sizeof(line) - (size_t)n - 1);
     line[len++] = '\n';
     fflush(stdout);
     cli_out_all(2, line, len);

@@ -104,7 +104,7 @@ rw_home *cli_open_home(void)
     rw_home *h;
     struct rw_error err;
     if (rw_home_open(NULL, &h, &err) < 0) {
-        fprintf(stderr, "rewind: %s\n", err.msg);
+        cli_say("%s", err.msg);
         return NULL;
     }
     return h;
@@ -248,21 +248,53 @@ int cli_start(int argc, char **argv, const struct cli_derived *d, struct rw_opti
     return -1;
 }
 
+/* The length of the valid UTF-8 character at u (RFC 3629: no overlong
+ * form, no surrogate, at most U+10FFFF), or 0. */
+static size_t utf8_char(const unsigned char *u)
+{
+    if (u[0] < 0x80)
+        return 1;
+    size_t n = u[0] >= 0xc2 && u[0] <= 0xdf   ? 2
+               : u[0] >= 0xe0 && u[0] <= 0xef ? 3
+               : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4
+                                              : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((u[i] & 0xc0) != 0x80)
+            return 0;
+    if ((u[0] == 0xe0 && u[1] < 0xa0) || (u[0] == 0xed && u[1] > 0x9f) ||
+        (u[0] == 0xf0 && u[1] < 0x90) || (u[0] == 0xf4 && u[1] > 0x8f))
+        return 0;
+    return n;
+}
+
+size_t cli_safe_text(const char *s, char *b, size_t n)
+{
+    size_t o = 0;
+    const unsigned char *u = (const unsigned char *)(s ? s : "");
+    for (size_t i = 0; u[i] && o + 1 < n;) {
+        size_t k = utf8_char(u + i);
+        int control =
+            k == 1 ? u[i] < 0x20 || u[i] == 0x7f : k == 2 && u[i] == 0xc2 && u[i + 1] <= 0x9f;
+        if (!k || control) { /* a control (C0, DEL, C1) or a byte of no character */
+            b[o++] = '?';
+            i += k ? k : 1;
+        } else if (o + k < n) {
+            memcpy(b + o, u + i, k);
+            o += k;
+            i += k;
+        } else {
+            break; /* cut at a character's start, never inside one */
+        }
+    }
+    b[o] = 0;
+    return o;
+}
+
 const char *cli_tty(const char *s)
 {
     static _Thread_local char buf[8][4096];
     static _Thread_local unsigned k;
     char *b = buf[k++ % 8];
-    size_t o = 0;
-    const unsigned char *u = (const unsigned char *)(s ? s : "");
-    for (size_t i = 0; u[i] && o < sizeof(buf[0]) - 1; i++) {
-        if (u[i] == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f) { /* a C1 control */
-            b[o++] = '?';
-            i++;
-        } else {
-            b[o++] = u[i] < 0x20 || u[i] == 0x7f ? '?' : (char)u[i];
-        }
-    }
-    b[o] = 0;
+    cli_safe_text(s, b, sizeof(buf[0]));
     return b;
 }

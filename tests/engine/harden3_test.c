@@ -675,6 +675,35 @@ static void test_cli_text(void)
     CHECK(rewind_cli(home, "ls --status bogus", out, sizeof(out)) == 2,
           "ls --status with no outcome's word is an error");
     CHECK(rewind_cli(home, "ls --status exited", out, sizeof(out)) == 0, "ls --status exited");
+
+    /* verify quotes what a damaged file says (jansson's error holds its
+     * bytes): one line of text, and its JSON answer names the damage */
+    char zz[4500];
+    CHECK(fresh_home("cli", pg, img) != NULL, "the fixture home again (its run whole)");
+    snprintf(zz, sizeof(zz), "%s/runs/zz", home);
+    CHECK(io_mkdir_p(zz) == 0, "a run directory zz");
+    snprintf(zz, sizeof(zz), "%s/runs/zz/manifest.json", home);
+    CHECK(fix_write(zz, "{\"id\": \x1b[31m\xff}", 14) == 0, "a manifest with an escape");
+    CHECK(rewind_cli(home, "verify", out, sizeof(out)) == 1 && strstr(out, "run zz") &&
+              !strchr(out, 0x1b) && !strchr(out, 0xff),
+          "verify prints no control character or stray byte from a damaged file");
+    CHECK(rewind_cli(home, "verify --json", out, sizeof(out)) == 1, "verify --json");
+    json_error_t je;
+    json_t *v = json_loads(out, 0, &je);
+    CHECK(json_is_string(json_object_get(json_object_get(v, "first_damaged"), "what")),
+          "verify --json names the damage in valid JSON");
+    json_decref(v);
+    /* an error line quotes what it was given: no control character either */
+    char cmd[4600];
+    snprintf(cmd, sizeof(cmd),
+             "REWIND_HOME='%s' build/rewind show \"$(printf 'x\\033]0;t\\007y')\" 2>&1", home);
+    FILE *pp = popen(cmd, "r");
+    size_t got = pp ? fread(out, 1, sizeof(out) - 1, pp) : 0;
+    out[got] = 0;
+    if (pp)
+        pclose(pp);
+    CHECK(strstr(out, "rewind: ") && !strchr(out, 0x1b) && !strchr(out, 0x07),
+          "an error line holds no control character");
 }
 
 /* ---- 8: staging names -------------------------------------------------- */
