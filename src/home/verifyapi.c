@@ -150,12 +150,12 @@ static void check_spec(const char *home, const char *name, json_t *m, struct run
 
 /* The files of run name (invariant 3); -1 (ENOMEM) if one could not be
  * checked (invariant 4). */
-static int check_run_files(const char *home, const char *name, struct rw_verify_report *r,
-                           char **seen, size_t *nseen)
+static int check_run_files(const char *home, const char *name, struct run_check *rcp, char **seen,
+                           size_t *nseen)
 {
     char p[4300], hex[65];
     json_error_t je;
-    struct run_check rc = {.r = r, .run = name};
+    struct rw_verify_report *r = rcp->r;
     r->runs_checked++;
     json_t *m = home_path(p, sizeof(p), home, HOME_RUNS, name, "manifest.json") == 0
                     ? json_load_file(p, 0, &je)
@@ -164,11 +164,11 @@ static int check_run_files(const char *home, const char *name, struct rw_verify_
     size_t idl = id ? strlen(id) : 0;
     int ret = 0;
     if (!json_is_object(m) || !id) {
-        damaged(&rc, "its manifest is damaged (%s)", m ? "no id" : je.text);
+        damaged(rcp, "its manifest is damaged (%s)", m ? "no id" : je.text);
     } else if (strncmp(name, id, idl) || (name[idl] && name[idl] != '~')) {
-        damaged(&rc, "its manifest names another run (%.64s)", id);
+        damaged(rcp, "its manifest names another run (%.64s)", id);
     } else {
-        check_spec(home, name, m, &rc);
+        check_spec(home, name, m, rcp);
         const char *want = json_string_value(json_object_get(m, "trace_hash"));
         uint64_t n;
         char runs[4200];
@@ -177,14 +177,14 @@ static int check_run_files(const char *home, const char *name, struct rw_verify_
                      ? tracehash_file(p, runs, hex, &n)
                      : TRACEHASH_UNREADABLE;
         if (tr == TRACEHASH_TORN)
-            damaged(&rc, "its trace is damaged or truncated%s", "");
+            damaged(rcp, "its trace is damaged or truncated%s", "");
         else if (tr != TRACEHASH_OK)
-            damaged(&rc, "its trace cannot be read%s", "");
+            damaged(rcp, "its trace cannot be read%s", "");
         else if (want && strcmp(want, hex))
-            damaged(&rc, "its trace does not hash to the manifest's trace_hash %.16s", want);
+            damaged(rcp, "its trace does not hash to the manifest's trace_hash %.16s", want);
         const char *img = json_string_value(json_object_get(json_object_get(m, "spec"), "image"));
         if (img && strlen(img) == 64 && strspn(img, "0123456789abcdef") == 64)
-            ret = check_image(home, img, &rc, seen, nseen);
+            ret = check_image(home, img, rcp, seen, nseen);
     }
     json_decref(m);
     return ret;
@@ -205,7 +205,8 @@ static int walk_runs(const char *home, struct store *s, struct rw_verify_report 
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') /* ., .., staging and import directories */
             continue;
-        if ((oom = check_run_files(home, e->d_name, r, &seen, &nseen) < 0))
+        struct run_check rc = {.r = r, .run = e->d_name};
+        if ((oom = check_run_files(home, e->d_name, &rc, &seen, &nseen) < 0))
             break;
         if (!s || home_path(kp, sizeof(kp), home, HOME_RUNS, e->d_name, "keyframes") < 0)
             continue;
@@ -214,9 +215,6 @@ static int walk_runs(const char *home, struct store *s, struct rw_verify_report 
             continue;
         r->runs++;
         struct run_pages rp = {.s = s, .r = r, .run = e->d_name};
-        struct run_check rc = {.r = r,
-                               .run = e->d_name,
-                               .damaged = r->damaged_runs && !strcmp(r->damaged_run, e->d_name)};
         errno = 0;
         if (kf_each_page(kp, on_page, &rp) < 0) {
             if ((oom = errno == ENOMEM)) /* invariant 4: not checked is no verdict */
@@ -224,6 +222,17 @@ static int walk_runs(const char *home, struct store *s, struct rw_verify_report 
             r->unreadable_runs++;
             damaged(&rc, "its keyframes are %s",
                     errno == EILSEQ ? "damaged (a bad record before the end)" : "unreadable");
+            continue;
+        }
+        /* a fork's keyframes restore through its parents' (keyframe.h) */
+        struct kf_chain ch;
+        char why[300];
+        if (kf_chain_load(home, e->d_name, &ch, why, sizeof(why)) < 0) {
+            if ((oom = errno == ENOMEM))
+                break;
+            damaged(&rc, "its keyframes' chain of parents cannot be read (%s)", why);
+        } else {
+            kf_chain_free(&ch);
         }
     }
     free(seen);

@@ -314,6 +314,23 @@ static void test_verify_damage(void)
     CHECK(!exists(at("v.rewind")), "and writes no archive");
 }
 
+/* a fork's keyframes restore through its parent's: verify reads the chain */
+static void test_verify_chain(void)
+{
+    hash256 pg[6];
+    char img[65];
+    const char *home = fresh_home("vchain", pg, img);
+    CHECK(home && fix_run(home, "child", img, RUN_A, 15, pg, 6, 1) == 0,
+          "a fork of the run, its keyframes naming it");
+    struct rw_verify_report r = verify(home);
+    CHECK(r.damaged_runs == 0 && r.runs_checked == 2, "a fork whose parent is here verifies");
+    CHECK(fix_run(home, "orphan", img, "gone", 15, pg, 6, 1) == 0,
+          "a fork whose parent is not here");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && !strcmp(r.damaged_run, "orphan") && strstr(r.damage, "chain"),
+          "verify says the orphan's chain of keyframes cannot be read");
+}
+
 /* ---- 3: what an archive says is verified, never trusted ----------------- */
 
 static int export_import(const char *src, const char *run, const char *dst, char *err, size_t n)
@@ -733,6 +750,7 @@ int main(void)
     test_show_quotes();
     test_keyframes_damage();
     test_verify_damage();
+    test_verify_chain();
     test_import_takeover();
     test_import_concurrent();
     test_import_sparse();
