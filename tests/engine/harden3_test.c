@@ -710,6 +710,19 @@ static void test_cli_text(void)
     CHECK(json_is_string(json_object_get(json_object_get(v, "first_damaged"), "what")),
           "verify --json names the damage in valid JSON");
     json_decref(v);
+    /* a run directory named by any bytes is still listed by ls --json */
+    snprintf(zz, sizeof(zz), "%s/runs/a\xff\x1b[2Jb", home);
+    CHECK(io_mkdir_p(zz) == 0, "a run directory named with 0xff and an escape");
+    snprintf(zz, sizeof(zz), "%s/runs/a\xff\x1b[2Jb/manifest.json", home);
+    CHECK(fix_write(zz, "{\"id\":\"a\"}", 10) == 0, "its manifest");
+    CHECK(rewind_cli(home, "ls --json", out, sizeof(out)) == 0, "ls --json");
+    v = json_loads(out, 0, &je);
+    int ids = 0;
+    for (size_t i = 0; i < json_array_size(v); i++)
+        ids += json_is_string(json_object_get(json_array_get(v, i), "id"));
+    CHECK(json_array_size(v) >= 2 && ids == (int)json_array_size(v),
+          "ls --json gives every run its id, whatever the bytes of its directory's name");
+    json_decref(v);
     /* an error line quotes what it was given: no control character either */
     char cmd[4600];
     snprintf(cmd, sizeof(cmd),
