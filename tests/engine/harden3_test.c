@@ -56,21 +56,7 @@ static int exists(const char *p)
 static const char *fresh_home(const char *rel, hash256 *pages, char img[65])
 {
     const char *h = at(rel);
-    rundir_remove_tree(h);
-    char p[4500], hex[65], m[1024];
-    uint64_t n;
-    if (fix_image(h, "root image bytes", img) < 0 || fix_put_pages(h, 1000, 6, pages) < 0 ||
-        fix_hashed_run(h, img, run_a, pages, 6, 3) < 0)
-        return NULL;
-    snprintf(p, sizeof(p), "%s/runs/%s/trace", h, RUN_A);
-    if (tracehash_file(p, NULL, hex, &n) != TRACEHASH_OK || n != 3)
-        return NULL;
-    snprintf(m, sizeof(m),
-             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"created\":5,"
-             "\"trace_hash\":\"%s\",\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/true\"]}}\n",
-             RUN_A, hex, img);
-    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", h, RUN_A);
-    return rundir_write_file(p, m) == 0 ? h : NULL;
+    return fix_traced_home(h, img, run_a, pages) == 0 ? h : NULL;
 }
 
 static off_t file_size(const char *p)
@@ -333,6 +319,13 @@ static void test_verify_chain(void)
 
 /* ---- 3: what an archive says is verified, never trusted ----------------- */
 
+/* 1 after a run at its spec's hash with an image of its own (text): not
+ * RUN_A, whose image is another */
+static int other_run(const char *home, const char *text, char img[65], char id[17])
+{
+    return fix_image(home, text, img) == 0 && fix_hashed_run(home, img, id, NULL, 0, 0) == 0;
+}
+
 static int export_import(const char *src, const char *run, const char *dst, char *err, size_t n)
 {
     struct archive_stats st;
@@ -386,9 +379,7 @@ static void test_import_takeover(void)
           "a run whose spec does not hash to its id is refused");
     /* a manifest that holds another spec than spec.json (the one replayed) */
     char ra[17], img3[65];
-    CHECK(fix_image(src, "a third root image", img3) == 0 &&
-              fix_hashed_run(src, img3, ra, NULL, 0, 0) == 0,
-          "a run whose id is its spec's hash");
+    CHECK(other_run(src, "a third root image", img3, ra), "a run whose id is its spec's hash");
     snprintf(m, sizeof(m),
              "{\"id\":\"%s\",\"state\":\"complete\","
              "\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/sh\",\"-c\",\"evil\"]}}\n",
@@ -398,9 +389,7 @@ static void test_import_takeover(void)
           "a run whose manifest holds another spec than its spec.json is refused");
     /* a trace that is not the one the manifest hashes */
     char rb[17], mj[512], img2[65]; /* another image: another spec, another id than RUN_A's */
-    CHECK(fix_image(src, "another root image", img2) == 0 &&
-              fix_hashed_run(src, img2, rb, NULL, 0, 0) == 0,
-          "a run whose id is its spec's hash");
+    CHECK(other_run(src, "another root image", img2, rb), "a run whose id is its spec's hash");
     snprintf(mj, sizeof(mj),
              "{\"id\":\"%s\",\"state\":\"complete\",\"trace_hash\":"
              "\"0000000000000000000000000000000000000000000000000000000000000000\"}\n",
