@@ -17,7 +17,9 @@
  *     (tracehash.h), the keyframes hold no damage (keyframe.c inv. 3), and
  *     each root image a run names hashes to its name (issue 27, 5); the
  *     spec hashes to the run's id when the directory is shaped like one,
- *     and is the spec the manifest holds (what a replay runs).
+ *     and is the spec the manifest holds (what a replay runs); a fork's
+ *     keyframes chain of parents loads; a shell session's inputs read whole
+ *     and hash to the spec's inspect.inputs.
  *  4. What could not be checked (an allocation failed) is no verdict:
  *     rw_verify fails rather than report a run as checked or damaged.
  */
@@ -33,7 +35,9 @@
 #include "rewind.h"
 #include "store/store.h"
 #include "trace/keyframe.h"
+#include "trace/trace.h"
 #include "trace/tracehash.h"
+#include "util/bytes.h"
 #include "util/hash.h"
 #include <jansson.h>
 #include <stdlib.h>
@@ -117,6 +121,61 @@ static int check_image(const char *home, const char *hex, struct run_check *rc, 
     return 0;
 }
 
+/* A shell session's inputs (src/run/session.c: "RWINPUT1", then records of
+ * u64 step | u32 n | u32 crc | n bytes, the crc over the step and the
+ * bytes) hash to the spec's inspect.inputs (the SHA-256 of each record's
+ * step and bytes): the id covers them (invariant 3). -1 (ENOMEM) if they
+ * could not be checked (invariant 4). */
+static int check_inputs(const char *home, const char *name, json_t *spec, struct run_check *rc)
+{
+    const char *want =
+        json_string_value(json_object_get(json_object_get(spec, "inspect"), "inputs"));
+    if (!want || !*want)
+        return 0;
+    char p[4300], hex[65];
+    struct stat st;
+    FILE *f =
+        home_path(p, sizeof(p), home, HOME_RUNS, name, "inputs") == 0 ? fopen(p, "rbe") : NULL;
+    if (!f || fstat(fileno(f), &st) < 0 || st.st_size > (64 << 20)) {
+        damaged(rc, "its shell session's inputs %s", f ? "are too large" : "are missing");
+        if (f)
+            fclose(f);
+        return 0;
+    }
+    size_t n = (size_t)st.st_size, off = 8;
+    uint8_t *b = malloc(n ? n : 1);
+    hash_ctx *h = b ? hash_new() : NULL;
+    if (!h) {
+        free(b);
+        fclose(f);
+        errno = ENOMEM;
+        return -1;
+    }
+    int ok = fread(b, 1, n, f) == n && n >= 8 && !memcmp(b, "RWINPUT1", 8);
+    fclose(f);
+    while (ok && off < n) {
+        uint32_t len = n - off >= 16 ? bytes_get_u32(b + off + 8) : 0;
+        ok = len && len <= n - off - 16 &&
+             trace_crc32(trace_crc32(0, b + off, 8), b + off + 16, len) ==
+                 bytes_get_u32(b + off + 12);
+        if (ok) {
+            hash_update(h, b + off, 8);
+            hash_update(h, b + off + 16, len);
+            off += 16 + (size_t)len;
+        }
+    }
+    hash256 got;
+    hash_final(h, &got);
+    hash_hex(&got, hex);
+    free(b);
+    if (!ok)
+        damaged(rc, "its shell session's inputs are damaged (a bad record at byte %s)",
+                (snprintf(p, sizeof(p), "%zu", off), p));
+    else if (strcmp(hex, want))
+        damaged(rc, "its shell session's inputs do not hash to the spec's%s", "");
+    return 0;
+}
+
 /* 1 if name is shaped like a run id: 16 hex digits, maybe "~N" (a run
  * kept beside another of its spec, src/run/ctx.c). */
 static int id_shaped(const char *name)
@@ -129,8 +188,9 @@ static int id_shaped(const char *name)
 /* The spec of run name (invariant 3): it parses, hashes to the run's id
  * (spec_id: the SHA-256 of the canonical JSON spec.json holds), and is the
  * spec the manifest holds (the one a replay runs). */
-static void check_spec(const char *home, const char *name, json_t *m, struct run_check *rc)
+static int check_spec(const char *home, const char *name, json_t *m, struct run_check *rc)
 {
+    int ret = 0;
     char p[4300], hex[65];
     json_error_t je;
     json_t *spec = home_path(p, sizeof(p), home, HOME_RUNS, name, "spec.json") == 0
@@ -145,7 +205,10 @@ static void check_spec(const char *home, const char *name, json_t *m, struct run
         damaged(rc, "its spec does not hash to its id%s (a run's id is its spec's hash)", "");
     else if (ms && !json_equal(ms, spec))
         damaged(rc, "its manifest holds another spec than spec.json%s", "");
+    if (json_is_object(spec))
+        ret = check_inputs(home, name, spec, rc);
     json_decref(spec);
+    return ret;
 }
 
 /* The files of run name (invariant 3); -1 (ENOMEM) if one could not be
@@ -168,7 +231,7 @@ static int check_run_files(const char *home, const char *name, struct run_check 
     } else if (strncmp(name, id, idl) || (name[idl] && name[idl] != '~')) {
         damaged(rcp, "its manifest names another run (%.64s)", id);
     } else {
-        check_spec(home, name, m, rcp);
+        ret = check_spec(home, name, m, rcp);
         const char *want = json_string_value(json_object_get(m, "trace_hash"));
         uint64_t n;
         char runs[4200];
@@ -183,7 +246,7 @@ static int check_run_files(const char *home, const char *name, struct run_check 
         else if (want && strcmp(want, hex))
             damaged(rcp, "its trace does not hash to the manifest's trace_hash %.16s", want);
         const char *img = json_string_value(json_object_get(json_object_get(m, "spec"), "image"));
-        if (img && strlen(img) == 64 && strspn(img, "0123456789abcdef") == 64)
+        if (ret == 0 && img && strlen(img) == 64 && strspn(img, "0123456789abcdef") == 64)
             ret = check_image(home, img, rcp, seen, nseen);
     }
     json_decref(m);

@@ -317,6 +317,71 @@ static void test_verify_chain(void)
           "verify says the orphan's chain of keyframes cannot be read");
 }
 
+static void set_manifest(const char *home, const char *run, const char *json)
+{
+    char p[4500];
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, run);
+    rundir_write_file(p, json);
+}
+
+/* a shell session's inputs decide its replay, and its id covers them */
+static void test_verify_inputs(void)
+{
+    hash256 pg[6];
+    char img[65], p[4500], m[1024];
+    const char *home = fresh_home("vin", pg, img);
+    CHECK(home && fix_run(home, "sess", img, NULL, 0, NULL, 0, 0) == 0, "a session's run");
+    uint8_t in[64];
+    size_t n = 8;
+    memcpy(in, "RWINPUT1", 8);
+    hash_ctx *h = hash_new();
+    static const char *const keys[] = {"ls\n", "x\n"};
+    for (int i = 0; i < 2; i++) {
+        uint32_t len = (uint32_t)strlen(keys[i]);
+        bytes_put_u64(in + n, 5 + 4 * (uint64_t)i);
+        bytes_put_u32(in + n + 8, len);
+        memcpy(in + n + 16, keys[i], len);
+        bytes_put_u32(in + n + 12, trace_crc32(trace_crc32(0, in + n, 8), in + n + 16, len));
+        hash_update(h, in + n, 8);
+        hash_update(h, keys[i], len);
+        n += 16 + len;
+    }
+    hash256 ih;
+    char hex[65];
+    hash_final(h, &ih);
+    hash_hex(&ih, hex);
+    snprintf(m, sizeof(m),
+             "{\"image\":\"%s\",\"argv\":[\"/bin/true\"],"
+             "\"inspect\":{\"kind\":\"shell\",\"inputs\":\"%s\"}}",
+             img, hex);
+    snprintf(p, sizeof(p), "%s/runs/sess/spec.json", home);
+    CHECK(rundir_write_file(p, m) == 0, "its spec names its inputs' hash");
+    char man[1200];
+    snprintf(man, sizeof(man), "{\"id\":\"sess\",\"state\":\"complete\",\"spec\":%s}", m);
+    set_manifest(home, "sess", man);
+    snprintf(p, sizeof(p), "%s/runs/sess/inputs", home);
+    CHECK(fix_write(p, in, n) == 0, "its inputs");
+    struct rw_verify_report r = verify(home);
+    CHECK(r.damaged_runs == 0, "a session whose inputs hash to its spec's verifies");
+    int missed = 0;
+    for (off_t at = 8; at < (off_t)n; at++) {
+        flip(p, at);
+        r = verify(home);
+        missed += !(r.damaged_runs == 1 && strstr(r.damage, "inputs"));
+        flip(p, at);
+    }
+    CHECK(missed == 0, "a flipped byte anywhere in a session's inputs");
+    CHECK(truncate(p, (off_t)n - 2) == 0, "cut the last record");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "inputs"), "a cut session's inputs");
+    CHECK(fix_write(p, in, 8 + 16 + 3) == 0, "only the first record");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "do not hash"), "a record missing");
+    unlink(p);
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "missing"), "no inputs at all");
+}
+
 /* ---- 3: what an archive says is verified, never trusted ----------------- */
 
 /* 1 after a run at its spec's hash with an image of its own (text): not
@@ -332,13 +397,6 @@ static int export_import(const char *src, const char *run, const char *dst, char
     if (archive_export(src, run, 0, at("x.rewind"), &st, err, n) < 0)
         return -2;
     return archive_import(dst, at("x.rewind"), &st, err, n);
-}
-
-static void set_manifest(const char *home, const char *run, const char *json)
-{
-    char p[4500];
-    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, run);
-    rundir_write_file(p, json);
 }
 
 static void test_import_takeover(void)
@@ -753,6 +811,7 @@ int main(void)
     test_keyframes_damage();
     test_verify_damage();
     test_verify_chain();
+    test_verify_inputs();
     test_import_takeover();
     test_import_concurrent();
     test_import_sparse();
