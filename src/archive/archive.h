@@ -34,7 +34,8 @@
  * it checks out (and every page a keyframes file names is in the archive or
  * already stored, every parent run present, every manifest and spec parse,
  * a run directory is its manifest's id and, shaped like an id, its spec's
- * hash, the manifest holds that very spec (the one a replay runs), every
+ * hash, the manifest holds that very spec (the one a replay runs), a shell
+ * session's inputs hash to its spec's (runinputs.h), every
  * trace and keyframes file reads whole) are pages put in the store,
  * then images renamed into place, then run directories renamed to
  * runs/<name>, parents first. A run already present with identical files is

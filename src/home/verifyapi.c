@@ -35,9 +35,8 @@
 #include "rewind.h"
 #include "store/store.h"
 #include "trace/keyframe.h"
-#include "trace/trace.h"
+#include "home/runinputs.h"
 #include "trace/tracehash.h"
-#include "util/bytes.h"
 #include "util/hash.h"
 #include <jansson.h>
 #include <stdlib.h>
@@ -121,59 +120,20 @@ static int check_image(const char *home, const char *hex, struct run_check *rc, 
     return 0;
 }
 
-/* A shell session's inputs (src/run/session.c: "RWINPUT1", then records of
- * u64 step | u32 n | u32 crc | n bytes, the crc over the step and the
- * bytes) hash to the spec's inspect.inputs (the SHA-256 of each record's
- * step and bytes): the id covers them (invariant 3). -1 (ENOMEM) if they
- * could not be checked (invariant 4). */
+/* A shell session's inputs hash to the spec's inspect.inputs (runinputs.h):
+ * the id covers them (invariant 3). -1 (ENOMEM) if they could not be
+ * checked (invariant 4). */
 static int check_inputs(const char *home, const char *name, json_t *spec, struct run_check *rc)
 {
     const char *want =
         json_string_value(json_object_get(json_object_get(spec, "inspect"), "inputs"));
-    if (!want || !*want)
+    char p[4300], why[200];
+    if (!want || !*want || home_path(p, sizeof(p), home, HOME_RUNS, name, "inputs") < 0)
         return 0;
-    char p[4300], hex[65];
-    struct stat st;
-    FILE *f =
-        home_path(p, sizeof(p), home, HOME_RUNS, name, "inputs") == 0 ? fopen(p, "rbe") : NULL;
-    if (!f || fstat(fileno(f), &st) < 0 || st.st_size > (64 << 20)) {
-        damaged(rc, "its shell session's inputs %s", f ? "are too large" : "are missing");
-        if (f)
-            fclose(f);
-        return 0;
-    }
-    size_t n = (size_t)st.st_size, off = 8;
-    uint8_t *b = malloc(n ? n : 1);
-    hash_ctx *h = b ? hash_new() : NULL;
-    if (!h) {
-        free(b);
-        fclose(f);
-        errno = ENOMEM;
-        return -1;
-    }
-    int ok = fread(b, 1, n, f) == n && n >= 8 && !memcmp(b, "RWINPUT1", 8);
-    fclose(f);
-    while (ok && off < n) {
-        uint32_t len = n - off >= 16 ? bytes_get_u32(b + off + 8) : 0;
-        ok = len && len <= n - off - 16 &&
-             trace_crc32(trace_crc32(0, b + off, 8), b + off + 16, len) ==
-                 bytes_get_u32(b + off + 12);
-        if (ok) {
-            hash_update(h, b + off, 8);
-            hash_update(h, b + off + 16, len);
-            off += 16 + (size_t)len;
-        }
-    }
-    hash256 got;
-    hash_final(h, &got);
-    hash_hex(&got, hex);
-    free(b);
-    if (!ok)
-        damaged(rc, "its shell session's inputs are damaged (a bad record at byte %s)",
-                (snprintf(p, sizeof(p), "%zu", off), p));
-    else if (strcmp(hex, want))
-        damaged(rc, "its shell session's inputs do not hash to the spec's%s", "");
-    return 0;
+    int r = runinputs_check(p, want, why, sizeof(why));
+    if (r > 0)
+        damaged(rc, "%s", why);
+    return r < 0 ? -1 : 0;
 }
 
 /* 1 if name is shaped like a run id: 16 hex digits, maybe "~N" (a run

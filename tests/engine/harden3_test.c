@@ -324,6 +324,8 @@ static void set_manifest(const char *home, const char *run, const char *json)
     rundir_write_file(p, json);
 }
 
+static int export_import(const char *src, const char *run, const char *dst, char *err, size_t n);
+
 /* a shell session's inputs decide its replay, and its id covers them */
 static void test_verify_inputs(void)
 {
@@ -363,6 +365,15 @@ static void test_verify_inputs(void)
     CHECK(fix_write(p, in, n) == 0, "its inputs");
     struct rw_verify_report r = verify(home);
     CHECK(r.damaged_runs == 0, "a session whose inputs hash to its spec's verifies");
+    char err[512], dst[128];
+    snprintf(dst, sizeof(dst), "%s", at("vin-dst"));
+    rundir_remove_tree(dst);
+    CHECK(export_import(home, "sess", dst, err, sizeof(err)) == 0, err);
+    flip(p, 8 + 16 + 1);
+    rundir_remove_tree(dst);
+    CHECK(export_import(home, "sess", dst, err, sizeof(err)) == -1 && strstr(err, "inputs"),
+          "import refuses a session whose inputs are damaged");
+    flip(p, 8 + 16 + 1);
     int missed = 0;
     for (off_t at = 8; at < (off_t)n; at++) {
         flip(p, at);
