@@ -1,7 +1,9 @@
 /* cli_out: the CLI's lines on stderr, never blocked past --timeout or
  * SIGINT (the abort flag of cli_abort_on_signals), error lines, sizes in
- * words (declared in cli.h). It uses nothing else of src/cli, so every
- * other file of it may use it. */
+ * words, text made safe for a terminal and JSON (cli_tty: valid UTF-8, no
+ * control character; every error line goes through it) (declared in
+ * cli.h). It uses nothing else of src/cli, so every other file of it may
+ * use it. */
 
 #include <errno.h>
 #include <inttypes.h>
