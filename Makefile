@@ -247,8 +247,11 @@ $(B)/unit/%: tests/unit/%.c $(B)/librewind-san.a $(wildcard tests/unit/*.h)
 ENGINE_TESTS := $(patsubst tests/engine/%.c,$(B)/engine/%,$(wildcard tests/engine/*_test.c))
 $(B)/engine/%: tests/engine/%.c $(B)/librewind-san.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(B)/engine
-	$(CC) $(WARN) $(INC) -Itests/unit -O1 -g $(SAN) -MMD -MP -o $@ $< $(B)/librewind-san.a $(LIBS)
+	$(CC) $(WARN) $(INC) -Itests/unit -O1 -g $(SAN) -MMD -MP -o $@ $< $(B)/librewind-san.a $(LIBS) $(TEST_LD)
 -include $(ENGINE_TESTS:=.d)
+# kfalloc_test fails the engine's allocations one at a time: the linker
+# sends its malloc and realloc calls to the test's wrappers.
+$(B)/engine/kfalloc_test: TEST_LD := -Wl,--wrap=malloc,--wrap=realloc
 
 unit: $(UNIT_TESTS) $(ENGINE_TESTS)
 

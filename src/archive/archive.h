@@ -33,7 +33,10 @@
  * a staging file, images as images/<hex>.erofs.tmp.<pid>; only when all of
  * it checks out (and every page a keyframes file names is in the archive or
  * already stored, every parent run present, every manifest and spec parse,
- * every trace and keyframes file reads whole) are pages put in the store,
+ * a run directory is its manifest's id and, shaped like an id, its spec's
+ * hash, the manifest holds that very spec (the one a replay runs), a shell
+ * session's inputs hash to its spec's (runinputs.h), every
+ * trace and keyframes file reads whole) are pages put in the store,
  * then images renamed into place, then run directories renamed to
  * runs/<name>, parents first. A run already present with identical files is
  * left as it is; one present with other content makes the import fail.

@@ -49,6 +49,7 @@
 #include "trace/keyframe.h"
 #include "home/rundir.h"
 #include "home/runnames.h"
+#include "home/runinputs.h"
 #include "home/runref.h"
 #include "rewind.h"
 #include "input/patch.h"
@@ -586,6 +587,22 @@ static int check_json(struct imp *m, struct irun *r, char *err, size_t errlen)
                        r->name);
     if (rc == 0)
         rc = check_fields(m, r, man, spec, err, errlen);
+    if (rc == 0 && json_object_get(man, "spec") && !json_equal(json_object_get(man, "spec"), spec))
+        rc = util_fail(err, errlen,
+                       "run %s's manifest holds another spec than its spec.json (a replay "
+                       "would run another program than the one its id names)",
+                       r->name);
+    /* a shell session's keystrokes are inputs its id covers (runinputs.h) */
+    const char *keys =
+        rc ? NULL : json_string_value(json_object_get(json_object_get(spec, "inspect"), "inputs"));
+    if (keys && *keys) {
+        char why[200];
+        snprintf(p, sizeof(p), "%s/%s/inputs", m->stage, r->name);
+        int k = runinputs_check(p, keys, why, sizeof(why));
+        if (k)
+            rc = util_fail(err, errlen, "run %s: %s", r->name,
+                           k < 0 ? "out of memory while reading its inputs" : why);
+    }
     const char *img = rc ? NULL : json_image(json_object_get(man, "spec"));
     if (!img && !rc)
         img = json_image(spec);

@@ -121,10 +121,14 @@ rw_home *cli_open_home(void);
 void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* b bytes in words into buf ("512 B", "1.5 MiB"); returns buf. */
 const char *cli_bytes_text(uint64_t b, char *buf, size_t n);
-/* s made safe for a terminal: each control character (C0, DEL, and C1 as
- * UTF-8) as '?', cut to 4095 bytes. Returns one of 8 buffers used in turn
- * (thread-local), so up to 8 results can go into one printf. */
+/* s made safe for a terminal and for JSON: each control character (C0,
+ * DEL, and C1 as UTF-8) and each byte that is no part of a valid UTF-8
+ * character as '?', cut to 4095 bytes at a character's start. Returns one
+ * of 8 buffers used in turn (thread-local), so up to 8 results can go into
+ * one printf. */
 const char *cli_tty(const char *s);
+/* cli_tty's text into b (n bytes, n > 0); returns its length. */
+size_t cli_safe_text(const char *s, char *b, size_t n);
 void cli_vsay(const char *fmt, va_list ap);
 /* Write n bytes to fd as cli_say does: in slices, dropped once aborted. */
 void cli_out_all(int fd, const char *b, size_t n);

@@ -1,7 +1,9 @@
 /* cli_out: the CLI's lines on stderr, never blocked past --timeout or
  * SIGINT (the abort flag of cli_abort_on_signals), error lines, sizes in
- * words (declared in cli.h). It uses nothing else of src/cli, so every
- * other file of it may use it. */
+ * words, text made safe for a terminal and JSON (cli_tty: valid UTF-8, no
+ * control character; every error line goes through it) (declared in
+ * cli.h). It uses nothing else of src/cli, so every other file of it may
+ * use it. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -68,14 +70,65 @@ void cli_out_all(int fd, const char *b, size_t n)
     }
 }
 
+/* The length of the valid UTF-8 character at u (RFC 3629: no overlong
+ * form, no surrogate, at most U+10FFFF), or 0. */
+static size_t utf8_char(const unsigned char *u)
+{
+    if (u[0] < 0x80)
+        return 1;
+    size_t n = u[0] >= 0xc2 && u[0] <= 0xdf   ? 2
+               : u[0] >= 0xe0 && u[0] <= 0xef ? 3
+               : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4
+                                              : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((u[i] & 0xc0) != 0x80)
+            return 0;
+    if ((u[0] == 0xe0 && u[1] < 0xa0) || (u[0] == 0xed && u[1] > 0x9f) ||
+        (u[0] == 0xf0 && u[1] < 0x90) || (u[0] == 0xf4 && u[1] > 0x8f))
+        return 0;
+    return n;
+}
+
+size_t cli_safe_text(const char *s, char *b, size_t n)
+{
+    size_t o = 0;
+    const unsigned char *u = (const unsigned char *)(s ? s : "");
+    for (size_t i = 0; u[i] && o + 1 < n;) {
+        size_t k = utf8_char(u + i);
+        int control =
+            k == 1 ? u[i] < 0x20 || u[i] == 0x7f : k == 2 && u[i] == 0xc2 && u[i + 1] <= 0x9f;
+        if (!k || control) { /* a control (C0, DEL, C1) or a byte of no character */
+            b[o++] = '?';
+            i += k ? k : 1;
+        } else if (o + k < n) {
+            memcpy(b + o, u + i, k);
+            o += k;
+            i += k;
+        } else {
+            break; /* cut at a character's start, never inside one */
+        }
+    }
+    b[o] = 0;
+    return o;
+}
+
+const char *cli_tty(const char *s)
+{
+    static _Thread_local char buf[8][4096];
+    static _Thread_local unsigned k;
+    char *b = buf[k++ % 8];
+    cli_safe_text(s, b, sizeof(buf[0]));
+    return b;
+}
+
 void cli_vsay(const char *fmt, va_list ap)
 {
-    char line[2048];
+    char raw[2048], line[2048];
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    /* one line of text whatever a message quotes (a file's bytes, a name
+     * from an archive): no control character, valid UTF-8 (cli_tty) */
     int n = snprintf(line, sizeof(line), "rewind: ");
-    int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-    if (len > sizeof(line) - 2)
-        len = sizeof(line) - 2;
+    size_t len = (size_t)n + cli_safe_text(raw, line + n, sizeof(line) - (size_t)n - 1);
     line[len++] = '\n';
     fflush(stdout);
     cli_out_all(2, line, len);

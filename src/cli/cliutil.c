@@ -104,7 +104,7 @@ rw_home *cli_open_home(void)
     rw_home *h;
     struct rw_error err;
     if (rw_home_open(NULL, &h, &err) < 0) {
-        fprintf(stderr, "rewind: %s\n", err.msg);
+        cli_say("%s", err.msg);
         return NULL;
     }
     return h;
@@ -246,23 +246,4 @@ int cli_start(int argc, char **argv, const struct cli_derived *d, struct rw_opti
         return RW_EINTERNAL;
     o->abort = cli_abort_on_signals(timeout);
     return -1;
-}
-
-const char *cli_tty(const char *s)
-{
-    static _Thread_local char buf[8][4096];
-    static _Thread_local unsigned k;
-    char *b = buf[k++ % 8];
-    size_t o = 0;
-    const unsigned char *u = (const unsigned char *)(s ? s : "");
-    for (size_t i = 0; u[i] && o < sizeof(buf[0]) - 1; i++) {
-        if (u[i] == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f) { /* a C1 control */
-            b[o++] = '?';
-            i++;
-        } else {
-            b[o++] = u[i] < 0x20 || u[i] == 0x7f ? '?' : (char)u[i];
-        }
-    }
-    b[o] = 0;
-    return b;
 }

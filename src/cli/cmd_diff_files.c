@@ -194,7 +194,7 @@ int cmd_diff_files(int argc, char **argv)
         if (a && b && a->type == b->type && a->type != 'd' && strcmp(a->sha256, b->sha256)) {
             if (rw_collect_read(h, ia, a->path, &da, &la, &err) < 0 ||
                 rw_collect_read(h, ib, b->path, &db, &lb, &err) < 0)
-                fprintf(stderr, "rewind: %s\n", err.msg);
+                cli_say("%s", err.msg);
             else
                 ranged = rw_diff_range(da, la, db, lb, &first, &last);
         }

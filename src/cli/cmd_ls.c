@@ -123,19 +123,13 @@ static void put_obj(struct out *o, json_t *obj)
     json_decref(obj);
 }
 
-/* A JSON string of s; a text cut mid-character (a truncated command) gets
- * '?' for its bytes past ASCII rather than being left out. */
+/* A JSON string of s; a text that is not UTF-8 (a truncated command, a
+ * directory's name of any bytes) gets '?' for its stray bytes (cli_tty)
+ * rather than being left out. */
 static json_t *jtext(const char *s)
 {
     json_t *j = json_string(s);
-    if (j)
-        return j;
-    char buf[1100];
-    size_t i = 0;
-    for (; s[i] && i < sizeof(buf) - 1; i++)
-        buf[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-    buf[i] = 0;
-    return json_string(buf);
+    return j ? j : json_string(cli_tty(s));
 }
 
 static json_t *str_or_null(int has, const char *s)
@@ -153,8 +147,8 @@ static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_err
         return cli_read_fail(0, why);
     if (r->incomplete) {
         if (o->json)
-            put_obj(o, json_pack("{s:s?, s:s, s:s?}", "id", r->id, "outcome", "incomplete", "dir",
-                                 r->dir));
+            put_obj(o, json_pack("{s:o, s:s, s:o}", "id", jtext(r->id), "outcome", "incomplete",
+                                 "dir", jtext(r->dir)));
         else
             printf("%-18s %-19s %-14s %10s  (incomplete: %s)\n", cli_tty(r->id), "-", "incomplete",
                    "-", cli_tty(r->path));
@@ -171,7 +165,7 @@ static int print_run(void *ctx, const struct rw_run_info *r, const struct rw_err
         snprintf(outcome, sizeof(outcome), "%s", r->outcome[0] ? r->outcome : "?");
     if (o->json) {
         json_t *j = json_object();
-        json_object_set_new(j, "id", json_string(r->id));
+        json_object_set_new(j, "id", jtext(r->id));
         json_object_set_new(j, "name", str_or_null(r->has_name, r->name));
         json_object_set_new(j, "created", json_integer((json_int_t)r->created));
         json_object_set_new(j, "outcome", jtext(r->outcome));
@@ -198,9 +192,9 @@ static int print_fork(void *ctx, const struct rw_run_info *r, const struct rw_er
     begin(o);
     const char *what = r->outcome[0] ? r->outcome : "?";
     if (o->json)
-        put_obj(o, json_pack("{s:s?, s:s?, s:i, s:I, s:s?, s:I, s:I}", "id", r->id, "parent",
-                             r->parent, "generation", r->generation, "fork_step",
-                             (json_int_t)r->fork_step, "outcome", what, "exit_code",
+        put_obj(o, json_pack("{s:o, s:o, s:i, s:I, s:o, s:I, s:I}", "id", jtext(r->id), "parent",
+                             jtext(r->parent), "generation", r->generation, "fork_step",
+                             (json_int_t)r->fork_step, "outcome", jtext(what), "exit_code",
                              (json_int_t)r->exit_code, "steps", (json_int_t)r->steps));
     else
         printf("%*s%s  forked at step %lld  %s:%lld after %lld steps\n", 2 * r->generation, "",

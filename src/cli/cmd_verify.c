@@ -16,10 +16,11 @@
 #include "cli_read.h"
 #include "rewind.h"
 
-/* {"run": ..., "what": ...}: jansson escapes what a damaged file said */
+/* {"run": ..., "what": ...}: what a damaged file said, made valid UTF-8
+ * (cli_tty) for jansson to escape */
 static void cli_json_damage(const char *run, const char *what)
 {
-    json_t *o = json_pack("{s:s?,s:s?}", "run", run, "what", what);
+    json_t *o = json_pack("{s:s,s:s}", "run", cli_tty(run), "what", cli_tty(what));
     char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
     fputs(t ? t : "null", stdout);
     free(t);
@@ -32,7 +33,7 @@ static void print_damage(const struct rw_verify_report *r)
            " runs damaged, %" PRIu64 " images bad\n",
            r->runs_checked, r->images_checked, r->damaged_runs, r->bad_images);
     if (r->damaged_runs)
-        printf("verify: run %s: %s\n", r->damaged_run, r->damage);
+        printf("verify: run %s: %s\n", cli_tty(r->damaged_run), cli_tty(r->damage));
 }
 
 int cmd_verify(int argc, char **argv)
@@ -74,9 +75,11 @@ int cmd_verify(int argc, char **argv)
         printf(",\"runs\":%" PRIu64 ",\"pages_named\":%" PRIu64 ",\"missing\":%" PRIu64
                ",\"first_missing\":",
                r.runs, r.named, r.missing);
-        if (r.missing)
-            printf("{\"run\":\"%s\",\"page\":\"%s\"}", r.missing_run, r.first_missing);
-        else
+        if (r.missing) {
+            fputs("{\"run\":", stdout); /* a directory's name: any bytes */
+            cli_read_json_str(r.missing_run, strlen(r.missing_run));
+            printf(",\"page\":\"%s\"}", r.first_missing);
+        } else
             fputs("null", stdout);
         printf(",\"unreadable_runs\":%" PRIu64 ",\"runs_checked\":%" PRIu64
                ",\"damaged_runs\":%" PRIu64 ",\"images_checked\":%" PRIu64
@@ -102,7 +105,7 @@ int cmd_verify(int argc, char **argv)
     printf("verify: %" PRIu64 " runs' keyframes name %" PRIu64 " pages: %" PRIu64 " missing\n",
            r.runs, r.named, r.missing);
     if (r.missing)
-        printf("verify: run %s names page %s, which the store lacks\n", r.missing_run,
+        printf("verify: run %s names page %s, which the store lacks\n", cli_tty(r.missing_run),
                r.first_missing);
     if (r.unreadable_runs)
         printf("verify: %" PRIu64 " runs' keyframes could not be read\n", r.unreadable_runs);

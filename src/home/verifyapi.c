@@ -15,7 +15,13 @@
  *     manifest parses and names the run's directory, the spec parses, the
  *     trace reads whole and hashes to the manifest's trace_hash
  *     (tracehash.h), the keyframes hold no damage (keyframe.c inv. 3), and
- *     each root image a run names hashes to its name (issue 27, 5).
+ *     each root image a run names hashes to its name (issue 27, 5); the
+ *     spec hashes to the run's id when the directory is shaped like one,
+ *     and is the spec the manifest holds (what a replay runs); a fork's
+ *     keyframes chain of parents loads; a shell session's inputs read whole
+ *     and hash to the spec's inspect.inputs.
+ *  4. What could not be checked (an allocation failed) is no verdict:
+ *     rw_verify fails rather than report a run as checked or damaged.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,6 +35,7 @@
 #include "rewind.h"
 #include "store/store.h"
 #include "trace/keyframe.h"
+#include "home/runinputs.h"
 #include "trace/tracehash.h"
 #include "util/hash.h"
 #include <jansson.h>
@@ -54,69 +61,137 @@ static void on_page(void *ctx, const hash256 *h)
     rp->r->missing++;
 }
 
-static void damaged(struct rw_verify_report *r, const char *run, const char *fmt, const char *a)
+/* One run's check (invariant 3): the first run found damaged is named in
+ * the report with every damage found in it, "; " between them. */
+struct run_check {
+    struct rw_verify_report *r;
+    const char *run;
+    int damaged;
+};
+
+static void damaged(struct run_check *rc, const char *fmt, const char *a)
 {
-    if (!r->damaged_runs++) {
-        snprintf(r->damaged_run, sizeof(r->damaged_run), "%s", run);
-        snprintf(r->damage, sizeof(r->damage), fmt, a);
-    }
+    struct rw_verify_report *r = rc->r;
+    if (!rc->damaged++ && !r->damaged_runs++)
+        snprintf(r->damaged_run, sizeof(r->damaged_run), "%s", rc->run);
+    if (strcmp(r->damaged_run, rc->run))
+        return;
+    size_t n = strlen(r->damage);
+    if (n && n + 2 < sizeof(r->damage))
+        n += (size_t)snprintf(r->damage + n, sizeof(r->damage) - n, "; ");
+    if (n < sizeof(r->damage))
+        snprintf(r->damage + n, sizeof(r->damage) - n, fmt, a);
 }
 
-/* 1 if the image named hex hashes to its name; images already checked are
- * not read again (seen: their names, one per 65 bytes). */
-static void check_image(const char *home, const char *hex, struct rw_verify_report *r, char **seen,
-                        size_t *nseen, const char *run)
+/* Check that the image named hex hashes to its name; images already
+ * checked are not read again (seen: their names, one per 65 bytes). -1
+ * (ENOMEM) if it could not be checked (invariant 4). */
+static int check_image(const char *home, const char *hex, struct run_check *rc, char **seen,
+                       size_t *nseen)
 {
+    struct rw_verify_report *r = rc->r;
     for (size_t i = 0; i < *nseen; i++)
         if (!strcmp(*seen + 65 * i, hex))
-            return;
+            return 0;
     char *ns = realloc(*seen, 65 * (*nseen + 1));
-    if (!ns)
-        return;
+    if (!ns) {
+        errno = ENOMEM;
+        return -1;
+    }
     *seen = ns;
     snprintf(ns + 65 * (*nseen)++, 65, "%s", hex);
     char p[4300];
     if (home_path(p, sizeof(p), home, HOME_IMAGES, hex, NULL) < 0 || access(p, F_OK) != 0)
-        return; /* gone: a run without its image is not replayable, not damaged */
+        return 0; /* gone: a run without its image is not replayable, not damaged */
     r->images_checked++;
     hash256 h;
     char got[65];
     if (hash_file(p, &h) < 0) {
-        damaged(r, run, "its root image %s cannot be read", hex);
+        damaged(rc, "its root image %s cannot be read", hex);
         r->bad_images++;
-        return;
+        return 0;
     }
     hash_hex(&h, got);
     if (strcmp(got, hex)) { /* invariant 3 */
         if (!r->bad_images++)
             snprintf(r->first_bad_image, sizeof(r->first_bad_image), "%s", hex);
-        damaged(r, run, "its root image %s is damaged (its bytes hash to another name)", hex);
+        damaged(rc, "its root image %s is damaged (its bytes hash to another name)", hex);
     }
+    return 0;
 }
 
-/* The files of run name (invariant 3). */
-static void check_run_files(const char *home, const char *name, struct rw_verify_report *r,
-                            char **seen, size_t *nseen)
+/* A shell session's inputs hash to the spec's inspect.inputs (runinputs.h):
+ * the id covers them (invariant 3). -1 (ENOMEM) if they could not be
+ * checked (invariant 4). */
+static int check_inputs(const char *home, const char *name, json_t *spec, struct run_check *rc)
+{
+    const char *want =
+        json_string_value(json_object_get(json_object_get(spec, "inspect"), "inputs"));
+    char p[4300], why[200];
+    if (!want || !*want || home_path(p, sizeof(p), home, HOME_RUNS, name, "inputs") < 0)
+        return 0;
+    int r = runinputs_check(p, want, why, sizeof(why));
+    if (r > 0)
+        damaged(rc, "%s", why);
+    return r < 0 ? -1 : 0;
+}
+
+/* 1 if name is shaped like a run id: 16 hex digits, maybe "~N" (a run
+ * kept beside another of its spec, src/run/ctx.c). */
+static int id_shaped(const char *name)
+{
+    size_t k = name[16] == '~' ? strspn(name + 17, "0123456789") : 0;
+    return strspn(name, "0123456789abcdef") == 16 &&
+           (!name[16] || (k >= 1 && k <= 9 && !name[17 + k]));
+}
+
+/* The spec of run name (invariant 3): it parses, hashes to the run's id
+ * (spec_id: the SHA-256 of the canonical JSON spec.json holds), and is the
+ * spec the manifest holds (the one a replay runs). */
+static int check_spec(const char *home, const char *name, json_t *m, struct run_check *rc)
+{
+    int ret = 0;
+    char p[4300], hex[65];
+    json_error_t je;
+    json_t *spec = home_path(p, sizeof(p), home, HOME_RUNS, name, "spec.json") == 0
+                       ? json_load_file(p, 0, &je)
+                       : NULL;
+    hash256 h;
+    json_t *ms = json_object_get(m, "spec");
+    if (!json_is_object(spec))
+        damaged(rc, "its spec is damaged (%s)", spec ? "not an object" : je.text);
+    else if (id_shaped(name) &&
+             (hash_file(p, &h) < 0 || (hash_hex(&h, hex), strncmp(hex, name, 16))))
+        damaged(rc, "its spec does not hash to its id%s (a run's id is its spec's hash)", "");
+    else if (ms && !json_equal(ms, spec))
+        damaged(rc, "its manifest holds another spec than spec.json%s", "");
+    if (json_is_object(spec))
+        ret = check_inputs(home, name, spec, rc);
+    json_decref(spec);
+    return ret;
+}
+
+/* The files of run name (invariant 3); -1 (ENOMEM) if one could not be
+ * checked (invariant 4). */
+static int check_run_files(const char *home, const char *name, struct run_check *rcp, char **seen,
+                           size_t *nseen)
 {
     char p[4300], hex[65];
     json_error_t je;
+    struct rw_verify_report *r = rcp->r;
     r->runs_checked++;
     json_t *m = home_path(p, sizeof(p), home, HOME_RUNS, name, "manifest.json") == 0
                     ? json_load_file(p, 0, &je)
                     : NULL;
     const char *id = json_string_value(json_object_get(m, "id"));
     size_t idl = id ? strlen(id) : 0;
+    int ret = 0;
     if (!json_is_object(m) || !id) {
-        damaged(r, name, "its manifest is damaged (%s)", m ? "no id" : je.text);
+        damaged(rcp, "its manifest is damaged (%s)", m ? "no id" : je.text);
     } else if (strncmp(name, id, idl) || (name[idl] && name[idl] != '~')) {
-        damaged(r, name, "its manifest names another run (%.64s)", id);
+        damaged(rcp, "its manifest names another run (%.64s)", id);
     } else {
-        json_t *spec = home_path(p, sizeof(p), home, HOME_RUNS, name, "spec.json") == 0
-                           ? json_load_file(p, 0, &je)
-                           : NULL;
-        if (!json_is_object(spec))
-            damaged(r, name, "its spec is damaged (%s)", spec ? "not an object" : je.text);
-        json_decref(spec);
+        ret = check_spec(home, name, m, rcp);
         const char *want = json_string_value(json_object_get(m, "trace_hash"));
         uint64_t n;
         char runs[4200];
@@ -125,16 +200,17 @@ static void check_run_files(const char *home, const char *name, struct rw_verify
                      ? tracehash_file(p, runs, hex, &n)
                      : TRACEHASH_UNREADABLE;
         if (tr == TRACEHASH_TORN)
-            damaged(r, name, "its trace is damaged or truncated%s", "");
+            damaged(rcp, "its trace is damaged or truncated%s", "");
         else if (tr != TRACEHASH_OK)
-            damaged(r, name, "its trace cannot be read%s", "");
+            damaged(rcp, "its trace cannot be read%s", "");
         else if (want && strcmp(want, hex))
-            damaged(r, name, "its trace does not hash to the manifest's trace_hash %.16s", want);
+            damaged(rcp, "its trace does not hash to the manifest's trace_hash %.16s", want);
         const char *img = json_string_value(json_object_get(json_object_get(m, "spec"), "image"));
-        if (img && strlen(img) == 64 && strspn(img, "0123456789abcdef") == 64)
-            check_image(home, img, r, seen, nseen, name);
+        if (ret == 0 && img && strlen(img) == 64 && strspn(img, "0123456789abcdef") == 64)
+            ret = check_image(home, img, rcp, seen, nseen);
     }
     json_decref(m);
+    return ret;
 }
 
 static int walk_runs(const char *home, struct store *s, struct rw_verify_report *r)
@@ -148,10 +224,13 @@ static int walk_runs(const char *home, struct store *s, struct rw_verify_report 
     struct dirent *e;
     char *seen = NULL;
     size_t nseen = 0;
+    int oom = 0;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') /* ., .., staging and import directories */
             continue;
-        check_run_files(home, e->d_name, r, &seen, &nseen);
+        struct run_check rc = {.r = r, .run = e->d_name};
+        if ((oom = check_run_files(home, e->d_name, &rc, &seen, &nseen) < 0))
+            break;
         if (!s || home_path(kp, sizeof(kp), home, HOME_RUNS, e->d_name, "keyframes") < 0)
             continue;
         struct stat st;
@@ -161,14 +240,28 @@ static int walk_runs(const char *home, struct store *s, struct rw_verify_report 
         struct run_pages rp = {.s = s, .r = r, .run = e->d_name};
         errno = 0;
         if (kf_each_page(kp, on_page, &rp) < 0) {
+            if ((oom = errno == ENOMEM)) /* invariant 4: not checked is no verdict */
+                break;
             r->unreadable_runs++;
-            damaged(r, e->d_name, "its keyframes are %s",
+            damaged(&rc, "its keyframes are %s",
                     errno == EILSEQ ? "damaged (a bad record before the end)" : "unreadable");
+            continue;
+        }
+        /* a fork's keyframes restore through its parents' (keyframe.h) */
+        struct kf_chain ch;
+        char why[300];
+        if (kf_chain_load(home, e->d_name, &ch, why, sizeof(why)) < 0) {
+            if ((oom = errno == ENOMEM))
+                break;
+            damaged(&rc, "its keyframes' chain of parents cannot be read (%s)", why);
+        } else {
+            kf_chain_free(&ch);
         }
     }
     free(seen);
     closedir(d);
-    return 0;
+    errno = oom ? ENOMEM : 0;
+    return oom ? -1 : 0;
 }
 
 int rw_verify(rw_home *h, struct rw_verify_report *r, struct rw_error *err)

@@ -120,7 +120,7 @@ static void capture_run(char *const argv[], size_t out_cap, struct capture *c)
     SERVE_ASSERT(serve_buf_init(&c->out, out_cap) == 0 &&
                  serve_buf_init(&c->err, SERVE_ERR_MAX) == 0);
     c->err.tail = 1; /* its last line: the words of a failure */
-    int gone; /* no socket is watched: a fork goes on when its page closes */
+    int gone;        /* no socket is watched: a fork goes on when its page closes */
     c->status = serve_child_run(argv, -1, &c->out, &c->err, &gone);
     c->answer = NULL;
     if (c->status < 0) { /* the reason it could not start, as its error line */
@@ -205,7 +205,7 @@ struct session {
     pid_t pid;
     int in_fd, out_fd; /* out_fd: the session's bytes (the child's stderr) */
     int ans_fd;        /* the child's stdout: its JSON answer at the end */
-    char *ring; /* the last SERVE_SHELL_MAX bytes of output */
+    char *ring;        /* the last SERVE_SHELL_MAX bytes of output */
     uint64_t total;
     int ended, status;
     char run[RW_ID_MAX];
@@ -392,8 +392,11 @@ static void act_shell_input(const char *sid, json_t *body, struct serve_reply *r
 
 void serve_shell_get(const char *sid, serve_arg_fn arg, void *ctx, struct serve_reply *r)
 {
-    const char *fs = arg(ctx, "from");
-    uint64_t from = fs ? strtoull(fs, NULL, 10) : 0;
+    uint64_t from;
+    if (serve_arg_u64(arg, ctx, "from", 0, &from) < 0) {
+        serve_reply_error(r, 400, "from: not a number");
+        return;
+    }
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 2; /* long poll: wait up to 2 s for output */

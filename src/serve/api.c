@@ -109,7 +109,7 @@ int serve_ref_ok(const char *ref)
     return 1;
 }
 
-static int arg_u64(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt, uint64_t *out)
+int serve_arg_u64(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt, uint64_t *out)
 {
     const char *v = arg(ctx, key);
     if (!v || !*v) {
@@ -119,7 +119,7 @@ static int arg_u64(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt, 
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end || v[0] == '-')
+    if (errno || *end || v[0] < '0' || v[0] > '9') /* no sign, no space, no wrap */
         return -1;
     *out = x;
     return 0;
@@ -409,8 +409,9 @@ static void api_lanes(rw_home *h, const char *id, serve_arg_fn arg, void *ctx,
                       struct serve_reply *r)
 {
     struct lanes_ctx c = {0};
-    if (arg_u64(arg, ctx, "from", 0, &c.from) < 0 || arg_u64(arg, ctx, "to", 0, &c.to) < 0 ||
-        arg_u64(arg, ctx, "n", 1000, &c.nb) < 0 || c.to < c.from || c.nb == 0 ||
+    if (serve_arg_u64(arg, ctx, "from", 0, &c.from) < 0 ||
+        serve_arg_u64(arg, ctx, "to", 0, &c.to) < 0 ||
+        serve_arg_u64(arg, ctx, "n", 1000, &c.nb) < 0 || c.to < c.from || c.nb == 0 ||
         c.nb > SERVE_BUCKETS_MAX) {
         serve_reply_error(r, 400, "lanes: from, to (from <= to) and n (1..%d) are numbers",
                           SERVE_BUCKETS_MAX);
@@ -441,7 +442,7 @@ static void api_summary(rw_home *h, const char *id, serve_arg_fn arg, void *ctx,
                         struct serve_reply *r)
 {
     uint64_t nb;
-    if (arg_u64(arg, ctx, "n", 0, &nb) < 0 || nb > SERVE_BUCKETS_MAX) {
+    if (serve_arg_u64(arg, ctx, "n", 0, &nb) < 0 || nb > SERVE_BUCKETS_MAX) {
         serve_reply_error(r, 400, "summary: n (0..%d) is a number", SERVE_BUCKETS_MAX);
         return;
     }
@@ -520,11 +521,11 @@ static void api_events(rw_home *h, const char *id, serve_arg_fn arg, void *ctx,
 {
     struct rw_event_query q = RW_EVENTS_ALL;
     struct list_ctx c = {.a = NULL};
-    if (arg_u64(arg, ctx, "from", 0, &q.from) < 0 ||
-        arg_u64(arg, ctx, "to", UINT64_MAX, &q.to) < 0 ||
-        arg_u64(arg, ctx, "first", 0, &q.first_index) < 0 ||
-        arg_u64(arg, ctx, "last", UINT64_MAX, &q.last_index) < 0 ||
-        arg_u64(arg, ctx, "limit", 200, &c.limit) < 0 || c.limit > SERVE_LIST_MAX) {
+    if (serve_arg_u64(arg, ctx, "from", 0, &q.from) < 0 ||
+        serve_arg_u64(arg, ctx, "to", UINT64_MAX, &q.to) < 0 ||
+        serve_arg_u64(arg, ctx, "first", 0, &q.first_index) < 0 ||
+        serve_arg_u64(arg, ctx, "last", UINT64_MAX, &q.last_index) < 0 ||
+        serve_arg_u64(arg, ctx, "limit", 200, &c.limit) < 0 || c.limit > SERVE_LIST_MAX) {
         serve_reply_error(r, 400, "events: from, to, first, last, limit (<= %d) are numbers",
                           SERVE_LIST_MAX);
         return;
@@ -574,8 +575,9 @@ static void api_nav(rw_home *h, const char *id, serve_arg_fn arg, void *ctx, str
     struct nav_ctx c = {0};
     uint64_t tid;
     const char *dir = arg(ctx, "dir");
-    if (arg_u64(arg, ctx, "step", 0, &c.step) < 0 || arg_u64(arg, ctx, "tid", 0, &tid) < 0 ||
-        !dir || (strcmp(dir, "next") && strcmp(dir, "prev")) || tid > UINT32_MAX) {
+    if (serve_arg_u64(arg, ctx, "step", 0, &c.step) < 0 ||
+        serve_arg_u64(arg, ctx, "tid", 0, &tid) < 0 || !dir ||
+        (strcmp(dir, "next") && strcmp(dir, "prev")) || tid > UINT32_MAX) {
         serve_reply_error(r, 400, "nav: step, dir (next or prev), tid");
         return;
     }
@@ -704,7 +706,7 @@ static int ps_cb(void *ctx, const struct rw_proc *p)
 static void api_at(rw_home *h, const char *id, serve_arg_fn arg, void *ctx, struct serve_reply *r)
 {
     struct at_ctx c = {0};
-    if (arg_u64(arg, ctx, "step", 0, &c.step) < 0) {
+    if (serve_arg_u64(arg, ctx, "step", 0, &c.step) < 0) {
         serve_reply_error(r, 400, "at: step is a number");
         return;
     }

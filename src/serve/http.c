@@ -15,6 +15,16 @@
  *  6. Up to SERVE_CONN_MAX connections are served at once (issue 27, 10:
  *     70 idle connections with no token used to take all 64 and make every
  *     other request wait up to the 300-s idle timeout).
+ *  7. A connection is "waiting" from its accept, and again after each
+ *     request, until a whole request header with the token arrives: it is
+ *     closed after SERVE_WAIT_S without a byte (libmicrohttpd's timeout),
+ *     SERVE_WAIT_S after it began waiting however it trickles (the header
+ *     deadline), and, the oldest first, whenever more than SERVE_WAIT_MAX
+ *     connections wait. So waiting connections never hold more than
+ *     SERVE_WAIT_MAX of the SERVE_CONN_MAX slots, and a client with the
+ *     token always finds one (issue 27, 10: a few slow or idle clients
+ *     cannot exhaust the server). Only a request with the token gets the
+ *     long timeout (SERVE_REQ_S) an action needs.
  */
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -26,20 +36,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "serve.h"
 
 #define SERVE_BODY_MAX (64 * 1024)
 /* inv. 6: idle connections a few slow clients hold (a thread each) leave
- * room for everyone else; a long action (fork, cat) holds its connection
- * as long as it runs, so the idle timeout stays 300 s */
+ * room for everyone else */
 #define SERVE_CONN_MAX 1024
+/* inv. 7: a browser sends a header in milliseconds; a long action (fork,
+ * cat) holds its connection as long as it runs, and libmicrohttpd counts
+ * that time against the timeout, so a request with the token gets 300 s */
+#define SERVE_WAIT_S 10
+#define SERVE_WAIT_MAX 256
+#define SERVE_REQ_S 300
+
+/* One connection (inv. 7), in serve's table: the slot is the connection's
+ * socket context. */
+enum conn_state { CONN_FREE, CONN_WAITING, CONN_SERVING, CONN_CUT };
+struct conn {
+    enum conn_state state;
+    int fd;
+    struct timespec since; /* CONN_WAITING: when it began waiting */
+};
 
 struct server {
     rw_home *home;
     const struct serve_opts *o;
     char token[SERVE_TOKEN_LEN + 1];
+    pthread_mutex_t mu; /* conns */
+    struct conn conns[SERVE_CONN_MAX];
 };
 
 struct request {
@@ -55,6 +84,88 @@ static int token_eq(const char *a, const char *b, size_t n)
     for (size_t i = 0; i < n; i++)
         d |= (unsigned char)(a[i] ^ b[i]);
     return d == 0;
+}
+
+static double mono_s(const struct timespec *t)
+{
+    return (double)t->tv_sec + (double)t->tv_nsec / 1e9;
+}
+
+/* inv. 7: cut a waiting connection (its thread sees the end of its socket
+ * and closes it; libmicrohttpd closes the fd only after telling conn_notify,
+ * which takes mu, so the fd is still this connection's). Under s->mu. */
+static void conn_cut(struct conn *k)
+{
+    SERVE_ASSERT(k->state == CONN_WAITING);
+    shutdown(k->fd, SHUT_RDWR);
+    k->state = CONN_CUT;
+}
+
+/* inv. 7, at every accept: cut the connections that waited SERVE_WAIT_S,
+ * then the oldest waiting ones while more than SERVE_WAIT_MAX wait. */
+static void conns_sweep(struct server *s, const struct timespec *now)
+{
+    size_t waiting = 0;
+    for (size_t i = 0; i < SERVE_CONN_MAX; i++) {
+        struct conn *k = &s->conns[i];
+        if (k->state == CONN_WAITING && mono_s(now) - mono_s(&k->since) >= SERVE_WAIT_S)
+            conn_cut(k);
+        waiting += k->state == CONN_WAITING;
+    }
+    while (waiting > SERVE_WAIT_MAX) {
+        struct conn *old = NULL;
+        for (size_t i = 0; i < SERVE_CONN_MAX; i++)
+            if (s->conns[i].state == CONN_WAITING &&
+                (!old || mono_s(&s->conns[i].since) < mono_s(&old->since)))
+                old = &s->conns[i];
+        conn_cut(old);
+        waiting--;
+    }
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                        enum MHD_ConnectionNotificationCode code)
+{
+    struct server *s = cls;
+    pthread_mutex_lock(&s->mu);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        conns_sweep(s, &now);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct conn *k = NULL;
+        for (size_t i = 0; i < SERVE_CONN_MAX && !k; i++)
+            if (s->conns[i].state == CONN_FREE)
+                k = &s->conns[i];
+        /* inv. 6: libmicrohttpd accepts at most SERVE_CONN_MAX */
+        SERVE_ASSERT(k && ci);
+        *k = (struct conn){.state = CONN_WAITING, .fd = ci->connect_fd, .since = now};
+        *socket_context = k;
+    } else if (*socket_context) {
+        ((struct conn *)*socket_context)->state = CONN_FREE;
+        *socket_context = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* inv. 7: the connection of c waits again (to), or serves a request with
+ * the token; and its libmicrohttpd timeout follows. */
+static void conn_set(struct server *s, struct MHD_Connection *c, enum conn_state to)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct conn *k = ci ? ci->socket_context : NULL;
+    if (!k)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (k->state != CONN_CUT) {
+        k->state = to;
+        clock_gettime(CLOCK_MONOTONIC, &k->since);
+    }
+    pthread_mutex_unlock(&s->mu);
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+                              (unsigned)(to == CONN_SERVING ? SERVE_REQ_S : SERVE_WAIT_S));
 }
 
 static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned status, const char *type,
@@ -123,6 +234,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             return MHD_NO;
         rq->is_post = !strcmp(method, "POST");
         *con_cls = rq;
+        /* inv. 7: a whole header with the token: no longer waiting */
+        size_t tl = strlen(s->token);
+        if (url[0] == '/' && strlen(url) >= tl + 1 && token_eq(url + 1, s->token, tl))
+            conn_set(s, c, CONN_SERVING);
         return MHD_YES; /* headers seen; the body (if any) comes next */
     }
     if (*upload_size) {
@@ -213,8 +328,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 static void done(void *cls, struct MHD_Connection *c, void **con_cls,
                  enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)c;
     (void)toe;
     struct request *rq = *con_cls;
     if (rq) {
@@ -222,11 +335,25 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
         free(rq);
     }
     *con_cls = NULL;
+    conn_set(cls, c, CONN_WAITING); /* inv. 7: for the next request, if any */
+}
+
+/* inv. 6: a descriptor for every connection serve may hold, if the hard
+ * limit allows (a soft limit of 1,024 would end accepting first). */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+    rlim_t want = SERVE_CONN_MAX + 128;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
 }
 
 int serve_run(rw_home *h, const struct serve_opts *o)
 {
-    struct server s = {.home = h, .o = o};
+    struct server s = {.home = h, .o = o, .mu = PTHREAD_MUTEX_INITIALIZER};
+    raise_nofile();
     /* the children (action.c) use this home whatever the caller's env said */
     setenv("REWIND_HOME", rw_home_path(h), 1);
     serve_spawn_init();
@@ -261,10 +388,11 @@ int serve_run(rw_home *h, const struct serve_opts *o)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, (uint16_t)o->port, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, sa,
-        MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONN_MAX, MHD_OPTION_END);
+    struct MHD_Daemon *d =
+        MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, sa,
+                         MHD_OPTION_NOTIFY_COMPLETED, done, &s, MHD_OPTION_NOTIFY_CONNECTION,
+                         conn_notify, &s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_WAIT_S,
+                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONN_MAX, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "rewind: serve: cannot listen on %s port %u: %s\n", o->bind, o->port,
                 strerror(errno));

@@ -55,6 +55,9 @@ void serve_reply_error(struct serve_reply *r, unsigned status, const char *fmt, 
     __attribute__((format(printf, 3, 4)));
 /* 1 if ref may name a run: [0-9A-Za-z@~_.-], 1..200 chars, no "..". */
 int serve_ref_ok(const char *ref);
+/* The query's number key: decimal digits only, below 2^64. 0 with *out
+ * (dflt if absent or empty), or -1 (the caller answers 400). */
+int serve_arg_u64(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt, uint64_t *out);
 
 /* ---- action.c ---- */
 /* A POST under /api/ with a JSON body (may be NULL). */

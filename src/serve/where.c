@@ -134,23 +134,6 @@ static void slot_give(void)
     pthread_mutex_unlock(&where_lock);
 }
 
-/* A number argument: 0 and *out (dflt if absent), or -1. */
-static int where_arg(serve_arg_fn arg, void *ctx, const char *key, uint64_t dflt, uint64_t *out)
-{
-    const char *v = arg(ctx, key);
-    if (!v || !*v) {
-        *out = dflt;
-        return 0;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end || v[0] < '0' || v[0] > '9')
-        return -1;
-    *out = x;
-    return 0;
-}
-
 /* The run ref names and its length (no lock: api.c invariant 1). 0 or -1 with r. */
 static int where_run(rw_home *h, const char *ref, char id[RW_ID_MAX], uint64_t *steps,
                      struct serve_reply *r)
@@ -226,7 +209,8 @@ void serve_where_get(rw_home *h, const char *ref, serve_arg_fn arg, void *ctx, i
     uint64_t steps, step, pid;
     if (where_run(h, ref, id, &steps, r) < 0)
         return;
-    if (where_arg(arg, ctx, "step", 0, &step) < 0 || where_arg(arg, ctx, "pid", 0, &pid) < 0) {
+    if (serve_arg_u64(arg, ctx, "step", 0, &step) < 0 ||
+        serve_arg_u64(arg, ctx, "pid", 0, &pid) < 0) {
         serve_reply_error(r, 400, "where: step and pid are numbers");
         return;
     }

@@ -245,7 +245,7 @@ static void test_import_checks(void)
     /* a fine one, named, with a shell session's inputs */
     snprintf(m, sizeof(m),
              "{\"id\":\"%s\",\"state\":\"complete\",\"name\":\"fine\",\"created\":5,"
-             "\"spec\":{\"image\":\"%s\",\"mem_mib\":512}}\n",
+             "\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/true\"]}}\n",
              ra, img);
     CHECK(rundir_write_file(p, m) == 0, "fine manifest");
     snprintf(p, sizeof(p), "%s/runs/%s/inputs", src, ra);

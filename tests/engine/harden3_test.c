@@ -29,7 +29,10 @@
 #include "unit.h"
 #include "util/bytes.h"
 
-#define RUN_A "aaaa000000000001"
+/* the fixture run: its id is its spec's hash (fix_hashed_run), so verify
+ * finds it whole; the same in every fresh_home (one image, one spec) */
+static char run_a[17];
+#define RUN_A ((const char *)run_a)
 #define RUN_B "bbbb000000000002"
 
 static char top[64];
@@ -53,21 +56,7 @@ static int exists(const char *p)
 static const char *fresh_home(const char *rel, hash256 *pages, char img[65])
 {
     const char *h = at(rel);
-    rundir_remove_tree(h);
-    char p[4500], hex[65], m[1024];
-    uint64_t n;
-    if (fix_image(h, "root image bytes", img) < 0 || fix_put_pages(h, 1000, 6, pages) < 0 ||
-        fix_run(h, RUN_A, img, NULL, 0, pages, 6, 3) < 0)
-        return NULL;
-    snprintf(p, sizeof(p), "%s/runs/%s/trace", h, RUN_A);
-    if (tracehash_file(p, NULL, hex, &n) != TRACEHASH_OK || n != 3)
-        return NULL;
-    snprintf(m, sizeof(m),
-             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"created\":5,"
-             "\"trace_hash\":\"%s\",\"spec\":{\"image\":\"%s\"}}\n",
-             RUN_A, hex, img);
-    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", h, RUN_A);
-    return rundir_write_file(p, m) == 0 ? h : NULL;
+    return fix_traced_home(h, img, run_a, pages) == 0 ? h : NULL;
 }
 
 static off_t file_size(const char *p)
@@ -189,7 +178,7 @@ static void test_keyframes_damage(void)
 static void test_verify_damage(void)
 {
     hash256 pg[6];
-    char img[65], p[4500], err[512];
+    char img[65], p[4500], err[512], kp[4500];
     const char *home = fresh_home("v", pg, img);
     struct rw_verify_report r = verify(home);
     CHECK(home && r.damaged_runs == 0 && r.runs_checked == 1 && r.images_checked == 1 && !r.bad &&
@@ -238,6 +227,67 @@ static void test_verify_damage(void)
     fix_write(p, whole, (size_t)size);
     free(whole);
 
+    /* the spec: a flipped byte, an edit that still parses, another spec in
+     * the manifest than in spec.json (what a replay runs) */
+    char sp[4500], *spec = NULL;
+    snprintf(sp, sizeof(sp), "%s/runs/%s/spec.json", home, RUN_A);
+    off_t ssize = file_size(sp);
+    spec = malloc((size_t)ssize + 1);
+    f = fopen(sp, "rb");
+    CHECK(spec && f && fread(spec, 1, (size_t)ssize, f) == (size_t)ssize, "read the spec");
+    if (f)
+        fclose(f);
+    int spec_missed = 0;
+    for (off_t at = 0; at < ssize; at++) {
+        flip(sp, at);
+        r = verify(home);
+        spec_missed += !(r.damaged_runs == 1 && strstr(r.damage, "spec"));
+        flip(sp, at);
+    }
+    CHECK(spec_missed == 0, "a flipped byte anywhere in the spec");
+    CHECK(fix_write(sp, "{\"argv\":[\"/bin/true\"]}\n", 23) == 0, "a spec that parses");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "does not hash to its id"),
+          "a spec that does not hash to the run's id");
+    fix_write(sp, spec, (size_t)ssize);
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, RUN_A);
+    char *man = NULL;
+    size = file_size(p);
+    man = malloc((size_t)size + 1);
+    f = fopen(p, "rb");
+    CHECK(man && f && fread(man, 1, (size_t)size, f) == (size_t)size, "read the manifest");
+    if (f)
+        fclose(f);
+    char *argv = man ? strstr(man, "/bin/true") : NULL;
+    CHECK(argv != NULL, "the manifest holds the spec");
+    if (argv)
+        memcpy(argv, "/bin/echo", 9); /* same length: the manifest still parses */
+    fix_write(p, man, (size_t)size);
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "another spec"),
+          "a manifest whose spec is not spec.json's");
+    if (argv)
+        memcpy(argv, "/bin/true", 9);
+    fix_write(p, man, (size_t)size);
+    free(man);
+    free(spec);
+    /* two damaged files of one run: one run damaged, both said */
+    snprintf(sp, sizeof(sp), "%s/runs/%s/trace", home, RUN_A);
+    flip(sp, file_size(sp) - 20);
+    snprintf(kp, sizeof(kp), "%s/runs/%s/keyframes", home, RUN_A);
+    struct kf_file k;
+    CHECK(kf_open(kp, &k) == 0 && k.n == 3, "3 keyframes");
+    off_t second = k.n == 3 ? (off_t)k.e[1].offset : 0;
+    kf_close_read(&k);
+    flip(kp, second + 30);
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "trace") && strstr(r.damage, "keyframes"),
+          "a run with a damaged trace and damaged keyframes is one damaged run, both said");
+    flip(kp, second + 30);
+    flip(sp, file_size(sp) - 20);
+    r = verify(home);
+    CHECK(r.damaged_runs == 0, "whole again");
+
     snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, RUN_A);
     size = file_size(p);
     CHECK(truncate(p, size / 2) == 0, "truncate the manifest");
@@ -250,14 +300,21 @@ static void test_verify_damage(void)
     CHECK(!exists(at("v.rewind")), "and writes no archive");
 }
 
-/* ---- 3: what an archive says is verified, never trusted ----------------- */
-
-static int export_import(const char *src, const char *run, const char *dst, char *err, size_t n)
+/* a fork's keyframes restore through its parent's: verify reads the chain */
+static void test_verify_chain(void)
 {
-    struct archive_stats st;
-    if (archive_export(src, run, 0, at("x.rewind"), &st, err, n) < 0)
-        return -2;
-    return archive_import(dst, at("x.rewind"), &st, err, n);
+    hash256 pg[6];
+    char img[65];
+    const char *home = fresh_home("vchain", pg, img);
+    CHECK(home && fix_run(home, "child", img, RUN_A, 15, pg, 6, 1) == 0,
+          "a fork of the run, its keyframes naming it");
+    struct rw_verify_report r = verify(home);
+    CHECK(r.damaged_runs == 0 && r.runs_checked == 2, "a fork whose parent is here verifies");
+    CHECK(fix_run(home, "orphan", img, "gone", 15, pg, 6, 1) == 0,
+          "a fork whose parent is not here");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && !strcmp(r.damaged_run, "orphan") && strstr(r.damage, "chain"),
+          "verify says the orphan's chain of keyframes cannot be read");
 }
 
 static void set_manifest(const char *home, const char *run, const char *json)
@@ -265,6 +322,92 @@ static void set_manifest(const char *home, const char *run, const char *json)
     char p[4500];
     snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, run);
     rundir_write_file(p, json);
+}
+
+static int export_import(const char *src, const char *run, const char *dst, char *err, size_t n);
+
+/* a shell session's inputs decide its replay, and its id covers them */
+static void test_verify_inputs(void)
+{
+    hash256 pg[6];
+    char img[65], p[4500], m[1024];
+    const char *home = fresh_home("vin", pg, img);
+    CHECK(home && fix_run(home, "sess", img, NULL, 0, NULL, 0, 0) == 0, "a session's run");
+    uint8_t in[64];
+    size_t n = 8;
+    memcpy(in, "RWINPUT1", 8);
+    hash_ctx *h = hash_new();
+    static const char *const keys[] = {"ls\n", "x\n"};
+    for (int i = 0; i < 2; i++) {
+        uint32_t len = (uint32_t)strlen(keys[i]);
+        bytes_put_u64(in + n, 5 + 4 * (uint64_t)i);
+        bytes_put_u32(in + n + 8, len);
+        memcpy(in + n + 16, keys[i], len);
+        bytes_put_u32(in + n + 12, trace_crc32(trace_crc32(0, in + n, 8), in + n + 16, len));
+        hash_update(h, in + n, 8);
+        hash_update(h, keys[i], len);
+        n += 16 + len;
+    }
+    hash256 ih;
+    char hex[65];
+    hash_final(h, &ih);
+    hash_hex(&ih, hex);
+    snprintf(m, sizeof(m),
+             "{\"image\":\"%s\",\"argv\":[\"/bin/true\"],"
+             "\"inspect\":{\"kind\":\"shell\",\"inputs\":\"%s\"}}",
+             img, hex);
+    snprintf(p, sizeof(p), "%s/runs/sess/spec.json", home);
+    CHECK(rundir_write_file(p, m) == 0, "its spec names its inputs' hash");
+    char man[1200];
+    snprintf(man, sizeof(man), "{\"id\":\"sess\",\"state\":\"complete\",\"spec\":%s}", m);
+    set_manifest(home, "sess", man);
+    snprintf(p, sizeof(p), "%s/runs/sess/inputs", home);
+    CHECK(fix_write(p, in, n) == 0, "its inputs");
+    struct rw_verify_report r = verify(home);
+    CHECK(r.damaged_runs == 0, "a session whose inputs hash to its spec's verifies");
+    char err[512], dst[128];
+    snprintf(dst, sizeof(dst), "%s", at("vin-dst"));
+    rundir_remove_tree(dst);
+    CHECK(export_import(home, "sess", dst, err, sizeof(err)) == 0, err);
+    flip(p, 8 + 16 + 1);
+    rundir_remove_tree(dst);
+    CHECK(export_import(home, "sess", dst, err, sizeof(err)) == -1 && strstr(err, "inputs"),
+          "import refuses a session whose inputs are damaged");
+    flip(p, 8 + 16 + 1);
+    int missed = 0;
+    for (off_t at = 8; at < (off_t)n; at++) {
+        flip(p, at);
+        r = verify(home);
+        missed += !(r.damaged_runs == 1 && strstr(r.damage, "inputs"));
+        flip(p, at);
+    }
+    CHECK(missed == 0, "a flipped byte anywhere in a session's inputs");
+    CHECK(truncate(p, (off_t)n - 2) == 0, "cut the last record");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "inputs"), "a cut session's inputs");
+    CHECK(fix_write(p, in, 8 + 16 + 3) == 0, "only the first record");
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "do not hash"), "a record missing");
+    unlink(p);
+    r = verify(home);
+    CHECK(r.damaged_runs == 1 && strstr(r.damage, "missing"), "no inputs at all");
+}
+
+/* ---- 3: what an archive says is verified, never trusted ----------------- */
+
+/* 1 after a run at its spec's hash with an image of its own (text): not
+ * RUN_A, whose image is another */
+static int other_run(const char *home, const char *text, char img[65], char id[17])
+{
+    return fix_image(home, text, img) == 0 && fix_hashed_run(home, img, id, NULL, 0, 0) == 0;
+}
+
+static int export_import(const char *src, const char *run, const char *dst, char *err, size_t n)
+{
+    struct archive_stats st;
+    if (archive_export(src, run, 0, at("x.rewind"), &st, err, n) < 0)
+        return -2;
+    return archive_import(dst, at("x.rewind"), &st, err, n);
 }
 
 static void test_import_takeover(void)
@@ -279,7 +422,7 @@ static void test_import_takeover(void)
     char m[1024];
     snprintf(m, sizeof(m),
              "{\"id\":\"%s\",\"state\":\"complete\",\"name\":\"mine\",\"created\":5,"
-             "\"spec\":{\"image\":\"%s\"}}\n",
+             "\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/true\"]}}\n",
              RUN_A, img);
     set_manifest(dst, RUN_A, m);
 
@@ -294,16 +437,28 @@ static void test_import_takeover(void)
           "a run whose directory is a local name is refused");
     CHECK(!exists(at("idst/runs/mine")), "nothing of it is added");
     /* a directory that is a prefix of a local id */
-    CHECK(fix_run(src, "aaaa", img, NULL, 0, NULL, 0, 0) == 0, "a run in directory aaaa");
-    CHECK(export_import(src, "aaaa", dst, err, sizeof(err)) == -1 && strstr(err, "take over"),
+    char pre[5];
+    snprintf(pre, sizeof(pre), "%.4s", RUN_A);
+    CHECK(fix_run(src, pre, img, NULL, 0, NULL, 0, 0) == 0, "a run in directory aaaa");
+    CHECK(export_import(src, pre, dst, err, sizeof(err)) == -1 && strstr(err, "take over"),
           "a run whose directory is a local id's prefix is refused");
     /* an id whose spec does not hash to it */
     CHECK(fix_run(src, RUN_B, img, NULL, 0, NULL, 0, 0) == 0, "run B");
     CHECK(export_import(src, RUN_B, dst, err, sizeof(err)) == -1 && strstr(err, "hash to its id"),
           "a run whose spec does not hash to its id is refused");
+    /* a manifest that holds another spec than spec.json (the one replayed) */
+    char ra[17], img3[65];
+    CHECK(other_run(src, "a third root image", img3, ra), "a run whose id is its spec's hash");
+    snprintf(m, sizeof(m),
+             "{\"id\":\"%s\",\"state\":\"complete\","
+             "\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/sh\",\"-c\",\"evil\"]}}\n",
+             ra, img3);
+    set_manifest(src, ra, m);
+    CHECK(export_import(src, ra, dst, err, sizeof(err)) == -1 && strstr(err, "another spec"),
+          "a run whose manifest holds another spec than its spec.json is refused");
     /* a trace that is not the one the manifest hashes */
-    char rb[17], mj[512];
-    CHECK(fix_hashed_run(src, img, rb, NULL, 0, 0) == 0, "a run whose id is its spec's hash");
+    char rb[17], mj[512], img2[65]; /* another image: another spec, another id than RUN_A's */
+    CHECK(other_run(src, "another root image", img2, rb), "a run whose id is its spec's hash");
     snprintf(mj, sizeof(mj),
              "{\"id\":\"%s\",\"state\":\"complete\",\"trace_hash\":"
              "\"0000000000000000000000000000000000000000000000000000000000000000\"}\n",
@@ -350,8 +505,8 @@ static void test_import_concurrent(void)
     const char *src = fresh_home("csrc", pg, img);
     struct archive_stats st;
     char id[17];
-    CHECK(src && fix_hashed_run(src, img, id, pg, 6, 2) == 0 &&
-              archive_export(src, id, 1, at("c.rewind"), &st, err, sizeof(err)) == 0,
+    snprintf(id, sizeof(id), "%s", RUN_A); /* fresh_home's run: its id is its spec's hash */
+    CHECK(src && archive_export(src, id, 1, at("c.rewind"), &st, err, sizeof(err)) == 0,
           "an archive");
     int bad = 0;
     for (int i = 0; i < 8; i++) {
@@ -383,7 +538,8 @@ static void test_import_sparse(void)
     bytes_put_u32(h + 80, 1);  /* a file entry */
     bytes_put_u32(h + 84, 22); /* its name's length */
     bytes_put_u64(h + 88, 512ull << 20);
-    memcpy(h + 96, RUN_A "/trace", 22);
+    memcpy(h + 96, RUN_A, 16);
+    memcpy(h + 112, "/trace", 6);
     CHECK(fix_write(arc, h, 96 + 22) == 0 && truncate(arc, (512ll << 20) + 200) == 0,
           "a 512 MiB sparse archive");
     char err[512];
@@ -586,13 +742,56 @@ static void test_cli_text(void)
     set_manifest(home, RUN_A, m);
     CHECK(rewind_cli(home, "ls", out, sizeof(out)) == 0 && strstr(out, RUN_A) && !strchr(out, 0x1b),
           "ls prints no escape character from a manifest");
-    CHECK(rewind_cli(home, "show " RUN_A, out, sizeof(out)) == 0 && !strchr(out, 0x1b) &&
-              !strchr(out, 0x07),
+    char show[64];
+    snprintf(show, sizeof(show), "show %s", RUN_A);
+    CHECK(rewind_cli(home, show, out, sizeof(out)) == 0 && !strchr(out, 0x1b) && !strchr(out, 0x07),
           "show prints no control character from a manifest");
     CHECK(strstr(out, "$'a\\x1b[31mb'") != NULL, "the command line writes it as $'\\x1b'");
     CHECK(rewind_cli(home, "ls --status bogus", out, sizeof(out)) == 2,
           "ls --status with no outcome's word is an error");
     CHECK(rewind_cli(home, "ls --status exited", out, sizeof(out)) == 0, "ls --status exited");
+
+    /* verify quotes what a damaged file says (jansson's error holds its
+     * bytes): one line of text, and its JSON answer names the damage */
+    char zz[4500];
+    CHECK(fresh_home("cli", pg, img) != NULL, "the fixture home again (its run whole)");
+    snprintf(zz, sizeof(zz), "%s/runs/zz", home);
+    CHECK(io_mkdir_p(zz) == 0, "a run directory zz");
+    snprintf(zz, sizeof(zz), "%s/runs/zz/manifest.json", home);
+    CHECK(fix_write(zz, "{\"id\": \x1b[31m\xff}", 14) == 0, "a manifest with an escape");
+    CHECK(rewind_cli(home, "verify", out, sizeof(out)) == 1 && strstr(out, "run zz") &&
+              !strchr(out, 0x1b) && !strchr(out, 0xff),
+          "verify prints no control character or stray byte from a damaged file");
+    CHECK(rewind_cli(home, "verify --json", out, sizeof(out)) == 1, "verify --json");
+    json_error_t je;
+    json_t *v = json_loads(out, 0, &je);
+    CHECK(json_is_string(json_object_get(json_object_get(v, "first_damaged"), "what")),
+          "verify --json names the damage in valid JSON");
+    json_decref(v);
+    /* a run directory named by any bytes is still listed by ls --json */
+    snprintf(zz, sizeof(zz), "%s/runs/a\xff\x1b[2Jb", home);
+    CHECK(io_mkdir_p(zz) == 0, "a run directory named with 0xff and an escape");
+    snprintf(zz, sizeof(zz), "%s/runs/a\xff\x1b[2Jb/manifest.json", home);
+    CHECK(fix_write(zz, "{\"id\":\"a\"}", 10) == 0, "its manifest");
+    CHECK(rewind_cli(home, "ls --json", out, sizeof(out)) == 0, "ls --json");
+    v = json_loads(out, 0, &je);
+    int ids = 0;
+    for (size_t i = 0; i < json_array_size(v); i++)
+        ids += json_is_string(json_object_get(json_array_get(v, i), "id"));
+    CHECK(json_array_size(v) >= 2 && ids == (int)json_array_size(v),
+          "ls --json gives every run its id, whatever the bytes of its directory's name");
+    json_decref(v);
+    /* an error line quotes what it was given: no control character either */
+    char cmd[4600];
+    snprintf(cmd, sizeof(cmd),
+             "REWIND_HOME='%s' build/rewind show \"$(printf 'x\\033]0;t\\007y')\" 2>&1", home);
+    FILE *pp = popen(cmd, "r");
+    size_t got = pp ? fread(out, 1, sizeof(out) - 1, pp) : 0;
+    out[got] = 0;
+    if (pp)
+        pclose(pp);
+    CHECK(strstr(out, "rewind: ") && !strchr(out, 0x1b) && !strchr(out, 0x07),
+          "an error line holds no control character");
 }
 
 /* ---- 8: staging names -------------------------------------------------- */
@@ -622,6 +821,8 @@ int main(void)
     test_show_quotes();
     test_keyframes_damage();
     test_verify_damage();
+    test_verify_chain();
+    test_verify_inputs();
     test_import_takeover();
     test_import_concurrent();
     test_import_sparse();

@@ -130,6 +130,27 @@ static void test_error_not_utf8(void)
     json_decref(r.body);
 }
 
+/* a number in a query is decimal digits below 2^64, nothing else: a sign,
+ * a space, a wrap or a word is a 400, never a number strtoull made of it */
+static void test_query_numbers(rw_home *h)
+{
+    static const char *const bad[] = {"-1", "+5",  " 5",  "18446744073709551616",
+                                      "5x", "abc", "0x10"};
+    int refused = 0;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct args a = {{"from", "to"}, {bad[i], "3"}};
+        struct serve_reply r = get(h, "run/" RUN_A "/lanes", &a);
+        refused += r.status == 400;
+        if (r.status != 400)
+            fprintf(stderr, "  from=%s: %u\n", bad[i], r.status);
+        json_decref(r.body);
+    }
+    CHECK(refused == (int)(sizeof(bad) / sizeof(bad[0])), "every malformed number is a 400");
+    uint64_t v = 0;
+    struct args ok = {{"n"}, {"18446744073709551615"}};
+    CHECK(serve_arg_u64(arg_of, &ok, "n", 0, &v) == 0 && v == UINT64_MAX, "2^64 - 1 is a number");
+}
+
 int main(void)
 {
     (void)fix_put_pages, (void)fix_snapshot, (void)fix_page_readable;
@@ -147,6 +168,7 @@ int main(void)
     test_lanes_whole_range(h);
     test_summary_negative_steps(h);
     test_error_not_utf8();
+    test_query_numbers(h);
     rw_home_close(h);
     rundir_remove_tree(home);
     return unit_done();

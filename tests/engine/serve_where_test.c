@@ -197,12 +197,12 @@ static void test_args(void)
 {
     uint64_t x;
     struct args a = {"step", "42"};
-    CHECK(where_arg(get_arg, &a, "step", 0, &x) == 0 && x == 42, "a number");
-    CHECK(where_arg(get_arg, &a, "pid", 7, &x) == 0 && x == 7, "absent: the default");
+    CHECK(serve_arg_u64(get_arg, &a, "step", 0, &x) == 0 && x == 42, "a number");
+    CHECK(serve_arg_u64(get_arg, &a, "pid", 7, &x) == 0 && x == 7, "absent: the default");
     const char *bad[] = {"-1", "1x", " 1", "+1", "x", "99999999999999999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         a.v = bad[i];
-        CHECK(where_arg(get_arg, &a, "step", 0, &x) < 0, bad[i]);
+        CHECK(serve_arg_u64(get_arg, &a, "step", 0, &x) < 0, bad[i]);
     }
 }
 

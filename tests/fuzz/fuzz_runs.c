@@ -8,6 +8,8 @@
  * imported into a home that holds a run of its own, named "mine"; then
  * every run of that home is read back through the Reading API (info,
  * command line, processes, listing) and gc looks at it (a dry run).
+ * spec.json mostly holds the manifest's spec (an import refuses a manifest
+ * with another) and a run at its spec's hash moves with it.
  * The byte-mutating targets rarely get past an archive's checksum or a
  * manifest's parser to these fields; this one starts past them.
  *
@@ -188,6 +190,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(tp, sizeof(tp), "%s/runs/%s/trace", src, dir);
         if (tracehash_file(tp, NULL, hex, &ev) == 0)
             json_object_set_new(man, "trace_hash", json_string(u8(&in) & 1 ? hex : "00"));
+    }
+    /* mostly, spec.json is the manifest's spec (import refuses another);
+     * a run at its spec's hash ("#") moves to the new hash */
+    if (man && u8(&in) % 4) {
+        char *sj = json_dumps(json_object_get(man, "spec"), JSON_COMPACT | JSON_SORT_KEYS);
+        if (sj)
+            set_file(src, dir, "spec.json", sj);
+        if (sj && dir == hashed) {
+            hash256 sh;
+            char hex[65], from[4400], to[4400];
+            hash_buf(sj, strlen(sj), &sh);
+            hash_hex(&sh, hex);
+            snprintf(from, sizeof(from), "%s/runs/%s", src, hashed);
+            snprintf(hashed, sizeof(hashed), "%.16s", hex);
+            snprintf(to, sizeof(to), "%s/runs/%s", src, hashed);
+            if (rename(from, to) < 0)
+                abort(); /* the harness's failure */
+            if (!strcmp(id, "="))
+                json_object_set_new(man, "id", json_string(hashed));
+        }
+        free(sj);
     }
     char *mt = man ? json_dumps(man, JSON_COMPACT) : NULL;
     json_decref(man);

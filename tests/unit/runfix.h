@@ -16,6 +16,7 @@
 #include "util/io.h"
 #include "store/store.h"
 #include "trace/trace.h"
+#include "trace/tracehash.h"
 
 static void fix_page(uint8_t *p, uint32_t seed)
 {
@@ -94,7 +95,8 @@ static int fix_run(const char *home, const char *dir, const char *image_hex, con
     if (io_mkdir_p(d) < 0)
         return -1;
     snprintf(text, sizeof(text),
-             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"spec\":{\"image\":\"%s\"}}\n",
+             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"spec\":{\"image\":\"%s\","
+             "\"argv\":[\"/bin/true\"]}}\n",
              dir, image_hex);
     snprintf(p, sizeof(p), "%s/manifest.json", d);
     int rc = rundir_write_file(p, text);
@@ -153,10 +155,42 @@ static inline int fix_hashed_run(const char *home, const char *image_hex, char i
     if (rename(from, to) < 0)
         return -1;
     snprintf(text, sizeof(text),
-             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"spec\":{\"image\":\"%s\"}}\n",
+             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"spec\":{\"image\":\"%s\","
+             "\"argv\":[\"/bin/true\"]}}\n",
              id, image_hex);
     snprintf(p, sizeof(p), "%s/manifest.json", to);
     return rundir_write_file(p, text);
+}
+
+/* fix_hashed_run's run whole (what verify finds undamaged): its manifest
+ * states the trace_hash of its 3-event trace and holds its spec. */
+static inline int fix_traced_run(const char *home, const char *image_hex, char id[17],
+                                 const hash256 *pages, size_t npages, size_t nkf)
+{
+    char p[4400], hex[65], m[1024];
+    uint64_t n;
+    if (fix_hashed_run(home, image_hex, id, pages, npages, nkf) < 0)
+        return -1;
+    snprintf(p, sizeof(p), "%s/runs/%s/trace", home, id);
+    if (tracehash_file(p, NULL, hex, &n) != TRACEHASH_OK || n != 3)
+        return -1;
+    snprintf(m, sizeof(m),
+             "{\"id\":\"%s\",\"state\":\"complete\",\"events\":3,\"created\":5,"
+             "\"trace_hash\":\"%s\",\"spec\":{\"image\":\"%s\",\"argv\":[\"/bin/true\"]}}\n",
+             id, hex, image_hex);
+    snprintf(p, sizeof(p), "%s/runs/%s/manifest.json", home, id);
+    return rundir_write_file(p, m);
+}
+
+/* A fresh home h holding one whole run (fix_traced_run) at id: an image
+ * ("root image bytes", img), 6 pages, 3 keyframes. 0 or -1. */
+static inline int fix_traced_home(const char *h, char img[65], char id[17], hash256 pages[6])
+{
+    rundir_remove_tree(h);
+    return fix_image(h, "root image bytes", img) == 0 && fix_put_pages(h, 1000, 6, pages) == 0 &&
+                   fix_traced_run(h, img, id, pages, 6, 3) == 0
+               ? 0
+               : -1;
 }
 
 /* Append "path size sha256" for every entry under dir (sorted by the
