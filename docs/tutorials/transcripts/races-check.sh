@@ -1,5 +1,5 @@
 source "$TX_LIB"
-tx rewind check --schedules 32 -j 1 --root '$ROOT' --expect exit=0 -- /usr/bin/race_lost_update "2>/dev/null"
+tx rewind check --schedules 64 -j 1 --root '$ROOT' --expect exit=0 -- /usr/bin/race_double_checked "2>/dev/null"
 id=$(printf '%s\n' "$LAST_OUT" | sed -n 's/.*failing run: \([0-9a-f]*\) .*/\1/p')
 step=$(printf '%s\n' "$LAST_OUT" | sed -n 's/^deciding step: \([0-9]*\),.*/\1/p')
 [ -n "$id" ] && [ -n "$step" ] || { echo "no failing run or deciding step in the report" >&2; exit 1; }
