@@ -709,9 +709,8 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     rep->window_until = d + 1;
     rep->perturbed_in_window = k - j;
     rep->deciding_step = d;
-    char acc[sizeof(rep->deciding_access)];
-    access_at(x->c->home, rep->fail_run.id, d, acc, sizeof(acc));
-    struct sched_decision dd = sched_decide(&one, d, acc[0] != 0);
+    access_at(x->c->home, rep->fail_run.id, d, rep->deciding_access, sizeof(rep->deciding_access));
+    struct sched_decision dd = sched_decide(&one, d, rep->deciding_access[0] != 0);
     sched_describe(&dd, rep->deciding_what, sizeof(rep->deciding_what));
     rep->narrowed = bad(x, &rep->fail_run) && !bad(x, &rep->pass_run) &&
                     strcmp(rep->pass_run.outcome, "timeout") != 0;             /* invariant 2 */
@@ -936,11 +935,10 @@ static int check_narrow(struct ctx *x, char seed_name[RW_ID_MAX], char *err, siz
     double t1 = now_s();
     int rc = narrow(x, err, errlen);
     rep->narrow_s = now_s() - t1;
-    if (rc == 0 && rep->narrowed) {
+    if (rc == 0 && rep->narrowed)
         parting(c->home, rep);
-        access_at(c->home, rep->fail_run.id, rep->deciding_step, rep->deciding_access,
-                  sizeof(rep->deciding_access));
-    }
+    else
+        rep->deciding_access[0] = 0; /* named only for a narrowed deciding step */
     return rc;
 }
 
