@@ -119,12 +119,12 @@ $(B)/guest/dbg_%: tests/guest/dbg_%.c | deps
 # dbg_threads as a position-independent program (static-pie), for gdb's
 # qXfer:auxv:read (docs/debugging.md).
 GUEST_PROGS += $(B)/guest/dbg_threads_pie
-$(B)/guest/dbg_threads_pie: tests/guest/dbg_threads.c
+$(B)/guest/dbg_threads_pie: tests/guest/dbg_threads.c | deps
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O0 -g -static-pie -pthread -o $@ $<
 # pool with debug information (the buggy one), for gdb at its SIGSEGV.
 GUEST_PROGS += $(B)/guest/pool-g
-$(B)/guest/pool-g: examples/pool/pool.c
+$(B)/guest/pool-g: examples/pool/pool.c | deps
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
 # The race programs (issue 31, docs/tutorials/races.md): with debug
@@ -133,16 +133,16 @@ $(B)/guest/race_%: tests/guest/race_%.c tests/guest/race.h | deps
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
 # rewind watch's test program, with debug info for its source lines.
-$(B)/guest/watchctr: tests/guest/watchctr.c
+$(B)/guest/watchctr: tests/guest/watchctr.c | deps
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O2 -g -static -pthread -o $@ $<
 
 # The example of examples/pool, buggy and fixed, goes into the test root too.
 GUEST_PROGS += $(B)/guest/pool $(B)/guest/pool-fixed
-$(B)/guest/pool: examples/pool/pool.c
+$(B)/guest/pool: examples/pool/pool.c | deps
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O2 -static -pthread -o $@ $<
-$(B)/guest/pool-fixed: examples/pool/pool.c
+$(B)/guest/pool-fixed: examples/pool/pool.c | deps
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O2 -static -pthread -DFIXED -o $@ $<
 
@@ -173,7 +173,7 @@ $(B)/roots/test.erofs: $(B)/roots/test.stamp
 
 # The bundled example an installed rewind ships (docs/install.md): a
 # busybox root with examples/pool's pool and pool-fixed, as an erofs image.
-$(B)/examples/pool.erofs: tools/mkroot.sh $(B)/guest/pool $(B)/guest/pool-fixed
+$(B)/examples/pool.erofs: tools/mkroot.sh $(B)/guest/pool $(B)/guest/pool-fixed | deps
 	@mkdir -p $(B)/examples
 	tools/mkroot.sh $(B)/examples/pool-root $(B)/guest/pool $(B)/guest/pool-fixed
 	mkfs.erofs $(EROFS_FLAGS) $@.tmp $(B)/examples/pool-root

@@ -99,16 +99,27 @@ int cmd_show(int argc, char **argv)
     size_t k;
     json_t *g;
     json_array_foreach(json_object_get(spec, "perturb"), k, g)
-    { /* [schedule, from, until or null, origin, horizon] (docs/formats.md) */
+    { /* [schedule, from, until or null, origin, horizon(, span_from, span_until or null)]
+       * (docs/formats.md) */
         uint64_t sch = (uint64_t)json_integer_value(json_array_get(g, 0));
         json_t *until = json_array_get(g, 2);
         printf("schedule: %llu (%s) at steps [%llu, ", (unsigned long long)sch,
                rw_schedule_strategy(sch),
                (unsigned long long)json_integer_value(json_array_get(g, 1)));
         if (json_is_null(until))
-            printf("end)\n");
+            printf("end)");
         else
-            printf("%llu)\n", (unsigned long long)json_integer_value(until));
+            printf("%llu)", (unsigned long long)json_integer_value(until));
+        if (json_array_size(g) == 7) { /* a narrowing probe: its bursts over the span */
+            json_t *su = json_array_get(g, 6);
+            printf(", its bursts at [%llu, ",
+                   (unsigned long long)json_integer_value(json_array_get(g, 5)));
+            if (json_is_null(su))
+                printf("end)");
+            else
+                printf("%llu)", (unsigned long long)json_integer_value(su));
+        }
+        printf("\n");
     }
     char *line = NULL;
     int exact = 1;

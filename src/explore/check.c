@@ -23,6 +23,9 @@
  *     the same function of its stored trace (props.h invariant 1).
  *  5. A schedule or probe run by a warm worker is the run a cold worker
  *     makes (warm.c invariant 1): the report does not depend on which ran it.
+ *  6. Every probe, and both runs of a narrowed pair, fork where the failing
+ *     schedule forked and keep its bursts (src/input/sched.h invariant 3):
+ *     the pair differs in the schedule's action at the deciding step alone.
  */
 #include "explore/explore.h"
 #include "explore/checkrec.h"
@@ -274,6 +277,15 @@ static int vary_any(const struct check_opts *c)
     return c->vary_seed || c->vary_dirorder || c->vary_epoch;
 }
 
+/* Task t's segment: the schedule's actions in [from, until), its bursts
+ * from span_from on (a narrowing probe: src/input/sched.h invariant 3). */
+static struct sched_segment task_segment(const struct ctx *x, const struct cworker_task *t)
+{
+    uint64_t span = t->span_from ? t->span_from : t->from;
+    return (struct sched_segment){t->schedule, t->from, t->until,  x->rep->start + 1,
+                                  x->horizon,  span,    UINT64_MAX};
+}
+
 /* In a cold worker: task w, forked from the base run, or (w->record)
  * recorded from boot with the inputs varied by w->seed_add. */
 static int cold_run(void *ctx, const struct cworker_task *w, struct rw_result *r,
@@ -282,9 +294,10 @@ static int cold_run(void *ctx, const struct cworker_task *w, struct rw_result *r
     struct ctx *x = ctx;
     struct run_opts o = x->base;
     o.abort = &cworker_abort;
-    if (!w->record)
-        return run_fork(&o, x->base_name, w->schedule, w->from, w->until, x->rep->start + 1,
-                        x->horizon, r, e);
+    if (!w->record) {
+        struct sched_segment g = task_segment(x, w);
+        return run_fork(&o, x->base_name, &g, r, e);
+    }
     vary_apply(x->c, &o, w->seed_add);
     o.quiet = 1;
     o.name = NULL;
@@ -306,8 +319,8 @@ static int warm_run(void *ctx, const struct cworker_task *t, struct rw_result *r
         if (run_warm_open(&x->warm, &x->base, x->base_name, x->mat.pages ? &x->mat : NULL, e) < 0)
             return -1;
     }
-    return run_warm_fork(x->warm, t->schedule, t->from, t->until, x->rep->start + 1, x->horizon, r,
-                         e);
+    struct sched_segment g = task_segment(x, t);
+    return run_warm_fork(x->warm, &g, r, e);
 }
 
 static void warm_fini(void *ctx)
@@ -562,13 +575,16 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
     return rc;
 }
 
-/* Run the probe window [from, until) of the failing schedule. */
+/* Run the probe window [from, until) of the failing schedule: its actions
+ * there alone, its bursts everywhere (src/input/sched.h invariant 3), so
+ * the window of every perturbed step is the failing run itself. */
 static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_side *out,
                  int *fails, char *err, size_t errlen)
 {
     struct cworker_result msg;
     uint64_t s;
-    struct cworker_task wk = {.schedule = x->rep->schedule, .from = from, .until = until};
+    struct cworker_task wk = {
+        .schedule = x->rep->schedule, .from = from, .until = until, .span_from = x->rep->start + 1};
     x->rep->probes++;
     memset(&msg, 0, sizeof(msg));
     if (cworker_submit(x->pool, &wk, err, errlen) < 0)
@@ -687,11 +703,10 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
             goto out;
     }
     rep->fail_run = failrun;
-    if (j == k - 1) {
-        rep->pass_run = *x->ref; /* the window without d is empty: schedule 0 */
-    } else if (probe(x, ps[j], d, &rep->pass_run, &f, err, errlen) < 0) {
+    /* The window without d (empty when j == k - 1: the bursts alone; not
+     * schedule 0, whose bursts are the guest's): invariant 6. */
+    if (probe(x, ps[j], d, &rep->pass_run, &f, err, errlen) < 0)
         goto out;
-    }
     if (j > 0 && bad(x, &rep->pass_run)) {
         /* Outcomes need not be monotone in the window's start (with
          * memory-access points many perturbations can each lead to the
@@ -700,9 +715,7 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
         j = 0;
         if (probe(x, ps[0], d + 1, &rep->fail_run, &f, err, errlen) < 0)
             goto out;
-        if (k == 1)
-            rep->pass_run = *x->ref;
-        else if (probe(x, ps[0], d, &rep->pass_run, &f, err, errlen) < 0)
+        if (probe(x, ps[0], d, &rep->pass_run, &f, err, errlen) < 0)
             goto out;
     }
     rep->window_from = ps[j];

@@ -35,7 +35,8 @@
  * or (record) recorded from boot with its seed (and other varied inputs)
  * moved by seed_add. */
 struct cworker_task {
-    uint64_t schedule, from, until;
+    uint64_t schedule, from, until; /* the schedule's actions in [from, until) */
+    uint64_t span_from;             /* its bursts and the fork from here on (0: from) */
     int record;
     uint64_t seed_add;
 };

@@ -44,7 +44,9 @@ int eng_task_one(const char *home, const struct eng_plan *p, uint64_t s,
     o.obs = NULL;
     int rc;
     if (!p->vary_seed) {
-        rc = run_fork(&o, p->base, s, p->start + 1, UINT64_MAX, p->start + 1, p->horizon, r, e);
+        struct sched_segment g =
+            sched_window(s, p->start + 1, UINT64_MAX, p->start + 1, p->horizon);
+        rc = run_fork(&o, p->base, &g, r, e);
     } else {
         o.seed += s;
         o.quiet = 1;

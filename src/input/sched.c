@@ -84,10 +84,17 @@ struct sched_decision sched_decide(const struct sched *s, uint64_t step, int acc
     struct sched_decision none = {SCHED_NONE, 0, 0};
     for (unsigned i = 0; i < s->n; i++) {
         const struct sched_segment *g = &s->seg[i];
-        if (step < g->from || step >= g->until || g->schedule == 0)
+        RW_ASSERT(g->span_from <= g->from && g->from <= g->until &&
+                  g->until <= g->span_until); /* invariant 3 */
+        if (step < g->span_from || step >= g->span_until || g->schedule == 0)
             continue;
-        return (g->schedule & 1) ? random_at(s->seed, g, step, access)
-                                 : pct_at(s->seed, g, step, access);
+        struct sched_decision d = (g->schedule & 1) ? random_at(s->seed, g, step, access)
+                                                    : pct_at(s->seed, g, step, access);
+        if (step < g->from || step >= g->until) { /* invariant 3: the burst alone */
+            d.action = SCHED_NONE;
+            d.ns = 0;
+        }
+        return d;
     }
     return none;
 }
@@ -114,23 +121,45 @@ void sched_describe(const struct sched_decision *d, char *buf, unsigned len)
     }
 }
 
+int sched_push_span(struct sched *s, uint64_t schedule, uint64_t span_from, uint64_t span_until,
+                    uint64_t from, uint64_t until, uint64_t origin, uint64_t horizon)
+{
+    if (s->n >= SCHED_MAX_SEGMENTS || span_from >= span_until || from < span_from || until < from ||
+        until > span_until)
+        return -1;
+    sched_end_at(s, span_from); /* invariant 2 */
+    s->seg[s->n++] =
+        (struct sched_segment){schedule, from, until, origin, horizon, span_from, span_until};
+    return 0;
+}
+
 int sched_push(struct sched *s, uint64_t schedule, uint64_t from, uint64_t until, uint64_t origin,
                uint64_t horizon)
 {
-    if (s->n >= SCHED_MAX_SEGMENTS || from >= until)
+    if (from >= until)
         return -1;
+    return sched_push_span(s, schedule, from, until, from, until, origin, horizon);
+}
+
+void sched_end_at(struct sched *s, uint64_t at)
+{
     unsigned k = 0;
     for (unsigned i = 0; i < s->n; i++) {
         struct sched_segment g = s->seg[i];
-        if (g.from >= from)
-            continue; /* starts at or after the new window: dropped */
-        if (g.until > from)
-            g.until = from;
+        if (g.span_from >= at)
+            continue; /* starts at or after the step: dropped */
+        if (g.span_until > at)
+            g.span_until = at;
+        if (g.until > g.span_until)
+            g.until = g.span_until;
+        if (g.from > g.until)
+            g.from = g.until;
         s->seg[k++] = g;
     }
-    s->seg[k++] = (struct sched_segment){schedule, from, until, origin, horizon};
     s->n = k;
-    return 0;
+    for (unsigned i = 0; i < s->n; i++) /* invariants 2 and 3 */
+        RW_ASSERT(s->seg[i].span_until <= at && s->seg[i].span_from <= s->seg[i].from &&
+                  s->seg[i].from <= s->seg[i].until && s->seg[i].until <= s->seg[i].span_until);
 }
 
 _Static_assert(sizeof(struct rewind_record) + REWIND_SW_MAX * sizeof(struct rewind_switch) <=

@@ -30,8 +30,15 @@
  *  1. sched_decide(step, access) depends only on the segment containing
  *     step, the seed and whether the step is an access point; steps outside
  *     every window get SCHED_NONE and burst 0 (the guest draws its own).
- *  2. Segments are ordered and do not overlap (a fork truncates its
- *     parent's segments at the fork step before appending its own).
+ *  2. Segments are ordered and their spans do not overlap (a fork
+ *     truncates its parent's segments at the fork step before appending
+ *     its own).
+ *  3. A segment's actions lie in its span: span_from <= from <= until <=
+ *     span_until. In the span outside [from, until) a step keeps the
+ *     segment's burst and has no action, so a narrowing probe (a window of
+ *     a schedule's actions) is the schedule's own run but for the actions
+ *     it leaves out: its bursts, drawn from the span, are the schedule's
+ *     (docs/determinism.md, "Narrowing").
  */
 #ifndef REWIND_INPUT_SCHED_H
 #define REWIND_INPUT_SCHED_H
@@ -53,8 +60,11 @@ enum sched_action {
 };
 
 struct sched_segment {
-    uint64_t schedule, from, until; /* until: UINT64_MAX for open */
+    uint64_t schedule, from, until; /* its actions' window; until: UINT64_MAX for open */
     uint64_t origin, horizon;       /* pct draws its points from [origin, origin + horizon) */
+    /* The steps the segment covers: its bursts, and where a fork starts
+     * (invariant 3); [from, until) but in a narrowing probe. */
+    uint64_t span_from, span_until;
 };
 
 struct sched {
@@ -68,6 +78,23 @@ struct sched_decision {
     uint64_t ns;    /* stall or slack length */
     uint32_t burst; /* an access point's burst (1..16 instructions); 0: the guest's */
 };
+
+/* Append a segment whose actions are in [from, until) and whose span
+ * (bursts) is [span_from, span_until) (invariant 3); earlier segments end
+ * where the span starts. 0, or -1 if full or the windows are malformed. */
+int sched_push_span(struct sched *s, uint64_t schedule, uint64_t span_from, uint64_t span_until,
+                    uint64_t from, uint64_t until, uint64_t origin, uint64_t horizon);
+
+/* The segment of schedule in [from, until), its span the same window. */
+static inline struct sched_segment sched_window(uint64_t schedule, uint64_t from, uint64_t until,
+                                                uint64_t origin, uint64_t horizon)
+{
+    return (struct sched_segment){schedule, from, until, origin, horizon, from, until};
+}
+
+/* Schedule 0 from step at: every segment ends there (a fork without a
+ * schedule of its own). */
+void sched_end_at(struct sched *s, uint64_t at);
 
 /* The decision at step (SCHED_NONE outside every window); access: the
  * step's record is a memory-access point (REWIND_REC_ACCESS). */

@@ -50,6 +50,14 @@ char *spec_to_json(const struct run_spec *s)
                                                             : json_integer((json_int_t)g->until));
             json_array_append_new(e, json_integer((json_int_t)g->origin));
             json_array_append_new(e, json_integer((json_int_t)g->horizon));
+            if (g->span_from != g->from || g->span_until != g->until) {
+                /* a narrowing probe's span (sched.h invariant 3); absent
+                 * otherwise, so other runs keep their ids */
+                json_array_append_new(e, json_integer((json_int_t)g->span_from));
+                json_array_append_new(e, g->span_until == UINT64_MAX
+                                             ? json_null()
+                                             : json_integer((json_int_t)g->span_until));
+            }
             json_array_append_new(a, e);
         }
         json_object_set_new(o, "perturb", a);
@@ -140,10 +148,13 @@ int spec_parse_perturb(struct json_t *spec, struct sched *s)
     json_t *e;
     json_array_foreach(a, i, e)
     {
-        json_t *u = json_array_get(e, 2);
-        if (json_array_size(e) != 5 || !json_is_integer(json_array_get(e, 0)) ||
+        json_t *u = json_array_get(e, 2), *su = json_array_get(e, 6);
+        size_t len = json_array_size(e);
+        if ((len != 5 && len != 7) || !json_is_integer(json_array_get(e, 0)) ||
             !json_is_integer(json_array_get(e, 1)) || !(json_is_integer(u) || json_is_null(u)) ||
-            !json_is_integer(json_array_get(e, 3)) || !json_is_integer(json_array_get(e, 4)))
+            !json_is_integer(json_array_get(e, 3)) || !json_is_integer(json_array_get(e, 4)) ||
+            (len == 7 && (!json_is_integer(json_array_get(e, 5)) ||
+                          !(json_is_integer(su) || json_is_null(su)))))
             return -1;
         struct sched_segment *g = &s->seg[s->n++];
         g->schedule = (uint64_t)json_integer_value(json_array_get(e, 0));
@@ -151,6 +162,15 @@ int spec_parse_perturb(struct json_t *spec, struct sched *s)
         g->until = json_is_null(u) ? UINT64_MAX : (uint64_t)json_integer_value(u);
         g->origin = (uint64_t)json_integer_value(json_array_get(e, 3));
         g->horizon = (uint64_t)json_integer_value(json_array_get(e, 4));
+        g->span_from = len == 7 ? (uint64_t)json_integer_value(json_array_get(e, 5)) : g->from;
+        g->span_until = len != 7           ? g->until
+                        : json_is_null(su) ? UINT64_MAX
+                                           : (uint64_t)json_integer_value(su);
+        /* sched.h invariants 2 and 3 (a spec may come from an archive) */
+        if (!(g->span_from <= g->from && g->from <= g->until && g->until <= g->span_until &&
+              g->span_from < g->span_until) ||
+            (s->n > 1 && s->seg[s->n - 2].span_until > g->span_from))
+            return -1;
     }
     return 0;
 }

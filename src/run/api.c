@@ -600,10 +600,12 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
     struct sched sc = {0};
     int plain = 1; /* the perturbation is what --schedule flags say */
     if (spec_parse_perturb(spec, &sc) == 0)
-        plain = sc.n == 0 || (sc.n == 1 && sc.seg[0].origin == sc.seg[0].from &&
-                              sc.seg[0].horizon == (sc.seg[0].until == UINT64_MAX
-                                                        ? rw_defaults.pct_horizon
-                                                        : sc.seg[0].until - sc.seg[0].from));
+        plain = sc.n == 0 ||
+                (sc.n == 1 && sc.seg[0].origin == sc.seg[0].from &&
+                 sc.seg[0].span_from == sc.seg[0].from && sc.seg[0].span_until == sc.seg[0].until &&
+                 sc.seg[0].horizon == (sc.seg[0].until == UINT64_MAX
+                                           ? rw_defaults.pct_horizon
+                                           : sc.seg[0].until - sc.seg[0].from));
     size_t len;
     FILE *f = open_memstream(line, &len);
     if (!f) {

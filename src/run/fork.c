@@ -14,43 +14,32 @@
 #include "input/patch.h"
 #include "util/check.h"
 
-int run_fork_opts(struct run_opts *o, uint64_t schedule, uint64_t from, uint64_t until,
-                  uint64_t origin, uint64_t horizon, struct rw_error *err)
+int run_fork_opts(struct run_opts *o, const struct sched_segment *g, struct rw_error *err)
 {
-    if (from == 0)
+    if (g->span_from == 0)
         return run_usage(err, "a fork needs a step after boot (1 or more)");
-    if (schedule && sched_push(&o->sched, schedule, from, until, origin, horizon ? horizon : 1) < 0)
+    if (g->schedule && sched_push_span(&o->sched, g->schedule, g->span_from, g->span_until, g->from,
+                                       g->until, g->origin, g->horizon ? g->horizon : 1) < 0)
         return run_usage(err, "too many perturbation segments (forks of forks)");
-    if (!schedule) {
-        /* Schedule 0 after `from`: the parent's segments end there. */
-        struct sched s = o->sched;
-        o->sched.n = 0;
-        for (unsigned i = 0; i < s.n; i++)
-            if (s.seg[i].from < from) {
-                o->sched.seg[o->sched.n] = s.seg[i];
-                if (o->sched.seg[o->sched.n].until > from)
-                    o->sched.seg[o->sched.n].until = from;
-                o->sched.n++;
-            }
-        for (unsigned i = 0; i < o->sched.n; i++) /* explore.h invariant 1 */
-            RW_ASSERT(o->sched.seg[i].until <= from);
-    }
+    if (!g->schedule)
+        sched_end_at(&o->sched, g->span_from);    /* schedule 0 after the fork step */
+    for (unsigned i = 0; i + 1 < o->sched.n; i++) /* explore.h invariant 1 */
+        RW_ASSERT(o->sched.seg[i].span_until <= g->span_from);
     return 0;
 }
 
-int run_fork(struct run_opts *o, const char *parent, uint64_t schedule, uint64_t from,
-             uint64_t until, uint64_t origin, uint64_t horizon, struct rw_result *res,
-             struct rw_error *err)
+int run_fork(struct run_opts *o, const char *parent, const struct sched_segment *g,
+             struct rw_result *res, struct rw_error *err)
 {
     memset(res, 0, sizeof(*res));
-    if (run_fork_opts(o, schedule, from, until, origin, horizon, err) < 0)
+    if (run_fork_opts(o, g, err) < 0)
         return -1;
-    /* The keyframe at `from` was taken after the parent's step `from`; the
-     * fork's own decision at `from` needs the state before it. */
+    /* The keyframe at the fork step was taken after the parent's step
+     * there; the fork's own decision at that step needs the state before it. */
     struct run_ctx c;
     int rc = run_prepare(&c, o, NULL, RUN_KEEP, 1, res, err);
     if (rc == 0)
-        rc = run_restore(&c, parent, from - 1, from);
+        rc = run_restore(&c, parent, g->span_from - 1, g->span_from);
     return run_through(&c, rc);
 }
 
@@ -69,8 +58,9 @@ int rw_fork(rw_home *h, const char *ref, uint64_t step, const struct rw_options 
     } else {
         run_stored_runtime(&st.o, op);
         st.o.name = op->name;
-        rc = run_fork(&st.o, st.name, op->schedule, step, op->schedule_until, step, st.steps - step,
-                      res, err);
+        struct sched_segment g =
+            sched_window(op->schedule, step, op->schedule_until, step, st.steps - step);
+        rc = run_fork(&st.o, st.name, &g, res, err);
     }
     run_stored_free(&st);
     return rc;
@@ -113,8 +103,9 @@ int rw_fork_patched(rw_home *h, const char *ref, const struct rw_patch *p,
                        (unsigned long long)st.o.patch->at, (unsigned long long)p->at);
     /* The machine as `rewind gdb ref at` found it: the parent's segments
      * through step `at` (they end at at + 1), then unperturbed. */
+    struct sched_segment g0 = sched_window(0, p->at + 1, UINT64_MAX, 0, 0);
     if (rc == 0)
-        rc = run_fork_opts(&st.o, 0, p->at + 1, 0, 0, 0, err);
+        rc = run_fork_opts(&st.o, &g0, err);
     if (rc == 0) {
         free((struct rw_patch *)st.o.patch);
         st.o.patch = p; /* not ours: run_stored_free must not free it */

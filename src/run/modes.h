@@ -15,17 +15,16 @@
 /* Record: boot, run to the end, keep the run. 0 or -1 with err. */
 int run_record(const struct run_opts *o, struct rw_result *res, struct rw_error *err);
 
-/* Fork: o (a stored run's options) perturbed by schedule in [from, until)
- * (PCT change points from [origin, origin + horizon)), started from
- * parent's keyframe at or before from - 1 (explore.h invariant 1). */
-int run_fork(struct run_opts *o, const char *parent, uint64_t schedule, uint64_t from,
-             uint64_t until, uint64_t origin, uint64_t horizon, struct rw_result *res,
-             struct rw_error *err);
+/* Fork: o (a stored run's options) perturbed by segment g (its actions in
+ * [g->from, g->until), PCT change points from [origin, origin + horizon),
+ * its bursts over its span: src/input/sched.h), started from parent's
+ * keyframe at or before g->span_from - 1 (explore.h invariant 1). */
+int run_fork(struct run_opts *o, const char *parent, const struct sched_segment *g,
+             struct rw_result *res, struct rw_error *err);
 
-/* The options of that fork: o's perturbation segments for schedule in
- * [from, until) (schedule 0: the segments end at from). 0 or -1 with err. */
-int run_fork_opts(struct run_opts *o, uint64_t schedule, uint64_t from, uint64_t until,
-                  uint64_t origin, uint64_t horizon, struct rw_error *err);
+/* The options of that fork: o's perturbation segments with g appended
+ * (schedule 0: the segments end at g->span_from). 0 or -1 with err. */
+int run_fork_opts(struct run_opts *o, const struct sched_segment *g, struct rw_error *err);
 
 /* A machine kept for many forks of one stored run (src/run/warm.c). */
 struct run_warm;
@@ -37,8 +36,8 @@ int run_warm_open(struct run_warm **w, const struct run_opts *base, const char *
 /* run_fork(base, parent, ...) on the machine: the same run, the same id,
  * trace, keyframes and manifest. 0 or -1 with err; after -1 the machine
  * is closed (the caller opens another). */
-int run_warm_fork(struct run_warm *w, uint64_t schedule, uint64_t from, uint64_t until,
-                  uint64_t origin, uint64_t horizon, struct rw_result *res, struct rw_error *err);
+int run_warm_fork(struct run_warm *w, const struct sched_segment *g, struct rw_result *res,
+                  struct rw_error *err);
 void run_warm_close(struct run_warm *w);
 
 /* A stored run loaded to be run again or derived from. */

@@ -61,16 +61,16 @@ struct run_warm {
  * mode, to diff an in-place restore against a fresh one. Every RAM page
  * ever written is hashed from its bytes, and a page whose bytes are not its name in
  * kf.cur while the dirty log says it is unchanged is named "stale". */
-static void warm_dump(struct run_warm *w, const char *when, uint64_t schedule, uint64_t from,
-                      uint64_t until, uint64_t origin, uint64_t horizon)
+static void warm_dump(struct run_warm *w, const char *when, const struct sched_segment *g)
 {
     const char *dir = getenv("REWIND_TEST_STATE_DUMP");
     if (!dir || !w->c.p)
         return;
     char path[4096];
-    snprintf(path, sizeof(path), "%s/s%llu-f%llu-u%llu-o%llu-h%llu.%s", dir,
-             (unsigned long long)schedule, (unsigned long long)from, (unsigned long long)until,
-             (unsigned long long)origin, (unsigned long long)horizon,
+    snprintf(path, sizeof(path), "%s/s%llu-f%llu-u%llu-o%llu-h%llu-b%llu.%s", dir,
+             (unsigned long long)g->schedule, (unsigned long long)g->from,
+             (unsigned long long)g->until, (unsigned long long)g->origin,
+             (unsigned long long)g->horizon, (unsigned long long)g->span_from,
              w->in_place ? "inplace" : "fresh");
     FILE *f = fopen(path, "ae");
     if (!f)
@@ -166,8 +166,8 @@ int run_warm_open(struct run_warm **out, const struct run_opts *base, const char
     return 0;
 }
 
-int run_warm_fork(struct run_warm *w, uint64_t schedule, uint64_t from, uint64_t until,
-                  uint64_t origin, uint64_t horizon, struct rw_result *res, struct rw_error *err)
+int run_warm_fork(struct run_warm *w, const struct sched_segment *g, struct rw_result *res,
+                  struct rw_error *err)
 {
     memset(res, 0, sizeof(*res));
     if (w->open && !w->in_place) { /* invariant 3: a fresh VM for every fork */
@@ -177,7 +177,7 @@ int run_warm_fork(struct run_warm *w, uint64_t schedule, uint64_t from, uint64_t
     if (!w->open && warm_machine(w, err) < 0) /* invariant 2 */
         return -1;
     w->o = *w->base;
-    if (run_fork_opts(&w->o, schedule, from, until, origin, horizon, err) < 0)
+    if (run_fork_opts(&w->o, g, err) < 0)
         return -1;
     /* invariant 1: run_fork's phases, on the machine kept open */
     int rc = run_begin(&w->c, &w->o, NULL, RUN_KEEP, res, err);
@@ -189,11 +189,11 @@ int run_warm_fork(struct run_warm *w, uint64_t schedule, uint64_t from, uint64_t
     }
     w->used = 1;
     if (rc == 0)
-        rc = run_restore(&w->c, w->parent, from - 1, from);
+        rc = run_restore(&w->c, w->parent, g->span_from - 1, g->span_from);
     if (rc == 0)
-        warm_dump(w, "restored", schedule, from, until, origin, horizon);
+        warm_dump(w, "restored", g);
     rc = run_body(&w->c, rc);
-    warm_dump(w, "end", schedule, from, until, origin, horizon);
+    warm_dump(w, "end", g);
     rc = run_end(&w->c, rc);
     if (rc < 0) { /* invariant 2 (the run is ended already: 0 keeps err) */
         run_close(&w->c, 0);

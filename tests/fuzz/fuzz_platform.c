@@ -155,6 +155,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 g->until = g->from + fuzz_take(&in, 4);
                 g->origin = g->from;
                 g->horizon = g->until - g->from;
+                g->span_from = g->from;
+                g->span_until = g->until;
             }
             break;
         }

@@ -99,12 +99,12 @@ PY
     [ "$RC" -eq 0 ] || fail "the passing run does not replay: $(cat p.out)"
     run_rw q replay "$failr"
     [ "$RC" -eq 0 ] || fail "the failing run does not replay: $(cat q.out)"
-    # show names the failing run and its perturbation: the schedule over
-    # the narrowed window
+    # show names the failing run and its perturbation: the schedule's
+    # actions over the narrowed window, its bursts from the job's start on
     run_rw s show "$failr"
     expect_rc 0
     expect_grep s.out "^run: *$failr\$"
-    expect_grep s.out "^schedule: $sched ([a-z]*) at steps \[$w0, $w1)\$"
+    expect_grep s.out "^schedule: $sched ([a-z]*) at steps \[$w0, $w1), its bursts at \[[0-9]*, end)\$"
 }
 
 # tier: long

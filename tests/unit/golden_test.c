@@ -62,8 +62,20 @@ static struct run_spec base_spec(void)
 static const struct sched perturb_ = {
     .seed = 42,
     .n = 2,
-    .seg = {{.schedule = 3, .from = 0, .until = 1200, .origin = 0, .horizon = 65536},
-            {.schedule = 4, .from = 1200, .until = UINT64_MAX, .origin = 1000, .horizon = 4096}},
+    .seg = {{.schedule = 3,
+             .from = 0,
+             .until = 1200,
+             .origin = 0,
+             .horizon = 65536,
+             .span_from = 0,
+             .span_until = 1200},
+            {.schedule = 4,
+             .from = 1200,
+             .until = UINT64_MAX,
+             .origin = 1000,
+             .horizon = 4096,
+             .span_from = 1200,
+             .span_until = UINT64_MAX}},
 };
 
 #define JSON_HEAD                                                                                  \
@@ -134,10 +146,35 @@ static void test_perturb_round_trip(void)
     for (unsigned i = 0; i < back.n && i < perturb_.n; i++) {
         const struct sched_segment *a = &back.seg[i], *b = &perturb_.seg[i];
         CHECK(a->schedule == b->schedule && a->from == b->from && a->until == b->until &&
-                  a->origin == b->origin && a->horizon == b->horizon,
+                  a->origin == b->origin && a->horizon == b->horizon &&
+                  a->span_from == b->span_from && a->span_until == b->span_until,
               "segment read back as written");
     }
     json_decref(j);
+    /* a narrowing probe's segment: its span as two more fields (sched.h
+     * invariant 3); a span that does not hold the window, or spans out of
+     * order, are refused (a spec may come from an archive) */
+    static const char *const ok = "{\"perturb\":[[4,500,900,30,800,30,null]]}";
+    static const char *const bad[] = {
+        "{\"perturb\":[[4,500,900,30,800,600,null]]}", /* span starts inside */
+        "{\"perturb\":[[4,500,900,30,800,30,700]]}",   /* span ends inside */
+        "{\"perturb\":[[4,500,900,30,800,30]]}",       /* six fields */
+        "{\"perturb\":[[4,500,900,30,800,30,\"x\"]]}",
+        "{\"perturb\":[[3,0,1200,0,9],[4,100,null,0,9]]}", /* overlapping */
+    };
+    memset(&back, 0, sizeof(back));
+    j = json_loads(ok, 0, &je);
+    CHECK(j && spec_parse_perturb(j, &back) == 0 && back.n == 1 && back.seg[0].span_from == 30 &&
+              back.seg[0].span_until == UINT64_MAX && back.seg[0].from == 500 &&
+              back.seg[0].until == 900,
+          "a probe's span read back");
+    json_decref(j);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memset(&back, 0, sizeof(back));
+        j = json_loads(bad[i], 0, &je);
+        CHECK(j && spec_parse_perturb(j, &back) < 0, bad[i]);
+        json_decref(j);
+    }
 }
 
 static void check_job(char **argv, char **env, const char *cwd, const char *want, size_t wantlen,

@@ -58,6 +58,48 @@ static void test_access_points(void)
     }
 }
 
+/* A narrowing probe (sched.h invariant 3): the schedule's actions in its
+ * window alone, its bursts over the whole span, so the probe of every
+ * perturbed step is the schedule's own run. */
+static void test_probe_span(void)
+{
+    for (uint64_t sch = 1; sch <= 8; sch++) {
+        struct sched a = {.seed = 5}, w = {.seed = 5}, e = {.seed = 5};
+        sched_push(&a, sch, 100, UINT64_MAX, 100, 4000);
+        CHECK(sched_push_span(&w, sch, 100, UINT64_MAX, 1000, 2000, 100, 4000) == 0, "probe");
+        CHECK(sched_push_span(&e, sch, 100, UINT64_MAX, 1500, 1500, 100, 4000) == 0,
+              "an empty window of actions");
+        int bursts = 0;
+        for (uint64_t s = 0; s < 4100; s++) {
+            for (int acc = 0; acc < 2; acc++) {
+                struct sched_decision d = sched_decide(&a, s, acc), m = sched_decide(&w, s, acc),
+                                      z = sched_decide(&e, s, acc);
+                CHECK(m.burst == d.burst && z.burst == d.burst, "the span keeps every burst");
+                if (s >= 1000 && s < 2000)
+                    CHECK(same(m, d), "inside the window: the schedule's decision");
+                else
+                    CHECK(m.action == SCHED_NONE && m.ns == 0, "outside: no action");
+                CHECK(z.action == SCHED_NONE, "empty window: no action");
+                bursts += acc && s >= 100 && (s < 1000 || s >= 2000) && d.burst != 1;
+            }
+        }
+        CHECK(bursts > 0, "bursts other than 1 outside the window, kept");
+    }
+    struct sched b = {.seed = 5};
+    CHECK(sched_push_span(&b, 3, 100, 200, 50, 150, 100, 10) < 0, "actions before the span");
+    CHECK(sched_push_span(&b, 3, 100, 200, 150, 250, 100, 10) < 0, "actions after the span");
+    CHECK(sched_push_span(&b, 3, 100, 200, 150, 140, 100, 10) < 0, "a reversed window");
+    CHECK(sched_push_span(&b, 3, 100, 100, 100, 100, 100, 10) < 0, "an empty span");
+    /* a fork inside a probe's span ends the span and the actions there */
+    CHECK(sched_push_span(&b, 3, 100, UINT64_MAX, 500, 900, 100, 10) == 0, "probe");
+    struct sched c = b;
+    sched_end_at(&c, 300);
+    CHECK(c.n == 1 && c.seg[0].span_until == 300 && c.seg[0].from == 300 && c.seg[0].until == 300,
+          "schedule 0 from 300: the span ends there, the actions (all later) are gone");
+    sched_end_at(&c, 100);
+    CHECK(c.n == 0, "a fork at the span's start drops the segment");
+}
+
 static void test_sched(void)
 {
     struct sched a = {.seed = 7}, b = {.seed = 7}, none = {.seed = 7};
@@ -168,6 +210,7 @@ int main(void)
 {
     test_sched();
     test_access_points();
+    test_probe_span();
     test_keyframes_file();
     return unit_done();
 }
