@@ -18,6 +18,37 @@ static const char *jstr(json_t *o, const char *key)
     return v ? cli_tty(v) : "-"; /* an imported manifest's text: no control characters */
 }
 
+/* The spec's perturbation segments, one line each: [schedule, from, until
+ * or null, origin, horizon(, span_from, span_until or null)]
+ * (docs/formats.md). */
+static void print_segments(json_t *perturb)
+{
+    size_t k;
+    json_t *g;
+    json_array_foreach(perturb, k, g)
+    {
+        uint64_t sch = (uint64_t)json_integer_value(json_array_get(g, 0));
+        json_t *until = json_array_get(g, 2);
+        printf("schedule: %llu (%s) at steps [%llu, ", (unsigned long long)sch,
+               rw_schedule_strategy(sch),
+               (unsigned long long)json_integer_value(json_array_get(g, 1)));
+        if (json_is_null(until))
+            printf("end)");
+        else
+            printf("%llu)", (unsigned long long)json_integer_value(until));
+        if (json_array_size(g) == 7) { /* a narrowing probe: its bursts over the span */
+            json_t *su = json_array_get(g, 6);
+            printf(", its bursts at [%llu, ",
+                   (unsigned long long)json_integer_value(json_array_get(g, 5)));
+            if (json_is_null(su))
+                printf("end)");
+            else
+                printf("%llu)", (unsigned long long)json_integer_value(su));
+        }
+        printf("\n");
+    }
+}
+
 int cmd_show(int argc, char **argv)
 {
     int json = 0;
@@ -96,31 +127,7 @@ int cmd_show(int argc, char **argv)
     printf("keyframes: %lld (every %lld steps)\n",
            (long long)json_integer_value(json_object_get(m, "keyframes")),
            (long long)json_integer_value(json_object_get(m, "keyframe_every")));
-    size_t k;
-    json_t *g;
-    json_array_foreach(json_object_get(spec, "perturb"), k, g)
-    { /* [schedule, from, until or null, origin, horizon(, span_from, span_until or null)]
-       * (docs/formats.md) */
-        uint64_t sch = (uint64_t)json_integer_value(json_array_get(g, 0));
-        json_t *until = json_array_get(g, 2);
-        printf("schedule: %llu (%s) at steps [%llu, ", (unsigned long long)sch,
-               rw_schedule_strategy(sch),
-               (unsigned long long)json_integer_value(json_array_get(g, 1)));
-        if (json_is_null(until))
-            printf("end)");
-        else
-            printf("%llu)", (unsigned long long)json_integer_value(until));
-        if (json_array_size(g) == 7) { /* a narrowing probe: its bursts over the span */
-            json_t *su = json_array_get(g, 6);
-            printf(", its bursts at [%llu, ",
-                   (unsigned long long)json_integer_value(json_array_get(g, 5)));
-            if (json_is_null(su))
-                printf("end)");
-            else
-                printf("%llu)", (unsigned long long)json_integer_value(su));
-        }
-        printf("\n");
-    }
+    print_segments(json_object_get(spec, "perturb"));
     char *line = NULL;
     int exact = 1;
     struct rw_error err;

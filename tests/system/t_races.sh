@@ -35,6 +35,20 @@ test_spin_wait_progresses() {
     expect_grep w.err 'cannot run under breakpoints, watchpoints or single steps yet'
 }
 
+# M9 (docs/determinism.md): a PCT stall of the thread that holds a lock
+# or will set a flag does not end a correct spin-wait as spin: the spinner
+# makes points through the stall, so virtual time reaches its end. Schedule
+# 2 of each of these fixed twins stalls that thread while the other spins
+# (without 60-stallpoints.patch both end as spin, exit 117).
+# tier: vm
+test_stall_is_no_false_spin() {
+    local p
+    for p in race_tas_lock_fixed race_handoff_flag_fixed; do
+        run_rw "c-$p" check --schedules 2 -j 2 --no-where --root "$ROOT" --expect exit=0 -- "/usr/bin/$p"
+        [ "$RC" -eq 0 ] || fail "$p: a schedule failed (exit $RC): $(tail -n 4 "c-$p.out" "c-$p.err" | tr '\n' '|')"
+    done
+}
+
 # Two hazards of bursts (memburst.c): an 8-byte store across a page
 # boundary (one instruction, two taken pages: no livelock), and signals that
 # land during bursts (no stray SIGTRAP); identical on a second run.
