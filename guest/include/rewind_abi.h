@@ -77,6 +77,9 @@ enum rewind_stop {
 #define REWIND_HOLE_HOST_TSC (1ull << 0) /* user RDTSC returns the host TSC */
 #define REWIND_HOLE_HOSTILE (1ull << 1)  /* /dev/rewind takes REWIND_IOC_HOSTILE */
 #define REWIND_HOLE_MEM_HOST_TIME (1ull << 2) /* memory-access bursts drawn from the host TSC */
+#define REWIND_HOLE_WINDOW_HOST_TIME (1ull << 3) /* a window's point bound from the host TSC */
+#define REWIND_HOLE_STALL_HOST_TIME (1ull << 4)  /* a stalled sibling counts by the host TSC */
+#define REWIND_HOLE_WAIT_HOST_TIME (1ull << 5)   /* the wait limit from the host TSC */
 
 #define REWIND_SHARED_MAGIC 0x31444e4957455200ull /* "\0REWIND1" */
 #define REWIND_SHARED_REQ_MAX 1024

@@ -31,7 +31,7 @@ vmware_sched_clock:rdtsc       -- VMware only
 rewind_emulate_tsc:rdtsc       -- only with the test hole REWIND_HOLE_HOST_TSC (negative tests)
 rewind_emulate_tsc:rdtscp      -- same
 rewind_hostile_hlt:hlt         -- only with the test hole REWIND_HOLE_HOSTILE (hostile-guest tests)
-rewind_mem_host_time:rdtsc     -- only with the test hole REWIND_HOLE_MEM_HOST_TIME (negative tests)
+rewind_mem_host_time:rdtsc     -- only with the test holes REWIND_HOLE_*_HOST_TIME (negative tests)
 rewind_mem_host_time:rdtscp    -- same
 arch_get_random_longs:rdrand   -- gated by X86_FEATURE_RDRAND (hidden, cleared)
 arch_get_random_seed_longs:rdseed -- gated by X86_FEATURE_RDSEED (hidden, cleared)

@@ -34,7 +34,8 @@ int cli_test_hole(const char *name, struct rw_run_config *c)
         fprintf(stderr,
                 "rewind: unknown test hole '%s' (host-tsc, timer-at-host-exit, "
                 "host-rng, kf-no-io-completion, restore-no-tlb-flush, guest-hostile, "
-                "refuse-go-on, mem-host-time)\n",
+                "refuse-go-on, mem-host-time, mem-window-host-time, mem-stall-host-time, "
+                "wait-host-time)\n",
                 name);
         return -1;
     }

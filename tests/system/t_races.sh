@@ -49,6 +49,39 @@ test_stall_is_no_false_spin() {
     done
 }
 
+# Negative twin (M9): with --test-hole mem-stall-host-time a stall counts
+# (its siblings make points through it) only when the host's TSC says so.
+# Schedule 2 over the job's steps, [start+1, start+1+horizon) as check
+# draws it, stalls the lock holder while the other thread spins: without the
+# hole the run exits 0, the same run twice; with it, runs of one spec end
+# differently (spin in some, exit 0 in others). A spin run is never a
+# reference, so the test compares the runs' ends itself.
+# tier: vm
+test_stall_hole_is_caught() {
+    run_rw p run --root "$ROOT" --preempt memory -- /usr/bin/race_tas_lock_fixed
+    expect_rc 0
+    local id steps start; id=$(run_id p.err); steps=$(steps_of p.err)
+    start=$("$REWIND" events "$id" --kind init --json |
+        python3 -c 'import json,sys; print(min(e["step"] for e in json.load(sys.stdin) if e["aux"] == 1))')
+    local w=(--schedule 2 --schedule-from $((start + 1)) --schedule-until $((steps + 1)))
+    run_rw a run --root "$ROOT" --preempt memory --spin-limit 3 "${w[@]}" -- /usr/bin/race_tas_lock_fixed
+    expect_rc 0
+    run_rw b run --root "$ROOT" --preempt memory --spin-limit 3 "${w[@]}" -- /usr/bin/race_tas_lock_fixed
+    expect_rc 0
+    same_run a.err b.err || fail "two ids for one spec"
+    [ "$(mf "$(run_id a.err)" trace_hash)" = "$(mf "$(run_id b.err)" trace_hash)" ] || fail "two traces"
+    export REWIND_TEST_HOLES=1
+    local i ends=""
+    for i in 1 2 3 4 5 6 7 8; do
+        run_rw "h$i" run --root "$ROOT" --preempt memory --spin-limit 3 "${w[@]}" \
+            --test-hole mem-stall-host-time -- /usr/bin/race_tas_lock_fixed
+        ends="$ends $RC/$(steps_of "h$i.err")"
+        [ "$(echo "$ends" | tr ' ' '\n' | sort -u | grep -c .)" -gt 1 ] && return 0
+        grep -q 'DETERMINISM VIOLATION' "h$i.err" && return 0
+    done
+    fail "8 runs of one spec with the stall hole open all ended alike:$ends"
+}
+
 # Two hazards of bursts (memburst.c): an 8-byte store across a page
 # boundary (one instruction, two taken pages: no livelock), and signals that
 # land during bursts (no stray SIGTRAP); identical on a second run.
@@ -123,6 +156,25 @@ test_cpus_seen() {
 test_mem_hole_is_caught() {
     export REWIND_TEST_HOLES=1
     hole_caught h 4 --root "$ROOT" --preempt memory --test-hole mem-host-time -- /usr/bin/race_lost_update
+}
+
+# Negative twin (M7): a window's point bound from the host's TSC makes the
+# spin-wait's runs differ (its yields move), and the check names a step.
+# tier: vm
+test_window_hole_is_caught() {
+    export REWIND_TEST_HOLES=1
+    hole_caught h 4 --root "$ROOT" --preempt memory --test-hole mem-window-host-time -- /usr/bin/race_spin_wait
+}
+
+# Negative twin of the wait limit (docs/determinism.md, "A guest that
+# waits"): the lock-order deadlock stops at a step chosen by the host's TSC.
+# tier: vm
+test_wait_hole_is_caught() {
+    run_rw a run --root "$ROOT" --preempt memory -- /usr/bin/race_lock_order
+    expect_rc 119
+    expect_grep a.err 'no process ran for a day of virtual time'
+    export REWIND_TEST_HOLES=1
+    hole_caught h 4 --root "$ROOT" --preempt memory --test-hole wait-host-time -- /usr/bin/race_lock_order
 }
 
 # events_digest RUN: the number of non-console events of RUN and a hash of
