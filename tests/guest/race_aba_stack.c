@@ -60,16 +60,20 @@ static struct node *pop(void)
 #define ROUNDS 20
 static struct node nodes[NODES];
 
-/* Each thread pops two nodes and pushes them back, ROUNDS times. */
+/* Each thread pops two nodes and pushes them back, the first one first,
+ * ROUNDS times: between its push of A and its push of B the stack has A on
+ * top of what was under B, which is the ABA of the comment above for a pop
+ * that read A and B before (pushing B first would put back the very stack
+ * it read, and no single preemption would corrupt it). */
 static void *churn(void *arg)
 {
     (void)arg;
     for (int r = 0; r < ROUNDS; r++) {
         struct node *a = pop(), *b = pop();
-        if (b)
-            push(b);
         if (a)
             push(a);
+        if (b)
+            push(b);
     }
     return NULL;
 }
