@@ -396,6 +396,9 @@ struct rw_check_report {
     int seed_decides;         /* vary_seed: the failing schedule's seed fails (or
                                  differs) with no perturbation: fail_run is that
                                  run, nothing to narrow */
+    int bursts_decide;        /* the failing schedule's bursts with none of its
+                                 actions fail (or differ) too: fail_run is that
+                                 run, pass_run schedule 0, no step decides */
     char check_id[RW_ID_MAX]; /* the check's record (rw_checks_list), "" if unsaved */
     /* With an engine (via): */
     uint64_t lost;   /* schedules whose task died twice (not in tried) */

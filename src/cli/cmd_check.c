@@ -318,6 +318,7 @@ static void report_json_found(const struct rw_check_report *r)
     printf(",\"schedule\":%llu,\"strategy\":\"%s\",", (unsigned long long)r->schedule, r->strategy);
     side_json("failing", &r->failing);
     printf(",\"seed_decides\":%s", r->seed_decides ? "true" : "false");
+    printf(",\"bursts_decide\":%s", r->bursts_decide ? "true" : "false");
     printf(",\"narrowed\":%s,\"probes\":%llu,\"narrow_s\":%.3f", r->narrowed ? "true" : "false",
            (unsigned long long)r->probes, r->narrow_s);
     printf(",\"deciding_step\":%llu,\"perturbation\":", (unsigned long long)r->deciding_step);
@@ -452,6 +453,12 @@ static void report_text(const struct rw_check_report *r)
     if (r->seed_decides) {
         printf("the seed decides: run %s, at the same seed with no perturbation, %s too\n",
                r->fail_run.id, r->fail_run.props_failed ? "fails" : "ends so");
+        return;
+    }
+    if (r->bursts_decide) {
+        printf("the schedule's bursts decide: run %s, with its bursts and none of its actions, "
+               "%s too; no single step decides (%llu probes)\n",
+               r->fail_run.id, r->judged ? "fails" : "ends so", (unsigned long long)r->probes);
         return;
     }
     if (!r->narrowed) {

@@ -625,6 +625,24 @@ static void access_at(const char *home, const char *name, uint64_t step, char *o
     trace_close_read(&r);
 }
 
+/* Not narrowed: the search took the bursts alone (the window [from, from),
+ * no action) to pass. When they fail too, they decide and no step does
+ * (invariant 6): the report says so. ran: rep->pass_run is that run. */
+static int bursts_alone(struct ctx *x, uint64_t from, int ran, char *err, size_t errlen)
+{
+    struct rw_check_report *rep = x->rep;
+    struct rw_check_side b = rep->pass_run;
+    int f;
+    if (!ran && probe(x, from, from, &b, &f, err, errlen) < 0)
+        return -1;
+    if (bad(x, &b)) {
+        rep->bursts_decide = 1;
+        rep->fail_run = b;
+        rep->pass_run = *x->ref;
+    }
+    return 0;
+}
+
 static int narrow(struct ctx *x, char *err, size_t errlen)
 {
     struct rw_check_report *rep = x->rep;
@@ -711,7 +729,8 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
         /* Outcomes need not be monotone in the window's start (with
          * memory-access points many perturbations can each lead to the
          * failure): fall back to the prefix the first search proved, which
-         * passes without d (ps[0..k-2], or schedule 0) and fails with it. */
+         * passes without d (ps[0..k-2], or the bursts alone) and fails
+         * with it. */
         j = 0;
         if (probe(x, ps[0], d + 1, &rep->fail_run, &f, err, errlen) < 0)
             goto out;
@@ -728,6 +747,8 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     rep->narrowed = bad(x, &rep->fail_run) && !bad(x, &rep->pass_run) &&
                     strcmp(rep->pass_run.outcome, "timeout") != 0;             /* invariant 2 */
     RW_ASSERT(!rep->narrowed || (rep->pass_run.id[0] && rep->fail_run.id[0])); /* invariant 2 */
+    if (!rep->narrowed && bursts_alone(x, ps[0], k == 1 && j == 0, err, errlen) < 0)
+        goto out;
     rc = 0;
 out:
     free(ps);

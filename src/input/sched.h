@@ -29,7 +29,8 @@
  * Invariants:
  *  1. sched_decide(step, access) depends only on the segment containing
  *     step, the seed and whether the step is an access point; steps outside
- *     every window get SCHED_NONE and burst 0 (the guest draws its own).
+ *     every span get SCHED_NONE and burst 0 (the guest draws its own), steps
+ *     of a span outside its window SCHED_NONE and the segment's burst.
  *  2. Segments are ordered and their spans do not overlap (a fork
  *     truncates its parent's segments at the fork step before appending
  *     its own).

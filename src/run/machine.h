@@ -14,17 +14,18 @@ struct rw_machine {
     struct rw_error err; /* the context's own (its failures are copied out) */
     uint64_t step;
     struct rw_machine_debug *dbg; /* NULL until a debugging function needs it */
-    int settled; /* rw_machine_finish ran run_settle: the machine runs no more */
+    int settled;                  /* rw_machine_finish ran run_settle: the machine runs no more */
 };
 
-/* Breakpoints, watchpoints and single steps arm KVM's guest debugging, which
- * takes every #DB of the guest, also the single-step traps of the guest
- * kernel's memory-access bursts (docs/determinism.md): not yet given back to
- * the guest, so such runs are refused with this message. */
-#define RW_PREEMPT_NO_DEBUGGER                                                          \
-    "a run made with --preempt memory cannot run under breakpoints, watchpoints or "    \
-    "single steps yet: the debugger would take the guest kernel's own single-step "     \
-    "bursts (docs/determinism.md, \"Memory-access points\")"
+/* gdb's breakpoints and single steps arm KVM's guest debugging, which takes
+ * every #DB of the guest, also the single-step traps of the guest kernel's
+ * memory-access bursts (docs/determinism.md). rewind watch gives those back
+ * (src/vmm/debugreg.h invariant 4); the debugger's own single steps would
+ * mix with them, so gdb and watch's stepping refuse such runs with this. */
+#define RW_PREEMPT_NO_DEBUGGER                                                                     \
+    "a run made with --preempt memory cannot be single-stepped or stopped at "                     \
+    "breakpoints yet: the debugger's single steps would mix with the guest kernel's "              \
+    "own single-step bursts (docs/determinism.md, \"Memory-access points\")"
 
 /* Free m->dbg (rw_machine_close calls it). */
 void debug_free(struct rw_machine *m);

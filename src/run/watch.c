@@ -27,6 +27,12 @@
  *     pid's address space (old_known 0 when there was none).
  *  4. The watched range is at most RW_WATCH_MAX_LEN bytes and split into at
  *     most four aligned pieces (debugreg.h invariant 1).
+ *  5. A run made with --preempt memory: every single-step trap of the
+ *     guest's own bursts is given back to the guest (debugreg.h invariant 4),
+ *     so the replay is still the stored run; a change of the range seen at
+ *     such a trap in pid's address space is the write of the instruction
+ *     that trapped, listed as exact. Writes outside bursts are seen after
+ *     their step; stepping them (watchstep.c) is refused for such runs.
  */
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -69,6 +75,7 @@ struct watch {
     size_t n, cap;
     uint64_t dbg_exits;
     int oom;
+    int give_back_failed; /* errno of the first refused debugreg_give_back, or 0 */
 };
 
 /* The current task's pid and tgid; 0 or -1. */
@@ -127,9 +134,16 @@ static void on_debug(void *ctx, struct platform *p)
 {
     struct watch *w = ctx;
     uint64_t step = p->step;
-    w->dbg_exits++;
-    if (!debugreg_fired(p->vm->run))
+    /* A single step of the guest's own (a memory-access burst of a run made
+     * with --preempt memory) goes back to it, also when a watchpoint fired
+     * on the same instruction (debugreg.h invariant 4). */
+    int gave = debugreg_give_back(p->vm);
+    if (gave < 0 && !w->give_back_failed)
+        w->give_back_failed = errno ? errno : EIO;
+    unsigned fired = debugreg_fired(p->vm->run);
+    if (!fired && gave <= 0)
         return;
+    w->dbg_exits += fired != 0;
     struct kvm_sregs sr;
     if (ioctl(p->vm->vcpu_fd, KVM_GET_SREGS, &sr) < 0)
         return;
@@ -139,6 +153,15 @@ static void on_debug(void *ctx, struct platform *p)
     uint8_t now[RW_WATCH_MAX_LEN];
     if (debugreg_read(p->vm, w->cr3, w->addr, now, w->len) < 0)
         return;
+    /* A burst's trap comes after each single instruction of the thread
+     * (no step, so no other thread, in between): a change it sees is that
+     * instruction's write, exact as a watchpoint's hit (invariant 5; the
+     * test host's emulated CPU reports BS alone when both fire). */
+    if (!fired && (!w->have_last || !memcmp(now, w->last, w->len))) {
+        memcpy(w->last, now, w->len);
+        w->have_last = 1;
+        return;
+    }
     struct rw_watch_hit *h = add_hit(w, step);
     if (h) {
         memcpy(h->new_val, now, w->len);
@@ -300,10 +323,6 @@ static int watch_replay(rw_home *h, const char *ref, struct watch *w, const stru
     struct run_stored st;
     if (run_stored_at(h, ref, w->from, 0, op, &st, err) < 0)
         return -1;
-    if (st.o.preempt_memory) {
-        run_stored_free(&st);
-        return apierr_set(err, RW_EUSAGE, "%s", RW_PREEMPT_NO_DEBUGGER);
-    }
     snprintf(kernel, kn, "%s", st.o.kernel);
     st.o.no_keyframes = 1;
     st.o.quiet = 1;
@@ -355,6 +374,10 @@ static int watch_replay(rw_home *h, const char *ref, struct watch *w, const stru
     } else {
         run_close(&c, rc);
     }
+    if (rc == 0 && w->give_back_failed)
+        rc = apierr_set(err, RW_EINTERNAL,
+                        "KVM refused to give the guest its own single-step trap back: %s",
+                        strerror(w->give_back_failed));
     run_stored_free(&st);
     return rc;
 }

@@ -16,7 +16,13 @@
  *     outside RAM is "not mapped", never a read outside the mapping. The
  *     walk is guestos's (gos_translate, through vmm/gview.h), the one
  *     guest-virtual reader of the monitor.
- *  3. Nothing here writes guest memory or guest-visible registers.
+ *  3. Nothing here writes guest memory or guest-visible registers, but
+ *     debugreg_give_back (invariant 4).
+ *  4. A single-step trap of the guest's own reaches the guest exactly as it
+ *     would without a debugger: the same #DB at the same instruction
+ *     boundary, DR6 as the guest reads it holding BS and its fixed ones
+ *     (and none of the watchpoints' bits: the guest armed none), nothing
+ *     else changed. A run watched or debugged is then the run stored.
  */
 #include "vmm/debugreg.h"
 
@@ -88,6 +94,34 @@ int debugreg_arm(struct kvm_vm *vm, const uint64_t *at, const unsigned *size, un
 unsigned debugreg_fired(const struct kvm_run *run)
 {
     return (unsigned)(run->debug.arch.dr6 & 0xf);
+}
+
+#define DR6_BS (1ull << 14)     /* single step */
+#define DR6_FIXED 0xffff0ff0ull /* the bits DR6 reads as 1 when nothing is reported */
+#define DB_VECTOR 1
+
+int debugreg_give_back(struct kvm_vm *vm)
+{
+    if (!(vm->run->debug.arch.dr6 & DR6_BS))
+        return 0;
+    struct kvm_debugregs dr;
+    struct kvm_vcpu_events ev;
+    memset(&dr, 0, sizeof(dr));
+    memset(&ev, 0, sizeof(ev));
+    if (ioctl(vm->vcpu_fd, KVM_GET_DEBUGREGS, &dr) < 0 ||
+        ioctl(vm->vcpu_fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+        return -1;
+    RW_ASSERT(!ev.exception.injected && !ev.exception.pending); /* a trap ended the entry */
+    dr.dr6 = DR6_FIXED | DR6_BS; /* invariant 4: what the guest's handler reads */
+    ev.exception.injected = 1;
+    ev.exception.nr = DB_VECTOR;
+    ev.exception.has_error_code = 0;
+    ev.exception.error_code = 0;
+    ev.exception_has_payload = 0;
+    if (ioctl(vm->vcpu_fd, KVM_SET_DEBUGREGS, &dr) < 0 ||
+        ioctl(vm->vcpu_fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
+        return -1;
+    return 1;
 }
 
 #define PTE_P 1ull

@@ -27,6 +27,14 @@ int debugreg_arm(struct kvm_vm *vm, const uint64_t *at, const unsigned *size, un
  * from DR6; 0 if the exit was not one of ours. */
 unsigned debugreg_fired(const struct kvm_run *run);
 
+/* After KVM_EXIT_DEBUG: if the exit is also (or only) a single-step trap
+ * of the guest's own (DR6.BS: the guest kernel's memory-access bursts set
+ * TF on its user tasks, docs/determinism.md), give it back to the guest as
+ * the #DB it would have taken without a debugger: DR6 as the guest reads it
+ * says BS, and the exception is injected at the next entry (invariant 4).
+ * 1 if given back, 0 if there was none, -1 (errno) if KVM refused. */
+int debugreg_give_back(struct kvm_vm *vm);
+
 /* The guest-physical address of linear address gva in the page tables at
  * cr3 (4-level paging, 4 KiB, 2 MiB and 1 GiB pages). 0 or -1 (not mapped,
  * or a table outside guest RAM). */

@@ -161,6 +161,9 @@ static void test_perturb_round_trip(void)
         "{\"perturb\":[[4,500,900,30,800,30]]}",       /* six fields */
         "{\"perturb\":[[4,500,900,30,800,30,\"x\"]]}",
         "{\"perturb\":[[3,0,1200,0,9],[4,100,null,0,9]]}", /* overlapping */
+        "{\"perturb\":[[4,500,500,30,800]]}",              /* an empty span */
+        "{\"perturb\":[[4,-1,900,30,800]]}",               /* a negative step */
+        "{\"perturb\":[[4,30,900,30,800,-5,null]]}",       /* a negative span */
     };
     memset(&back, 0, sizeof(back));
     j = json_loads(ok, 0, &je);

@@ -63,6 +63,7 @@ static void test_access_points(void)
  * perturbed step is the schedule's own run. */
 static void test_probe_span(void)
 {
+    int actions = 0; /* inside the probes' windows, over the schedules */
     for (uint64_t sch = 1; sch <= 8; sch++) {
         struct sched a = {.seed = 5}, w = {.seed = 5}, e = {.seed = 5};
         sched_push(&a, sch, 100, UINT64_MAX, 100, 4000);
@@ -71,6 +72,8 @@ static void test_probe_span(void)
               "an empty window of actions");
         int bursts = 0;
         for (uint64_t s = 0; s < 4100; s++) {
+            actions += sched_decide(&w, s, 1).action != SCHED_NONE ||
+                       sched_decide(&w, s, 0).action != SCHED_NONE;
             for (int acc = 0; acc < 2; acc++) {
                 struct sched_decision d = sched_decide(&a, s, acc), m = sched_decide(&w, s, acc),
                                       z = sched_decide(&e, s, acc);
@@ -85,6 +88,7 @@ static void test_probe_span(void)
         }
         CHECK(bursts > 0, "bursts other than 1 outside the window, kept");
     }
+    CHECK(actions > 100, "the windows held actions to compare");
     struct sched b = {.seed = 5};
     CHECK(sched_push_span(&b, 3, 100, 200, 50, 150, 100, 10) < 0, "actions before the span");
     CHECK(sched_push_span(&b, 3, 100, 200, 150, 250, 100, 10) < 0, "actions after the span");
