@@ -77,6 +77,26 @@ compat_workload() { compat_three "$1" && compat_check "$1" "${2:-}"; }
 # make check-long: every workload's three runs and a check of
 # COMPAT_SCHEDULES schedules (make check runs the negative twin below and
 # its positive twin on the same root).
+# Issue 31's `make -j$(nproc)` with --cpus 4 (docs/determinism.md, "CPUs the
+# job sees"): nproc says 4, make runs four compilers at once on the one
+# vCPU with memory-access points, and two runs are one run.
+# tier: long
+test_compat_make_j_with_four_cpus() {
+    compat_home
+    local cmd='nproc; make -s -C /compat/c -j"$(nproc)" check'
+    local i
+    for i in 1 2; do
+        run_rw "m$i" run --root "$COMPAT" --cpus 4 --preempt memory --timeout 1200 -- sh -c "$cmd"
+        expect_rc 0
+        expect_no_grep "m$i.err" 'DETERMINISM VIOLATION'
+    done
+    expect_grep m1.out '^4$'
+    sed 1d m1.out >m1.rest
+    diff -u m1.rest "$COMPAT_DIR/expected/c.out" >&2 || fail "make -j4: not expected/c.out"
+    same_run m1.err m2.err
+    cmp -s m1.out m2.out || fail "two outputs"
+}
+
 # tier: long
 test_compat_python() { compat_workload python; }
 # tier: long
