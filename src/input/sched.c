@@ -85,7 +85,7 @@ struct sched_decision sched_decide(const struct sched *s, uint64_t step, int acc
     for (unsigned i = 0; i < s->n; i++) {
         const struct sched_segment *g = &s->seg[i];
         RW_ASSERT(g->span_from <= g->from && g->from <= g->until &&
-                  g->until <= g->span_until); /* invariant 3 */
+                  g->until <= g->span_until); /* invariant 3 (an empty span is skipped) */
         if (step < g->span_from || step >= g->span_until || g->schedule == 0)
             continue;
         struct sched_decision d = (g->schedule & 1) ? random_at(s->seed, g, step, access)
@@ -121,15 +121,20 @@ void sched_describe(const struct sched_decision *d, char *buf, unsigned len)
     }
 }
 
+int sched_segment_valid(const struct sched_segment *g)
+{
+    return g->span_from < g->span_until && g->span_from <= g->from && g->from <= g->until &&
+           g->until <= g->span_until;
+}
+
 int sched_push_span(struct sched *s, uint64_t schedule, uint64_t span_from, uint64_t span_until,
                     uint64_t from, uint64_t until, uint64_t origin, uint64_t horizon)
 {
-    if (s->n >= SCHED_MAX_SEGMENTS || span_from >= span_until || from < span_from || until < from ||
-        until > span_until)
+    struct sched_segment g = {schedule, from, until, origin, horizon, span_from, span_until};
+    if (s->n >= SCHED_MAX_SEGMENTS || !sched_segment_valid(&g))
         return -1;
     sched_end_at(s, span_from); /* invariant 2 */
-    s->seg[s->n++] =
-        (struct sched_segment){schedule, from, until, origin, horizon, span_from, span_until};
+    s->seg[s->n++] = g;
     return 0;
 }
 
@@ -158,8 +163,7 @@ void sched_end_at(struct sched *s, uint64_t at)
     }
     s->n = k;
     for (unsigned i = 0; i < s->n; i++) /* invariants 2 and 3 */
-        RW_ASSERT(s->seg[i].span_until <= at && s->seg[i].span_from <= s->seg[i].from &&
-                  s->seg[i].from <= s->seg[i].until && s->seg[i].until <= s->seg[i].span_until);
+        RW_ASSERT(s->seg[i].span_until <= at && sched_segment_valid(&s->seg[i]));
 }
 
 _Static_assert(sizeof(struct rewind_record) + REWIND_SW_MAX * sizeof(struct rewind_switch) <=

@@ -80,6 +80,10 @@ struct sched_decision {
     uint32_t burst; /* an access point's burst (1..16 instructions); 0: the guest's */
 };
 
+/* Invariant 3 for one segment, and a span that is not empty: 1 or 0 (also
+ * for a segment read from an untrusted spec). */
+int sched_segment_valid(const struct sched_segment *g);
+
 /* Append a segment whose actions are in [from, until) and whose span
  * (bursts) is [span_from, span_until) (invariant 3); earlier segments end
  * where the span starts. 0, or -1 if full or the windows are malformed. */

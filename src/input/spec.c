@@ -167,9 +167,7 @@ int spec_parse_perturb(struct json_t *spec, struct sched *s)
                         : json_is_null(su) ? UINT64_MAX
                                            : (uint64_t)json_integer_value(su);
         /* sched.h invariants 2 and 3 (a spec may come from an archive) */
-        if (!(g->span_from <= g->from && g->from <= g->until && g->until <= g->span_until &&
-              g->span_from < g->span_until) ||
-            (s->n > 1 && s->seg[s->n - 2].span_until > g->span_from))
+        if (!sched_segment_valid(g) || (s->n > 1 && s->seg[s->n - 2].span_until > g->span_from))
             return -1;
     }
     return 0;
