@@ -31,12 +31,23 @@ log=$(mktemp); queue=""
 trap 'rm -f "$log" "$log".*; [ -z "$queue" ] || rm -rf "$queue"' EXIT
 # Tier unit (pure modules), then tier engine (the engine's paths in-process
 # over fakes): docs/testing.md, "Tiers".
+# They run UNIT_JOBS at a time (default: one per core; several wait on
+# sockets or mkfs.erofs), and report in name order.
+ujobs=${UNIT_JOBS:-$(nproc)}
+case "$ujobs" in '' | *[!0-9]* | 0) echo "UNIT_JOBS=$ujobs: not a count" >&2; exit 2 ;; esac
+units=(); k=0; running=0
 for t in build/unit/*_test build/engine/*_test; do
     [ -x "$t" ] || continue
+    if [ "$running" -ge "$ujobs" ]; then wait -n; running=$((running - 1)); fi
+    ( "$t" >"$log.u$k" 2>&1; echo $? >"$log.u$k.rc" ) &
+    units+=("$t"); k=$((k + 1)); running=$((running + 1))
+done
+wait
+for ((k = 0; k < ${#units[@]}; k++)); do
+    t=${units[$k]}
     echo "== $(basename "$(dirname "$t")"): $(basename "$t")"
-    "$t" >"$log" 2>&1; rc=$?
-    tail -n 30 "$log"
-    tally "$log" $rc
+    tail -n 30 "$log.u$k"
+    tally "$log.u$k" "$(cat "$log.u$k.rc" 2>/dev/null || echo 1)"
 done
 echo "== layout: tools/archcheck.sh (docs/architecture.md#the-layering-rule)"
 tools/archcheck.sh >"$log" 2>&1; rc=$?
