@@ -94,9 +94,9 @@ $(B)/examples/director: examples/director/director.c include/rewind.h $(B)/libre
 
 # Every build rule waits for deps (order-only), so `make -j` on a fresh machine
 # compiles nothing before tools/deps.sh has installed the headers.
-$(B)/rewind-init: guest/init/init.c guest/include/rewind_abi.h | deps
+$(B)/rewind-init: guest/init/init.c guest/init/nodes.c guest/init/nodes.h guest/include/rewind_abi.h | deps
 	@mkdir -p $(B)
-	$(CC) $(WARN) -O2 -static -o $@ guest/init/init.c
+	$(CC) $(WARN) -O2 -static -o $@ guest/init/init.c guest/init/nodes.c
 
 # The probe alone, with the few engine files it uses (no libraries).
 PROBE_SRC := src/vmm/probe.c src/vmm/kvmdev.c src/util/fail.c src/util/check.c

@@ -139,6 +139,8 @@ struct rw_observer {
 /* A run to record (`rewind run`). Fill with rw_run_config_init, then set
  * root and argv at least. Pointers are the caller's and must outlive the
  * call that uses the config. */
+/* The most nodes a run can have (--node). */
+#define RW_NODES_MAX 16u
 /* The most CPUs a job can be shown (--cpus). */
 #define RW_CPUS_MAX 64u
 
@@ -187,6 +189,11 @@ struct rw_run_config {
      * 1..64, one vCPU runs them in turn; 0 is 1. Part of the spec only
      * above 1. */
     unsigned cpus;
+    /* Nodes (docs/faults.md, "Nodes"): "NAME=COMMAND" strings,
+     * NULL-terminated, or NULL; each node runs COMMAND under /bin/sh -c in
+     * a network and UTS namespace of its own, started before the job. Part
+     * of the spec only when given. */
+    char **nodes;
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:
@@ -738,6 +745,7 @@ struct rw_event {
     uint32_t flags;
     const uint8_t *payload;
     size_t payload_len;
+    const char *node; /* the node of process pid (docs/faults.md), or NULL: none */
 };
 
 /* Which events rw_events reports. Zeroed means none; use RW_EVENTS_ALL. */
@@ -823,6 +831,7 @@ struct rw_proc {
     int threads;    /* live threads, the leader included */
     int depth;      /* 0 for init, 1 for its children, ... */
     char argv[256]; /* the last exec's argv joined by spaces */
+    char node[17];  /* its node (docs/faults.md), or "": none */
 };
 
 /* The process tree of run id alive after step upto (UINT64_MAX: the end),

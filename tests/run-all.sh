@@ -53,8 +53,8 @@ echo "== layout: tools/archcheck.sh (docs/architecture.md#the-layering-rule)"
 tools/archcheck.sh >"$log" 2>&1; rc=$?
 cat "$log"
 tally "$log" $rc
-echo "== fuzz: every target replays its seeds, then fuzzes ${FUZZ_CHECK_S:-5} s (tests/fuzz/run.sh)"
-tests/fuzz/run.sh "${FUZZ_CHECK_S:-5}" --check >"$log" 2>&1; rc=$?
+echo "== fuzz: every target replays its seeds, then fuzzes ${FUZZ_CHECK_S:-3} s (tests/fuzz/run.sh)"
+tests/fuzz/run.sh "${FUZZ_CHECK_S:-3}" --check >"$log" 2>&1; rc=$?
 cat "$log"
 tally "$log" $rc
 # The system tests that boot no guest (tier engine: the runner, the

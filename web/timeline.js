@@ -70,7 +70,7 @@ export class Timeline {
       g.fillRect(0, y, W, rh);
       if (rh < ROW_MIN - 4) return;
       g.fillStyle = '#d8dee6';
-      const label = `${l.name || '?'} ${l.pid}${l.tid !== l.pid ? '/' + l.tid : ''}`;
+      const label = `${l.node ? '[' + l.node + '] ' : ''}${l.name || '?'} ${l.pid}${l.tid !== l.pid ? '/' + l.tid : ''}`;
       g.fillText(label.slice(0, 17), 4, y + Math.min(rh - 3, 11));
     });
     // events

@@ -159,6 +159,7 @@ enum rewind_init_event {
     REWIND_INIT_JOB_EXIT = 2,  /* aux high bits: status via job_status */
     REWIND_INIT_ERROR = 3,     /* payload: message */
     REWIND_INIT_INSPECT_DONE = 4, /* payload: the inspector's exit status, decimal */
+    REWIND_INIT_NODE_START = 5,   /* payload: "NAME PID", a node's leader (docs/faults.md) */
 };
 
 struct rewind_record {

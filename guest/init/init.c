@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "../include/rewind_abi.h"
+#include "nodes.h"
 
 #define JOB_MAX (1 << 20)
 #define ARGS_MAX 4096
@@ -83,6 +84,7 @@ struct job {
     const char *property;      /* NULL: none */
     char *files[ARGS_MAX + 1]; /* file properties' paths, NULL-terminated */
     const char *collect;       /* --collect PATH, or NULL */
+    struct nodes nodes;        /* the run's nodes (nodes.h); count 0: none */
 };
 
 static int ctl_fd = -1;
@@ -126,6 +128,23 @@ static void die(const char *fmt, ...)
     power_off(REWIND_JOB_INIT_FAILED);
 }
 
+void nodes_die(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    die("%s", msg);
+    for (;;) /* die powers the machine off */
+        pause();
+}
+
+void nodes_emit(unsigned long long event, const char *text)
+{
+    emit(event, text);
+}
+
 static char *read_all(const char *path, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -167,6 +186,30 @@ static int take_list(char **p, char *end, char **out)
     return (int)cnt;
 }
 
+/* "REWINDNODES1\0" count NUL, then name NUL run NUL per node (src/input/job.h);
+ * the host checked the names, init checks them again. */
+static void parse_nodes(struct nodes *ns, char **p, char *end)
+{
+    char *n = next(p, end);
+    long cnt = n ? strtol(n, NULL, 10) : -1;
+    if (cnt < 1 || cnt > NODES_MAX || ns->count)
+        die("/job has a malformed node list");
+    for (long i = 0; i < cnt; i++) {
+        struct node *nd = &ns->node[i];
+        if (!(nd->name = next(p, end)) || !(nd->run = next(p, end)))
+            die("/job has a malformed node list");
+        size_t l = strlen(nd->name);
+        if (l < 1 || l > NODE_NAME_MAX ||
+            strspn(nd->name, "abcdefghijklmnopqrstuvwxyz0123456789-") != l ||
+            !(nd->name[0] >= 'a' && nd->name[0] <= 'z') || !strcmp(nd->name, "job"))
+            die("/job names a node '%s': not a node name", nd->name);
+        for (long k = 0; k < i; k++)
+            if (!strcmp(ns->node[k].name, nd->name))
+                die("/job names node '%s' twice", nd->name);
+    }
+    ns->count = (int)cnt;
+}
+
 static void parse_job(struct job *j)
 {
     size_t len = 0;
@@ -182,6 +225,10 @@ static void parse_job(struct job *j)
         die("/job is malformed");
     while (p < end) {
         char *tag = next(&p, end);
+        if (tag && !strcmp(tag, "REWINDNODES1")) {
+            parse_nodes(&j->nodes, &p, end);
+            continue;
+        }
         if (tag && !strcmp(tag, "REWINDCOLLECT1")) {
             if (!(j->collect = next(&p, end)) || !*j->collect)
                 die("/job has a malformed collect path");
@@ -1149,6 +1196,7 @@ int main(void)
     net_loopback_up();
     net_provide_names();
     parse_job(&j);
+    nodes_start(&j.nodes, j.envp);
     uint64_t status = run_job(&j);
     kill_leftovers();
     if (j.property || j.files[0]) {

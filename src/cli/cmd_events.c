@@ -24,6 +24,8 @@ static int show(void *ctx, const struct rw_event *e)
                o->n ? ",\n" : "", (unsigned long long)e->step, e->kind_name, e->pid, e->tid,
                (unsigned long long)e->aux, e->flags);
         cli_read_json_str((const char *)e->payload, e->payload_len);
+        if (e->node)
+            printf(",\"node\":\"%s\"", e->node);
         if (e->kind == (unsigned)rw_event_kind("exit")) { /* aux stays the raw wait status */
             char how[64];
             rw_wait_status_text(e->aux, how, sizeof(how));
@@ -33,7 +35,8 @@ static int show(void *ctx, const struct rw_event *e)
     } else {
         char line[1024];
         rw_event_describe(e, line, sizeof(line));
-        printf("%10llu  %s\n", (unsigned long long)e->step, line);
+        printf("%10llu  %s%s%s%s\n", (unsigned long long)e->step, e->node ? "[" : "",
+               e->node ? e->node : "", e->node ? "] " : "", line);
     }
     o->n++;
     return 0;

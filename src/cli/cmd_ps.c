@@ -29,12 +29,14 @@ static int show(void *ctx, const struct rw_proc *p)
         printf("%s{\"pid\":%u,\"ppid\":%u,\"threads\":%d,\"argv\":", o->n++ ? ",\n" : "", p->pid,
                p->ppid, p->threads);
         cli_read_json_str(p->argv, strlen(p->argv));
+        if (p->node[0])
+            printf(",\"node\":\"%s\"", p->node); /* [a-z0-9-] only (input/nodes.h) */
         if (ran)
             printf(",\"ran_tid\":%u", o->running.tid);
         putchar('}');
     } else {
-        printf("%c%7u %7u %7d  %*s%s\n", ran ? '*' : ' ', p->pid, p->ppid, p->threads,
-               2 * p->depth, "", p->argv);
+        printf("%c%7u %7u %7d  %*s%s%s%s%s\n", ran ? '*' : ' ', p->pid, p->ppid, p->threads,
+               2 * p->depth, "", p->node[0] ? "[" : "", p->node, p->node[0] ? "] " : "", p->argv);
     }
     return 0;
 }

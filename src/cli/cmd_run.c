@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 #include "cli_read.h"
 #include "rewind.h"
@@ -68,6 +70,13 @@ static void help(FILE *f)
           "                   from N, on every filesystem (docs/nix.md)\n"
           "  --track-writes GLOB  record each write to a regular file whose path matches\n"
           "                   GLOB ('*' matches '/' too) for `rewind blame`\n"
+          "  --node NAME=COMMAND  a node (repeatable, up to 16; part of the spec): COMMAND\n"
+          "                   runs under /bin/sh -c, before the job, in a network and\n"
+          "                   host name of its own: NAME at 10.77.0.N (N: its place in the\n"
+          "                   list), the job at 10.77.0.254 ('job'); every name resolves\n"
+          "                   (docs/faults.md)\n"
+          "  --nodes FILE     the nodes from a JSON file: {\"nodes\": [{\"name\": NAME,\n"
+          "                   \"run\": COMMAND}, ...]} (docs/formats.md)\n"
           "  --collect PATH   keep the files under PATH (in the job's root, after the job)\n"
           "                   with the run, for `rewind diff --files`\n"
           "  --expect P       a property of the run (repeatable; part of the spec):\n"
@@ -112,8 +121,8 @@ static int env_set(char **env, int *n, const char *kv)
 /* What cli_run_args keeps across its option helpers. */
 struct run_argv {
     struct rw_run_config *c;
-    char **env, **expect;
-    int nenv, nexpect;
+    char **env, **expect, **nodes;
+    int nenv, nexpect, nnodes;
     double *timeout_s;
 };
 
@@ -147,6 +156,8 @@ static const struct option run_longopts[] = {
     {"collect", required_argument, 0, 'G'},
     {"preempt", required_argument, 0, 'M'},
     {"cpus", required_argument, 0, 'U'},
+    {"node", required_argument, 0, 'n'},
+    {"nodes", required_argument, 0, 'F'},
     {0, 0, 0, 0},
 };
 
@@ -226,6 +237,50 @@ static int run_opt_machine(struct run_argv *a, int ch)
 }
 
 /* The job's inputs, perturbation, properties and limits. */
+static int add_node(struct run_argv *a, char *spec)
+{
+    if (a->nnodes >= (int)RW_NODES_MAX)
+        return ARGERR("--node: at most %d nodes", RW_NODES_MAX);
+    a->nodes[a->nnodes++] = spec;
+    a->nodes[a->nnodes] = NULL;
+    a->c->nodes = a->nodes;
+    return 0;
+}
+
+/* --nodes FILE: {"nodes": [{"name": NAME, "run": COMMAND}, ...]}
+ * (docs/formats.md, "Nodes file"), each entry as --node NAME=COMMAND. */
+static int nodes_file(struct run_argv *a, const char *path)
+{
+    json_error_t je;
+    json_t *o = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!o && je.line > 0)
+        return ARGERR("--nodes %s: %s (line %d)", path, je.text, je.line);
+    if (!o)
+        return ARGERR("--nodes %s: %s", path, je.text);
+    json_t *arr = json_object_get(o, "nodes"), *e;
+    size_t i;
+    int rc = 0;
+    if (!json_is_array(arr) || !json_array_size(arr))
+        rc = ARGERR("--nodes %s: needs {\"nodes\": [{\"name\": ..., \"run\": ...}, ...]}", path);
+    json_array_foreach(arr, i, e)
+    {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *run = json_string_value(json_object_get(e, "run"));
+        char *s = NULL;
+        if (rc == 0 && (!name || !run || strchr(name, '=') || json_object_size(e) != 2)) {
+            rc = ARGERR("--nodes %s: entry %zu needs exactly a string \"name\" (no '=') and a "
+                        "string \"run\"",
+                        path, i + 1);
+        } else if (rc == 0 && asprintf(&s, "%s=%s", name, run) < 0) {
+            rc = ARGERR("out of memory");
+        } else if (rc == 0) {
+            rc = add_node(a, s); /* kept for the process's life, as optarg is */
+        }
+    }
+    json_decref(o);
+    return rc;
+}
+
 static int run_opt_job(struct run_argv *a, int ch)
 {
     struct rw_run_config *cp = a->c;
@@ -242,6 +297,10 @@ static int run_opt_job(struct run_argv *a, int ch)
         if (cli_read_step(optarg, &cp->schedule_until) < 0)
             return ARGERR("--schedule-until needs a step: %s", optarg);
         return 0;
+    case 'n':
+        return add_node(a, optarg);
+    case 'F':
+        return nodes_file(a, optarg);
     case 'X':
         if (a->nexpect >= RW_PROPS_MAX - 1)
             return ARGERR("at most %d --expect", RW_PROPS_MAX - 1);
@@ -300,9 +359,11 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
 {
     static char *env[ENV_MAX + 1];
     static char *expect[RW_PROPS_MAX + 1];
+    static char *nodes[RW_NODES_MAX + 1];
     struct rw_run_config c;
     rw_run_config_init(&c);
-    struct run_argv a = {.c = &c, .env = env, .expect = expect, .timeout_s = timeout_s};
+    struct run_argv a = {
+        .c = &c, .env = env, .expect = expect, .nodes = nodes, .timeout_s = timeout_s};
     for (char **e = c.env; *e; e++)
         env_set(env, &a.nenv, *e);
     *timeout_s = 0;

@@ -49,6 +49,28 @@ static void print_segments(json_t *perturb)
     }
 }
 
+/* The VM has no network device: rewind-init brings up lo only
+ * (docs/networking.md), and with nodes a bridge between them inside the VM
+ * (docs/faults.md). */
+static void show_network(json_t *spec)
+{
+    json_t *nodes = json_object_get(spec, "nodes");
+    if (json_array_size(nodes)) {
+        printf("network:  loopback, and the job (10.77.0.254) with %zu node%s on a bridge: nothing "
+               "leaves the VM\n",
+               json_array_size(nodes), json_array_size(nodes) == 1 ? "" : "s");
+        size_t k;
+        json_t *x;
+        json_array_foreach(nodes, k, x)
+        {
+            printf("node:     %s at 10.77.0.%zu: ", jstr(x, "name"), k + 1);
+            printf("%s\n", jstr(x, "run"));
+        }
+    } else {
+        printf("network:  loopback only (127.0.0.1, ::1): nothing leaves the VM\n");
+    }
+}
+
 int cmd_show(int argc, char **argv)
 {
     int json = 0;
@@ -113,9 +135,7 @@ int cmd_show(int argc, char **argv)
     printf("trace:    %s\nram:      %s\n", jstr(m, "trace_hash"), jstr(m, "ram_hash"));
     printf("kernel:   %s\ninit:     %s\nimage:    %s\ncpu:      %s\n", jstr(spec, "kernel"),
            jstr(spec, "init"), jstr(spec, "image"), jstr(spec, "cpu"));
-    /* The VM has no network device: rewind-init brings up lo only
-     * (docs/networking.md). */
-    printf("network:  loopback only (127.0.0.1, ::1): nothing leaves the VM\n");
+    show_network(spec);
     const char *par = json_string_value(json_object_get(m, "parent"));
     if (par) {
         json_t *fs = json_object_get(m, "fork_step");

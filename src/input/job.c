@@ -98,3 +98,31 @@ char *job_encode_props(char **argv, char **env, const char *cwd, const char *pro
     *len = (size_t)(p - buf);
     return buf;
 }
+
+char *job_append_nodes(char *job, char *const *nodes, size_t *len)
+{
+    size_t n = count((char **)nodes), add = sizeof("REWINDNODES1") + 24;
+    for (size_t i = 0; i < n; i++)
+        add += strlen(nodes[i]) + 1;
+    char *buf = realloc(job, *len + add), *p;
+    if (!buf) {
+        free(job);
+        return NULL;
+    }
+    p = buf + *len;
+    char num[24];
+    put(&p, "REWINDNODES1");
+    snprintf(num, sizeof(num), "%zu", n);
+    put(&p, num);
+    for (size_t i = 0; i < n; i++) {
+        /* NAME=COMMAND becomes NAME NUL COMMAND NUL: the same bytes, '=' as NUL */
+        const char *eq = strchr(nodes[i], '=');
+        size_t l = strlen(nodes[i]) + 1;
+        memcpy(p, nodes[i], l);
+        if (eq)
+            p[eq - nodes[i]] = 0;
+        p += l;
+    }
+    *len = (size_t)(p - buf);
+    return buf;
+}

@@ -23,4 +23,9 @@ char *job_encode_props(char **argv, char **env, const char *cwd, const char *pro
  * a job of *len bytes (freed on failure: NULL). */
 char *job_append_collect(char *job, const char *collect, size_t *len);
 
+/* Append the nodes section ("REWINDNODES1\0" count NUL, then each node's
+ * NAME NUL COMMAND NUL, guest/init/init.c) for a valid list of "NAME=COMMAND"
+ * strings (input/nodes.h) to a job of *len bytes (freed on failure: NULL). */
+char *job_append_nodes(char *job, char *const *nodes, size_t *len);
+
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "input/nodes.h"
 #include "input/patch.h"
 #include "util/hash.h"
 
@@ -84,6 +85,8 @@ char *spec_to_json(const struct run_spec *s)
         json_object_set_new(o, "cpus", json_integer((json_int_t)s->cpus));
     if (s->collect)
         json_object_set_new(o, "collect", json_string(s->collect));
+    if (s->nodes && s->nodes[0])
+        json_object_set_new(o, "nodes", nodes_to_json(s->nodes));
     if (s->nix_drv)
         json_object_set_new(o, "nix_drv", json_string(s->nix_drv));
     if (s->patch) /* patch.h invariant 1: absent without writes */

@@ -49,6 +49,8 @@ struct run_spec {
     int preempt_memory;
     /* docs/determinism.md: the CPUs the job sees; absent when 1 (ids unchanged). */
     unsigned cpus;
+    /* docs/faults.md: the nodes ("NAME=COMMAND"); absent when NULL (ids unchanged). */
+    char **nodes;
     /* gdb's writes at a step (src/input/patch.h): absent when NULL. */
     const struct rw_patch *patch;
 };

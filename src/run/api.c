@@ -37,6 +37,7 @@
 #include "rewind_test.h"
 #include "run/modes.h"
 #include "input/patch.h"
+#include "input/nodes.h"
 #include "trace/trace.h"
 #include "util/check.h"
 #include "util/fail.h"
@@ -269,6 +270,9 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
                          o->track_writes);
     if (o->collect && (!o->collect[0] || strlen(o->collect) > 1024 || strchr(o->collect, '\n')))
         return run_usage(err, "--collect needs a path of 1..1024 bytes without newlines");
+    if (c->nodes && nodes_valid(c->nodes, why, sizeof(why)) < 0)
+        return run_usage(err, "%s", why);
+    o->nodes = c->nodes && c->nodes[0] ? c->nodes : NULL;
     return 0;
 }
 
@@ -372,6 +376,8 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
     o->cpus = cpus ? (unsigned)json_integer_value(cpus) : 1;
     o->track_writes = tw ? strdup(json_string_value(tw)) : NULL;
     o->collect = col ? strdup(json_string_value(col)) : NULL;
+    if (nodes_from_json(json_object_get(spec, "nodes"), &o->nodes) < 0)
+        return fail(err, errlen, "the run's spec has a malformed nodes list");
     json_t *nd = json_object_get(spec, "nix_drv");
     if (nd && !json_is_string(nd))
         return fail(err, errlen, "the run's spec has a malformed nix_drv");
@@ -484,6 +490,8 @@ void run_stored_free(struct run_stored *st)
     free((char *)st->o.track_writes);
     free((char *)st->o.collect);
     free((char *)st->o.nix_drv);
+    nodes_free(st->o.nodes);
+    st->o.nodes = NULL;
     free((struct rw_patch *)st->o.patch);
     st->o.patch = NULL;
     st->o.track_writes = st->o.collect = st->o.nix_drv = NULL;
@@ -680,6 +688,17 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
     if (json_is_string(json_object_get(spec, "collect"))) {
         fputs(" --collect ", f);
         shq(f, json_string_value(json_object_get(spec, "collect")));
+    }
+    json_array_foreach(json_object_get(spec, "nodes"), i, v)
+    {
+        char *e = NULL;
+        const char *nm = json_string_value(json_object_get(v, "name"));
+        const char *rn = json_string_value(json_object_get(v, "run"));
+        if (nm && rn && asprintf(&e, "%s=%s", nm, rn) >= 0) {
+            fputs(" --node ", f);
+            shq(f, e);
+        }
+        free(e);
     }
     fputs(" --", f);
     json_array_foreach(json_object_get(spec, "argv"), i, v)

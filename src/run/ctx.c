@@ -597,6 +597,8 @@ static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, 
     char *job = job_encode_props(o->argv, o->env, o->cwd, o->property, o->expect, &jlen);
     if (job && o->collect)
         job = job_append_collect(job, o->collect, &jlen);
+    if (job && o->nodes && o->nodes[0])
+        job = job_append_nodes(job, o->nodes, &jlen);
     int rc = -1;
     if (!job)
         return fail(err, errlen, "out of memory");
@@ -730,6 +732,7 @@ int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_insp
         .dirorder = o->dirorder,
         .preempt_memory = o->preempt_memory,
         .cpus = o->cpus,
+        .nodes = o->nodes,
         .track_writes = o->track_writes,
         .collect = o->collect,
         .nix_drv = o->nix_drv,

@@ -260,6 +260,7 @@ struct lane {
     uint64_t first, last, count;
     char name[64];
     char end[64];
+    char node[17]; /* docs/faults.md: its process's node, or "" */
 };
 
 struct lanes_ctx;
@@ -298,6 +299,8 @@ static json_t *event_json(const struct rw_event *ev, int words)
     json_t *o =
         json_pack("{s:I,s:I,s:s,s:i,s:i}", "i", (json_int_t)ev->index, "step", (json_int_t)ev->step,
                   "kind", ev->kind_name, "pid", (int)ev->pid, "tid", (int)ev->tid);
+    if (ev->node) /* docs/faults.md: the node of the event's process */
+        json_object_set_new(o, "node", json_string(ev->node));
     if (words) {
         char line[600];
         rw_event_describe(ev, line, sizeof line);
@@ -339,6 +342,8 @@ static int summary_cb(void *ctx, const struct rw_event *ev)
             l->first = ev->step;
         l->last = ev->step;
         l->count++;
+        if (ev->node && !l->node[0])
+            snprintf(l->node, sizeof l->node, "%s", ev->node);
         if (!strcmp(ev->kind_name, "exec") && ev->payload_len) {
             /* payload: path NUL argv...: the name is the path's last part */
             size_t n = strnlen((const char *)ev->payload, ev->payload_len);
@@ -478,11 +483,13 @@ static void api_summary(rw_home *h, const char *id, serve_arg_fn arg, void *ctx,
     json_t *lanes = json_array();
     for (int i = 0; i < s->n; i++) {
         struct lane *l = &s->lanes[i];
-        json_array_append_new(lanes,
-                              json_pack("{s:i,s:i,s:I,s:I,s:I,s:o,s:s}", "pid", (int)l->pid, "tid",
-                                        (int)l->tid, "first", (json_int_t)l->first, "last",
-                                        (json_int_t)l->last, "count", (json_int_t)l->count, "name",
-                                        api_bytes(l->name, strlen(l->name)), "end", l->end));
+        json_t *o = json_pack("{s:i,s:i,s:I,s:I,s:I,s:o,s:s}", "pid", (int)l->pid, "tid",
+                              (int)l->tid, "first", (json_int_t)l->first, "last",
+                              (json_int_t)l->last, "count", (json_int_t)l->count, "name",
+                              api_bytes(l->name, strlen(l->name)), "end", l->end);
+        if (o && l->node[0])
+            json_object_set_new(o, "node", json_string(l->node));
+        json_array_append_new(lanes, o);
     }
     r->body = json_pack("{s:o,s:I,s:I,s:o,s:o,s:b}", "run", api_run_json(&in), "steps",
                         (json_int_t)(in.steps > s->last_step ? in.steps : s->last_step), "events",
@@ -697,9 +704,12 @@ static int at_cb(void *ctx, const struct rw_event *ev)
 
 static int ps_cb(void *ctx, const struct rw_proc *p)
 {
-    json_array_append_new(ctx, json_pack("{s:i,s:i,s:i,s:i,s:o}", "pid", (int)p->pid, "ppid",
-                                         (int)p->ppid, "threads", p->threads, "depth", p->depth,
-                                         "argv", api_bytes(p->argv, strlen(p->argv))));
+    json_t *o =
+        json_pack("{s:i,s:i,s:i,s:i,s:o}", "pid", (int)p->pid, "ppid", (int)p->ppid, "threads",
+                  p->threads, "depth", p->depth, "argv", api_bytes(p->argv, strlen(p->argv)));
+    if (o && p->node[0]) /* docs/faults.md */
+        json_object_set_new(o, "node", json_string(p->node));
+    json_array_append_new(ctx, o);
     return 0;
 }
 

@@ -11,6 +11,8 @@
  *     as kind assert, for the filter too; its payload is unchanged.
  *  3. The trace path is built by home_path from a checked run directory
  *     name (util/homepath.h, invariant 2).
+ *  4. Every event names the node of its process (trace/nodemap.h), from
+ *     every record before it, those outside the query's range included.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 #include "util/homepath.h"
 #include "rewind.h"
 #include "trace/describe.h"
+#include "trace/nodemap.h"
 #include "trace/sdk.h"
 #include "trace/trace.h"
 #include "util/check.h"
@@ -67,18 +70,23 @@ int rw_events(rw_home *h, const char *id, const struct rw_event_query *q,
     }
     struct trace_entry e;
     char kind_buf[RW_KIND_NAME_MAX];
+    struct nodemap nm; /* invariant 4 */
+    nodemap_init(&nm);
     for (uint64_t i = 0; trace_next(r, &e); i++) {
         if (e.step > q->to || i > q->last_index)
             break;
+        nodemap_feed(&nm, e.rec.kind, e.rec.flags, e.rec.pid, e.rec.aux, e.payload, e.payload_len);
         if (e.step < q->from || i < q->first_index)
             continue;
         struct rw_event ev;
         to_event(&e, i, &ev, kind_buf); /* an SDK line in a mark record is kind assert */
+        ev.node = nodemap_of(&nm, ev.pid);
         if (q->kind && ev.kind != q->kind)
             continue;
         if (fn(ctx, &ev))
             break;
     }
+    nodemap_free(&nm);
     st->torn = r->torn;
     st->records = r->count;
     trace_close_read(r);

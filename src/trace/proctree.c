@@ -19,6 +19,7 @@
  *     entry forked after the child is a reused pid, not its parent), and
  *     the report walks a child index once, without recursion.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,8 @@ static int apply(void *ctx, const struct rw_event *e)
 {
     struct tree *t = ctx;
     struct rw_proc *p;
+    if (e->node && (p = find(t, e->pid)) && !p->node[0]) /* a node's leader: its node */
+        snprintf(p->node, sizeof(p->node), "%s", e->node);
     switch (e->kind) {
     case REWIND_REC_FORK:
         if (e->flags & 1) {
@@ -164,8 +167,10 @@ static int apply(void *ctx, const struct rw_event *e)
         } else if (!find(t, (uint32_t)e->aux)) {
             struct rw_proc *parent;
             p = add(t, (uint32_t)e->aux, e->pid);
-            if (p && (parent = find(t, e->pid)))
+            if (p && (parent = find(t, e->pid))) {
                 memcpy(p->argv, parent->argv, sizeof(p->argv));
+                memcpy(p->node, parent->node, sizeof(p->node)); /* the parent's node */
+            }
         }
         break;
     case REWIND_REC_EXEC:

@@ -158,7 +158,7 @@ print(json.load(sys.stdin)[-1]["step"])')
     [ -n "$a" ] && [ "$a" = "$b" ] || fail "break bump at the exec step $a, later $b"
 }
 
-# tier: vm
+# tier: long
 test_gdb_errors_are_one_line() {
     dbg_run
     gdb_rw e1 "$ID" "$AT" --pid 999 -- -batch -ex bt
@@ -190,9 +190,7 @@ runs_here() { ls -A "$REWIND_HOME/runs" | grep -cv '^\.' || true; }
 # session's start becomes a new run whose output shows it; the same session
 # again gives the same id; its replay (from boot: the engine applies the
 # write at its step) is identical, and with the writes left out (a test
-# hole) it is not; a gdb session at a later step of the kept run and a
-# fork of it after the step see the write; an archive of it replays in a
-# clean home.
+# hole) it is not. (Where the kept run goes: test_gdb_kept_run_travels.)
 # tier: vm
 test_gdb_keep_a_write() {
     dbg_run
@@ -216,6 +214,18 @@ test_gdb_keep_a_write() {
     REWIND_TEST_HOLES=1 REWIND_TEST_HOLE_NO_PATCH=1 run_rw h replay "$k"
     [ "$RC" -eq 1 ] || fail "a replay without the writes: rc $RC $(cat h.out h.err)"
     expect_grep h.out '^parts: '
+}
+
+# A kept run goes where runs go: gdb at a later step of it sees the write,
+# a fork of it under a schedule keeps it, and it travels to a clean home as
+# an archive and replays there.
+# tier: long
+test_gdb_kept_run_travels() {
+    dbg_run
+    gdb_rw k1 "$ID" "$AT" --keep -- -batch -ex 'set var counter = 1000000'
+    expect_rc 0
+    local k; k=$(sed -n 's/^rewind: kept run \([0-9a-f]*\) .*/\1/p' k1.err)
+    [ -n "$k" ] || fail "no kept run: $(cat k1.err)"
     gdb_rw k3 "$k" $((AT + 3)) -- -batch -ex 'print counter >= 1000000'
     expect_rc 0
     expect_grep k3.out '^\$1 = 1$'
@@ -311,7 +321,7 @@ print([e["step"] for e in json.load(sys.stdin)][0])')
 
 # The pool's crash (long: check over 64 schedules): bt at the SIGSEGV step
 # names the worker and its line.
-# tier: vm
+# tier: long
 test_gdb_bt_at_the_pool_crash() {
     pool_crash
     gdb_rw g "$FAILR" "$CRASH" -- -batch -ex bt
@@ -370,7 +380,7 @@ test_gdb_verify_sees_a_debugger_that_perturbs() {
 
 # --port: the stub alone; a gdb started without the program gets it from
 # the guest through the protocol (qXfer:exec-file, vFile), symbols included.
-# tier: vm
+# tier: long
 test_gdb_port_serves_the_program() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
 socket.create_connection(s.getsockname(), 5)' 2>/dev/null ||

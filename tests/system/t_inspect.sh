@@ -36,7 +36,7 @@ print([e["step"] for e in json.load(sys.stdin) if "rewrite" in e["payload"]][0])
     [ "$(mf "$id" trace_hash)" = "$before" ] || fail "cat changed the run"
 }
 
-# tier: vm
+# tier: long
 test_cat_as_a_process_sees_its_cwd() {
     run_rw a run --root "$ROOT" -- sh -c 'mkdir -p /tmp/w && cd /tmp/w && echo here > rel.txt && sleep 0.5 && echo end'
     expect_rc 0

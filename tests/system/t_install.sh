@@ -226,7 +226,7 @@ test_deb_in_a_fresh_debian_root() {
     [ ! -s "$o/owner.out" ] || fail "files in the user's home not the user's: $(head -3 "$o/owner.out")"
 }
 
-# tier: vm
+# tier: long
 test_a_kvm_group_user_runs_the_demo_a_check_and_an_archive() {
     local u=$T/user
     kvm_user "$u"

@@ -81,7 +81,7 @@ test_sched_shows_handoff_alternating() {
 # The records are part of the trace: a replay must reproduce them, and a
 # fork under a schedule from the job's start may interleave otherwise but
 # still agrees with its own output steps.
-# tier: vm
+# tier: long
 test_sched_replays_and_forks() {
     run_rw r run --root "$ROOT" -- /usr/bin/pingpong
     expect_rc 0

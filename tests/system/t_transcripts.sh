@@ -3,7 +3,7 @@
 # All of them take many minutes in the test host (checks over 64
 # schedules): make check-long. make check runs the quick ones (single runs).
 
-QUICK=props-silent,props-first-run,props-show,sched-pingpong,watch-counter
+QUICK=props-first-run,sched-pingpong,watch-counter
 
 # tier: long
 test_tutorial_transcripts_are_current() {

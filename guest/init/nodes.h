@@ -1,0 +1,33 @@
+/*
+ * nodes: the nodes of a run, started by rewind-init before the job (see
+ * nodes.c and docs/faults.md, "Nodes").
+ */
+#ifndef REWIND_INIT_NODES_H
+#define REWIND_INIT_NODES_H
+
+#include <sys/types.h>
+
+#define NODES_MAX 16
+#define NODE_NAME_MAX 16
+
+struct node {
+    const char *name; /* [a-z][a-z0-9-]*, at most NODE_NAME_MAX bytes; not "job" */
+    const char *run;  /* the command, for /bin/sh -c */
+    pid_t pid;        /* its leader, once started */
+};
+
+struct nodes {
+    int count;
+    struct node node[NODES_MAX];
+};
+
+/* Start every node, in order (nodes.c invariants 1-4); envp is the job's
+ * environment. Dies (an init failure) on any error. */
+void nodes_start(struct nodes *ns, char **envp);
+
+/* Provided by init.c: end the run as an init failure with a message; emit
+ * one REWIND_REC_INIT record. */
+void nodes_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void nodes_emit(unsigned long long event, const char *text);
+
+#endif
