@@ -53,16 +53,21 @@ echo "== layout: tools/archcheck.sh (docs/architecture.md#the-layering-rule)"
 tools/archcheck.sh >"$log" 2>&1; rc=$?
 cat "$log"
 tally "$log" $rc
+# The engine tier's system tests (light: shell and the CLI) run beside the
+# fuzzers, and report after them.
+( REWIND_TIER=engine tests/system/run.sh "${SYSTEST:-.}" >"$log.eng" 2>&1; echo $? >"$log.eng.rc" ) &
+engpid=$!
 echo "== fuzz: every target replays its seeds, then fuzzes ${FUZZ_CHECK_S:-3} s (tests/fuzz/run.sh)"
 tests/fuzz/run.sh "${FUZZ_CHECK_S:-3}" --check >"$log" 2>&1; rc=$?
 cat "$log"
 tally "$log" $rc
 # The system tests that boot no guest (tier engine: the runner, the
-# transcript tool, the SDKs outside rewind) run here directly, in both targets.
+# transcript tool, the SDKs outside rewind) ran here directly, beside the
+# fuzzers, in both targets.
+wait "$engpid"
 echo "== system tests, tier engine (no guest: on this machine)"
-REWIND_TIER=engine tests/system/run.sh "${SYSTEST:-.}" >"$log" 2>&1; rc=$?
-cat "$log"
-tally "$log" $rc
+cat "$log.eng"
+tally "$log.eng" "$(cat "$log.eng.rc" 2>/dev/null || echo 1)"
 # The system tests of one tier (tests/system/run.sh invariant 5): `make
 # check` runs the vm tier, `make check-long` (REWIND_LONG=1) the long one.
 # They run in REWIND_SYSTEST_JOBS copies of run.sh side by side, one host VM

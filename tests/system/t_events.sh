@@ -41,7 +41,7 @@ test_events_scenario() {
 # A process's end as a person reads it, in events and in ps --ended: an
 # exit(1) job and a job killed by SIGSEGV; the raw wait status stays in
 # the JSON's aux/status field for scripts.
-# tier: vm
+# tier: long
 test_ends_in_words() {
     run_rw r run --name ex1 --root "$ROOT" -- sh -c 'exit 1'
     expect_rc 1

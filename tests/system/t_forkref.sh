@@ -27,7 +27,7 @@ forkref_setup() {
     FID=$(run_id f.err)
 }
 
-# tier: vm
+# tier: long
 test_fork_refers_to_its_parent_prefix() {
     forkref_setup 400
     local id=$ID at=$AT fid=$FID

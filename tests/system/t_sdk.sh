@@ -149,7 +149,7 @@ test_sdk_malformed_lines_stay_marks() {
 # not help, the tutorial shows 64) and find the lost update with it, narrowed
 # to the point's step; the failing run replays identically and says which
 # assertion failed.
-# tier: vm
+# tier: long
 test_sdk_schedule_point_race() {
     run_rw n check --schedules 6 -j 2 --preempt off --root "$ROOT" -- /usr/bin/sdk_race
     [ "$RC" -eq 0 ] || fail "check without a point: exit $RC: $(tail -n 5 n.out n.err)"
