@@ -745,7 +745,8 @@ struct rw_event {
     uint32_t flags;
     const uint8_t *payload;
     size_t payload_len;
-    const char *node; /* the node of process pid (docs/faults.md), or NULL: none */
+    const char *node; /* the node of process pid (docs/faults.md), or NULL: none; like
+                         payload, valid only during the callback */
 };
 
 /* Which events rw_events reports. Zeroed means none; use RW_EVENTS_ALL. */

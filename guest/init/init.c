@@ -140,9 +140,10 @@ void nodes_die(const char *fmt, ...)
         pause();
 }
 
-void nodes_emit(unsigned long long event, const char *text)
+int nodes_emit(unsigned long long event, const char *text)
 {
-    emit(event, text);
+    struct rewind_init_msg m = {.event = event, .len = strlen(text), .text = (uintptr_t)text};
+    return ctl_fd >= 0 && ioctl(ctl_fd, REWIND_IOC_INIT_MSG, &m) == 0 ? 0 : -1;
 }
 
 static char *read_all(const char *path, size_t *len)

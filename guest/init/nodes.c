@@ -16,12 +16,17 @@
  *     lo at 127.0.0.1/8. Every node name and "job" resolve through
  *     /etc/hosts. Nothing here reads time or randomness.
  *  2. A node's command starts only after its namespace is complete (eth0 and
- *     lo up, hostname set): the leader waits on a pipe for init's go.
+ *     lo up, hostname set): the leader waits on a pipe for init's go, and
+ *     init goes on to the next node (or the job) only after the leader said
+ *     its setup is complete, so a setup failure ends the run at a point the
+ *     spec alone fixes.
  *  3. Any failure to set up a node ends the run as an init failure
  *     (die()), never as a run with a node missing.
  *  4. Init emits REWIND_INIT_NODE_START ("NAME PID") for node i before node
- *     i+1 starts and before the job starts: the host maps every process to
- *     its node through these records and the fork records.
+ *     i's command can run (before the go), so every fork of the node comes
+ *     after it: the host maps every process to its node through these
+ *     records and the fork records. A kernel that refuses the record ends
+ *     the run (invariant 3).
  */
 #include "nodes.h"
 
@@ -204,7 +209,6 @@ leader(const struct nodes *ns, int i, int go, int ready, char **envp)
     char c = 'u';
     if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
         _exit(125); /* init died or failed: it reports */
-    close(ready);
     close(go);
     if (sethostname(nd->name, strlen(nd->name)) < 0)
         nodes_die("nodes: %s: sethostname: %s", nd->name, strerror(errno));
@@ -221,16 +225,22 @@ leader(const struct nodes *ns, int i, int go, int ready, char **envp)
         nodes_die("nodes: %s: cannot enter the root: %s", nd->name, strerror(errno));
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(er, 2) < 0)
         nodes_die("nodes: %s: dup2: %s", nd->name, strerror(errno));
-    size_t n = 0;
+    size_t n = 0, k = 0;
     while (envp[n])
         n++;
     char **env = calloc(n + 2, sizeof(*env));
     char self[80];
     snprintf(self, sizeof(self), "REWIND_NODE=%s", nd->name);
     if (!env)
+        nodes_die("nodes: %s: out of memory", nd->name);
+    for (size_t i = 0; i < n; i++) /* the job's own REWIND_NODE would shadow it */
+        if (strncmp(envp[i], "REWIND_NODE=", 12))
+            env[k++] = envp[i];
+    env[k] = self;
+    c = 'k'; /* invariant 2: set up */
+    if (write(ready, &c, 1) != 1)
         _exit(125);
-    memcpy(env, envp, n * sizeof(*env));
-    env[n] = self;
+    close(ready);
     char *argv[] = {"sh", "-c", (char *)nd->run, NULL};
     execve("/bin/sh", argv, env);
     /* the run goes on: the node's absence shows in its output */
@@ -238,20 +248,30 @@ leader(const struct nodes *ns, int i, int go, int ready, char **envp)
     _exit(127);
 }
 
+#define HOSTS_MAX (1 << 16)
+
 static void add_hosts(const struct nodes *ns)
 {
-    /* /newroot/etc/hosts: the root's own lines (if any), then the nodes'. */
+    /* /newroot/etc/hosts: the root's own lines (a regular file: a symlink
+     * would be resolved in init's root, not the job's), then the nodes'. */
+    struct stat st;
+    if (lstat("/newroot/etc", &st) == 0 && !S_ISDIR(st.st_mode))
+        nodes_die("nodes: the root's /etc is not a directory: the nodes' names cannot be written");
     char *old = NULL;
     size_t len = 0;
-    FILE *f = fopen("/newroot/etc/hosts", "re");
-    if (f) {
-        old = malloc(1 << 16);
-        len = old ? fread(old, 1, (1 << 16) - 1, f) : 0;
-        fclose(f);
+    int fd = open("/newroot/etc/hosts", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (st.st_size >= HOSTS_MAX)
+            nodes_die("nodes: the root's /etc/hosts is over %d bytes", HOSTS_MAX - 1);
+        old = malloc(HOSTS_MAX);
+        ssize_t got = old ? read(fd, old, HOSTS_MAX - 1) : -1;
+        len = got > 0 ? (size_t)got : 0;
     }
+    if (fd >= 0)
+        close(fd);
     mkdir("/newroot/etc", 0755);
-    unlink("/newroot/etc/hosts"); /* a symlink of the root's is not followed */
-    f = fopen("/newroot/etc/hosts", "wxe");
+    unlink("/newroot/etc/hosts"); /* in the overlay: the root keeps its file */
+    FILE *f = fopen("/newroot/etc/hosts", "wxe");
     if (!f)
         nodes_die("nodes: cannot write /etc/hosts: %s", strerror(errno));
     if (len) {
@@ -293,13 +313,18 @@ void nodes_start(struct nodes *ns, char **envp)
         if (read(ready[0], &c, 1) != 1)
             nodes_die("nodes: %s did not enter its namespaces", ns->node[i].name);
         make_link(i + 1, pid);
-        if (write(go[1], "g", 1) != 1)
-            nodes_die("nodes: %s: cannot start it: %s", ns->node[i].name, strerror(errno));
-        close(go[1]);
-        close(ready[0]);
         ns->node[i].pid = pid;
         char msg[NODE_NAME_MAX + 24];
         snprintf(msg, sizeof(msg), "%s %d", ns->node[i].name, (int)pid);
-        nodes_emit(REWIND_INIT_NODE_START, msg);
+        if (nodes_emit(REWIND_INIT_NODE_START, msg) < 0) /* invariant 4, before the go */
+            nodes_die("nodes: the kernel refused %s's node-start record (a kernel without "
+                      "guest/linux/patches/80-nodes.patch?)",
+                      ns->node[i].name);
+        if (write(go[1], "g", 1) != 1)
+            nodes_die("nodes: %s: cannot start it: %s", ns->node[i].name, strerror(errno));
+        close(go[1]);
+        if (read(ready[0], &c, 1) != 1 || c != 'k') /* invariant 2 */
+            nodes_die("nodes: %s could not set itself up", ns->node[i].name);
+        close(ready[0]);
     }
 }

@@ -26,8 +26,8 @@ struct nodes {
 void nodes_start(struct nodes *ns, char **envp);
 
 /* Provided by init.c: end the run as an init failure with a message; emit
- * one REWIND_REC_INIT record. */
+ * one REWIND_REC_INIT record (-1: the kernel refused it). */
 void nodes_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-void nodes_emit(unsigned long long event, const char *text);
+int nodes_emit(unsigned long long event, const char *text); /* 0 or -1 */
 
 #endif

@@ -28,6 +28,25 @@ static int name_ok(const char *s, size_t n)
     return !(n == 3 && !memcmp(s, "job", 3));
 }
 
+/* Is s valid UTF-8 (the spec is JSON text: jansson refuses anything else)? */
+static int utf8_ok(const unsigned char *s)
+{
+    while (*s) {
+        int n = *s < 0x80             ? 0
+                : (*s & 0xe0) == 0xc0 ? 1
+                : (*s & 0xf0) == 0xe0 ? 2
+                : (*s & 0xf8) == 0xf0 ? 3
+                                      : -1;
+        if (n < 0 || (n == 1 && *s < 0xc2))
+            return 0;
+        s++;
+        for (int i = 0; i < n; i++, s++)
+            if ((*s & 0xc0) != 0x80)
+                return 0;
+    }
+    return 1;
+}
+
 int nodes_valid(char *const *v, char *why, size_t whylen)
 {
     size_t n = 0;
@@ -46,9 +65,9 @@ int nodes_valid(char *const *v, char *why, size_t whylen)
             return -1;
         }
         size_t cl = strlen(eq + 1);
-        if (cl < 1 || cl > NODE_RUN_MAX) {
-            snprintf(why, whylen, "--node %.*s: the command must have 1..%d bytes", (int)nl, e,
-                     NODE_RUN_MAX);
+        if (cl < 1 || cl > NODE_RUN_MAX || !utf8_ok((const unsigned char *)eq + 1)) {
+            snprintf(why, whylen, "--node %.*s: the command must have 1..%d bytes of UTF-8",
+                     (int)nl, e, NODE_RUN_MAX);
             return -1;
         }
         for (size_t k = 0; k < n; k++)
@@ -72,7 +91,9 @@ json_t *nodes_to_json(char *const *v)
         RW_ASSERT(v[i][nl] == '='); /* invariant 1: only valid lists */
         json_t *o = json_object();
         json_object_set_new(o, "name", json_stringn(v[i], nl));
-        json_object_set_new(o, "run", json_string(v[i] + nl + 1));
+        json_t *run = json_string(v[i] + nl + 1);
+        RW_ASSERT(run); /* invariant 1: UTF-8 */
+        json_object_set_new(o, "run", run);
         json_array_append_new(a, o);
     }
     return a;

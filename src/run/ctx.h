@@ -87,8 +87,8 @@ struct run_opts {
     const char *nix_drv;          /* rewind nix: the .drv path (NULL: none) */
     const struct rw_patch *patch; /* gdb's writes (src/input/patch.h; NULL: none) */
     int preempt_memory;           /* memory-access points (docs/determinism.md) */
-    unsigned cpus;
-    char **nodes; /* "NAME=COMMAND", NULL-terminated, or NULL (input/nodes.h) */                /* the CPUs the job sees, 1..RW_CPUS_MAX */
+    unsigned cpus;                /* the CPUs the job sees, 1..RW_CPUS_MAX */
+    char **nodes;                 /* "NAME=COMMAND", NULL-terminated, or NULL (input/nodes.h) */
 };
 
 /* An inspection (cat, shell): run to step `at`, freeze the guest's

@@ -611,6 +611,7 @@ struct at_ctx {
     json_t *here;                     /* events at step */
     struct rw_event last;             /* the last event before it (has_last), its payload */
     char last_kind[RW_KIND_NAME_MAX]; /* last's kind name if unknown */
+    char last_node[17];               /* last's node, copied (ev->node lives in the callback) */
     uint8_t last_payload[4096];       /* copied (cut): described once, at the end */
     int has_last;
     json_t *files; /* path -> {state, step} */
@@ -685,6 +686,8 @@ static int at_cb(void *ctx, const struct rw_event *ev)
         memcpy(c->last_payload, ev->payload, c->last.payload_len);
         c->last.payload = c->last_payload;
         c->last.kind_name = rw_event_kind_name(ev->kind, c->last_kind); /* kept, unlike ev's */
+        snprintf(c->last_node, sizeof c->last_node, "%s", ev->node ? ev->node : "");
+        c->last.node = ev->node ? c->last_node : NULL;
         c->has_last = 1;
     }
     if (!strcmp(k, "output"))

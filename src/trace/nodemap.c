@@ -22,7 +22,12 @@ void nodemap_free(struct nodemap *m)
 
 static size_t slot(const struct nodemap *m, uint32_t pid)
 {
-    size_t s = (size_t)((pid * 2654435761u) & (m->cap - 1));
+    /* the product's high bits: pids that differ only above the table's
+     * size do not share a slot (a forged trace cannot make it quadratic) */
+    unsigned bits = 0;
+    while ((size_t)1 << bits < m->cap)
+        bits++;
+    size_t s = (size_t)(((uint64_t)pid * 0x9e3779b97f4a7c15ull) >> (64 - bits));
     while (m->pid[s] && m->pid[s] != pid)
         s = (s + 1) & (m->cap - 1);
     return s;
@@ -63,7 +68,7 @@ static int grow(struct nodemap *m)
 
 static void set(struct nodemap *m, uint32_t pid, int node)
 {
-    if (!pid || m->oom)
+    if (!pid || pid > REWIND_TID_MAX || m->oom)
         return;
     if ((m->n + 1) * 2 > m->cap && grow(m) < 0) {
         m->oom = 1;
@@ -77,18 +82,30 @@ static void set(struct nodemap *m, uint32_t pid, int node)
     m->node[s] = (uint8_t)node;
 }
 
+/* A node's name as the spec allows it (input/nodes.h invariant 1): a trace
+ * is untrusted, and its names reach terminals and JSON. */
+static int name_ok(const uint8_t *s, size_t n)
+{
+    if (n < 1 || n > 16 || s[0] < 'a' || s[0] > 'z' || (n == 3 && !memcmp(s, "job", 3)))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
 /* "NAME PID" from rewind-init (guest/init/nodes.c invariant 4). */
 static void node_start(struct nodemap *m, const uint8_t *p, size_t len)
 {
     const uint8_t *sp = memchr(p, ' ', len);
     size_t nl = sp ? (size_t)(sp - p) : 0;
-    if (!nl || nl > 16 || m->count >= NODEMAP_MAX)
+    if (!name_ok(p, nl) || m->count >= NODEMAP_MAX)
         return;
     uint64_t pid = 0;
     size_t i = nl + 1;
     for (; i < len && p[i] >= '0' && p[i] <= '9' && pid < UINT32_MAX; i++)
         pid = pid * 10 + (uint64_t)(p[i] - '0');
-    if (i != len || i == nl + 1 || !pid || pid > UINT32_MAX)
+    if (i != len || i == nl + 1 || !pid || pid > REWIND_TID_MAX)
         return;
     memcpy(m->names[m->count], p, nl);
     m->names[m->count][nl] = 0;
@@ -103,7 +120,7 @@ void nodemap_feed(struct nodemap *m, unsigned kind, unsigned flags, uint32_t pid
         node_start(m, payload, len);
         return;
     }
-    if (!m->count || kind != REWIND_REC_FORK || (flags & 1) || aux > UINT32_MAX)
+    if (!m->count || kind != REWIND_REC_FORK || (flags & 1) || aux > REWIND_TID_MAX)
         return; /* invariant 1: nothing before the first node */
     int n = get(m, pid);
     if (n || get(m, (uint32_t)aux)) /* invariant 2 */

@@ -10,6 +10,8 @@
  *     and every process has no node.
  *  2. A forked child's node is its parent's at the fork, so a pid reused
  *     after an exit gets its new parent's node (or none), never the old.
+ *  3. A node's name is one the spec allows (input/nodes.h invariant 1) and
+ *     every pid is at most REWIND_TID_MAX; other records are ignored.
  */
 #ifndef REWIND_TRACE_NODEMAP_H
 #define REWIND_TRACE_NODEMAP_H

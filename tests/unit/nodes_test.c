@@ -57,6 +57,12 @@ static void test_valid(void)
     char why[200];
     CHECK(nodes_valid(upper, why, sizeof(why)) < 0 && strstr(why, "--node N1"),
           "the error names the entry");
+    char *latin1[] = {"n1=echo \xff", NULL};
+    CHECK(!valid(latin1), "a command that is not UTF-8 (the spec is JSON text)");
+    char *utf8[] = {"n1=echo \xc3\xa9t\xc3\xa9", NULL};
+    CHECK(valid(utf8), "a UTF-8 command");
+    char *overlong[] = {"n1=echo \xc0\xaf", NULL};
+    CHECK(!valid(overlong), "an overlong encoding");
 }
 
 static void test_json_round_trip(void)
@@ -165,12 +171,23 @@ static void test_nodemap(void)
     feed(&m, REWIND_REC_INIT, 0, 1, REWIND_INIT_NODE_START, "x 12a");
     feed(&m, REWIND_REC_INIT, 0, 1, REWIND_INIT_NODE_START, " 12");
     feed(&m, REWIND_REC_INIT, 0, 1, REWIND_INIT_NODE_START, "x 99999999999");
-    CHECK(m.count == 2, "malformed node starts are ignored");
+    feed(&m, REWIND_REC_INIT, 0, 1, REWIND_INIT_NODE_START, "a\"}]x 80");
+    feed(&m, REWIND_REC_INIT, 0, 1, REWIND_INIT_NODE_START, "job 81");
+    feed(&m, REWIND_REC_INIT, 0, 1, REWIND_INIT_NODE_START, "\x1b[31m 82");
+    feed(&m, REWIND_REC_INIT, 0, 1, REWIND_INIT_NODE_START, "n9 4194305");
+    CHECK(m.count == 2, "malformed node starts, names the spec refuses and pids past the "
+                        "kernel's limit are ignored (invariant 3)");
+    feed(&m, REWIND_REC_FORK, 0, 50, 4194305, NULL);
+    CHECK(!nodemap_of(&m, 4194305), "a child pid past the limit is ignored");
     for (uint32_t p = 1000; p < 3000; p++)
         feed(&m, REWIND_REC_FORK, 0, 50, p, NULL);
     CHECK(nodemap_of(&m, 2999) && !strcmp(nodemap_of(&m, 2999), "n1") && !m.oom,
           "2000 children: the map grows");
     CHECK(nodemap_of(&m, 60) && !strcmp(nodemap_of(&m, 60), "node-two"), "after growing");
+    for (uint32_t p = 1; p <= 64; p++) /* pids that differ only in high bits */
+        feed(&m, REWIND_REC_FORK, 0, 50, p << 16, NULL);
+    CHECK(nodemap_of(&m, 64u << 16) && !strcmp(nodemap_of(&m, 64u << 16), "n1"),
+          "pids apart by 2^16");
     nodemap_free(&m);
 }
 
