@@ -1242,6 +1242,10 @@ int run_finish(struct run_ctx *c)
     if (c->sink->session && session_rename(c) < 0)
         return -1;
     char name[RW_ID_MAX];
+    /* The comparison below reads this run's trace from its file: every
+     * record must be there, not only those up to the last flush (a
+     * divergence was once reported as "step 0 here" at a flush boundary). */
+    trace_flush(&c->dir.trace);
     /* A complete fork replaces a cut run of its spec, as a complete run
      * does (docs/reliability.md), unless that run is its own parent. */
     int replace_cut = check_against_stored(c, name, sizeof(name)) && c->keep == RUN_KEEP &&
