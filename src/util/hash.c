@@ -12,7 +12,7 @@
  *  - hash_file never writes *out unless the whole file was read.
  *  - SHA-256's implementation is fetched from libcrypto once per process
  *    (pthread_once) and never freed: OpenSSL 3 otherwise looks it up on
- *    every digest, 7% of a 4 KiB page's hash (bench/RESULTS.md).
+ *    every digest, about a tenth of a 4 KiB page's hash (bench/sha256.sh, bench/RESULTS.md).
  */
 #include "util/hash.h"
 
