@@ -146,6 +146,16 @@ $(B)/guest/pool-fixed: examples/pool/pool.c | deps
 	@mkdir -p $(B)/guest
 	$(CC) $(WARN) -O2 -static -pthread -DFIXED -o $@ $<
 
+# The replicated key-value store of examples/kv (docs/faults.md): kv with
+# its bug (a write acknowledged before the backups have it), kv-fixed without.
+GUEST_PROGS += $(B)/guest/kv $(B)/guest/kv-fixed
+$(B)/guest/kv: examples/kv/kv.c guest/sdk/rewind.h | deps
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O2 -g -static -Iguest/sdk -DKV_ACK_EARLY -o $@ $<
+$(B)/guest/kv-fixed: examples/kv/kv.c guest/sdk/rewind.h | deps
+	@mkdir -p $(B)/guest
+	$(CC) $(WARN) -O2 -g -static -Iguest/sdk -o $@ $<
+
 # The Go SDK's test program (Debian's golang-go), static, into the test root
 # too; -trimpath keeps the build machine's paths out of its source locations.
 GUEST_PROGS += $(B)/guest/sdk_go

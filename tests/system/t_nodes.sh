@@ -99,3 +99,25 @@ test_bad_nodes_are_refused() {
     expect_rc 2
     [ ! -d "$REWIND_HOME/runs" ] || [ -z "$(ls "$REWIND_HOME/runs")" ] || fail "a run was stored"
 }
+
+# examples/kv on three nodes (docs/faults.md): the client's acknowledged
+# writes are on every node, for the store with its bug (kv: the primary
+# acknowledges before it replicates) as for the fixed one. Without faults
+# the bug never shows: every run passes.
+# tier: long
+test_kv_replicates_on_three_nodes() {
+    local kv
+    for kv in kv kv-fixed; do
+        run_rw "$kv" run --root "$ROOT" --node "n1=$kv server n1 n1 n2 n3" \
+            --node "n2=$kv server n2 n1 n2 n3" --node "n3=$kv server n3 n1 n2 n3" \
+            -- "$kv" client n1 n2 n3
+        expect_rc 0
+        expect_grep "$kv.out" '^kv n1: serving (primary)$'
+        expect_grep "$kv.out" '^kv n3: serving (backup)$'
+        expect_grep "$kv.out" '^client: 20 of 20 writes acknowledged$'
+        [ "$(grep -c '^client: n[123] has 20 of the 20 acknowledged writes$' "$kv.out")" -eq 3 ] ||
+            fail "$kv: $(cat "$kv.out")"
+        "$REWIND" asserts "$(run_id "$kv.err")" >"$kv.as" 2>&1 || fail "$kv: asserts: $(cat "$kv.as")"
+        expect_grep "$kv.as" 'every acknowledged write is on every living node'
+    done
+}
