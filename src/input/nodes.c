@@ -18,7 +18,7 @@ size_t nodes_name_len(const char *e)
     return eq ? (size_t)(eq - e) : strlen(e);
 }
 
-static int name_ok(const char *s, size_t n)
+int nodes_name_ok(const char *s, size_t n)
 {
     if (n < 1 || n > NODE_NAME_MAX || s[0] < 'a' || s[0] > 'z')
         return 0;
@@ -26,25 +26,6 @@ static int name_ok(const char *s, size_t n)
         if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
             return 0;
     return !(n == 3 && !memcmp(s, "job", 3));
-}
-
-/* Is s valid UTF-8 (the spec is JSON text: jansson refuses anything else)? */
-static int utf8_ok(const unsigned char *s)
-{
-    while (*s) {
-        int n = *s < 0x80             ? 0
-                : (*s & 0xe0) == 0xc0 ? 1
-                : (*s & 0xf0) == 0xe0 ? 2
-                : (*s & 0xf8) == 0xf0 ? 3
-                                      : -1;
-        if (n < 0 || (n == 1 && *s < 0xc2))
-            return 0;
-        s++;
-        for (int i = 0; i < n; i++, s++)
-            if ((*s & 0xc0) != 0x80)
-                return 0;
-    }
-    return 1;
 }
 
 int nodes_valid(char *const *v, char *why, size_t whylen)
@@ -57,7 +38,7 @@ int nodes_valid(char *const *v, char *why, size_t whylen)
             snprintf(why, whylen, "--node %s: give NAME=COMMAND", e);
             return -1;
         }
-        if (!name_ok(e, nl)) {
+        if (!nodes_name_ok(e, nl)) {
             snprintf(why, whylen,
                      "--node %.*s: a node's name is 1..%d of a-z, 0-9 and '-', starting with a "
                      "letter, and not 'job'",
@@ -65,7 +46,9 @@ int nodes_valid(char *const *v, char *why, size_t whylen)
             return -1;
         }
         size_t cl = strlen(eq + 1);
-        if (cl < 1 || cl > NODE_RUN_MAX || !utf8_ok((const unsigned char *)eq + 1)) {
+        json_t *utf8 = json_string(eq + 1); /* NULL unless UTF-8: the spec is JSON text */
+        json_decref(utf8);
+        if (cl < 1 || cl > NODE_RUN_MAX || !utf8) {
             snprintf(why, whylen, "--node %.*s: the command must have 1..%d bytes of UTF-8",
                      (int)nl, e, NODE_RUN_MAX);
             return -1;

@@ -26,6 +26,10 @@ struct json_t;
  * with why (one line naming the entry). */
 int nodes_valid(char *const *v, char *why, size_t whylen);
 
+/* Is s[0..n) a node's name (invariant 1)? Also what a trace's node-start
+ * record must name (trace/nodemap.h invariant 3). */
+int nodes_name_ok(const char *s, size_t n);
+
 /* The length of entry e's name (the bytes before '='). */
 size_t nodes_name_len(const char *e);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/nodes.h"
 #include "trace/trace.h"
 #include "util/check.h"
 
@@ -82,24 +83,13 @@ static void set(struct nodemap *m, uint32_t pid, int node)
     m->node[s] = (uint8_t)node;
 }
 
-/* A node's name as the spec allows it (input/nodes.h invariant 1): a trace
- * is untrusted, and its names reach terminals and JSON. */
-static int name_ok(const uint8_t *s, size_t n)
-{
-    if (n < 1 || n > 16 || s[0] < 'a' || s[0] > 'z' || (n == 3 && !memcmp(s, "job", 3)))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-            return 0;
-    return 1;
-}
-
 /* "NAME PID" from rewind-init (guest/init/nodes.c invariant 4). */
 static void node_start(struct nodemap *m, const uint8_t *p, size_t len)
 {
     const uint8_t *sp = memchr(p, ' ', len);
     size_t nl = sp ? (size_t)(sp - p) : 0;
-    if (!name_ok(p, nl) || m->count >= NODEMAP_MAX)
+    /* a name the spec allows: a trace is untrusted, its names reach terminals and JSON */
+    if (!nodes_name_ok((const char *)p, nl) || m->count >= NODEMAP_MAX)
         return;
     uint64_t pid = 0;
     size_t i = nl + 1;
