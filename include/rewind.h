@@ -194,6 +194,13 @@ struct rw_run_config {
      * a network and UTS namespace of its own, started before the job. Part
      * of the spec only when given. */
     char **nodes;
+    /* Faults (docs/faults.md, "Faults"): "kill,pause" (or "all"), or NULL;
+     * injected into the nodes at steps of the schedule's windows, each a
+     * schedule decision. Needs nodes and a schedule (check: every schedule
+     * but 0). fault_rate: faults per horizon on average (0: the default,
+     * 2). Part of the spec only when given. */
+    const char *faults;
+    unsigned fault_rate;
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:
@@ -380,7 +387,8 @@ struct rw_check_report {
     uint64_t window_from, window_until; /* the narrowed window */
     uint64_t perturbed_in_window;       /* perturbed steps inside it */
     uint64_t deciding_step;
-    char deciding_what[128];
+    char deciding_what[160];
+    int deciding_fault; /* the deciding step injects a fault (docs/faults.md) */
     /* What the guest did at the deciding step, when it was a memory-access
      * point (--preempt memory): "access pid P/T write 0x... at ip 0x..."; "" if not. */
     char deciding_access[160];

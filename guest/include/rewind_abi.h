@@ -71,6 +71,7 @@ enum rewind_stop {
 #define REWIND_PENDING_INPUT (1ull << 3)
 #define REWIND_PENDING_STALL (1ull << 4)
 #define REWIND_PENDING_YIELD (1ull << 5) /* the current user task yields, see Stall */
+#define REWIND_PENDING_FAULT (1ull << 6) /* inject the fault in fault_* (see Faults) */
 
 /* Bits of shared->test_holes: each opens one determinism hole on purpose so
  * that a test can see its check fail. The monitor refuses them outside tests. */
@@ -118,6 +119,11 @@ struct rewind_shared {
      * monitor at every step of a perturbation window (a schedule decision);
      * 0 outside every window: the guest draws it from (seed, now_ns). */
     __u64 mem_burst;
+    /* Faults (REWIND_PENDING_FAULT, docs/faults.md): written by the monitor
+     * with the bit, at the step the schedule chose. */
+    __u32 fault_kind; /* enum rewind_fault_kind */
+    __u32 fault_node; /* 1..REWIND_NODES_MAX: the node, in the spec's order */
+    __u64 fault_ns;   /* pause: its length in virtual ns */
 };
 
 /* job_status values above 0xffff are not wait statuses: */
@@ -148,7 +154,19 @@ enum rewind_record_kind {
     REWIND_REC_ACCESS = 15, /* memory-access point (rewind.preempt=memory): aux = the address;
                                flags: REWIND_ACCESS_*; payload: u64 user instruction pointer
                                (guest/linux/patches/30-mempoint.patch) */
-    REWIND_REC_KIND_MAX = 15,
+    REWIND_REC_FAULT = 16,  /* an injected fault (docs/faults.md): aux = enum rewind_fault_kind
+                               | node << 8; payload: u64 ns (a pause's length), u32 processes
+                               signalled; made by the guest kernel, pid/tid = the interrupted task */
+    REWIND_REC_KIND_MAX = 16,
+};
+
+/* Faults: what the monitor asks for (fault_kind) and what the guest kernel
+ * reports in a REWIND_REC_FAULT record. */
+#define REWIND_NODES_MAX 16
+enum rewind_fault_kind {
+    REWIND_FAULT_KILL = 1,     /* SIGKILL to every process of the node */
+    REWIND_FAULT_PAUSE = 2,    /* SIGSTOP to every thread of the node for fault_ns */
+    REWIND_FAULT_CONTINUE = 3, /* record only: the pause ended (SIGCONT) */
 };
 
 /* Flags of a REWIND_REC_ACCESS record. */
@@ -269,6 +287,19 @@ enum rewind_input_type {
  * Yield (REWIND_PENDING_YIELD): the same, but instead of sleeping the task
  * yields the CPU (sched_yield) and stays runnable: another task runs first
  * while this one keeps its place (memory-access points, sched.h).
+ */
+
+/*
+ * Faults (REWIND_PENDING_FAULT, docs/faults.md). The kernel knows node i
+ * (1-based, the spec's order) from the i-th REWIND_INIT_NODE_START message
+ * of PID 1: its leader and every task forked from it belong to node i. In
+ * the interrupt, for fault_node i already started and with a process left:
+ * kill sends SIGKILL to each of its processes; pause sends a SIGSTOP to each
+ * of its threads (none runs another user instruction) and, fault_ns of
+ * virtual time later, SIGCONT to each process (unless an inspection froze
+ * the guest meanwhile); a pause of a node already paused does nothing. Each
+ * fault done, and each pause's end, is one REWIND_REC_FAULT record. A fault
+ * for a node not started or without processes is ignored (no record).
  */
 
 /*

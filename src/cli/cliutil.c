@@ -35,7 +35,7 @@ int cli_test_hole(const char *name, struct rw_run_config *c)
                 "rewind: unknown test hole '%s' (host-tsc, timer-at-host-exit, "
                 "host-rng, kf-no-io-completion, restore-no-tlb-flush, guest-hostile, "
                 "refuse-go-on, mem-host-time, mem-window-host-time, mem-stall-host-time, "
-                "wait-host-time)\n",
+                "wait-host-time, fault-host-time, fault-at-host-exit)\n",
                 name);
         return -1;
     }

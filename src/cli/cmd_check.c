@@ -63,6 +63,9 @@ static void help(void)
          "  RUN-OPTIONS        as for rewind run (--root, -e, --cwd, --seed, --expect, ...);\n"
          "                     --preempt is memory unless given (--preempt off: threads\n"
          "                     switch only where the guest enters the kernel)\n"
+         "  --faults KINDS     with --node: every schedule but 0 also injects faults into\n"
+         "                     the nodes (kill, pause; --fault-rate N per schedule, default\n"
+         "                     2); narrowing names the fault that decides (docs/faults.md)\n"
          "  INSTALLABLE        .#attr, FLAKE#attr, a .drv or -f FILE -A ATTR: check the\n"
          "                     derivation's build as rewind nix makes it (docs/nix.md); a\n"
          "                     different output (its collected files) ends differently\n"
@@ -323,6 +326,7 @@ static void report_json_found(const struct rw_check_report *r)
            (unsigned long long)r->probes, r->narrow_s);
     printf(",\"deciding_step\":%llu,\"perturbation\":", (unsigned long long)r->deciding_step);
     cli_read_json_str(r->deciding_what, strlen(r->deciding_what));
+    printf(",\"deciding_fault\":%s", r->deciding_fault ? "true" : "false");
     if (r->deciding_access[0]) {
         printf(",\"deciding_access\":");
         cli_read_json_str(r->deciding_access, strlen(r->deciding_access));
@@ -392,9 +396,15 @@ static void report_text_none(const struct rw_check_report *r)
 /* The narrowed pair: the deciding step, the two runs, where they part. */
 static void report_text_narrowed(const struct rw_check_report *r)
 {
-    printf("deciding step: %llu, where the perturbation %s (%llu probes, %.1f s)\n",
-           (unsigned long long)r->deciding_step, r->deciding_what, (unsigned long long)r->probes,
-           r->narrow_s);
+    if (r->deciding_fault) /* docs/faults.md: the fault decides */
+        printf("deciding step: %llu, where the schedule %s: without it the run passes (%llu "
+               "probes, %.1f s)\n",
+               (unsigned long long)r->deciding_step, r->deciding_what,
+               (unsigned long long)r->probes, r->narrow_s);
+    else
+        printf("deciding step: %llu, where the perturbation %s (%llu probes, %.1f s)\n",
+               (unsigned long long)r->deciding_step, r->deciding_what,
+               (unsigned long long)r->probes, r->narrow_s);
     if (r->deciding_access[0]) /* docs/determinism.md: a memory-access point */
         printf("  at that step the guest was about to touch shared memory: %s\n",
                r->deciding_access);

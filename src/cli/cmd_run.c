@@ -77,6 +77,13 @@ static void help(FILE *f)
           "                   (docs/faults.md)\n"
           "  --nodes FILE     the nodes from a JSON file: {\"nodes\": [{\"name\": NAME,\n"
           "                   \"run\": COMMAND}, ...]} (docs/formats.md)\n"
+          "  --faults KINDS   inject faults into the nodes at steps of the schedule's\n"
+          "                   window: kill (SIGKILL to a node's processes), pause (SIGSTOP\n"
+          "                   for 10 ms..1.3 s of virtual time, then SIGCONT); a list or\n"
+          "                   `all`. Each fault is a schedule decision (seed, schedule,\n"
+          "                   step): needs --node and, on run, --schedule S (part of the\n"
+          "                   spec; docs/faults.md)\n"
+          "  --fault-rate N   faults per schedule on average (1..1000, default 2)\n"
           "  --collect PATH   keep the files under PATH (in the job's root, after the job)\n"
           "                   with the run, for `rewind diff --files`\n"
           "  --expect P       a property of the run (repeatable; part of the spec):\n"
@@ -158,6 +165,8 @@ static const struct option run_longopts[] = {
     {"cpus", required_argument, 0, 'U'},
     {"node", required_argument, 0, 'n'},
     {"nodes", required_argument, 0, 'F'},
+    {"faults", required_argument, 0, 'f'},
+    {"fault-rate", required_argument, 0, 'R'},
     {0, 0, 0, 0},
 };
 
@@ -301,6 +310,16 @@ static int run_opt_job(struct run_argv *a, int ch)
         return add_node(a, optarg);
     case 'F':
         return nodes_file(a, optarg);
+    case 'f':
+        cp->faults = optarg;
+        return 0;
+    case 'R': {
+        uint64_t n;
+        if (cli_read_step(optarg, &n) < 0 || n < 1 || n > 1000)
+            return ARGERR("--fault-rate takes 1 to 1000 faults per schedule: %s", optarg);
+        cp->fault_rate = (unsigned)n;
+        return 0;
+    }
     case 'X':
         if (a->nexpect >= RW_PROPS_MAX - 1)
             return ARGERR("at most %d --expect", RW_PROPS_MAX - 1);
@@ -408,6 +427,11 @@ int cmd_run(int argc, char **argv)
     c.abort = cli_abort_on_signals(timeout);
     struct rw_result r;
     struct rw_error err;
+    if (c.faults && !c.schedule) {
+        rw_home_close(h);
+        return cli_error(2, "--faults on run needs --schedule S (schedule 0 injects none; "
+                            "rewind check draws schedules itself)");
+    }
     int rc = rw_record(h, &c, &r, &err);
     struct rw_prop_verdict pv[RW_PROPS_MAX];
     int npv = 0, pfail = 0;

@@ -148,6 +148,11 @@ int cmd_show(int argc, char **argv)
            (long long)json_integer_value(json_object_get(m, "keyframes")),
            (long long)json_integer_value(json_object_get(m, "keyframe_every")));
     print_segments(json_object_get(spec, "perturb"));
+    json_t *faults = json_object_get(spec, "faults"); /* docs/faults.md */
+    if (faults)
+        printf("faults:   %s, %lld per schedule on average, at steps of the schedule's window\n",
+               jstr(faults, "kinds"),
+               (long long)json_integer_value(json_object_get(faults, "rate")));
     char *line = NULL;
     int exact = 1;
     struct rw_error err;

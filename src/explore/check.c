@@ -45,6 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "input/faults.h"
+#include "input/nodes.h"
 #include "util/homepath.h"
 #include "run/modes.h"
 #include "trace/compare.h"
@@ -643,10 +645,46 @@ static int bursts_alone(struct ctx *x, uint64_t from, int ran, char *err, size_t
     return 0;
 }
 
+/* Words for what schedule one does at step d: its fault (named by the
+ * node's name from the spec), its perturbation, or both. */
+static void describe_decision(const struct ctx *x, const struct sched *one, uint64_t d, int access,
+                              struct rw_check_report *rep)
+{
+    struct sched_decision dd = sched_decide(one, d, access);
+    struct fault_decision fd = faults_decide(one, d);
+    char what[sizeof(rep->deciding_what)], name[NODE_NAME_MAX + 1];
+    rep->deciding_fault = fd.kind != FAULT_NONE;
+    if (!rep->deciding_fault) {
+        sched_describe(&dd, rep->deciding_what, sizeof(rep->deciding_what));
+        return;
+    }
+    const char *nm = NULL;
+    size_t nn = 0;
+    while (x->base.nodes && x->base.nodes[nn])
+        nn++;
+    if (fd.node >= 1 && fd.node <= nn) {
+        size_t l = nodes_name_len(x->base.nodes[fd.node - 1]);
+        snprintf(name, sizeof(name), "%.*s", (int)(l > NODE_NAME_MAX ? NODE_NAME_MAX : l),
+                 x->base.nodes[fd.node - 1]);
+        nm = name;
+    }
+    faults_describe(&fd, nm, what, sizeof(what));
+    if (dd.action == SCHED_NONE) {
+        snprintf(rep->deciding_what, sizeof(rep->deciding_what), "%s", what);
+        return;
+    }
+    char more[128];
+    sched_describe(&dd, more, sizeof(more));
+    snprintf(rep->deciding_what, sizeof(rep->deciding_what), "%.90s, and %.60s", what, more);
+}
+
 static int narrow(struct ctx *x, char *err, size_t errlen)
 {
     struct rw_check_report *rep = x->rep;
-    struct sched one = {.seed = x->base.seed};
+    struct sched one = {.seed = x->base.seed,
+                        .fault_kinds = x->base.sched.fault_kinds,
+                        .fault_rate = x->base.sched.fault_rate,
+                        .fault_nodes = x->base.sched.fault_nodes};
     sched_push(&one, rep->schedule, rep->start + 1, UINT64_MAX, rep->start + 1, x->horizon);
     uint64_t cap = 1024, n = 0, *ps = malloc(cap * sizeof(*ps));
     if (!ps)
@@ -662,7 +700,8 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
          * st if either would perturb it (an extra candidate only costs a
          * probe; a missing one could hide the deciding step). */
         if (sched_decide(&one, st, 0).action == SCHED_NONE &&
-            sched_decide(&one, st, 1).action == SCHED_NONE)
+            sched_decide(&one, st, 1).action == SCHED_NONE &&
+            faults_decide(&one, st).kind == FAULT_NONE) /* docs/faults.md */
             continue;
         if (n == cap) {
             uint64_t *np = realloc(ps, (cap *= 2) * sizeof(*ps));
@@ -742,8 +781,7 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     rep->perturbed_in_window = k - j;
     rep->deciding_step = d;
     access_at(x->c->home, rep->fail_run.id, d, rep->deciding_access, sizeof(rep->deciding_access));
-    struct sched_decision dd = sched_decide(&one, d, rep->deciding_access[0] != 0);
-    sched_describe(&dd, rep->deciding_what, sizeof(rep->deciding_what));
+    describe_decision(x, &one, d, rep->deciding_access[0] != 0, rep);
     rep->narrowed = bad(x, &rep->fail_run) && !bad(x, &rep->pass_run) &&
                     strcmp(rep->pass_run.outcome, "timeout") != 0;             /* invariant 2 */
     RW_ASSERT(!rep->narrowed || (rep->pass_run.id[0] && rep->fail_run.id[0])); /* invariant 2 */

@@ -67,6 +67,7 @@ int checkrec_save(const char *home, const struct checkrec_opts *o,
         if (rep->narrowed) {
             json_object_set_new(r, "deciding_step", json_integer((json_int_t)rep->deciding_step));
             json_object_set_new(r, "perturbation", json_string(rep->deciding_what));
+            json_object_set_new(r, "deciding_fault", json_boolean(rep->deciding_fault));
             json_object_set_new(r, "passing_run", side(&rep->pass_run));
             json_object_set_new(r, "failing_run", side(&rep->fail_run));
         }

@@ -72,6 +72,10 @@ struct sched {
     uint64_t seed;
     unsigned n;
     struct sched_segment seg[SCHED_MAX_SEGMENTS];
+    /* Faults (src/input/faults.h): the kinds a window may inject (bits
+     * 1 << FAULT_*; 0: none), how many per horizon on average, and the
+     * run's node count (from the spec's nodes). */
+    uint32_t fault_kinds, fault_rate, fault_nodes;
 };
 
 struct sched_decision {

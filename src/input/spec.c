@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "input/faults.h"
 #include "input/nodes.h"
 #include "input/patch.h"
 #include "util/hash.h"
@@ -62,6 +63,13 @@ char *spec_to_json(const struct run_spec *s)
             json_array_append_new(a, e);
         }
         json_object_set_new(o, "perturb", a);
+    }
+    if (s->perturb && s->perturb->fault_kinds) { /* docs/faults.md: absent without faults */
+        char k[64];
+        faults_format(s->perturb->fault_kinds, k, sizeof(k));
+        json_object_set_new(
+            o, "faults",
+            json_pack("{s:s, s:I}", "kinds", k, "rate", (json_int_t)s->perturb->fault_rate));
     }
     if (s->inspect_kind) {
         json_t *i = json_object();
@@ -139,9 +147,29 @@ int spec_parse_epoch(const char *s, int64_t *out)
     return 0;
 }
 
+/* The spec's "faults": {"kinds": "kill,pause", "rate": N}, or none. */
+static int spec_parse_faults(json_t *spec, struct sched *s)
+{
+    s->fault_kinds = s->fault_rate = 0;
+    json_t *f = json_object_get(spec, "faults");
+    if (!f)
+        return 0;
+    const char *k = json_string_value(json_object_get(f, "kinds"));
+    json_t *r = json_object_get(f, "rate");
+    char why[160];
+    if (!json_is_object(f) || json_object_size(f) != 2 || !k || !json_is_integer(r) ||
+        json_integer_value(r) < 1 || json_integer_value(r) > FAULT_RATE_MAX ||
+        faults_parse(k, &s->fault_kinds, why, sizeof(why)) < 0)
+        return -1;
+    s->fault_rate = (uint32_t)json_integer_value(r);
+    return 0;
+}
+
 int spec_parse_perturb(struct json_t *spec, struct sched *s)
 {
     s->n = 0;
+    if (spec_parse_faults(spec, s) < 0)
+        return -1;
     json_t *a = json_object_get((json_t *)spec, "perturb");
     if (!a)
         return 0;

@@ -37,6 +37,7 @@
 #include "rewind_test.h"
 #include "run/modes.h"
 #include "input/patch.h"
+#include "input/faults.h"
 #include "input/nodes.h"
 #include "trace/trace.h"
 #include "util/check.h"
@@ -112,6 +113,8 @@ int rw_test_hole(struct rw_test_knobs *k, const char *name)
         {"mem-stall-host-time", REWIND_HOLE_STALL_HOST_TIME, 0},
         {"wait-host-time", REWIND_HOLE_WAIT_HOST_TIME, 0},
         {"refuse-go-on", PLATFORM_HOLE_REFUSE_GO_ON, 0},
+        {"fault-host-time", PLATFORM_HOLE_FAULT_HOST_TIME, 0},
+        {"fault-at-host-exit", PLATFORM_HOLE_FAULT_AT_HOST_EXIT, 0},
         {"kf-no-io-completion", 0, SNAP_HOLE_NO_IO_COMPLETION},
         {"restore-no-tlb-flush", 0, SNAP_HOLE_NO_TLB_FLUSH},
     };
@@ -184,6 +187,9 @@ const char *rw_default_init(void)
 {
     return run_artifact("REWIND_INIT", run_init_beside);
 }
+
+static int run_faults_from_config(const struct rw_run_config *c, struct run_opts *o,
+                                  struct rw_error *err);
 
 int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_opts *o,
                          struct rw_error *err)
@@ -273,6 +279,30 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     if (c->nodes && nodes_valid(c->nodes, why, sizeof(why)) < 0)
         return run_usage(err, "%s", why);
     o->nodes = c->nodes && c->nodes[0] ? c->nodes : NULL;
+    return run_faults_from_config(c, o, err);
+}
+
+/* --faults and --fault-rate (docs/faults.md): the fault settings of o->sched. */
+static int run_faults_from_config(const struct rw_run_config *c, struct run_opts *o,
+                                  struct rw_error *err)
+{
+    size_t nn = 0;
+    while (o->nodes && o->nodes[nn])
+        nn++;
+    o->sched.fault_nodes = (uint32_t)nn;
+    if (!c->faults) {
+        if (c->fault_rate)
+            return run_usage(err, "--fault-rate needs --faults");
+        return 0;
+    }
+    char why[200];
+    if (faults_parse(c->faults, &o->sched.fault_kinds, why, sizeof(why)) < 0)
+        return run_usage(err, "%s", why);
+    if (!nn)
+        return run_usage(err, "--faults needs nodes to inject them into (--node NAME=COMMAND)");
+    if (c->fault_rate > FAULT_RATE_MAX)
+        return run_usage(err, "--fault-rate takes 1 to %u: %u", FAULT_RATE_MAX, c->fault_rate);
+    o->sched.fault_rate = c->fault_rate ? c->fault_rate : FAULT_RATE_DEFAULT;
     return 0;
 }
 
@@ -378,6 +408,11 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
     o->collect = col ? strdup(json_string_value(col)) : NULL;
     if (nodes_from_json(json_object_get(spec, "nodes"), &o->nodes) < 0)
         return fail(err, errlen, "the run's spec has a malformed nodes list");
+    o->sched.fault_nodes = 0;
+    while (o->nodes && o->nodes[o->sched.fault_nodes])
+        o->sched.fault_nodes++;
+    if (o->sched.fault_kinds && !o->sched.fault_nodes)
+        return fail(err, errlen, "the run's spec has faults but no nodes");
     json_t *nd = json_object_get(spec, "nix_drv");
     if (nd && !json_is_string(nd))
         return fail(err, errlen, "the run's spec has a malformed nix_drv");
@@ -598,6 +633,24 @@ static void shq(FILE *f, const char *s)
     fputc('\'', f);
 }
 
+/* rw_command_line's --schedule flags (when the perturbation is what they
+ * say) and --faults (docs/faults.md; the kinds were checked by
+ * spec_parse_perturb). */
+static void command_line_schedule(FILE *f, const struct sched *sc, int plain)
+{
+    if (sc->n == 1 && plain) {
+        fprintf(f, " --schedule %llu --schedule-from %llu", (unsigned long long)sc->seg[0].schedule,
+                (unsigned long long)sc->seg[0].from);
+        if (sc->seg[0].until != UINT64_MAX)
+            fprintf(f, " --schedule-until %llu", (unsigned long long)sc->seg[0].until);
+    }
+    if (sc->fault_kinds) { /* docs/faults.md; valid: spec_parse_perturb checked the kinds */
+        char k[64];
+        faults_format(sc->fault_kinds, k, sizeof(k));
+        fprintf(f, " --faults %s --fault-rate %u", k, sc->fault_rate);
+    }
+}
+
 int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct rw_error *err)
 {
     char name[RW_ID_MAX];
@@ -659,12 +712,7 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
             (long long)json_integer_value(json_object_get(spec, "seed")),
             (long long)json_integer_value(json_object_get(spec, "epoch")),
             (long long)json_integer_value(json_object_get(spec, "quantum_ns")));
-    if (sc.n == 1 && plain) {
-        fprintf(f, " --schedule %llu --schedule-from %llu", (unsigned long long)sc.seg[0].schedule,
-                (unsigned long long)sc.seg[0].from);
-        if (sc.seg[0].until != UINT64_MAX)
-            fprintf(f, " --schedule-until %llu", (unsigned long long)sc.seg[0].until);
-    }
+    command_line_schedule(f, &sc, plain);
     json_array_foreach(json_object_get(spec, "expect"), i, v)
     {
         fputs(" --expect ", f);

@@ -391,7 +391,7 @@ static void *kicker_main(void *arg)
 static void kicker_start(struct kicker *k, uint64_t holes)
 {
     memset(k, 0, sizeof(*k));
-    if (!(holes & PLATFORM_HOLE_TIMER_AT_HOST_EXIT))
+    if (!(holes & (PLATFORM_HOLE_TIMER_AT_HOST_EXIT | PLATFORM_HOLE_FAULT_AT_HOST_EXIT)))
         return;
     k->target = pthread_self();
     struct sigaction sa = {.sa_handler = kick_handler};

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "input/faults.h"
 #include "rewind.h"
 #include "trace/schedrec.h"
 #include "trace/sdk.h"
@@ -26,8 +27,8 @@ static const char *const names[] = {
     [REWIND_REC_OPEN] = "open",       [REWIND_REC_UNLINK] = "unlink",
     [REWIND_REC_RENAME] = "rename",   [REWIND_REC_MARK] = "mark",
     [REWIND_REC_ASSERT] = "assert",   [REWIND_REC_INIT] = "init",
-    [REWIND_REC_SCHED] = "sched",
-    [REWIND_REC_WRITE] = "write",     [REWIND_REC_ACCESS] = "access",
+    [REWIND_REC_SCHED] = "sched",     [REWIND_REC_WRITE] = "write",
+    [REWIND_REC_ACCESS] = "access",   [REWIND_REC_FAULT] = "fault",
 };
 
 const char *describe_kind(unsigned kind, char *buf)
@@ -117,8 +118,7 @@ static void describe_sched(const struct trace_entry *e, char *out, size_t n)
     uint32_t k;
     uint64_t lost;
     char why[200];
-    if (schedrec_parse(&e->rec, e->payload, e->payload_len, sw, &k, &lost, why, sizeof(why)) <
-        0) {
+    if (schedrec_parse(&e->rec, e->payload, e->payload_len, sw, &k, &lost, why, sizeof(why)) < 0) {
         snprintf(out, n, "sched (malformed: %s)", why);
         return;
     }
@@ -168,13 +168,27 @@ void describe_entry(const struct trace_entry *e, char *out, size_t n)
     case REWIND_REC_SCHED:
         describe_sched(e, out, n);
         break;
+    case REWIND_REC_FAULT: /* docs/faults.md: aux = kind | node << 8; u64 ns, u32 processes */
+        if (e->payload_len >= 12 && faults_kind_name((uint32_t)(r->aux & 0xff))) {
+            unsigned node = (unsigned)((r->aux >> 8) & 0xff), procs = bytes_get_u32(e->payload + 8);
+            const char *k = faults_kind_name((uint32_t)(r->aux & 0xff));
+            if ((r->aux & 0xff) == REWIND_FAULT_PAUSE)
+                snprintf(out, n, "fault pause node %u for %.3f ms: SIGSTOP to %u process%s", node,
+                         (double)bytes_get_u64(e->payload) / 1e6, procs, procs == 1 ? "" : "es");
+            else
+                snprintf(out, n, "fault %s node %u: %s to %u process%s", k, node,
+                         (r->aux & 0xff) == REWIND_FAULT_KILL ? "SIGKILL" : "SIGCONT", procs,
+                         procs == 1 ? "" : "es");
+            break;
+        }
+        snprintf(out, n, "fault (malformed) aux %llu", (unsigned long long)r->aux);
+        break;
     case REWIND_REC_WRITE: /* docs/nix.md: u64 length, u64 FNV-1a-64, path */
         if (e->payload_len >= 16) {
             escape(e->payload + 16, e->payload_len - 16, text, sizeof(text), 160);
-            snprintf(out, n, "write pid %u/%u %s: %llu bytes at %llu (fnv %016llx)", r->pid,
-                     r->tid, text, (unsigned long long)bytes_get_u64(e->payload),
-                     (unsigned long long)r->aux,
-                     (unsigned long long)bytes_get_u64(e->payload + 8));
+            snprintf(out, n, "write pid %u/%u %s: %llu bytes at %llu (fnv %016llx)", r->pid, r->tid,
+                     text, (unsigned long long)bytes_get_u64(e->payload),
+                     (unsigned long long)r->aux, (unsigned long long)bytes_get_u64(e->payload + 8));
             break;
         }
         /* fall through */

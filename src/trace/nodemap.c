@@ -123,3 +123,8 @@ const char *nodemap_of(const struct nodemap *m, uint32_t pid)
     RW_ASSERT(n <= m->count);
     return n ? m->names[n - 1] : NULL;
 }
+
+const char *nodemap_name(const struct nodemap *m, unsigned node)
+{
+    return node >= 1 && (int)node <= m->count ? m->names[node - 1] : NULL;
+}

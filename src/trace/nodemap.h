@@ -37,6 +37,9 @@ void nodemap_free(struct nodemap *m);
 void nodemap_feed(struct nodemap *m, unsigned kind, unsigned flags, uint32_t pid, uint64_t aux,
                   const uint8_t *payload, size_t len);
 
+/* The name of node number node (1-based, in node-start order), or NULL. */
+const char *nodemap_name(const struct nodemap *m, unsigned node);
+
 /* The node of process pid, or NULL. */
 const char *nodemap_of(const struct nodemap *m, uint32_t pid);
 

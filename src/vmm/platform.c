@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/check.h"
 #include "util/fail.h"
@@ -255,8 +256,49 @@ size_t platform_input(struct platform *p, const void *buf, size_t len)
     return len;
 }
 
+/* Hand a fault to the guest kernel at this step (rewind_abi.h, "Faults"). */
+static void hand_fault(struct platform *p, const struct fault_decision *f)
+{
+    struct rewind_shared *sh = shared(p);
+    if (!sh)
+        return;
+    sh->fault_kind = (uint32_t)f->kind;
+    sh->fault_node = f->node;
+    sh->fault_ns = f->ns;
+    sh->pending |= REWIND_PENDING_FAULT;
+    p->irq_wanted = 1;
+    p->faulted++;
+}
+
+/* The fault the schedule puts at this step, if any (faults.h, invariant 1;
+ * docs/faults.md F1 and F2, whose twins are the two holes here). */
+static void fault_at_step(struct platform *p)
+{
+    struct fault_decision f = faults_decide(&p->sched, p->step);
+    if (f.kind == FAULT_NONE)
+        return;
+    if (p->test_holes & PLATFORM_HOLE_FAULT_HOST_TIME) { /* F1's twin */
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        uint64_t r = (uint64_t)t.tv_nsec * 0x9e3779b97f4a7c15ull;
+        f.node = 1 + (uint32_t)((r >> 40) % p->sched.fault_nodes);
+        if (f.kind == FAULT_PAUSE)
+            f.ns = FAULT_PAUSE_MIN_NS << ((r >> 20) % 8);
+    }
+    if (p->test_holes & PLATFORM_HOLE_FAULT_AT_HOST_EXIT) { /* F2's twin */
+        p->fault_owed = f;
+        return;
+    }
+    hand_fault(p, &f);
+}
+
 void platform_host_exit(struct platform *p)
 {
+    if (p->fault_owed.kind != FAULT_NONE) { /* only with the hole FAULT_AT_HOST_EXIT */
+        hand_fault(p, &p->fault_owed);
+        p->fault_owed.kind = FAULT_NONE;
+        fire_and_inject(p);
+    }
     if (!(p->test_holes & PLATFORM_HOLE_TIMER_AT_HOST_EXIT))
         return;
     /* The hole: deliver the timer at a moment chosen by host timing. */
@@ -293,6 +335,7 @@ static void perturb(struct platform *p, uint16_t port)
     struct rewind_shared *sh = shared(p);
     if (!sh)
         return;
+    fault_at_step(p);
     sh->mem_burst = d.burst; /* every step of a run with windows: 0 outside them */
     if (d.action == SCHED_NONE)
         return;

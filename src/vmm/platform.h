@@ -17,6 +17,7 @@
 
 #include "../../guest/include/rewind_abi.h"
 #include "vmm/kvm.h"
+#include "input/faults.h"
 #include "input/sched.h"
 
 enum platform_outcome {
@@ -37,7 +38,9 @@ enum platform_outcome {
 /* Monitor-side test holes (bits above the guest's REWIND_HOLE_* bits). */
 #define PLATFORM_HOLE_TIMER_AT_HOST_EXIT (1ull << 32) /* fire the timer at host-caused exits */
 #define PLATFORM_HOLE_HOST_RNG (1ull << 33)           /* boot RNG seed from the host */
-#define PLATFORM_HOLE_REFUSE_GO_ON (1ull << 34) /* a refused port write does not end the run */
+#define PLATFORM_HOLE_REFUSE_GO_ON (1ull << 34)    /* a refused port write does not end the run */
+#define PLATFORM_HOLE_FAULT_HOST_TIME (1ull << 35) /* a fault's node and length from host time */
+#define PLATFORM_HOLE_FAULT_AT_HOST_EXIT (1ull << 36) /* a fault handed over at a host exit */
 #define PLATFORM_HOLE_GUEST_MASK 0xffffffffull
 
 /* Called for every well-formed record, in step order. payload has r->len -
@@ -61,10 +64,12 @@ struct platform {
     uint64_t job_status;
     /* Port accesses refused as breaches of the contract (platform_refuse). */
     uint64_t refused;
-    char message[512];  /* why the run ended, for non-EXITED outcomes */
-    struct sched sched; /* schedule perturbation (no segments: none) */
-    uint64_t perturbed; /* perturbations applied by this process */
-    int step_access;    /* this step's record is a memory-access point (sched.h) */
+    char message[512];                /* why the run ended, for non-EXITED outcomes */
+    struct sched sched;               /* schedule perturbation (no segments: none) */
+    uint64_t perturbed;               /* perturbations applied by this process */
+    int step_access;                  /* this step's record is a memory-access point (sched.h) */
+    uint64_t faulted;                 /* faults handed to the guest by this process (faults.h) */
+    struct fault_decision fault_owed; /* test hole FAULT_AT_HOST_EXIT: held for a host exit */
     void (*on_step)(void *ctx, struct platform *p); /* after every step, if set */
     /* At an IDLE step, if set: return 1 when it made an interrupt owed
      * (input delivered), so the guest is not idle after all. */

@@ -1,0 +1,124 @@
+/*
+ * faults: see faults.h. Draws share sched.c's hash (splitmix64 over seed,
+ * schedule, horizon, step and a salt); the salt 4 is the faults' own.
+ */
+#include "input/faults.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/check.h"
+
+static const char *const kind_names[] = {
+    [REWIND_FAULT_KILL] = "kill",
+    [REWIND_FAULT_PAUSE] = "pause",
+    [REWIND_FAULT_CONTINUE] = "continue",
+};
+
+const char *faults_kind_name(uint32_t kind)
+{
+    if (kind >= sizeof(kind_names) / sizeof(kind_names[0]))
+        return NULL;
+    return kind_names[kind];
+}
+
+int faults_parse(const char *list, uint32_t *kinds, char *why, size_t why_len)
+{
+    *kinds = 0;
+    if (!strcmp(list, "all")) {
+        *kinds = FAULT_KINDS_ALL;
+        return 0;
+    }
+    const char *p = list;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        uint32_t bit = 0;
+        for (uint32_t k = FAULT_KILL; k <= FAULT_PAUSE; k++)
+            if (n == strlen(kind_names[k]) && !strncmp(p, kind_names[k], n))
+                bit = 1u << k;
+        if (!bit) {
+            snprintf(why, why_len, "--faults takes a list of kill, pause (or all): '%.*s'",
+                     (int)(n > 40 ? 40 : n), p);
+            return -1;
+        }
+        if (*kinds & bit) {
+            snprintf(why, why_len, "--faults names %.*s twice", (int)n, p);
+            return -1;
+        }
+        *kinds |= bit;
+        if (!p[n])
+            return 0;
+        p += n + 1;
+    }
+}
+
+void faults_format(uint32_t kinds, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (uint32_t k = FAULT_KILL; k <= FAULT_PAUSE; k++)
+        if (kinds & (1u << k)) {
+            int w = snprintf(buf + o, len - o, "%s%s", o ? "," : "", kind_names[k]);
+            if (w < 0 || (size_t)w >= len - o)
+                return;
+            o += (size_t)w;
+        }
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+struct fault_decision faults_decide(const struct sched *s, uint64_t step)
+{
+    struct fault_decision d = {FAULT_NONE, 0, 0};
+    uint32_t kinds = s->fault_kinds & FAULT_KINDS_ALL;
+    if (!kinds || !s->fault_nodes || !s->fault_rate)
+        return d;
+    for (unsigned i = 0; i < s->n; i++) {
+        const struct sched_segment *g = &s->seg[i];
+        if (step < g->from || step >= g->until || g->schedule == 0)
+            continue; /* invariant 1 */
+        uint64_t h = g->horizon ? g->horizon : 1;
+        uint64_t r = mix(mix(mix(mix(mix(s->seed) ^ g->schedule) ^ g->horizon) ^ step) ^ 4);
+        if (r % h >= s->fault_rate) /* invariant 3 */
+            return d;
+        uint64_t r2 = mix(r);
+        uint32_t n = (uint32_t)__builtin_popcount(kinds), pick = (uint32_t)(r2 % n);
+        for (uint32_t k = FAULT_KILL; k <= FAULT_PAUSE; k++)
+            if ((kinds & (1u << k)) && pick-- == 0)
+                d.kind = (enum fault_kind)k;
+        d.node = 1 + (uint32_t)((r2 >> 16) % s->fault_nodes);
+        if (d.kind == FAULT_PAUSE) /* 10 ms .. 2 s, log-uniform in 8 octaves */
+            d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8);
+        if (d.ns > FAULT_PAUSE_MAX_NS)
+            d.ns = FAULT_PAUSE_MAX_NS;
+        RW_ASSERT(d.kind != FAULT_NONE && d.node >= 1 && d.node <= s->fault_nodes); /* 2 */
+        return d;
+    }
+    return d;
+}
+
+void faults_describe(const struct fault_decision *d, const char *node_name, char *buf, size_t len)
+{
+    char nm[48];
+    if (node_name)
+        snprintf(nm, sizeof(nm), "%s", node_name);
+    else
+        snprintf(nm, sizeof(nm), "%u", d->node);
+    switch (d->kind) {
+    case FAULT_KILL:
+        snprintf(buf, len, "killed node %s (SIGKILL to each of its processes)", nm);
+        break;
+    case FAULT_PAUSE:
+        snprintf(buf, len, "paused node %s for %.3f ms of virtual time", nm, (double)d->ns / 1e6);
+        break;
+    default:
+        snprintf(buf, len, "nothing");
+        break;
+    }
+}
