@@ -11,7 +11,7 @@ const PRIORITY = [6, 11, 5, 3, 10, 4, 8, 9, 7, 2, 12, 1];
 export const KIND_NAMES = { 2: 'output', 3: 'exec', 4: 'fork', 5: 'exit', 6: 'signal', 7: 'open', 10: 'mark', 11: 'assert' };
 export function kindColor(k) { return KIND_COLOR[k] || '#999'; }
 const FATAL = /\((SIGSEGV|SIGBUS|SIGFPE|SIGILL|SIGABRT|SIGKILL|SIGTERM|SIGINT|SIGQUIT|SIGSYS|SIGTRAP)\)$/;
-const HEAD = '#ffcc33', PART = '#ff7b72', LABEL_W = 120, ROW_MIN = 14, AXIS_H = 18;
+const HEAD = '#ffcc33', PART = '#ff7b72', FAULT = '#f0883e', LABEL_W = 120, ROW_MIN = 14, AXIS_H = 18;
 
 export class Timeline {
   constructor(canvas) {
@@ -102,6 +102,15 @@ export class Timeline {
     // notable events on top: signals and failed exits as triangles
     for (const m of this.marks) {
       if (m.step < this.from || m.step > this.to) continue;
+      if (m.kind === 'fault') { // docs/faults.md: an injected fault, across every lane
+        const x = this.x(m.step);
+        g.strokeStyle = FAULT; g.setLineDash([2, 2]);
+        g.beginPath(); g.moveTo(x, AXIS_H); g.lineTo(x, H); g.stroke();
+        g.setLineDash([]);
+        g.fillStyle = FAULT; g.font = '10px sans-serif';
+        g.fillText((m.text.split(' ')[1] || 'fault') + ' ' + (m.node || ''), x + 3, AXIS_H + 10);
+        continue;
+      }
       // what went wrong: a fatal signal, a process killed or exiting non-zero
       // (not SIGCHLD and the like, which every shell gets)
       if (!(m.kind === 'signal' && FATAL.test(m.text)) &&

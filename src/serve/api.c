@@ -324,7 +324,7 @@ static int is_notable(const struct rw_event *ev)
 {
     const char *k = ev->kind_name;
     return !strcmp(k, "exec") || !strcmp(k, "exit") || !strcmp(k, "signal") ||
-           !strcmp(k, "assert") || !strcmp(k, "mark");
+           !strcmp(k, "assert") || !strcmp(k, "mark") || !strcmp(k, "fault");
 }
 
 static int summary_cb(void *ctx, const struct rw_event *ev)

@@ -79,10 +79,15 @@ int rw_events(rw_home *h, const char *id, const struct rw_event_query *q,
         if (e.step < q->from || i < q->first_index)
             continue;
         struct rw_event ev;
-        to_event(&e, i, &ev, kind_buf);          /* an SDK line in a mark record is kind assert */
-        ev.node = e.rec.kind == REWIND_REC_FAULT /* a fault's node is its target's */
-                      ? nodemap_name(&nm, (unsigned)((e.rec.aux >> 8) & 0xff))
-                      : nodemap_of(&nm, ev.pid);
+        to_event(&e, i, &ev, kind_buf); /* an SDK line in a mark record is kind assert */
+        if (e.rec.kind == REWIND_REC_FAULT) {
+            /* docs/faults.md: a fault belongs to its target node, not to
+             * the task its step's interrupt happened to cut into */
+            ev.node = nodemap_name(&nm, (unsigned)((e.rec.aux >> 8) & 0xff));
+            ev.pid = ev.tid = 0;
+        } else {
+            ev.node = nodemap_of(&nm, ev.pid);
+        }
         if (q->kind && ev.kind != q->kind)
             continue;
         if (fn(ctx, &ev))

@@ -1,0 +1,178 @@
+# Faults (docs/faults.md, "Faults"): --faults kill,pause injects faults into
+# the nodes at steps a schedule chooses; each is a fault record at its step,
+# replayed exactly; check finds a bug only a fault shows and names the fault
+# that decides it; each MUST's negative twin is caught.
+
+# Two nodes that print a numbered tick every 20 ms of virtual time; the job
+# waits 3 s. With --fault-rate 400 (per horizon of 65,536 steps) schedule 1
+# kills and pauses them a few times over the run's ~5,000 steps.
+TICK='i=0; while :; do i=$((i+1)); echo "$REWIND_NODE tick $i"; sleep 0.02; done'
+TICKERS=(--node "n1=$TICK" --node "n2=$TICK" --node "n3=$TICK")
+FAULTY=(--schedule 1 --fault-rate 400)
+
+# The faults of run $1 as "step kind node [ns]" lines (events --json).
+faults_of() {
+    "$REWIND" events "$1" --kind fault --json | python3 -c '
+import json, struct, sys
+for e in json.load(sys.stdin):
+    kind = {1: "kill", 2: "pause", 3: "continue"}[e["aux"] & 0xff]
+    print(e["step"], kind, e["node"], e["aux"] >> 8)'
+}
+
+# The steps at which node $2 of run $1 wrote output, one per line.
+output_steps() {
+    "$REWIND" log "$1" --steps --node "$2" | sed -n 's/^\[\([0-9]*\) .*/\1/p'
+}
+
+# tier: vm
+test_kill_and_pause_at_their_steps() {
+    run_rw a run --root "$ROOT" "${TICKERS[@]}" "${FAULTY[@]}" --faults kill,pause -- sleep 3
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    faults_of "$id" >f.txt || fail "events --kind fault"
+    grep -q ' kill ' f.txt && grep -q ' pause ' f.txt && grep -q ' continue ' f.txt ||
+        fail "not every kind happened: $(cat f.txt | tr '\n' '|')"
+    # each fault names its target node, by name and number
+    awk '{ if ($3 != "n" $4) exit 1 }' f.txt || fail "a fault's node: $(cat f.txt | tr '\n' '|')"
+    # a killed node writes nothing after its kill (its processes are gone at
+    # their next return to user mode), and a paused one nothing until it
+    # continues, then writes again
+    local step kind node n last
+    while read -r step kind node n; do
+        case "$kind" in
+        kill)
+            last=$(output_steps "$id" "$node" | tail -n 1)
+            [ -n "$last" ] && [ "$last" -lt "$step" ] || fail "$node wrote at $last, after its kill at $step"
+            ;;
+        pause)
+            local cont; cont=$(awk -v s="$step" -v n="$node" '$1 > s && $3 == n && ($2 == "continue" || $2 == "kill") { print $1; exit }' f.txt)
+            [ -n "$cont" ] || fail "$node paused at $step never continued or died"
+            ! output_steps "$id" "$node" | awk -v a="$step" -v b="$cont" '$1 > a && $1 < b { bad = 1 } END { exit !bad }' ||
+                fail "$node wrote while paused ($step..$cont)"
+            ;;
+        esac
+    done <f.txt
+    grep -q ' continue ' f.txt && awk '$2 == "continue" { print $1, $3 }' f.txt | while read -r step node; do
+        output_steps "$id" "$node" | awk -v s="$step" '$1 > s { ok = 1 } END { exit !ok }' ||
+            grep -q " kill $node " f.txt || fail "$node never wrote after it continued at $step"
+    done
+    # the events name the node and say what was done
+    "$REWIND" events "$id" --kind fault >e.txt || fail "events"
+    expect_grep e.txt '\[n[123]\] fault kill node [123]: SIGKILL to [0-9]* process'
+    expect_grep e.txt '\[n[123]\] fault pause node [123] for [0-9.]* ms: SIGSTOP to [0-9]* process'
+    run_rw s show "$id"
+    expect_grep s.out '^faults:   kill,pause, 400 per schedule on average'
+    expect_grep s.out -- '--faults kill,pause --fault-rate 400'
+    # the same spec is the same run; a replay is identical, faults and all
+    run_rw b run --root "$ROOT" "${TICKERS[@]}" "${FAULTY[@]}" --faults kill,pause -- sleep 3
+    same_run a.err b.err || fail "two ids for one spec"
+    expect_no_grep b.err 'DETERMINISM VIOLATION'
+    run_rw r replay "$id"
+    expect_rc 0
+    # a fork after the first kill keeps it (the node stays dead); a fork
+    # from before it, unperturbed after its step, runs without it
+    local kk k kn; kk=$(awk '$2 == "kill" { print $1, $3; exit }' f.txt); k=${kk% *}; kn=${kk#* }
+    run_rw fa fork "$id" $((k + 200))
+    expect_rc 0
+    local fid; fid=$(run_id fa.err)
+    [ -z "$(output_steps "$fid" "$kn" | awk -v s="$k" '$1 > s')" ] || fail "$kn wrote after its kill in a fork after it"
+    run_rw fb fork "$id" $((k - 1))
+    expect_rc 0
+    fid=$(run_id fb.err)
+    [ -n "$(output_steps "$fid" "$kn" | awk -v s="$k" '$1 > s')" ] || fail "$kn stayed dead in a fork from before its kill"
+    faults_of "$fid" | awk -v s="$k" '$1 >= s { bad = 1 } END { exit bad }' || fail "a fault after the fork step of an unperturbed fork"
+    # seek: at a step after the kill the node has no process left
+    run_rw p ps "$id" $((k + 100))
+    expect_rc 0
+    expect_no_grep p.out "\[$kn\]"
+}
+
+# Without --faults a run with the same schedule has no fault, and a fault
+# needs both a node and a schedule window.
+# tier: vm
+test_no_faults_without_the_flag() {
+    run_rw a run --root "$ROOT" "${TICKERS[@]}" --schedule 1 -- sleep 1
+    expect_rc 0
+    [ -z "$(faults_of "$(run_id a.err)")" ] || fail "a fault without --faults"
+    grep -q '"faults"' "$REWIND_HOME/runs/$(run_id a.err)/spec.json" && fail "faults in the spec"
+    return 0
+}
+
+# Bad fault settings are refused with one line and exit 2, before any guest.
+# tier: engine
+test_bad_faults_are_refused() {
+    local root="$T/root"
+    mkdir -p "$root"
+    run_rw x run --root "$root" --schedule 1 --faults kill -- true
+    expect_rc 2
+    expect_grep x.err 'needs nodes'
+    run_rw x run --root "$root" --node n1=true --faults kill -- true
+    expect_rc 2
+    expect_grep x.err 'needs --schedule'
+    for bad in nuke 'kill,kill' '' 'kill,' continue; do
+        run_rw x run --root "$root" --node n1=true --schedule 1 --faults "$bad" -- true
+        expect_rc 2
+        [ "$(wc -l <x.err)" -eq 1 ] || fail "'$bad': $(cat x.err)"
+    done
+    for bad in 0 1001 x -1; do
+        run_rw x run --root "$root" --node n1=true --schedule 1 --faults kill --fault-rate "$bad" -- true
+        expect_rc 2
+        expect_grep x.err 'fault-rate'
+    done
+    run_rw x run --root "$root" --node n1=true --schedule 1 --fault-rate 3 -- true
+    expect_rc 2
+    expect_grep x.err 'needs --faults'
+    run_rw x check --root "$root" --faults kill -- true
+    expect_rc 2
+    expect_grep x.err 'needs nodes'
+    [ ! -d "$REWIND_HOME/runs" ] || [ -z "$(ls "$REWIND_HOME/runs")" ] || fail "a run was stored"
+}
+
+# Negative twins (docs/faults.md F1, F2): with the fault's node and length
+# drawn from host time, or the fault handed over at a host exit instead of
+# at its step, runs of one spec differ and the determinism check names a step.
+# tier: vm
+test_fault_holes_are_caught() {
+    export REWIND_TEST_HOLES=1
+    hole_caught h 6 --root "$ROOT" "${TICKERS[@]}" "${FAULTY[@]}" --faults kill,pause \
+        --test-hole fault-host-time -- sleep 3
+    hole_caught x 6 --root "$ROOT" "${TICKERS[@]}" "${FAULTY[@]}" --faults kill,pause \
+        --test-hole fault-at-host-exit -- sleep 3
+}
+
+
+# examples/kv: its bug (a write acknowledged before the backups have it)
+# shows only when the primary dies in that window. check --faults kill finds
+# it and names the kill that decides it; the fixed store passes.
+# tier: vm
+test_kv_check_names_the_kill() {
+    run_rw c check --schedules 4 -j 2 --faults kill --expect exit=0 --root "$ROOT" \
+        --node "n1=kv server n1 n1 n2 n3" --node "n2=kv server n2 n1 n2 n3" \
+        --node "n3=kv server n3 n1 n2 n3" -- kv client n1 n2 n3
+    expect_rc 1
+    expect_grep c.out 'FAILED always "every acknowledged write is on every living node"'
+    expect_grep c.out '^deciding step: [0-9]*, where the schedule killed node n1 (SIGKILL to each of its processes): without it the run passes'
+    local pass fail
+    pass=$(sed -n 's/^passing run: \([0-9a-f]*\) (exited 0).*/\1/p' c.out)
+    fail=$(sed -n 's/.*failing run: \([0-9a-f]*\) (exited 1)$/\1/p' c.out)
+    [ -n "$pass" ] && [ -n "$fail" ] || fail "no pair: $(grep -i 'run:' c.out)"
+    faults_of "$fail" | grep -q ' kill n1 ' || fail "the failing run has no kill of n1"
+    "$REWIND" log "$fail" >l.out
+    expect_grep l.out '^client: n2 has [0-9]* of the [0-9]* acknowledged writes$'
+    ! grep -q '^client: n2 has \([0-9]*\) of the \1 ' l.out || fail "n2 has every write: $(cat l.out)"
+    run_rw k check --schedules 8 -j 2 --faults kill,pause --expect exit=0 --root "$ROOT" \
+        --node "n1=kv-fixed server n1 n1 n2 n3" --node "n2=kv-fixed server n2 n1 n2 n3" \
+        --node "n3=kv-fixed server n3 n1 n2 n3" -- kv-fixed client n1 n2 n3
+    expect_rc 0
+    expect_grep k.out '^no failure: schedule 0 and 8 schedules pass every property'
+}
+
+# The fixed store passes 64 schedules with kill and pause faults.
+# tier: long
+test_kv_fixed_passes_64_schedules() {
+    run_rw k check --schedules 64 -j 2 --faults kill,pause --expect exit=0 --root "$ROOT" \
+        --node "n1=kv-fixed server n1 n1 n2 n3" --node "n2=kv-fixed server n2 n1 n2 n3" \
+        --node "n3=kv-fixed server n3 n1 n2 n3" -- kv-fixed client n1 n2 n3
+    expect_rc 0
+    expect_grep k.out '^no failure: schedule 0 and 64 schedules pass every property'
+}
