@@ -167,6 +167,8 @@ enum rewind_fault_kind {
     REWIND_FAULT_KILL = 1,     /* SIGKILL to every process of the node */
     REWIND_FAULT_PAUSE = 2,    /* SIGSTOP to every thread of the node for fault_ns */
     REWIND_FAULT_CONTINUE = 3, /* record only: the pause ended (SIGCONT) */
+    REWIND_FAULT_PARTITION = 4, /* the node's link carries nothing for fault_ns */
+    REWIND_FAULT_HEAL = 5,      /* record only: the partition ended */
 };
 
 /* Flags of a REWIND_REC_ACCESS record. */
@@ -297,9 +299,12 @@ enum rewind_input_type {
  * kill sends SIGKILL to each of its processes; pause sends a SIGSTOP to each
  * of its threads (none runs another user instruction) and, fault_ns of
  * virtual time later, SIGCONT to each process (unless an inspection froze
- * the guest meanwhile); a pause of a node already paused does nothing. Each
- * fault done, and each pause's end, is one REWIND_REC_FAULT record. A fault
- * for a node not started or without processes is ignored (no record).
+ * the guest meanwhile); a pause of a node already paused does nothing;
+ * partition drops every packet on the node's link (its veth pair, both
+ * ways) for fault_ns, so it reaches no other node and the job and none
+ * reaches it. Each fault done, and each pause's or partition's end, is one
+ * REWIND_REC_FAULT record. A fault for a node not started or without
+ * processes is ignored (no record).
  */
 
 /*

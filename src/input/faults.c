@@ -10,10 +10,14 @@
 #include "util/check.h"
 
 static const char *const kind_names[] = {
-    [REWIND_FAULT_KILL] = "kill",
-    [REWIND_FAULT_PAUSE] = "pause",
-    [REWIND_FAULT_CONTINUE] = "continue",
+    [REWIND_FAULT_KILL] = "kill",         [REWIND_FAULT_PAUSE] = "pause",
+    [REWIND_FAULT_CONTINUE] = "continue", [REWIND_FAULT_PARTITION] = "partition",
+    [REWIND_FAULT_HEAL] = "heal",
 };
+
+/* The kinds a schedule can inject, in the spec's order. */
+static const uint32_t injectable[] = {FAULT_KILL, FAULT_PAUSE, FAULT_PARTITION};
+#define NINJECT (sizeof(injectable) / sizeof(injectable[0]))
 
 const char *faults_kind_name(uint32_t kind)
 {
@@ -33,11 +37,14 @@ int faults_parse(const char *list, uint32_t *kinds, char *why, size_t why_len)
     for (;;) {
         size_t n = strcspn(p, ",");
         uint32_t bit = 0;
-        for (uint32_t k = FAULT_KILL; k <= FAULT_PAUSE; k++)
+        for (size_t i = 0; i < NINJECT; i++) {
+            uint32_t k = injectable[i];
             if (n == strlen(kind_names[k]) && !strncmp(p, kind_names[k], n))
                 bit = 1u << k;
+        }
         if (!bit) {
-            snprintf(why, why_len, "--faults takes a list of kill, pause (or all): '%.*s'",
+            snprintf(why, why_len,
+                     "--faults takes a list of kill, pause, partition (or all): '%.*s'",
                      (int)(n > 40 ? 40 : n), p);
             return -1;
         }
@@ -56,9 +63,9 @@ void faults_format(uint32_t kinds, char *buf, size_t len)
 {
     size_t o = 0;
     buf[0] = 0;
-    for (uint32_t k = FAULT_KILL; k <= FAULT_PAUSE; k++)
-        if (kinds & (1u << k)) {
-            int w = snprintf(buf + o, len - o, "%s%s", o ? "," : "", kind_names[k]);
+    for (size_t i = 0; i < NINJECT; i++)
+        if (kinds & (1u << injectable[i])) {
+            int w = snprintf(buf + o, len - o, "%s%s", o ? "," : "", kind_names[injectable[i]]);
             if (w < 0 || (size_t)w >= len - o)
                 return;
             o += (size_t)w;
@@ -89,11 +96,11 @@ struct fault_decision faults_decide(const struct sched *s, uint64_t step)
             return d;
         uint64_t r2 = mix(r);
         uint32_t n = (uint32_t)__builtin_popcount(kinds), pick = (uint32_t)(r2 % n);
-        for (uint32_t k = FAULT_KILL; k <= FAULT_PAUSE; k++)
-            if ((kinds & (1u << k)) && pick-- == 0)
-                d.kind = (enum fault_kind)k;
+        for (size_t i = 0; i < NINJECT; i++)
+            if ((kinds & (1u << injectable[i])) && pick-- == 0)
+                d.kind = (enum fault_kind)injectable[i];
         d.node = 1 + (uint32_t)((r2 >> 16) % s->fault_nodes);
-        if (d.kind == FAULT_PAUSE) /* 10 ms .. 2 s, log-uniform in 8 octaves */
+        if (d.kind != FAULT_KILL) /* 10 ms .. 1.28 s, log-uniform in 8 octaves */
             d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8);
         if (d.ns > FAULT_PAUSE_MAX_NS)
             d.ns = FAULT_PAUSE_MAX_NS;
@@ -116,6 +123,10 @@ void faults_describe(const struct fault_decision *d, const char *node_name, char
         break;
     case FAULT_PAUSE:
         snprintf(buf, len, "paused node %s for %.3f ms of virtual time", nm, (double)d->ns / 1e6);
+        break;
+    case FAULT_PARTITION:
+        snprintf(buf, len, "cut node %s off the network for %.3f ms of virtual time", nm,
+                 (double)d->ns / 1e6);
         break;
     default:
         snprintf(buf, len, "nothing");

@@ -31,6 +31,36 @@ static const char *const names[] = {
     [REWIND_REC_ACCESS] = "access",   [REWIND_REC_FAULT] = "fault",
 };
 
+/* A fault record's words; -1 when it is malformed. */
+static int describe_fault(const struct trace_entry *e, char *out, size_t n)
+{
+    const struct rewind_record *r = &e->rec;
+    uint32_t kind = (uint32_t)(r->aux & 0xff);
+    const char *k = faults_kind_name(kind);
+    if (e->payload_len < 12 || !k || kind == 0)
+        return -1;
+    unsigned node = (unsigned)((r->aux >> 8) & 0xff), procs = bytes_get_u32(e->payload + 8);
+    double ms = (double)bytes_get_u64(e->payload) / 1e6;
+    const char *pl = procs == 1 ? "" : "es";
+    switch (kind) {
+    case REWIND_FAULT_PAUSE:
+        snprintf(out, n, "fault pause node %u for %.3f ms: SIGSTOP to %u process%s", node, ms,
+                 procs, pl);
+        break;
+    case REWIND_FAULT_PARTITION:
+        snprintf(out, n, "fault partition node %u for %.3f ms: its link carries nothing", node, ms);
+        break;
+    case REWIND_FAULT_HEAL:
+        snprintf(out, n, "fault heal node %u: its link carries packets again", node);
+        break;
+    default:
+        snprintf(out, n, "fault %s node %u: %s to %u process%s", k, node,
+                 kind == REWIND_FAULT_KILL ? "SIGKILL" : "SIGCONT", procs, pl);
+        break;
+    }
+    return 0;
+}
+
 const char *describe_kind(unsigned kind, char *buf)
 {
     if (kind < sizeof(names) / sizeof(names[0]) && names[kind])
@@ -169,18 +199,8 @@ void describe_entry(const struct trace_entry *e, char *out, size_t n)
         describe_sched(e, out, n);
         break;
     case REWIND_REC_FAULT: /* docs/faults.md: aux = kind | node << 8; u64 ns, u32 processes */
-        if (e->payload_len >= 12 && faults_kind_name((uint32_t)(r->aux & 0xff))) {
-            unsigned node = (unsigned)((r->aux >> 8) & 0xff), procs = bytes_get_u32(e->payload + 8);
-            const char *k = faults_kind_name((uint32_t)(r->aux & 0xff));
-            if ((r->aux & 0xff) == REWIND_FAULT_PAUSE)
-                snprintf(out, n, "fault pause node %u for %.3f ms: SIGSTOP to %u process%s", node,
-                         (double)bytes_get_u64(e->payload) / 1e6, procs, procs == 1 ? "" : "es");
-            else
-                snprintf(out, n, "fault %s node %u: %s to %u process%s", k, node,
-                         (r->aux & 0xff) == REWIND_FAULT_KILL ? "SIGKILL" : "SIGCONT", procs,
-                         procs == 1 ? "" : "es");
+        if (describe_fault(e, out, n) == 0)
             break;
-        }
         snprintf(out, n, "fault (malformed) aux %llu", (unsigned long long)r->aux);
         break;
     case REWIND_REC_WRITE: /* docs/nix.md: u64 length, u64 FNV-1a-64, path */

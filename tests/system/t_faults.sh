@@ -15,7 +15,7 @@ faults_of() {
     "$REWIND" events "$1" --kind fault --json | python3 -c '
 import json, struct, sys
 for e in json.load(sys.stdin):
-    kind = {1: "kill", 2: "pause", 3: "continue"}[e["aux"] & 0xff]
+    kind = {1: "kill", 2: "pause", 3: "continue", 4: "partition", 5: "heal"}[e["aux"] & 0xff]
     print(e["step"], kind, e["node"], e["aux"] >> 8)'
 }
 
@@ -87,6 +87,42 @@ test_kill_and_pause_at_their_steps() {
     expect_no_grep p.out "\[$kn\]"
 }
 
+# A partition cuts a node's link for a while: the job's fetches from the
+# node fail from the partition's step until it heals, and succeed again
+# after; the same run twice is one run.
+FETCH='i=0; while [ $i -lt 40 ]; do i=$((i+1)); if timeout 1 wget -q -O /dev/null http://n1/; then echo "ok $i"; else echo "cut $i"; fi; sleep 0.05; done'
+# tier: vm
+test_partition_cuts_the_link() {
+    local web='mkdir -p /srv; echo hi >/srv/index.html; exec httpd -f -p 80 -h /srv'
+    run_rw a run --root "$ROOT" --node "n1=$web" --schedule 1 --fault-rate 300 --faults partition \
+        -- sh -c "sleep 0.5; $FETCH"
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    faults_of "$id" >f.txt
+    grep -q ' partition n1 ' f.txt && grep -q ' heal n1 ' f.txt || fail "no partition and heal: $(cat f.txt | tr '\n' '|')"
+    expect_grep a.out '^cut [0-9]*$'
+    expect_grep a.out '^ok [0-9]*$'
+    # every failed fetch ends inside a partition or within its 1 s timeout
+    # after one (the heal's step): the fetch's output step is after a
+    # partition's step
+    local first_cut first_part
+    first_cut=$("$REWIND" log "$id" --steps | sed -n 's/^\[\([0-9]*\) .*\] cut .*/\1/p' | head -n 1)
+    first_part=$(awk '$2 == "partition" { print $1; exit }' f.txt)
+    [ -n "$first_cut" ] && [ "$first_cut" -gt "$first_part" ] || fail "a fetch failed (step $first_cut) before the first partition ($first_part)"
+    "$REWIND" events "$id" --kind fault >e.txt
+    expect_grep e.txt '\[n1\] fault partition node 1 for [0-9.]* ms: its link carries nothing$'
+    expect_grep e.txt '\[n1\] fault heal node 1: its link carries packets again$'
+    run_rw b run --root "$ROOT" --node "n1=$web" --schedule 1 --fault-rate 300 --faults partition \
+        -- sh -c "sleep 0.5; $FETCH"
+    same_run a.err b.err || fail "two ids for one spec"
+    expect_no_grep b.err 'DETERMINISM VIOLATION'
+    cmp -s a.out b.out || fail "two outputs"
+    # without the faults every fetch succeeds
+    run_rw c run --root "$ROOT" --node "n1=$web" -- sh -c "sleep 0.5; $FETCH"
+    expect_rc 0
+    expect_no_grep c.out '^cut'
+}
+
 # Without --faults a run with the same schedule has no fault, and a fault
 # needs both a node and a schedule window.
 # tier: vm
@@ -109,7 +145,7 @@ test_bad_faults_are_refused() {
     run_rw x run --root "$root" --node n1=true --faults kill -- true
     expect_rc 2
     expect_grep x.err 'needs --schedule'
-    for bad in nuke 'kill,kill' '' 'kill,' continue; do
+    for bad in nuke 'kill,kill' '' 'kill,' continue heal; do
         run_rw x run --root "$root" --node n1=true --schedule 1 --faults "$bad" -- true
         expect_rc 2
         [ "$(wc -l <x.err)" -eq 1 ] || fail "'$bad': $(cat x.err)"

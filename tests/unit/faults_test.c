@@ -27,10 +27,17 @@ static void test_parse(void)
     uint32_t k;
     char why[200], buf[64];
     CHECKF(faults_parse("kill", &k, why, sizeof(why)) == 0 && k == 1u << FAULT_KILL, "kill");
-    CHECKF(faults_parse("pause,kill", &k, why, sizeof(why)) == 0 && k == FAULT_KINDS_ALL,
+    CHECKF(faults_parse("pause,kill", &k, why, sizeof(why)) == 0 &&
+               k == ((1u << FAULT_KILL) | (1u << FAULT_PAUSE)),
            "pause,kill");
     faults_format(k, buf, sizeof(buf));
     CHECKF(!strcmp(buf, "kill,pause"), "canonical order: %s", buf);
+    CHECKF(faults_parse("partition,kill", &k, why, sizeof(why)) == 0 &&
+               k == ((1u << FAULT_KILL) | (1u << FAULT_PARTITION)),
+           "partition,kill");
+    faults_format(FAULT_KINDS_ALL, buf, sizeof(buf));
+    CHECKF(!strcmp(buf, "kill,pause,partition"), "all: %s", buf);
+    CHECKF(faults_parse("heal", &k, why, sizeof(why)) < 0, "heal is a record, not a fault");
     CHECKF(faults_parse("all", &k, why, sizeof(why)) == 0 && k == FAULT_KINDS_ALL, "all");
     CHECKF(faults_parse("kill,kill", &k, why, sizeof(why)) < 0 && strstr(why, "twice"), "twice");
     CHECKF(faults_parse("nuke", &k, why, sizeof(why)) < 0 && strstr(why, "'nuke'"), "%s", why);
@@ -50,7 +57,7 @@ static struct sched with_faults(uint64_t schedule, uint64_t from, uint64_t until
 static void test_decisions(void)
 {
     struct sched s = with_faults(5, 100, 20100, 2);
-    uint64_t n = 0, kills = 0, pauses = 0;
+    uint64_t n = 0, kills = 0, pauses = 0, cuts = 0;
     uint32_t seen_nodes = 0;
     for (uint64_t st = 0; st < 30000; st++) {
         struct fault_decision d = faults_decide(&s, st);
@@ -66,7 +73,8 @@ static void test_decisions(void)
             kills++;
             CHECKF(d.ns == 0, "a kill has no length");
         } else {
-            pauses++;
+            pauses += d.kind == FAULT_PAUSE;
+            cuts += d.kind == FAULT_PARTITION;
             CHECKF(d.ns >= FAULT_PAUSE_MIN_NS && d.ns <= FAULT_PAUSE_MAX_NS, "pause %llu ns",
                    (unsigned long long)d.ns);
         }
@@ -83,11 +91,12 @@ static void test_decisions(void)
         struct fault_decision d = faults_decide(&many, st);
         kills += d.kind == FAULT_KILL;
         pauses += d.kind == FAULT_PAUSE;
+        cuts += d.kind == FAULT_PARTITION;
         if (d.kind)
             seen_nodes |= 1u << d.node;
     }
-    CHECKF(kills > 0 && pauses > 0, "both kinds drawn (%llu, %llu)", (unsigned long long)kills,
-           (unsigned long long)pauses);
+    CHECKF(kills > 0 && pauses > 0 && cuts > 0, "every kind drawn (%llu, %llu, %llu)",
+           (unsigned long long)kills, (unsigned long long)pauses, (unsigned long long)cuts);
     CHECKF(seen_nodes == 0xe, "every node drawn: %x", seen_nodes);
     /* Schedule 0, no kinds, no nodes: nothing (invariant 1). */
     struct sched zero = with_faults(0, 100, 20100, 1000);
@@ -152,6 +161,16 @@ static void test_describe(void)
     e.rec.aux = REWIND_FAULT_KILL | 1u << 8;
     describe_entry(&e, buf, sizeof(buf));
     CHECKF(!strcmp(buf, "fault kill node 1: SIGKILL to 3 processes"), "%s", buf);
+    e.rec.aux = REWIND_FAULT_PARTITION | 3u << 8;
+    describe_entry(&e, buf, sizeof(buf));
+    CHECKF(!strcmp(buf, "fault partition node 3 for 40.000 ms: its link carries nothing"), "%s",
+           buf);
+    e.rec.aux = REWIND_FAULT_HEAL | 3u << 8;
+    describe_entry(&e, buf, sizeof(buf));
+    CHECKF(!strcmp(buf, "fault heal node 3: its link carries packets again"), "%s", buf);
+    struct fault_decision c = {FAULT_PARTITION, 3, 20000000};
+    faults_describe(&c, "n3", buf, sizeof(buf));
+    CHECKF(!strcmp(buf, "cut node n3 off the network for 20.000 ms of virtual time"), "%s", buf);
     e.rec.aux = 99;
     describe_entry(&e, buf, sizeof(buf));
     CHECKF(strstr(buf, "malformed") != NULL, "%s", buf);
