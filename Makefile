@@ -226,6 +226,15 @@ $(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC) | deps
 	tools/mkroot-debian.sh $@
 TEST_BUILD := $(B)/roots/compat.erofs
 
+# The etcd example's root (docs/faults.md, "etcd"): Debian's etcd-server and
+# etcd-client with tests/etcd at /compat, by the same script with a cache
+# directory of its own (the script keeps one image per cache directory).
+ETCD_SRC := $(shell find tests/etcd -type f)
+$(B)/roots/etcd.erofs: tools/mkroot-debian.sh $(ETCD_SRC) | deps
+	@mkdir -p $(B)/roots
+	XDG_CACHE_HOME=$${XDG_CACHE_HOME:-$$HOME/.cache}/rewind/etcd tools/mkroot-debian.sh $@ tests/etcd/packages.txt tests/etcd
+TEST_BUILD += $(B)/roots/etcd.erofs
+
 # A root with Debian's python3 for t_sdk's Python test (tools/mkroot-python.sh).
 $(B)/roots/python.erofs: tools/mkroot-python.sh $(B)/roots/test.stamp
 	tools/mkroot-python.sh $@ $(B)/roots/test
