@@ -15,7 +15,7 @@ n=${1:-64}
 m=${2:-32}
 if [ "${BENCH_FAULTS_INSIDE:-}" != 1 ]; then
     make --no-print-directory build/roots/etcd.erofs >/dev/null
-    exec env BENCH_FAULTS_INSIDE=1 ${KVMH:-tools/kvm-host} --mem 6144 --timeout 5400 \
+    exec env BENCH_FAULTS_INSIDE=1 ${KVMH:-tools/kvm-host} --smp 2 --mem 6144 --timeout 5400 \
         --env BENCH_FAULTS_INSIDE -- bench/faults.sh "$n" "$m"
 fi
 R=$PWD/build/rewind
@@ -25,36 +25,37 @@ export REWIND_HOME=$w/home
 cd "$w"
 secs() { python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.1f}")' "$1" "$2"; }
 kvnodes() { echo "n1=$1 server n1 n1 n2 n3" "n2=$1 server n2 n1 n2 n3" "n3=$1 server n3 n1 n2 n3"; }
-t0=$(date +%s.%N)
 set +e
+echo "== examples/kv (test host, -j 2)"
+t0=$(date +%s.%N)
 "$R" check --schedules "$n" -j 2 --faults kill --expect exit=0 --root "$KV" \
     --node "n1=kv server n1 n1 n2 n3" --node "n2=kv server n2 n1 n2 n3" \
     --node "n3=kv server n3 n1 n2 n3" -- kv client n1 n2 n3 >kv.out 2>kv.err
 rc=$?
 t1=$(date +%s.%N)
+echo "kv, --faults kill, up to $n schedules: exit $rc in $(secs "$t0" "$t1") s"
+grep -E '^schedule [0-9]+ .* fails|^deciding step' kv.out
 "$R" check --schedules "$n" -j 2 --faults all --expect exit=0 --root "$KV" \
     --node "n1=kv-fixed server n1 n1 n2 n3" --node "n2=kv-fixed server n2 n1 n2 n3" \
     --node "n3=kv-fixed server n3 n1 n2 n3" -- kv-fixed client n1 n2 n3 >kvf.out 2>kvf.err
 rcf=$?
 t2=$(date +%s.%N)
+echo "kv-fixed, --faults all, $n schedules: exit $rcf in $(secs "$t1" "$t2") s"
+grep -E '^no failure|^schedule [0-9]+ .* fails' kvf.out
+echo "== etcd, three members (test host, -j 2)"
 E=(--mem 1024 --node "n1=/compat/node.sh n1" --node "n2=/compat/node.sh n2" --node "n3=/compat/node.sh n3")
+"$R" run --root "$ETCD" "${E[@]}" --schedule 3 --faults all --fault-rate 8 -- /compat/client.sh 5 >r1.out 2>r1.err
+"$R" run --root "$ETCD" "${E[@]}" --schedule 3 --faults all --fault-rate 8 -- /compat/client.sh 5 >r2.out 2>r2.err
+echo "one faulty schedule twice:"
+grep '^rewind: run' r1.err r2.err | sed 's/^r[12].err://'
+echo "determinism violations on the second run: $(grep -c 'DETERMINISM VIOLATION' r2.err)"
+"$R" events "$(grep '^rewind: run' r1.err | awk '{print $3}')" --kind fault | head -12
+t3=$(date +%s.%N)
 "$R" check --schedules "$m" -j 2 --faults all --expect exit=0 --root "$ETCD" "${E[@]}" \
     -- /compat/client.sh 5 >etcd.out 2>etcd.err
 rce=$?
-t3=$(date +%s.%N)
-"$R" run --root "$ETCD" "${E[@]}" --schedule 3 --faults all --fault-rate 8 -- /compat/client.sh 5 >r1.out 2>r1.err
-"$R" run --root "$ETCD" "${E[@]}" --schedule 3 --faults all --fault-rate 8 -- /compat/client.sh 5 >r2.out 2>r2.err
+t4=$(date +%s.%N)
+echo "etcd, --faults all, $m schedules: exit $rce in $(secs "$t3" "$t4") s"
+grep -E '^schedule 0:|^no failure|fails|^deciding step|^  (ok|FAILED)' etcd.out
 set -e
-echo "== examples/kv (test host, -j 2)"
-echo "kv, --faults kill, up to $n schedules: exit $rc in $(secs "$t0" "$t1") s"
-grep -E '^schedule [0-9]+ .* fails|^deciding step' kv.out || true
-echo "kv-fixed, --faults all, $n schedules: exit $rcf in $(secs "$t1" "$t2") s"
-grep -E '^no failure|^schedule [0-9]+ .* fails' kvf.out || true
-echo "== etcd, three members (test host, -j 2)"
-echo "etcd, --faults all, $m schedules: exit $rce in $(secs "$t2" "$t3") s"
-grep -E '^schedule 0:|^no failure|fails|^deciding step|^  (ok|FAILED)' etcd.out || true
-echo "one faulty schedule twice:"
-grep '^rewind: run' r1.err r2.err | sed 's/^r[12].err://'
-grep -c 'DETERMINISM VIOLATION' r2.err | sed 's/^/determinism violations on the second run: /' || true
-"$R" events "$(grep '^rewind: run' r1.err | awk '{print $3}')" --kind fault | head -12
 rm -rf "$w"

@@ -123,7 +123,7 @@ struct rewind_shared {
      * with the bit, at the step the schedule chose. */
     __u32 fault_kind; /* enum rewind_fault_kind */
     __u32 fault_node; /* 1..REWIND_NODES_MAX: the node, in the spec's order */
-    __u64 fault_ns;   /* pause: its length in virtual ns */
+    __u64 fault_ns;   /* pause, partition: its length in virtual ns */
 };
 
 /* job_status values above 0xffff are not wait statuses: */

@@ -627,6 +627,27 @@ static void access_at(const char *home, const char *name, uint64_t step, char *o
     trace_close_read(&r);
 }
 
+/* Did run `name` carry out fault fd decided at step `step`? Its record
+ * comes at the step where the guest took the interrupt: that step, or a few
+ * later (docs/faults.md); a fault the guest ignored (its node gone, already
+ * paused) or the monitor dropped (the last one still pending) has none. */
+static int fault_acted(const char *home, const char *name, uint64_t step,
+                       const struct fault_decision *fd)
+{
+    char path[4200];
+    struct trace_reader r;
+    int found = 0;
+    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
+        trace_open_read(&r, path) != 0)
+        return 0;
+    struct trace_entry e;
+    while (!found && trace_next(&r, &e) == 1 && e.step <= step + 64)
+        found = e.step >= step && e.rec.kind == REWIND_REC_FAULT &&
+                (e.rec.aux & 0xff) == (uint64_t)fd->kind && ((e.rec.aux >> 8) & 0xff) == fd->node;
+    trace_close_read(&r);
+    return found;
+}
+
 /* Not narrowed: the search took the bursts alone (the window [from, from),
  * no action) to pass. When they fail too, they decide and no step does
  * (invariant 6): the report says so. ran: rep->pass_run is that run. */
@@ -653,7 +674,8 @@ static void describe_decision(const struct ctx *x, const struct sched *one, uint
     struct sched_decision dd = sched_decide(one, d, access);
     struct fault_decision fd = faults_decide(one, d);
     char what[sizeof(rep->deciding_what)], name[NODE_NAME_MAX + 1];
-    rep->deciding_fault = fd.kind != FAULT_NONE;
+    rep->deciding_fault =
+        fd.kind != FAULT_NONE && fault_acted(x->c->home, rep->fail_run.id, d, &fd);
     if (!rep->deciding_fault) {
         sched_describe(&dd, rep->deciding_what, sizeof(rep->deciding_what));
         return;

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "input/nodes.h"
 #include "util/check.h"
+
+_Static_assert(NODES_MAX == REWIND_NODES_MAX, "the spec's nodes are the kernel's nodes");
 
 static const char *const kind_names[] = {
     [REWIND_FAULT_KILL] = "kill",         [REWIND_FAULT_PAUSE] = "pause",
@@ -102,9 +105,9 @@ struct fault_decision faults_decide(const struct sched *s, uint64_t step)
         d.node = 1 + (uint32_t)((r2 >> 16) % s->fault_nodes);
         if (d.kind != FAULT_KILL) /* 10 ms .. 1.28 s, log-uniform in 8 octaves */
             d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8);
-        if (d.ns > FAULT_PAUSE_MAX_NS)
-            d.ns = FAULT_PAUSE_MAX_NS;
         RW_ASSERT(d.kind != FAULT_NONE && d.node >= 1 && d.node <= s->fault_nodes); /* 2 */
+        RW_ASSERT(d.kind == FAULT_KILL ||
+                  (d.ns >= FAULT_PAUSE_MIN_NS && d.ns <= FAULT_PAUSE_MAX_NS)); /* 2 */
         return d;
     }
     return d;

@@ -41,7 +41,7 @@ enum fault_kind {
 #define FAULT_RATE_DEFAULT 2u
 #define FAULT_RATE_MAX 1000u
 #define FAULT_PAUSE_MIN_NS 10000000ull   /* 10 ms */
-#define FAULT_PAUSE_MAX_NS 2000000000ull /* 2 s */
+#define FAULT_PAUSE_MAX_NS 1280000000ull /* 1.28 s: 10 ms << 7 */
 
 struct fault_decision {
     enum fault_kind kind;

@@ -161,6 +161,10 @@ static int spec_parse_faults(json_t *spec, struct sched *s)
         json_integer_value(r) < 1 || json_integer_value(r) > FAULT_RATE_MAX ||
         faults_parse(k, &s->fault_kinds, why, sizeof(why)) < 0)
         return -1;
+    char canon[64]; /* the spec's form only: another spelling would be another id */
+    faults_format(s->fault_kinds, canon, sizeof(canon));
+    if (strcmp(canon, k))
+        return -1;
     s->fault_rate = (uint32_t)json_integer_value(r);
     return 0;
 }

@@ -37,9 +37,11 @@ static int describe_fault(const struct trace_entry *e, char *out, size_t n)
     const struct rewind_record *r = &e->rec;
     uint32_t kind = (uint32_t)(r->aux & 0xff);
     const char *k = faults_kind_name(kind);
-    if (e->payload_len < 12 || !k || kind == 0)
+    unsigned node = (unsigned)((r->aux >> 8) & 0xff);
+    if (e->payload_len < 12 || !k || kind == 0 || node == 0 || node > REWIND_NODES_MAX ||
+        (r->aux >> 16) != 0)
         return -1;
-    unsigned node = (unsigned)((r->aux >> 8) & 0xff), procs = bytes_get_u32(e->payload + 8);
+    unsigned procs = bytes_get_u32(e->payload + 8);
     double ms = (double)bytes_get_u64(e->payload) / 1e6;
     const char *pl = procs == 1 ? "" : "es";
     switch (kind) {

@@ -260,7 +260,10 @@ size_t platform_input(struct platform *p, const void *buf, size_t len)
 static void hand_fault(struct platform *p, const struct fault_decision *f)
 {
     struct rewind_shared *sh = shared(p);
-    if (!sh)
+    /* One fault at a time: the guest has not taken the last one yet (its
+     * interrupts are off), so this one is dropped, never overwrites it.
+     * Guest state decides, so a replay drops the same one. */
+    if (!sh || (sh->pending & REWIND_PENDING_FAULT))
         return;
     sh->fault_kind = (uint32_t)f->kind;
     sh->fault_node = f->node;

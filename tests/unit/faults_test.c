@@ -174,7 +174,16 @@ static void test_describe(void)
     e.rec.aux = 99;
     describe_entry(&e, buf, sizeof(buf));
     CHECKF(strstr(buf, "malformed") != NULL, "%s", buf);
-    e.rec.aux = REWIND_FAULT_KILL;
+    e.rec.aux = REWIND_FAULT_KILL; /* node 0 */
+    describe_entry(&e, buf, sizeof(buf));
+    CHECKF(strstr(buf, "malformed") != NULL, "node 0: %s", buf);
+    e.rec.aux = REWIND_FAULT_KILL | 17u << 8;
+    describe_entry(&e, buf, sizeof(buf));
+    CHECKF(strstr(buf, "malformed") != NULL, "node 17: %s", buf);
+    e.rec.aux = REWIND_FAULT_KILL | 1u << 8 | 1ull << 40;
+    describe_entry(&e, buf, sizeof(buf));
+    CHECKF(strstr(buf, "malformed") != NULL, "stray bits: %s", buf);
+    e.rec.aux = REWIND_FAULT_KILL | 1u << 8;
     e.payload_len = 4;
     describe_entry(&e, buf, sizeof(buf));
     CHECKF(strstr(buf, "malformed") != NULL, "short payload: %s", buf);
@@ -203,7 +212,9 @@ static void test_spec(void)
                          "{\"faults\":{\"kinds\":\"kill\"}}",
                          "{\"faults\":{\"kinds\":\"kill\",\"rate\":2,\"x\":1}}",
                          "{\"faults\":\"kill\"}",
-                         "{\"faults\":{\"kinds\":3,\"rate\":2}}"};
+                         "{\"faults\":{\"kinds\":3,\"rate\":2}}",
+                         "{\"faults\":{\"kinds\":\"pause,kill\",\"rate\":2}}",
+                         "{\"faults\":{\"kinds\":\"all\",\"rate\":2}}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         json_t *b = json_loads(bad[i], 0, NULL);
         CHECKF(b && spec_parse_perturb(b, &back) < 0, "refused: %s", bad[i]);
