@@ -75,14 +75,6 @@ void faults_format(uint32_t kinds, char *buf, size_t len)
         }
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 struct fault_decision faults_decide(const struct sched *s, uint64_t step)
 {
     struct fault_decision d = {FAULT_NONE, 0, 0};
@@ -94,10 +86,10 @@ struct fault_decision faults_decide(const struct sched *s, uint64_t step)
         if (step < g->from || step >= g->until || g->schedule == 0)
             continue; /* invariant 1 */
         uint64_t h = g->horizon ? g->horizon : 1;
-        uint64_t r = mix(mix(mix(mix(mix(s->seed) ^ g->schedule) ^ g->horizon) ^ step) ^ 4);
+        uint64_t r = sched_h5(s->seed, g->schedule, g->horizon, step, 4);
         if (r % h >= s->fault_rate) /* invariant 3 */
             return d;
-        uint64_t r2 = mix(r);
+        uint64_t r2 = sched_mix(r);
         uint32_t n = (uint32_t)__builtin_popcount(kinds), pick = (uint32_t)(r2 % n);
         for (size_t i = 0; i < NINJECT; i++)
             if ((kinds & (1u << injectable[i])) && pick-- == 0)

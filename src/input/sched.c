@@ -9,7 +9,7 @@
 
 #include "util/check.h"
 
-static uint64_t mix(uint64_t x)
+uint64_t sched_mix(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -17,9 +17,9 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static uint64_t h5(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
+uint64_t sched_h5(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
 {
-    return mix(mix(mix(mix(mix(a) ^ b) ^ c) ^ d) ^ e);
+    return sched_mix(sched_mix(sched_mix(sched_mix(sched_mix(a) ^ b) ^ c) ^ d) ^ e);
 }
 
 const char *sched_strategy(uint64_t s)
@@ -38,14 +38,14 @@ static struct sched_decision random_at(uint64_t seed, const struct sched_segment
 {
     struct sched_decision d = {SCHED_NONE, 0, 0};
     if (access) {
-        uint64_t a = h5(seed, g->schedule, g->horizon, step, 3);
+        uint64_t a = sched_h5(seed, g->schedule, g->horizon, step, 3);
         unsigned level = (unsigned)((g->schedule >> 1) % 4); /* density 1/2 .. 1/16 */
         d.burst = burst_of(a >> 40);
         if ((a & ((2ull << level) - 1)) == 0)
             d.action = SCHED_YIELD; /* not a stall: the other thread would run alone */
         return d;
     }
-    uint64_t r = h5(seed, g->schedule, g->horizon, step, 1);
+    uint64_t r = sched_h5(seed, g->schedule, g->horizon, step, 1);
     if (r % 16 != 0)
         return d;
     uint64_t k = (r >> 8) % 8;
@@ -66,10 +66,10 @@ static struct sched_decision pct_at(uint64_t seed, const struct sched_segment *g
 {
     struct sched_decision d = {SCHED_NONE, 0, 0};
     if (access)
-        d.burst = burst_of(h5(seed, g->schedule, g->horizon, step, 3) >> 40);
+        d.burst = burst_of(sched_h5(seed, g->schedule, g->horizon, step, 3) >> 40);
     uint64_t h = g->horizon ? g->horizon : 1;
     for (unsigned i = 0; i < SCHED_PCT_POINTS; i++) {
-        uint64_t r = h5(seed, g->schedule, g->horizon, i, 2);
+        uint64_t r = sched_h5(seed, g->schedule, g->horizon, i, 2);
         if (g->origin + r % h == step) {
             d.action = SCHED_STALL;
             d.ns = 2000000ull * (1 + (r >> 40) % 4); /* 2 .. 8 ms */

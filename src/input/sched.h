@@ -109,6 +109,11 @@ void sched_end_at(struct sched *s, uint64_t at);
  * step's record is a memory-access point (REWIND_REC_ACCESS). */
 struct sched_decision sched_decide(const struct sched *s, uint64_t step, int access);
 
+/* The decisions' hash: splitmix64's finalizer, and it folded over five
+ * words (faults.c draws from it with a salt of its own). */
+uint64_t sched_mix(uint64_t x);
+uint64_t sched_h5(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e);
+
 /* "random" or "pct" for schedule number s ("none" for 0). */
 const char *sched_strategy(uint64_t s);
 
