@@ -1088,6 +1088,17 @@ int run_settle(struct run_ctx *c)
     hash256 rh;
     /* A throwaway (cat) is compared with nothing and kept nowhere: its RAM
      * hash would be thrown away with it (res->ram_hash stays ""). */
+    const char *audit = getenv("REWIND_AUDIT_DIRTY");
+    if (c->kf_ready && audit) {
+        fprintf(stderr, "rewind: audit: %ld stale pages\n", kfcap_audit(&c->kf, stderr));
+        if (*audit == '/') { /* and the final RAM itself, to compare two runs' */
+            FILE *f = fopen(audit, "w");
+            if (f) {
+                fwrite(c->vm.ram, 1, c->vm.ram_size, f);
+                fclose(f);
+            }
+        }
+    }
     if (c->keep != RUN_KEEP_NOTHING) {
         if ((c->kf_ready ? kfcap_ram_hash(&c->kf, rh.b) : kvm_ram_hash(&c->vm, rh.b)) < 0)
             return ctx_fail(c, "cannot hash guest RAM: %s", strerror(errno));

@@ -310,6 +310,27 @@ int kfcap_ram_hash(struct kfcap *k, unsigned char out[32])
     return 0;
 }
 
+long kfcap_audit(struct kfcap *k, FILE *out)
+{
+    if (kvm_collect_dirty(k->vm) < 0)
+        return -1;
+    long stale = 0;
+    for (uint64_t pfn = 0; pfn < k->npfn; pfn++) {
+        if (k->vm->dirty[pfn / 64] >> (pfn % 64) & 1)
+            continue;
+        hash256 ph;
+        hash_buf(k->vm->ram + pfn * 4096, 4096, &ph);
+        normalize(&ph);
+        if (!memcmp(&ph, &k->cur[pfn], sizeof(ph)) ||
+            (is_absent(&k->cur[pfn]) && store_is_zero_hash(&ph)))
+            continue;
+        if (stale++ < 16 && out)
+            fprintf(out, "rewind: audit: page 0x%llx changed but is not dirty\n",
+                    (unsigned long long)pfn);
+    }
+    return stale;
+}
+
 void kfcap_begin_run(struct kfcap *k)
 {
     RW_ASSERT(!k->writing);

@@ -116,6 +116,11 @@ int kfcap_due(const struct kfcap *k, uint64_t every, uint64_t step);
  * capture or restore (the others' hashes are in cur[]). 0 or -1. */
 int kfcap_ram_hash(struct kfcap *k, unsigned char out[32]);
 
+/* A developer's check (REWIND_AUDIT_DIRTY): pages whose bytes differ from
+ * cur[] though the dirty log does not name them, each printed to out (at
+ * most 16). The count, or -1. */
+long kfcap_audit(struct kfcap *k, FILE *out);
+
 /* A new run on the same machine: zero the statistics (cur[] stays). */
 void kfcap_begin_run(struct kfcap *k);
 /* Close this run's file (fsync). 0 or -1 (the file could not be written). */

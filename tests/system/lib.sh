@@ -49,7 +49,7 @@ expect_file() { # expect_file FILE EXPECTED-CONTENT
     [ "$got" = "$2" ] || fail "$1: got '$got', expected '$2'"
 }
 expect_grep() { grep -q -- "$2" "$1" || fail "$1 lacks '$2': $(head -c 300 "$1" | tr '\n' '|')"; }
-expect_no_grep() { ! grep -q -- "$2" "$1" || fail "$1 has '$2'"; }
+expect_no_grep() { ! grep -q -- "$2" "$1" || fail "$1 has '$2': $(grep -m 2 -- "$2" "$1" | cut -c1-400 | tr '\n' '|')"; }
 # the closing line's fields
 closing() { grep '^rewind: run ' "$1" | tail -n 1; }
 # run_id ERRFILE: the run id on the closing line; fails (saying why) if the
