@@ -123,7 +123,7 @@ struct rewind_shared {
      * with the bit, at the step the schedule chose. */
     __u32 fault_kind; /* enum rewind_fault_kind */
     __u32 fault_node; /* 1..REWIND_NODES_MAX: the node, in the spec's order */
-    __u64 fault_ns;   /* pause, partition: its length in virtual ns */
+    __u64 fault_ns;   /* pause, partition: its length in virtual ns; clock: the step (s64) */
 };
 
 /* job_status values above 0xffff are not wait statuses: */
@@ -155,7 +155,7 @@ enum rewind_record_kind {
                                flags: REWIND_ACCESS_*; payload: u64 user instruction pointer
                                (guest/linux/patches/30-mempoint.patch) */
     REWIND_REC_FAULT = 16,  /* an injected fault (docs/faults.md): aux = enum rewind_fault_kind
-                               | node << 8; payload: u64 ns (a pause's length), u32 processes
+                               | node << 8; payload: u64 ns (a pause's length; a clock step, s64), u32 processes
                                signalled; made by the guest kernel, pid/tid = the interrupted task */
     REWIND_REC_KIND_MAX = 16,
 };
@@ -169,6 +169,7 @@ enum rewind_fault_kind {
     REWIND_FAULT_CONTINUE = 3, /* record only: the pause ended (SIGCONT) */
     REWIND_FAULT_PARTITION = 4, /* the node's link carries nothing for fault_ns */
     REWIND_FAULT_HEAL = 5,      /* record only: the partition ended */
+    REWIND_FAULT_CLOCK = 6,     /* step the node's wall clock by fault_ns, signed (s64), in ns */
 };
 
 /* Flags of a REWIND_REC_ACCESS record. */
@@ -302,7 +303,10 @@ enum rewind_input_type {
  * the guest meanwhile); a pause of a node already paused does nothing;
  * partition drops every packet on the node's link (its veth pair, both
  * ways) for fault_ns, so it reaches no other node and the job and none
- * reaches it. Each fault done, and each pause's or partition's end, is one
+ * reaches it; clock steps the node's wall clock (CLOCK_REALTIME and its
+ * coarse twin through clock_gettime, gettimeofday, time) by fault_ns read
+ * as a signed s64, |step| <= 1 h, the sum at most a day either way; its
+ * monotonic clocks are untouched. Each fault done, and each pause's or partition's end, is one
  * REWIND_REC_FAULT record. A fault for a node not started or without
  * processes is ignored (no record).
  */

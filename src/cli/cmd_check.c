@@ -64,7 +64,7 @@ static void help(void)
          "                     --preempt is memory unless given (--preempt off: threads\n"
          "                     switch only where the guest enters the kernel)\n"
          "  --faults KINDS     with --node: every schedule but 0 also injects faults into\n"
-         "                     the nodes (kill, pause, partition; --fault-rate N per\n"
+         "                     the nodes (kill, pause, partition, clock; --fault-rate N per\n"
          "                     schedule, default 2); narrowing names the fault that decides\n"
          "                     (docs/faults.md)\n"
          "  INSTALLABLE        .#attr, FLAKE#attr, a .drv or -f FILE -A ATTR: check the\n"

@@ -5,6 +5,7 @@
 #include "input/faults.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "input/nodes.h"
@@ -15,11 +16,11 @@ _Static_assert(NODES_MAX == REWIND_NODES_MAX, "the spec's nodes are the kernel's
 static const char *const kind_names[] = {
     [REWIND_FAULT_KILL] = "kill",         [REWIND_FAULT_PAUSE] = "pause",
     [REWIND_FAULT_CONTINUE] = "continue", [REWIND_FAULT_PARTITION] = "partition",
-    [REWIND_FAULT_HEAL] = "heal",
+    [REWIND_FAULT_HEAL] = "heal",         [REWIND_FAULT_CLOCK] = "clock",
 };
 
 /* The kinds a schedule can inject, in the spec's order. */
-static const uint32_t injectable[] = {FAULT_KILL, FAULT_PAUSE, FAULT_PARTITION};
+static const uint32_t injectable[] = {FAULT_KILL, FAULT_PAUSE, FAULT_PARTITION, FAULT_CLOCK};
 #define NINJECT (sizeof(injectable) / sizeof(injectable[0]))
 
 const char *faults_kind_name(uint32_t kind)
@@ -47,7 +48,7 @@ int faults_parse(const char *list, uint32_t *kinds, char *why, size_t why_len)
         }
         if (!bit) {
             snprintf(why, why_len,
-                     "--faults takes a list of kill, pause, partition (or all): '%.*s'",
+                     "--faults takes a list of kill, pause, partition, clock (or all): '%.*s'",
                      (int)(n > 40 ? 40 : n), p);
             return -1;
         }
@@ -95,11 +96,18 @@ struct fault_decision faults_decide(const struct sched *s, uint64_t step)
             if ((kinds & (1u << injectable[i])) && pick-- == 0)
                 d.kind = (enum fault_kind)injectable[i];
         d.node = 1 + (uint32_t)((r2 >> 16) % s->fault_nodes);
-        if (d.kind != FAULT_KILL) /* 10 ms .. 1.28 s, log-uniform in 8 octaves */
+        if (d.kind == FAULT_PAUSE || d.kind == FAULT_PARTITION) /* 10 ms .. 1.28 s, 8 octaves */
             d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8);
+        if (d.kind == FAULT_CLOCK) { /* 1 s .. 128 s, 8 octaves, forward or back */
+            uint64_t m = FAULT_CLOCK_MIN_NS << ((r2 >> 32) % 8);
+            d.ns = (r2 >> 40) & 1 ? (uint64_t)(-(int64_t)m) : m;
+        }
         RW_ASSERT(d.kind != FAULT_NONE && d.node >= 1 && d.node <= s->fault_nodes); /* 2 */
-        RW_ASSERT(d.kind == FAULT_KILL ||
+        RW_ASSERT(d.kind == FAULT_KILL || d.kind == FAULT_CLOCK ||
                   (d.ns >= FAULT_PAUSE_MIN_NS && d.ns <= FAULT_PAUSE_MAX_NS)); /* 2 */
+        RW_ASSERT(d.kind != FAULT_CLOCK ||
+                  (llabs((long long)(int64_t)d.ns) >= (long long)FAULT_CLOCK_MIN_NS &&
+                   llabs((long long)(int64_t)d.ns) <= (long long)FAULT_CLOCK_MAX_NS)); /* 2 */
         return d;
     }
     return d;
@@ -122,6 +130,11 @@ void faults_describe(const struct fault_decision *d, const char *node_name, char
     case FAULT_PARTITION:
         snprintf(buf, len, "cut node %s off the network for %.3f ms of virtual time", nm,
                  (double)d->ns / 1e6);
+        break;
+    case FAULT_CLOCK:
+        snprintf(buf, len, "stepped node %s's wall clock %s by %.3f s", nm,
+                 (int64_t)d->ns < 0 ? "back" : "forward",
+                 (double)llabs((long long)(int64_t)d->ns) / 1e9);
         break;
     default:
         snprintf(buf, len, "nothing");

@@ -55,6 +55,12 @@ static int describe_fault(const struct trace_entry *e, char *out, size_t n)
     case REWIND_FAULT_HEAL:
         snprintf(out, n, "fault heal node %u: its link carries packets again", node);
         break;
+    case REWIND_FAULT_CLOCK: {
+        int64_t d = (int64_t)bytes_get_u64(e->payload);
+        snprintf(out, n, "fault clock node %u: its wall clock %s by %.3f s", node,
+                 d < 0 ? "back" : "forward", (double)(d < 0 ? -(double)d : (double)d) / 1e9);
+        break;
+    }
     default:
         snprintf(out, n, "fault %s node %u: %s to %u process%s", k, node,
                  kind == REWIND_FAULT_KILL ? "SIGKILL" : "SIGCONT", procs, pl);

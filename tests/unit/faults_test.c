@@ -36,7 +36,7 @@ static void test_parse(void)
                k == ((1u << FAULT_KILL) | (1u << FAULT_PARTITION)),
            "partition,kill");
     faults_format(FAULT_KINDS_ALL, buf, sizeof(buf));
-    CHECKF(!strcmp(buf, "kill,pause,partition"), "all: %s", buf);
+    CHECKF(!strcmp(buf, "kill,pause,partition,clock"), "all: %s", buf);
     CHECKF(faults_parse("heal", &k, why, sizeof(why)) < 0, "heal is a record, not a fault");
     CHECKF(faults_parse("all", &k, why, sizeof(why)) == 0 && k == FAULT_KINDS_ALL, "all");
     CHECKF(faults_parse("kill,kill", &k, why, sizeof(why)) < 0 && strstr(why, "twice"), "twice");
@@ -57,7 +57,7 @@ static struct sched with_faults(uint64_t schedule, uint64_t from, uint64_t until
 static void test_decisions(void)
 {
     struct sched s = with_faults(5, 100, 20100, 2);
-    uint64_t n = 0, kills = 0, pauses = 0, cuts = 0;
+    uint64_t n = 0, kills = 0, pauses = 0, cuts = 0, ahead = 0, behind = 0;
     uint32_t seen_nodes = 0;
     for (uint64_t st = 0; st < 30000; st++) {
         struct fault_decision d = faults_decide(&s, st);
@@ -72,6 +72,11 @@ static void test_decisions(void)
         if (d.kind == FAULT_KILL) {
             kills++;
             CHECKF(d.ns == 0, "a kill has no length");
+        } else if (d.kind == FAULT_CLOCK) {
+            long long step = (long long)(int64_t)d.ns;
+            CHECKF(llabs(step) >= (long long)FAULT_CLOCK_MIN_NS &&
+                       llabs(step) <= (long long)FAULT_CLOCK_MAX_NS,
+                   "clock step %lld ns", step);
         } else {
             pauses += d.kind == FAULT_PAUSE;
             cuts += d.kind == FAULT_PARTITION;
@@ -92,11 +97,15 @@ static void test_decisions(void)
         kills += d.kind == FAULT_KILL;
         pauses += d.kind == FAULT_PAUSE;
         cuts += d.kind == FAULT_PARTITION;
+        ahead += d.kind == FAULT_CLOCK && (int64_t)d.ns > 0;
+        behind += d.kind == FAULT_CLOCK && (int64_t)d.ns < 0;
         if (d.kind)
             seen_nodes |= 1u << d.node;
     }
     CHECKF(kills > 0 && pauses > 0 && cuts > 0, "every kind drawn (%llu, %llu, %llu)",
            (unsigned long long)kills, (unsigned long long)pauses, (unsigned long long)cuts);
+    CHECKF(ahead > 0 && behind > 0, "clock steps both ways (%llu forward, %llu back)",
+           (unsigned long long)ahead, (unsigned long long)behind);
     CHECKF(seen_nodes == 0xe, "every node drawn: %x", seen_nodes);
     /* Schedule 0, no kinds, no nodes: nothing (invariant 1). */
     struct sched zero = with_faults(0, 100, 20100, 1000);
@@ -171,6 +180,14 @@ static void test_describe(void)
     struct fault_decision c = {FAULT_PARTITION, 3, 20000000};
     faults_describe(&c, "n3", buf, sizeof(buf));
     CHECKF(!strcmp(buf, "cut node n3 off the network for 20.000 ms of virtual time"), "%s", buf);
+    struct fault_decision back = {FAULT_CLOCK, 1, (uint64_t) - (int64_t)16000000000ll};
+    faults_describe(&back, "n1", buf, sizeof(buf));
+    CHECKF(!strcmp(buf, "stepped node n1's wall clock back by 16.000 s"), "%s", buf);
+    int64_t step = -16000000000ll;
+    memcpy(pay, &step, 8);
+    e.rec.aux = REWIND_FAULT_CLOCK | 1u << 8;
+    describe_entry(&e, buf, sizeof(buf));
+    CHECKF(!strcmp(buf, "fault clock node 1: its wall clock back by 16.000 s"), "%s", buf);
     e.rec.aux = 99;
     describe_entry(&e, buf, sizeof(buf));
     CHECKF(strstr(buf, "malformed") != NULL, "%s", buf);
