@@ -23,6 +23,12 @@ static const char *const kind_names[] = {
 static const uint32_t injectable[] = {FAULT_KILL, FAULT_PAUSE, FAULT_PARTITION, FAULT_CLOCK};
 #define NINJECT (sizeof(injectable) / sizeof(injectable[0]))
 
+/* A clock fault's step, signed in ns, as its size. */
+static long long clock_size(uint64_t ns)
+{
+    return llabs((long long)(int64_t)ns);
+}
+
 const char *faults_kind_name(uint32_t kind)
 {
     if (kind >= sizeof(kind_names) / sizeof(kind_names[0]))
@@ -106,8 +112,8 @@ struct fault_decision faults_decide(const struct sched *s, uint64_t step)
         RW_ASSERT(d.kind == FAULT_KILL || d.kind == FAULT_CLOCK ||
                   (d.ns >= FAULT_PAUSE_MIN_NS && d.ns <= FAULT_PAUSE_MAX_NS)); /* 2 */
         RW_ASSERT(d.kind != FAULT_CLOCK ||
-                  (llabs((long long)(int64_t)d.ns) >= (long long)FAULT_CLOCK_MIN_NS &&
-                   llabs((long long)(int64_t)d.ns) <= (long long)FAULT_CLOCK_MAX_NS)); /* 2 */
+                  (clock_size(d.ns) >= (long long)FAULT_CLOCK_MIN_NS &&
+                   clock_size(d.ns) <= (long long)FAULT_CLOCK_MAX_NS)); /* 2 */
         return d;
     }
     return d;
@@ -133,8 +139,7 @@ void faults_describe(const struct fault_decision *d, const char *node_name, char
         break;
     case FAULT_CLOCK:
         snprintf(buf, len, "stepped node %s's wall clock %s by %.3f s", nm,
-                 (int64_t)d->ns < 0 ? "back" : "forward",
-                 (double)llabs((long long)(int64_t)d->ns) / 1e9);
+                 (int64_t)d->ns < 0 ? "back" : "forward", (double)clock_size(d->ns) / 1e9);
         break;
     default:
         snprintf(buf, len, "nothing");

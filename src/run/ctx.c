@@ -1093,10 +1093,9 @@ int run_settle(struct run_ctx *c)
         fprintf(stderr, "rewind: audit: %ld stale pages\n", kfcap_audit(&c->kf, stderr));
         if (*audit == '/') { /* and the final RAM itself, to compare two runs' */
             FILE *f = fopen(audit, "w");
-            if (f) {
-                fwrite(c->vm.ram, 1, c->vm.ram_size, f);
-                fclose(f);
-            }
+            int bad = !f || fwrite(c->vm.ram, 1, c->vm.ram_size, f) != c->vm.ram_size;
+            if ((f && fclose(f) != 0) || bad)
+                fprintf(stderr, "rewind: audit: cannot write the final RAM to %s\n", audit);
         }
     }
     if (c->keep != RUN_KEEP_NOTHING) {

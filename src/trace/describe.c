@@ -11,6 +11,7 @@
  */
 #include "trace/describe.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,7 +59,7 @@ static int describe_fault(const struct trace_entry *e, char *out, size_t n)
     case REWIND_FAULT_CLOCK: {
         int64_t d = (int64_t)bytes_get_u64(e->payload);
         snprintf(out, n, "fault clock node %u: its wall clock %s by %.3f s", node,
-                 d < 0 ? "back" : "forward", (double)(d < 0 ? -(double)d : (double)d) / 1e9);
+                 d < 0 ? "back" : "forward", fabs((double)d) / 1e9);
         break;
     }
     default:
