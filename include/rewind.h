@@ -194,6 +194,12 @@ struct rw_run_config {
      * a network and UTS namespace of its own, started before the job. Part
      * of the spec only when given. */
     char **nodes;
+    /* Restarts (docs/faults.md): "NAME=COMMAND" strings, NULL-terminated,
+     * or NULL; at most one for each node NAME. A kill fault of node NAME
+     * then has rewind-init run COMMAND as the node's new leader (in its
+     * namespaces, as its first command ran) after a delay the schedule
+     * draws. Part of the spec (in the node's entry) only when given. */
+    char **restarts;
     /* Faults (docs/faults.md, "Faults"): "kill,pause" (or "all"), or NULL;
      * injected into the nodes at steps of the schedule's windows, each a
      * schedule decision. Needs nodes and a schedule (check: every schedule
@@ -800,6 +806,24 @@ void rw_event_describe(const struct rw_event *ev, char *out, size_t n);
  * "exited 1", "killed by SIGSEGV (core)", "killed by signal 77" (always
  * NUL-terminated; the same words on every host). */
 void rw_wait_status_text(uint64_t status, char *out, size_t n);
+
+/* A fault event's parts (docs/faults.md, "What shows the faults"): what the
+ * guest kernel did to which node. */
+struct rw_fault_event {
+    const char *kind;     /* "kill", "pause", "continue", "partition", "heal", "clock", "net",
+                             "clear", "restart" (constant storage) */
+    unsigned node;        /* 1..RW_NODES_MAX, the node's place in the spec */
+    uint64_t ns;          /* a pause's, partition's or net fault's length; a clock's step
+                             (int64_t); a kill's delay before its restart (0: none) */
+    uint32_t procs;       /* the processes signalled */
+    const char *net_mode; /* net: "delay", "loss", "duplicate", "reorder"; else NULL */
+    unsigned net_percent, net_delay_ms; /* net: the share of packets, the delay; else 0 */
+    uint32_t leader_pid;                /* restart: the node's new leader; else 0 */
+};
+/* ev's fault: 0 with f filled, or -1 (f zeroed) when ev is no fault event or
+ * a malformed one (a trace is untrusted: its payload is read only within
+ * payload_len). */
+int rw_event_fault(const struct rw_event *ev, struct rw_fault_event *f);
 
 /* SDK assertions (docs/sdk.md): what a program running under rewind asserted
  * from inside with the guest SDK (guest/sdk), read from its run's trace. An

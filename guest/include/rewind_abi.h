@@ -123,7 +123,10 @@ struct rewind_shared {
      * with the bit, at the step the schedule chose. */
     __u32 fault_kind; /* enum rewind_fault_kind */
     __u32 fault_node; /* 1..REWIND_NODES_MAX: the node, in the spec's order */
-    __u64 fault_ns;   /* pause, partition: its length in virtual ns; clock: the step (s64) */
+    __u64 fault_ns;   /* pause, partition, net: its length in virtual ns; clock: the step
+                         (s64); kill: 0, or the delay before the node's restart */
+    __u32 fault_arg;  /* net: REWIND_NET_ARG(mode, percent, delay_ms); otherwise 0 */
+    __u32 fault_pad;  /* 0 */
 };
 
 /* job_status values above 0xffff are not wait statuses: */
@@ -156,7 +159,9 @@ enum rewind_record_kind {
                                (guest/linux/patches/30-mempoint.patch) */
     REWIND_REC_FAULT = 16,  /* an injected fault (docs/faults.md): aux = enum rewind_fault_kind
                                | node << 8; payload: u64 ns (a pause's length; a clock step, s64), u32 processes
-                               signalled; made by the guest kernel, pid/tid = the interrupted task */
+                               signalled; for net and restart also a u32: net's fault_arg, a
+                               restart's new leader pid; made by the guest kernel, pid/tid = the
+                               interrupted task (a restart: PID 1) */
     REWIND_REC_KIND_MAX = 16,
 };
 
@@ -170,7 +175,35 @@ enum rewind_fault_kind {
     REWIND_FAULT_PARTITION = 4, /* the node's link carries nothing for fault_ns */
     REWIND_FAULT_HEAL = 5,      /* record only: the partition ended */
     REWIND_FAULT_CLOCK = 6,     /* step the node's wall clock by fault_ns, signed (s64), in ns */
+    REWIND_FAULT_NET = 7,       /* the node's link degraded as fault_arg says, for fault_ns */
+    REWIND_FAULT_CLEAR = 8,     /* record only: the net fault ended */
+    REWIND_FAULT_RESTART = 9,   /* record only: rewind-init restarted the node after a kill */
 };
+
+/* A net fault's fault_arg: mode, a percentage (loss, duplicate, reorder) and a
+ * delay in ms (delay, reorder). The guest applies it with netem on the node's
+ * two qdiscs, handle REWIND_NETEM_HANDLE(node) (rewind-init makes them when
+ * /job has the netem section). */
+enum rewind_net_mode {
+    REWIND_NET_DELAY = 1,     /* every packet delay_ms late */
+    REWIND_NET_LOSS = 2,      /* percent of the packets dropped */
+    REWIND_NET_DUPLICATE = 3, /* percent of the packets sent twice */
+    REWIND_NET_REORDER = 4,   /* percent of the packets sent at once, the rest delay_ms late */
+};
+#define REWIND_NET_ARG(mode, percent, delay_ms)                                                    \
+    ((__u32)(mode) | (__u32)(percent) << 8 | (__u32)(delay_ms) << 16)
+#define REWIND_NET_MODE(arg) ((arg)&0xff)
+#define REWIND_NET_PERCENT(arg) (((arg) >> 8) & 0xff)  /* 0..100 */
+#define REWIND_NET_DELAY_MS(arg) ((arg) >> 16)         /* 0..1000 */
+#define REWIND_NETEM_HANDLE(node) ((0x7700u + (node)) << 16)
+
+/* Restarts: when a kill's fault_ns is not 0, fault_ns of virtual time after
+ * the kill the kernel sends PID 1 this (real-time) signal with si_code
+ * SI_QUEUE and si_int = the node; rewind-init then starts the node's
+ * restart command in the node's namespaces and names its leader with
+ * REWIND_INIT_NODE_RESTART, which the kernel accepts only for a node whose
+ * restart is due and that has no process left. */
+#define REWIND_SIG_RESTART 40
 
 /* Flags of a REWIND_REC_ACCESS record. */
 #define REWIND_ACCESS_WRITE 1 /* the faulting access was a write */
@@ -181,6 +214,7 @@ enum rewind_init_event {
     REWIND_INIT_ERROR = 3,     /* payload: message */
     REWIND_INIT_INSPECT_DONE = 4, /* payload: the inspector's exit status, decimal */
     REWIND_INIT_NODE_START = 5,   /* payload: "NAME PID", a node's leader (docs/faults.md) */
+    REWIND_INIT_NODE_RESTART = 6, /* payload: "NAME PID", a restarted node's new leader */
 };
 
 struct rewind_record {
@@ -306,9 +340,12 @@ enum rewind_input_type {
  * reaches it; clock steps the node's wall clock (CLOCK_REALTIME and its
  * coarse twin through clock_gettime, gettimeofday, time) by fault_ns read
  * as a signed s64, |step| <= 1 h, the sum at most a day either way; its
- * monotonic clocks are untouched. Each fault done, and each pause's or partition's end, is one
- * REWIND_REC_FAULT record. A fault for a node not started or without
- * processes is ignored (no record).
+ * monotonic clocks are untouched; net degrades the node's link (netem, its
+ * qdiscs REWIND_NETEM_HANDLE) as fault_arg says for fault_ns; a kill with
+ * fault_ns makes the node's restart due that much later (REWIND_SIG_RESTART).
+ * Each fault done, each pause's, partition's or net fault's end and each
+ * restart is one REWIND_REC_FAULT record. A fault for a node not started or
+ * without processes is ignored (no record).
  */
 
 /*

@@ -93,7 +93,7 @@ static int ctl_fd = -1;
  * its description, for an inspection after it exited. */
 static pid_t job_pid;
 static int job_reaped;
-static const struct job *the_job;
+static struct job *the_job;
 
 /* Inspect state: see the comment at the top. */
 static volatile sig_atomic_t inspect_pending, parked;
@@ -211,6 +211,27 @@ static void parse_nodes(struct nodes *ns, char **p, char *end)
     ns->count = (int)cnt;
 }
 
+/* "REWINDRESTART1\0" count NUL, then name NUL command NUL per node with a
+ * restart (src/input/job.h), after the nodes section: each names a node. */
+static void parse_restarts(struct nodes *ns, char **p, char *end)
+{
+    char *n = next(p, end);
+    long cnt = n ? strtol(n, NULL, 10) : -1;
+    if (cnt < 1 || cnt > ns->count)
+        die("/job has a malformed restart list");
+    for (long i = 0; i < cnt; i++) {
+        char *name = next(p, end), *cmd = next(p, end);
+        int k = 0;
+        if (!name || !cmd || !*cmd)
+            die("/job has a malformed restart list");
+        while (k < ns->count && strcmp(ns->node[k].name, name))
+            k++;
+        if (k == ns->count || ns->node[k].restart)
+            die("/job restarts '%s': not a node, or twice", name);
+        ns->node[k].restart = cmd;
+    }
+}
+
 static void parse_job(struct job *j)
 {
     size_t len = 0;
@@ -228,6 +249,16 @@ static void parse_job(struct job *j)
         char *tag = next(&p, end);
         if (tag && !strcmp(tag, "REWINDNODES1")) {
             parse_nodes(&j->nodes, &p, end);
+            continue;
+        }
+        if (tag && !strcmp(tag, "REWINDRESTART1")) {
+            parse_restarts(&j->nodes, &p, end);
+            continue;
+        }
+        if (tag && !strcmp(tag, "REWINDNETEM1")) {
+            if (!j->nodes.count)
+                die("/job has net faults but no nodes");
+            j->nodes.netem = 1;
             continue;
         }
         if (tag && !strcmp(tag, "REWINDCOLLECT1")) {
@@ -829,6 +860,21 @@ static void __attribute__((noreturn)) inspect(void)
 /* ------------------------------------------------------------------------ */
 /* Waiting */
 
+/* Restarts (nodes.c invariant 5): node si_int's restart is due. Sets a bit
+ * and, like on_inspect, leaves the parked wait. */
+static volatile unsigned restart_due;
+static void on_restart(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    if (si->si_code == SI_QUEUE && si->si_int >= 1 && si->si_int <= NODES_MAX)
+        __atomic_fetch_or(&restart_due, 1u << (si->si_int - 1), __ATOMIC_SEQ_CST);
+    if (parked) {
+        parked = 0;
+        siglongjmp(park_jb, 1);
+    }
+}
+
 static void on_inspect(int sig)
 {
     (void)sig;
@@ -866,8 +912,16 @@ static pid_t wait_child(int *st, int upto_inspector)
             else
                 emit(REWIND_INIT_ERROR, "inspect: fork failed");
         }
+        unsigned due = __atomic_exchange_n(&restart_due, 0, __ATOMIC_SEQ_CST);
+        for (int i = 0; due && job_pid > 0 && !job_reaped && i < the_job->nodes.count; i++)
+            if ((due & (1u << i)) && nodes_restart(&the_job->nodes, i, the_job->envp) < 0) {
+                char msg[80];
+                snprintf(msg, sizeof(msg), "nodes: the kernel refused %s's restart",
+                         the_job->nodes.node[i].name);
+                emit(REWIND_INIT_ERROR, msg);
+            }
         parked = 1;
-        if (inspect_pending && inspector == 0) {
+        if (restart_due || (inspect_pending && inspector == 0)) {
             parked = 0;
             continue;
         }
@@ -1197,6 +1251,14 @@ int main(void)
     net_loopback_up();
     net_provide_names();
     parse_job(&j);
+    for (int i = 0; i < j.nodes.count; i++)
+        if (j.nodes.node[i].restart) { /* only then: the kernel signals a PID 1 that handles it */
+            struct sigaction rs = {.sa_sigaction = on_restart, .sa_flags = SA_RESTART | SA_SIGINFO};
+            sigemptyset(&rs.sa_mask);
+            sigaddset(&rs.sa_mask, SIGUSR2);
+            sigaction(REWIND_SIG_RESTART, &rs, NULL);
+            break;
+        }
     nodes_start(&j.nodes, j.envp);
     uint64_t status = run_job(&j);
     kill_leftovers();

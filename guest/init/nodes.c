@@ -27,6 +27,18 @@
  *     after it: the host maps every process to its node through these
  *     records and the fork records. A kernel that refuses the record ends
  *     the run (invariant 3).
+ *  5. Restarts (docs/faults.md, "Restarts"): a node with a restart command
+ *     has its namespaces kept open by init from its start. When the kernel
+ *     says the node's restart is due (REWIND_SIG_RESTART, after a kill),
+ *     init forks the new leader inside those namespaces (so its eth0, lo and
+ *     host name are the node's), names it with REWIND_INIT_NODE_RESTART, and
+ *     only then lets it exec the restart command: every process of the
+ *     restarted node comes after the record. The kernel refuses the record
+ *     unless the restart is due and the node has no process left.
+ *  6. Net faults: with the netem section in /job, each end of node i's link
+ *     (eth0 in the node, rwn<i> on the bridge) has a root netem qdisc of
+ *     handle REWIND_NETEM_HANDLE(i), made before the node's command starts;
+ *     the guest kernel sets its parameters from the node's net fault.
  */
 #include "nodes.h"
 
@@ -34,6 +46,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_link.h>
+#include <linux/pkt_sched.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
@@ -117,6 +130,31 @@ static void nl_new(struct nlreq *q)
     ((struct ifinfomsg *)NLMSG_DATA(q->n))->ifi_family = AF_UNSPEC;
 }
 
+/* A root netem qdisc, every parameter 0, of handle REWIND_NETEM_HANDLE(node)
+ * on ifname (invariant 6). */
+static void add_netem(const char *ifname, int node)
+{
+    struct nlreq q;
+    memset(q.buf, 0, sizeof(q.buf));
+    q.n = (struct nlmsghdr *)q.buf;
+    q.n->nlmsg_len = NLMSG_LENGTH(sizeof(struct tcmsg));
+    q.n->nlmsg_type = RTM_NEWQDISC;
+    q.n->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+    struct tcmsg *tc = NLMSG_DATA(q.n);
+    tc->tcm_family = AF_UNSPEC;
+    tc->tcm_ifindex = (int)if_nametoindex(ifname);
+    tc->tcm_handle = REWIND_NETEM_HANDLE((unsigned)node);
+    tc->tcm_parent = TC_H_ROOT;
+    if (!tc->tcm_ifindex)
+        nodes_die("nodes: no interface %s for its netem qdisc", ifname);
+    addattr(q.n, TCA_KIND, "netem", sizeof("netem"));
+    struct tc_netem_qopt opt = {.limit = 1000};
+    addattr(q.n, TCA_OPTIONS, &opt, sizeof(opt));
+    int r = nl_talk(q.n);
+    if (r < 0)
+        nodes_die("nodes: cannot make the netem qdisc of %s: %s", ifname, strerror(-r));
+}
+
 static void if_ioctl(int fd, unsigned long req, struct ifreq *ifr, const char *what)
 {
     if (ioctl(fd, req, ifr) < 0)
@@ -197,25 +235,12 @@ static void make_link(int i, pid_t pid)
     if_up(host, NULL, NULL);
 }
 
-/* The leader of node i (in the child): wait for the go, finish the
- * namespace, exec the node's command. Never returns. */
+/* In a node's new leader, its namespaces ready: the outputs, the root, the
+ * environment, then exec `/bin/sh -c cmd`; ready (-1: none) gets 'k' just
+ * before. Never returns. */
 static void __attribute__((noreturn))
-leader(const struct nodes *ns, int i, int go, int ready, char **envp)
+node_exec(const struct node *nd, const char *cmd, int ready, char **envp)
 {
-    const struct node *nd = &ns->node[i];
-    setsid();
-    if (unshare(CLONE_NEWNET | CLONE_NEWUTS) < 0)
-        nodes_die("nodes: %s: cannot enter new namespaces: %s", nd->name, strerror(errno));
-    char c = 'u';
-    if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
-        _exit(125); /* init died or failed: it reports */
-    close(go);
-    if (sethostname(nd->name, strlen(nd->name)) < 0)
-        nodes_die("nodes: %s: sethostname: %s", nd->name, strerror(errno));
-    char addr[32];
-    snprintf(addr, sizeof(addr), "10.77.0.%d", i + 1);
-    if_up("lo", "127.0.0.1", "255.0.0.0");
-    if_up("eth0", addr, "255.255.255.0");
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int out = open("/dev/rewind-stdout", O_WRONLY | O_CLOEXEC);
     int er = open("/dev/rewind-stderr", O_WRONLY | O_CLOEXEC);
@@ -237,15 +262,40 @@ leader(const struct nodes *ns, int i, int go, int ready, char **envp)
         if (strncmp(envp[i], "REWIND_NODE=", 12))
             env[k++] = envp[i];
     env[k] = self;
-    c = 'k'; /* invariant 2: set up */
-    if (write(ready, &c, 1) != 1)
+    char c = 'k'; /* invariant 2: set up */
+    if (ready >= 0 && write(ready, &c, 1) != 1)
         _exit(125);
-    close(ready);
-    char *argv[] = {"sh", "-c", (char *)nd->run, NULL};
+    if (ready >= 0)
+        close(ready);
+    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
     execve("/bin/sh", argv, env);
     /* the run goes on: the node's absence shows in its output */
     dprintf(2, "rewind-init: node %s: cannot run /bin/sh: %s\n", nd->name, strerror(errno));
     _exit(127);
+}
+
+/* The leader of node i (in the child): wait for the go, finish the
+ * namespace, exec the node's command. Never returns. */
+static void __attribute__((noreturn))
+leader(const struct nodes *ns, int i, int go, int ready, char **envp)
+{
+    const struct node *nd = &ns->node[i];
+    setsid();
+    if (unshare(CLONE_NEWNET | CLONE_NEWUTS) < 0)
+        nodes_die("nodes: %s: cannot enter new namespaces: %s", nd->name, strerror(errno));
+    char c = 'u';
+    if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+        _exit(125); /* init died or failed: it reports */
+    close(go);
+    if (sethostname(nd->name, strlen(nd->name)) < 0)
+        nodes_die("nodes: %s: sethostname: %s", nd->name, strerror(errno));
+    char addr[32];
+    snprintf(addr, sizeof(addr), "10.77.0.%d", i + 1);
+    if_up("lo", "127.0.0.1", "255.0.0.0");
+    if_up("eth0", addr, "255.255.255.0");
+    if (ns->netem) /* invariant 6 */
+        add_netem("eth0", i + 1);
+    node_exec(nd, nd->run, ready, envp);
 }
 
 #define HOSTS_MAX (1 << 16)
@@ -313,7 +363,23 @@ void nodes_start(struct nodes *ns, char **envp)
         if (read(ready[0], &c, 1) != 1)
             nodes_die("nodes: %s did not enter its namespaces", ns->node[i].name);
         make_link(i + 1, pid);
+        if (ns->netem) { /* invariant 6 */
+            char host[IFNAMSIZ];
+            snprintf(host, sizeof(host), "rwn%d", i + 1);
+            add_netem(host, i + 1);
+        }
         ns->node[i].pid = pid;
+        ns->node[i].netfd = ns->node[i].utsfd = -1;
+        if (ns->node[i].restart) { /* invariant 5: the namespaces outlive the node */
+            char path[64];
+            snprintf(path, sizeof(path), "/newroot/proc/%d/ns/net", (int)pid);
+            ns->node[i].netfd = open(path, O_RDONLY | O_CLOEXEC);
+            snprintf(path, sizeof(path), "/newroot/proc/%d/ns/uts", (int)pid);
+            ns->node[i].utsfd = open(path, O_RDONLY | O_CLOEXEC);
+            if (ns->node[i].netfd < 0 || ns->node[i].utsfd < 0)
+                nodes_die("nodes: %s: cannot keep its namespaces: %s", ns->node[i].name,
+                          strerror(errno));
+        }
         char msg[NODE_NAME_MAX + 24];
         snprintf(msg, sizeof(msg), "%s %d", ns->node[i].name, (int)pid);
         if (nodes_emit(REWIND_INIT_NODE_START, msg) < 0) /* invariant 4, before the go */
@@ -327,4 +393,50 @@ void nodes_start(struct nodes *ns, char **envp)
             nodes_die("nodes: %s could not set itself up", ns->node[i].name);
         close(ready[0]);
     }
+}
+
+int nodes_restart(struct nodes *ns, int i, char **envp)
+{
+    struct node *nd = &ns->node[i];
+    if (!nd->restart || nd->netfd < 0)
+        return -1;
+    static int selfnet = -1, selfuts = -1;
+    if (selfnet < 0) {
+        selfnet = open("/newroot/proc/1/ns/net", O_RDONLY | O_CLOEXEC);
+        selfuts = open("/newroot/proc/1/ns/uts", O_RDONLY | O_CLOEXEC);
+        if (selfnet < 0 || selfuts < 0)
+            nodes_die("nodes: cannot keep init's own namespaces: %s", strerror(errno));
+    }
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) < 0)
+        nodes_die("nodes: pipe: %s", strerror(errno));
+    /* init enters the node's namespaces for the fork only: the child is
+     * born in them and never waits on init to get there (invariant 5) */
+    if (setns(nd->netfd, CLONE_NEWNET) < 0 || setns(nd->utsfd, CLONE_NEWUTS) < 0)
+        nodes_die("nodes: %s: cannot enter its namespaces: %s", nd->name, strerror(errno));
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(go[1]);
+        setsid();
+        char c = 0;
+        if (read(go[0], &c, 1) != 1 || c != 'g')
+            _exit(125); /* refused: the run goes on without it */
+        close(go[0]);
+        node_exec(nd, nd->restart, -1, envp);
+    }
+    if (setns(selfnet, CLONE_NEWNET) < 0 || setns(selfuts, CLONE_NEWUTS) < 0)
+        nodes_die("nodes: cannot return to init's namespaces: %s", strerror(errno));
+    if (pid < 0)
+        nodes_die("nodes: fork: %s", strerror(errno));
+    close(go[0]);
+    char msg[NODE_NAME_MAX + 24];
+    snprintf(msg, sizeof(msg), "%s %d", nd->name, (int)pid);
+    int ok = nodes_emit(REWIND_INIT_NODE_RESTART, msg) == 0;
+    if (ok)
+        nd->pid = pid;
+    char c = ok ? 'g' : 'n';
+    if (write(go[1], &c, 1) != 1)
+        ok = 0;
+    close(go[1]);
+    return ok ? 0 : -1;
 }

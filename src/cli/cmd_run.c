@@ -76,16 +76,23 @@ static void help(FILE *f)
           "                   list), the job at 10.77.0.254 ('job'); every name resolves\n"
           "                   (docs/faults.md)\n"
           "  --nodes FILE     the nodes from a JSON file: {\"nodes\": [{\"name\": NAME,\n"
-          "                   \"run\": COMMAND}, ...]} (docs/formats.md)\n"
+          "                   \"run\": COMMAND, \"restart\": COMMAND}, ...]}, \"restart\"\n"
+          "                   optional (docs/formats.md)\n"
+          "  --restart NAME=COMMAND  node NAME's restart command (one per node at most;\n"
+          "                   part of the spec): after a kill fault of NAME, COMMAND runs\n"
+          "                   under /bin/sh -c in the node's network and host name, 10 ms\n"
+          "                   to 1.3 s of virtual time later (a schedule decision)\n"
           "  --faults KINDS   inject faults into the nodes at steps of the schedule's\n"
-          "                   window: kill (SIGKILL to a node's processes), pause (SIGSTOP\n"
-          "                   for 10 ms..1.3 s of virtual time, then SIGCONT), partition\n"
-          "                   (the node's link drops every packet for 10 ms..1.3 s),\n"
-          "                   clock (the node's wall clock steps 1..128 s forward or\n"
-          "                   back; its monotonic clocks do not); a\n"
-          "                   list or `all`. Each is a schedule decision (seed, schedule,\n"
-          "                   step): needs --node and, on run, --schedule S (part of the\n"
-          "                   spec; docs/faults.md)\n"
+          "                   window: kill (SIGKILL to a node's processes; then its\n"
+          "                   --restart, if any), pause (SIGSTOP for 10 ms..1.3 s of\n"
+          "                   virtual time, then SIGCONT), partition (the node's link\n"
+          "                   drops every packet for 10 ms..1.3 s), clock (the node's wall\n"
+          "                   clock steps 1..128 s forward or back; its monotonic clocks do\n"
+          "                   not), net (for 10 ms..1.3 s the node's link delays every\n"
+          "                   packet 1..128 ms, or loses, duplicates or reorders 10..80%\n"
+          "                   of its packets); a list or `all`. Each is a schedule\n"
+          "                   decision (seed, schedule, step): needs --node and, on run,\n"
+          "                   --schedule S (part of the spec; docs/faults.md)\n"
           "  --fault-rate N   faults per schedule on average (1..1000, default 2)\n"
           "  --collect PATH   keep the files under PATH (in the job's root, after the job)\n"
           "                   with the run, for `rewind diff --files`\n"
@@ -131,8 +138,8 @@ static int env_set(char **env, int *n, const char *kv)
 /* What cli_run_args keeps across its option helpers. */
 struct run_argv {
     struct rw_run_config *c;
-    char **env, **expect, **nodes;
-    int nenv, nexpect, nnodes;
+    char **env, **expect, **nodes, **restarts;
+    int nenv, nexpect, nnodes, nrestarts;
     double *timeout_s;
 };
 
@@ -170,6 +177,7 @@ static const struct option run_longopts[] = {
     {"nodes", required_argument, 0, 'F'},
     {"faults", required_argument, 0, 'f'},
     {"fault-rate", required_argument, 0, 'R'},
+    {"restart", required_argument, 0, 'Z'},
     {0, 0, 0, 0},
 };
 
@@ -259,8 +267,21 @@ static int add_node(struct run_argv *a, char *spec)
     return 0;
 }
 
-/* --nodes FILE: {"nodes": [{"name": NAME, "run": COMMAND}, ...]}
- * (docs/formats.md, "Nodes file"), each entry as --node NAME=COMMAND. */
+/* --restart NAME=COMMAND: counted here; rw_record checks each against the
+ * nodes (one line naming the entry). */
+static int add_restart(struct run_argv *a, char *spec)
+{
+    if (a->nrestarts >= (int)RW_NODES_MAX)
+        return ARGERR("--restart: at most %d, one per node", RW_NODES_MAX);
+    a->restarts[a->nrestarts++] = spec;
+    a->restarts[a->nrestarts] = NULL;
+    a->c->restarts = a->restarts;
+    return 0;
+}
+
+/* --nodes FILE: {"nodes": [{"name": NAME, "run": COMMAND, "restart":
+ * COMMAND}, ...]} (docs/formats.md, "Nodes file"; "restart" optional), each
+ * entry as --node NAME=COMMAND and --restart NAME=COMMAND. */
 static int nodes_file(struct run_argv *a, const char *path)
 {
     json_error_t je;
@@ -278,15 +299,21 @@ static int nodes_file(struct run_argv *a, const char *path)
     {
         const char *name = json_string_value(json_object_get(e, "name"));
         const char *run = json_string_value(json_object_get(e, "run"));
-        char *s = NULL;
-        if (rc == 0 && (!name || !run || strchr(name, '=') || json_object_size(e) != 2)) {
-            rc = ARGERR("--nodes %s: entry %zu needs exactly a string \"name\" (no '=') and a "
-                        "string \"run\"",
+        json_t *rj = json_object_get(e, "restart");
+        const char *rs = json_string_value(rj);
+        char *s = NULL, *r = NULL;
+        if (rc == 0 && (!name || !run || strchr(name, '=') || (rj && !rs) ||
+                        json_object_size(e) != (rj ? 3u : 2u))) {
+            rc = ARGERR("--nodes %s: entry %zu needs exactly a string \"name\" (no '='), a "
+                        "string \"run\" and optionally a string \"restart\"",
                         path, i + 1);
-        } else if (rc == 0 && asprintf(&s, "%s=%s", name, run) < 0) {
+        } else if (rc == 0 && (asprintf(&s, "%s=%s", name, run) < 0 ||
+                               (rs && asprintf(&r, "%s=%s", name, rs) < 0))) {
             rc = ARGERR("out of memory");
         } else if (rc == 0) {
             rc = add_node(a, s); /* kept for the process's life, as optarg is */
+            if (rc == 0 && r)
+                rc = add_restart(a, r);
         }
     }
     json_decref(o);
@@ -313,6 +340,8 @@ static int run_opt_job(struct run_argv *a, int ch)
         return add_node(a, optarg);
     case 'F':
         return nodes_file(a, optarg);
+    case 'Z':
+        return add_restart(a, optarg);
     case 'f':
         cp->faults = optarg;
         return 0;
@@ -381,11 +410,15 @@ int cli_run_args(int argc, char **argv, struct rw_run_config *out, double *timeo
 {
     static char *env[ENV_MAX + 1];
     static char *expect[RW_PROPS_MAX + 1];
-    static char *nodes[RW_NODES_MAX + 1];
+    static char *nodes[RW_NODES_MAX + 1], *restarts[RW_NODES_MAX + 1];
     struct rw_run_config c;
     rw_run_config_init(&c);
-    struct run_argv a = {
-        .c = &c, .env = env, .expect = expect, .nodes = nodes, .timeout_s = timeout_s};
+    struct run_argv a = {.c = &c,
+                         .env = env,
+                         .expect = expect,
+                         .nodes = nodes,
+                         .restarts = restarts,
+                         .timeout_s = timeout_s};
     for (char **e = c.env; *e; e++)
         env_set(env, &a.nenv, *e);
     *timeout_s = 0;

@@ -65,6 +65,10 @@ static void show_network(json_t *spec)
         {
             printf("node:     %s at 10.77.0.%zu: ", jstr(x, "name"), k + 1);
             printf("%s\n", jstr(x, "run"));
+            if (json_object_get(x, "restart")) { /* docs/faults.md: after a kill */
+                printf("restart:  %s after a kill: ", jstr(x, "name"));
+                printf("%s\n", jstr(x, "restart"));
+            }
         }
     } else {
         printf("network:  loopback only (127.0.0.1, ::1): nothing leaves the VM\n");

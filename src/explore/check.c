@@ -706,7 +706,8 @@ static int narrow(struct ctx *x, char *err, size_t errlen)
     struct sched one = {.seed = x->base.seed,
                         .fault_kinds = x->base.sched.fault_kinds,
                         .fault_rate = x->base.sched.fault_rate,
-                        .fault_nodes = x->base.sched.fault_nodes};
+                        .fault_nodes = x->base.sched.fault_nodes,
+                        .fault_restart = x->base.sched.fault_restart};
     sched_push(&one, rep->schedule, rep->start + 1, UINT64_MAX, rep->start + 1, x->horizon);
     uint64_t cap = 1024, n = 0, *ps = malloc(cap * sizeof(*ps));
     if (!ps)

@@ -17,10 +17,22 @@ static const char *const kind_names[] = {
     [REWIND_FAULT_KILL] = "kill",         [REWIND_FAULT_PAUSE] = "pause",
     [REWIND_FAULT_CONTINUE] = "continue", [REWIND_FAULT_PARTITION] = "partition",
     [REWIND_FAULT_HEAL] = "heal",         [REWIND_FAULT_CLOCK] = "clock",
+    [REWIND_FAULT_NET] = "net",           [REWIND_FAULT_CLEAR] = "clear",
+    [REWIND_FAULT_RESTART] = "restart",
 };
 
-/* The kinds a schedule can inject, in the spec's order. */
-static const uint32_t injectable[] = {FAULT_KILL, FAULT_PAUSE, FAULT_PARTITION, FAULT_CLOCK};
+static const char *const net_mode_names[] = {
+    [REWIND_NET_DELAY] = "delay",
+    [REWIND_NET_LOSS] = "loss",
+    [REWIND_NET_DUPLICATE] = "duplicate",
+    [REWIND_NET_REORDER] = "reorder",
+};
+
+/* The kinds a schedule can inject, in the spec's order (a new kind goes
+ * last: the order is the kinds list's canonical form, and the pick of a
+ * kind counts the kinds given in this order, invariant 4). */
+static const uint32_t injectable[] = {FAULT_KILL, FAULT_PAUSE, FAULT_PARTITION, FAULT_CLOCK,
+                                      FAULT_NET};
 #define NINJECT (sizeof(injectable) / sizeof(injectable[0]))
 
 /* A clock fault's step, signed in ns, as its size. */
@@ -34,6 +46,13 @@ const char *faults_kind_name(uint32_t kind)
     if (kind >= sizeof(kind_names) / sizeof(kind_names[0]))
         return NULL;
     return kind_names[kind];
+}
+
+const char *faults_net_mode_name(uint32_t mode)
+{
+    if (mode >= sizeof(net_mode_names) / sizeof(net_mode_names[0]))
+        return NULL;
+    return net_mode_names[mode];
 }
 
 int faults_parse(const char *list, uint32_t *kinds, char *why, size_t why_len)
@@ -54,7 +73,7 @@ int faults_parse(const char *list, uint32_t *kinds, char *why, size_t why_len)
         }
         if (!bit) {
             snprintf(why, why_len,
-                     "--faults takes a list of kill, pause, partition, clock (or all): '%.*s'",
+                     "--faults takes a list of kill, pause, partition, clock, net (or all): '%.*s'",
                      (int)(n > 40 ? 40 : n), p);
             return -1;
         }
@@ -82,9 +101,48 @@ void faults_format(uint32_t kinds, char *buf, size_t len)
         }
 }
 
+/* A net fault's arg from its draw r2 (bits 36 and up: the length has bits
+ * 32..34): the mode, then its delay or its percentage (invariant 2). */
+static uint32_t net_arg(uint64_t r2)
+{
+    uint32_t mode = 1 + (uint32_t)((r2 >> 36) % 4), percent = 0, delay_ms = 0;
+    if (mode == REWIND_NET_DELAY)
+        delay_ms = 1u << ((r2 >> 40) % 8); /* 1 .. 128 ms, 8 octaves */
+    else
+        percent = FAULT_NET_PERCENT_MIN * (1 + (uint32_t)((r2 >> 44) % 8)); /* 10 .. 80% */
+    if (mode == REWIND_NET_REORDER)
+        delay_ms = FAULT_NET_REORDER_MS;
+    return REWIND_NET_ARG(mode, percent, delay_ms);
+}
+
+/* Invariant 2 for a decision d of s. */
+static void faults_check(const struct sched *s, const struct fault_decision *d)
+{
+    RW_ASSERT(d->kind != FAULT_NONE && d->node >= 1 && d->node <= s->fault_nodes);
+    int restarts = d->kind == FAULT_KILL && ((s->fault_restart >> (d->node - 1)) & 1);
+    if (d->kind == FAULT_KILL && !restarts)
+        RW_ASSERT(d->ns == 0);
+    else if (d->kind != FAULT_CLOCK)
+        RW_ASSERT(d->ns >= FAULT_PAUSE_MIN_NS && d->ns <= FAULT_PAUSE_MAX_NS);
+    else
+        RW_ASSERT(clock_size(d->ns) >= (long long)FAULT_CLOCK_MIN_NS &&
+                  clock_size(d->ns) <= (long long)FAULT_CLOCK_MAX_NS);
+    RW_ASSERT(d->kind == FAULT_NET || d->arg == 0);
+    if (d->kind != FAULT_NET)
+        return;
+    uint32_t mode = REWIND_NET_MODE(d->arg), pc = REWIND_NET_PERCENT(d->arg),
+             ms = REWIND_NET_DELAY_MS(d->arg);
+    int pc_ok = pc >= FAULT_NET_PERCENT_MIN && pc <= FAULT_NET_PERCENT_MAX && pc % 10 == 0;
+    RW_ASSERT(mode >= REWIND_NET_DELAY && mode <= REWIND_NET_REORDER);
+    RW_ASSERT(mode != REWIND_NET_DELAY || (pc == 0 && ms >= 1 && ms <= FAULT_NET_DELAY_MAX_MS));
+    RW_ASSERT(mode != REWIND_NET_LOSS || (pc_ok && ms == 0));
+    RW_ASSERT(mode != REWIND_NET_DUPLICATE || (pc_ok && ms == 0));
+    RW_ASSERT(mode != REWIND_NET_REORDER || (pc_ok && ms == FAULT_NET_REORDER_MS));
+}
+
 struct fault_decision faults_decide(const struct sched *s, uint64_t step)
 {
-    struct fault_decision d = {FAULT_NONE, 0, 0};
+    struct fault_decision d = {FAULT_NONE, 0, 0, 0};
     uint32_t kinds = s->fault_kinds & FAULT_KINDS_ALL;
     if (!kinds || !s->fault_nodes || !s->fault_rate)
         return d;
@@ -102,18 +160,18 @@ struct fault_decision faults_decide(const struct sched *s, uint64_t step)
             if ((kinds & (1u << injectable[i])) && pick-- == 0)
                 d.kind = (enum fault_kind)injectable[i];
         d.node = 1 + (uint32_t)((r2 >> 16) % s->fault_nodes);
-        if (d.kind == FAULT_PAUSE || d.kind == FAULT_PARTITION) /* 10 ms .. 1.28 s, 8 octaves */
+        if (d.kind == FAULT_PAUSE || d.kind == FAULT_PARTITION ||
+            d.kind == FAULT_NET) /* 10 ms .. 1.28 s, 8 octaves */
             d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8);
+        if (d.kind == FAULT_KILL && (s->fault_restart >> (d.node - 1)) & 1) /* invariant 4 */
+            d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8); /* the restart's delay */
         if (d.kind == FAULT_CLOCK) { /* 1 s .. 128 s, 8 octaves, forward or back */
             uint64_t m = FAULT_CLOCK_MIN_NS << ((r2 >> 32) % 8);
             d.ns = (r2 >> 40) & 1 ? (uint64_t)(-(int64_t)m) : m;
         }
-        RW_ASSERT(d.kind != FAULT_NONE && d.node >= 1 && d.node <= s->fault_nodes); /* 2 */
-        RW_ASSERT(d.kind == FAULT_KILL || d.kind == FAULT_CLOCK ||
-                  (d.ns >= FAULT_PAUSE_MIN_NS && d.ns <= FAULT_PAUSE_MAX_NS)); /* 2 */
-        RW_ASSERT(d.kind != FAULT_CLOCK ||
-                  (clock_size(d.ns) >= (long long)FAULT_CLOCK_MIN_NS &&
-                   clock_size(d.ns) <= (long long)FAULT_CLOCK_MAX_NS)); /* 2 */
+        if (d.kind == FAULT_NET)
+            d.arg = net_arg(r2);
+        faults_check(s, &d);
         return d;
     }
     return d;
@@ -126,9 +184,16 @@ void faults_describe(const struct fault_decision *d, const char *node_name, char
         snprintf(nm, sizeof(nm), "%s", node_name);
     else
         snprintf(nm, sizeof(nm), "%u", d->node);
+    char words[96];
     switch (d->kind) {
     case FAULT_KILL:
-        snprintf(buf, len, "killed node %s (SIGKILL to each of its processes)", nm);
+        if (d->ns)
+            snprintf(buf, len,
+                     "killed node %s (SIGKILL to each of its processes); its restart command "
+                     "runs %.3f ms later",
+                     nm, (double)d->ns / 1e6);
+        else
+            snprintf(buf, len, "killed node %s (SIGKILL to each of its processes)", nm);
         break;
     case FAULT_PAUSE:
         snprintf(buf, len, "paused node %s for %.3f ms of virtual time", nm, (double)d->ns / 1e6);
@@ -141,8 +206,39 @@ void faults_describe(const struct fault_decision *d, const char *node_name, char
         snprintf(buf, len, "stepped node %s's wall clock %s by %.3f s", nm,
                  (int64_t)d->ns < 0 ? "back" : "forward", (double)clock_size(d->ns) / 1e9);
         break;
+    case FAULT_NET:
+        if (faults_net_words(d->arg, words, sizeof(words)) < 0)
+            snprintf(words, sizeof(words), "arg %#x", d->arg);
+        snprintf(buf, len, "degraded node %s's link for %.3f ms: %s", nm, (double)d->ns / 1e6,
+                 words);
+        break;
     default:
         snprintf(buf, len, "nothing");
         break;
+    }
+}
+
+int faults_net_words(uint32_t arg, char *buf, size_t len)
+{
+    uint32_t mode = REWIND_NET_MODE(arg), pc = REWIND_NET_PERCENT(arg),
+             ms = REWIND_NET_DELAY_MS(arg);
+    buf[0] = 0;
+    if (pc > 100 || ms > 1000) /* rewind_abi.h's ranges */
+        return -1;
+    switch (mode) {
+    case REWIND_NET_DELAY:
+        snprintf(buf, len, "every packet %u ms late", ms);
+        return 0;
+    case REWIND_NET_LOSS:
+        snprintf(buf, len, "%u%% of its packets lost", pc);
+        return 0;
+    case REWIND_NET_DUPLICATE:
+        snprintf(buf, len, "%u%% of its packets sent twice", pc);
+        return 0;
+    case REWIND_NET_REORDER:
+        snprintf(buf, len, "%u%% of its packets sent at once, the rest %u ms late", pc, ms);
+        return 0;
+    default:
+        return -1;
     }
 }

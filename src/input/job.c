@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/nodes.h"
+#include "util/check.h"
+
 static size_t count(char **v)
 {
     size_t n = 0;
@@ -99,11 +102,13 @@ char *job_encode_props(char **argv, char **env, const char *cwd, const char *pro
     return buf;
 }
 
-char *job_append_nodes(char *job, char *const *nodes, size_t *len)
+/* Append TAG NUL, n NUL, then NAME NUL COMMAND NUL for each "NAME=COMMAND"
+ * of v (n entries): the same bytes, '=' as NUL. */
+static char *append_pairs(char *job, const char *tag, char *const *v, size_t n, size_t *len)
 {
-    size_t n = count((char **)nodes), add = sizeof("REWINDNODES1") + 24;
+    size_t add = strlen(tag) + 1 + 24;
     for (size_t i = 0; i < n; i++)
-        add += strlen(nodes[i]) + 1;
+        add += strlen(v[i]) + 1;
     char *buf = realloc(job, *len + add), *p;
     if (!buf) {
         free(job);
@@ -111,18 +116,50 @@ char *job_append_nodes(char *job, char *const *nodes, size_t *len)
     }
     p = buf + *len;
     char num[24];
-    put(&p, "REWINDNODES1");
+    put(&p, tag);
     snprintf(num, sizeof(num), "%zu", n);
     put(&p, num);
     for (size_t i = 0; i < n; i++) {
-        /* NAME=COMMAND becomes NAME NUL COMMAND NUL: the same bytes, '=' as NUL */
-        const char *eq = strchr(nodes[i], '=');
-        size_t l = strlen(nodes[i]) + 1;
-        memcpy(p, nodes[i], l);
+        const char *eq = strchr(v[i], '=');
+        size_t l = strlen(v[i]) + 1;
+        memcpy(p, v[i], l);
         if (eq)
-            p[eq - nodes[i]] = 0;
+            p[eq - v[i]] = 0;
         p += l;
     }
+    *len = (size_t)(p - buf);
+    return buf;
+}
+
+char *job_append_nodes(char *job, char *const *nodes, size_t *len)
+{
+    return append_pairs(job, "REWINDNODES1", nodes, count((char **)nodes), len);
+}
+
+char *job_append_restarts(char *job, char *const *nodes, char *const *restarts, size_t *len)
+{
+    size_t n = count((char **)restarts), done = 0;
+    if (!n)
+        return job;
+    char *ordered[NODES_MAX + 1];
+    for (size_t i = 0; nodes && nodes[i] && done < NODES_MAX; i++) /* nodes.h invariant 3 */
+        for (size_t k = 0; k < n; k++)
+            if (nodes_name_len(restarts[k]) == nodes_name_len(nodes[i]) &&
+                !memcmp(restarts[k], nodes[i], nodes_name_len(nodes[i])))
+                ordered[done++] = restarts[k];
+    RW_ASSERT(done == n); /* nodes.h invariant 3: each names a node, once */
+    return append_pairs(job, "REWINDRESTART1", ordered, n, len);
+}
+
+char *job_append_netem(char *job, size_t *len)
+{
+    char *buf = realloc(job, *len + sizeof("REWINDNETEM1")), *p;
+    if (!buf) {
+        free(job);
+        return NULL;
+    }
+    p = buf + *len;
+    put(&p, "REWINDNETEM1");
     *len = (size_t)(p - buf);
     return buf;
 }

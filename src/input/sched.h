@@ -76,6 +76,9 @@ struct sched {
      * 1 << FAULT_*; 0: none), how many per horizon on average, and the
      * run's node count (from the spec's nodes). */
     uint32_t fault_kinds, fault_rate, fault_nodes;
+    /* Bit i - 1 set when node i has a restart command (the spec's nodes,
+     * input/nodes.h): a kill of it gets a restart delay (faults.h). */
+    uint32_t fault_restart;
 };
 
 struct sched_decision {

@@ -94,7 +94,7 @@ char *spec_to_json(const struct run_spec *s)
     if (s->collect)
         json_object_set_new(o, "collect", json_string(s->collect));
     if (s->nodes && s->nodes[0])
-        json_object_set_new(o, "nodes", nodes_to_json(s->nodes));
+        json_object_set_new(o, "nodes", nodes_to_json(s->nodes, s->restarts));
     if (s->nix_drv)
         json_object_set_new(o, "nix_drv", json_string(s->nix_drv));
     if (s->patch) /* patch.h invariant 1: absent without writes */

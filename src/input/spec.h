@@ -51,6 +51,9 @@ struct run_spec {
     unsigned cpus;
     /* docs/faults.md: the nodes ("NAME=COMMAND"); absent when NULL (ids unchanged). */
     char **nodes;
+    /* docs/faults.md: the nodes' restart commands ("NAME=COMMAND", input/nodes.h
+     * invariant 3), each a "restart" in its node's object; NULL: none (ids unchanged). */
+    char **restarts;
     /* gdb's writes at a step (src/input/patch.h): absent when NULL. */
     const struct rw_patch *patch;
 };

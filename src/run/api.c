@@ -279,6 +279,9 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     if (c->nodes && nodes_valid(c->nodes, why, sizeof(why)) < 0)
         return run_usage(err, "%s", why);
     o->nodes = c->nodes && c->nodes[0] ? c->nodes : NULL;
+    if (c->restarts && nodes_restarts_valid(o->nodes, c->restarts, why, sizeof(why)) < 0)
+        return run_usage(err, "%s", why);
+    o->restarts = c->restarts && c->restarts[0] ? c->restarts : NULL;
     return run_faults_from_config(c, o, err);
 }
 
@@ -290,6 +293,7 @@ static int run_faults_from_config(const struct rw_run_config *c, struct run_opts
     while (o->nodes && o->nodes[nn])
         nn++;
     o->sched.fault_nodes = (uint32_t)nn;
+    o->sched.fault_restart = nodes_restart_mask(o->nodes, o->restarts);
     if (!c->faults) {
         if (c->fault_rate)
             return run_usage(err, "--fault-rate needs --faults");
@@ -406,11 +410,12 @@ int run_opts_from_spec(json_t *spec, const char *home, struct run_opts *o, struc
     o->cpus = cpus ? (unsigned)json_integer_value(cpus) : 1;
     o->track_writes = tw ? strdup(json_string_value(tw)) : NULL;
     o->collect = col ? strdup(json_string_value(col)) : NULL;
-    if (nodes_from_json(json_object_get(spec, "nodes"), &o->nodes) < 0)
+    if (nodes_from_json(json_object_get(spec, "nodes"), &o->nodes, &o->restarts) < 0)
         return fail(err, errlen, "the run's spec has a malformed nodes list");
     o->sched.fault_nodes = 0;
     while (o->nodes && o->nodes[o->sched.fault_nodes])
         o->sched.fault_nodes++;
+    o->sched.fault_restart = nodes_restart_mask(o->nodes, o->restarts);
     if (o->sched.fault_kinds && !o->sched.fault_nodes)
         return fail(err, errlen, "the run's spec has faults but no nodes");
     json_t *nd = json_object_get(spec, "nix_drv");
@@ -526,7 +531,8 @@ void run_stored_free(struct run_stored *st)
     free((char *)st->o.collect);
     free((char *)st->o.nix_drv);
     nodes_free(st->o.nodes);
-    st->o.nodes = NULL;
+    nodes_free(st->o.restarts);
+    st->o.nodes = st->o.restarts = NULL;
     free((struct rw_patch *)st->o.patch);
     st->o.patch = NULL;
     st->o.track_writes = st->o.collect = st->o.nix_drv = NULL;
@@ -651,6 +657,25 @@ static void command_line_schedule(FILE *f, const struct sched *sc, int plain)
     }
 }
 
+/* rw_command_line's flag NAME=COMMAND for each node whose object has key
+ * (docs/faults.md: "run" for --node, "restart" for --restart). */
+static void command_line_nodes(FILE *f, json_t *nodes, const char *key, const char *flag)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(nodes, i, v)
+    {
+        char *e = NULL;
+        const char *nm = json_string_value(json_object_get(v, "name"));
+        const char *cmd = json_string_value(json_object_get(v, key));
+        if (nm && cmd && asprintf(&e, "%s=%s", nm, cmd) >= 0) {
+            fputs(flag, f);
+            shq(f, e);
+        }
+        free(e);
+    }
+}
+
 int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct rw_error *err)
 {
     char name[RW_ID_MAX];
@@ -737,17 +762,8 @@ int rw_command_line(rw_home *h, const char *ref, char **line, int *exact, struct
         fputs(" --collect ", f);
         shq(f, json_string_value(json_object_get(spec, "collect")));
     }
-    json_array_foreach(json_object_get(spec, "nodes"), i, v)
-    {
-        char *e = NULL;
-        const char *nm = json_string_value(json_object_get(v, "name"));
-        const char *rn = json_string_value(json_object_get(v, "run"));
-        if (nm && rn && asprintf(&e, "%s=%s", nm, rn) >= 0) {
-            fputs(" --node ", f);
-            shq(f, e);
-        }
-        free(e);
-    }
+    command_line_nodes(f, json_object_get(spec, "nodes"), "run", " --node ");
+    command_line_nodes(f, json_object_get(spec, "nodes"), "restart", " --restart ");
     fputs(" --", f);
     json_array_foreach(json_object_get(spec, "argv"), i, v)
     {

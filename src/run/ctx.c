@@ -25,6 +25,7 @@
 #include "home/homelock.h"
 #include "util/homepath.h"
 #include "home/runnames.h"
+#include "input/faults.h"
 #include "input/job.h"
 #include "run/kfcache.h"
 #include "input/limits.h"
@@ -599,6 +600,10 @@ static int build_initrd(const struct run_opts *o, struct initrd *rd, char *err, 
         job = job_append_collect(job, o->collect, &jlen);
     if (job && o->nodes && o->nodes[0])
         job = job_append_nodes(job, o->nodes, &jlen);
+    if (job && o->nodes && o->restarts && o->restarts[0]) /* docs/faults.md */
+        job = job_append_restarts(job, o->nodes, o->restarts, &jlen);
+    if (job && (o->sched.fault_kinds & (1u << FAULT_NET)))
+        job = job_append_netem(job, &jlen);
     int rc = -1;
     if (!job)
         return fail(err, errlen, "out of memory");
@@ -733,6 +738,7 @@ int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_insp
         .preempt_memory = o->preempt_memory,
         .cpus = o->cpus,
         .nodes = o->nodes,
+        .restarts = o->restarts,
         .track_writes = o->track_writes,
         .collect = o->collect,
         .nix_drv = o->nix_drv,

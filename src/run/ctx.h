@@ -89,6 +89,7 @@ struct run_opts {
     int preempt_memory;           /* memory-access points (docs/determinism.md) */
     unsigned cpus;                /* the CPUs the job sees, 1..RW_CPUS_MAX */
     char **nodes;                 /* "NAME=COMMAND", NULL-terminated, or NULL (input/nodes.h) */
+    char **restarts;              /* the nodes' restarts, "NAME=COMMAND", or NULL (nodes.h) */
 };
 
 /* An inspection (cat, shell): run to step `at`, freeze the guest's

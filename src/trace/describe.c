@@ -32,20 +32,69 @@ static const char *const names[] = {
     [REWIND_REC_ACCESS] = "access",   [REWIND_REC_FAULT] = "fault",
 };
 
-/* A fault record's words; -1 when it is malformed. */
+/* A fault record's parts (docs/faults.md; rewind_abi.h, REWIND_REC_FAULT):
+ * aux = kind | node << 8; payload u64 ns, u32 processes, and for net and
+ * restart a u32 more (net's arg, the restart's new leader). 0, or -1 (f
+ * zeroed) when it is malformed: an unknown kind, a node out of range, stray
+ * aux bits, a payload too short for its kind or a net arg rewind_abi.h does
+ * not allow (the trace is untrusted: nothing is read past the payload's
+ * end). */
+static int fault_parse(uint64_t aux, const uint8_t *pay, size_t len, struct rw_fault_event *f)
+{
+    uint32_t kind = (uint32_t)(aux & 0xff);
+    unsigned node = (unsigned)((aux >> 8) & 0xff);
+    int extra = kind == REWIND_FAULT_NET || kind == REWIND_FAULT_RESTART;
+    char words[96];
+    memset(f, 0, sizeof(*f));
+    if (len < (extra ? 16u : 12u) || !faults_kind_name(kind) || kind == 0 || node == 0 ||
+        node > REWIND_NODES_MAX || (aux >> 16) != 0 ||
+        (kind == REWIND_FAULT_NET &&
+         faults_net_words(bytes_get_u32(pay + 12), words, sizeof(words)) < 0))
+        return -1;
+    f->kind = faults_kind_name(kind);
+    f->node = node;
+    f->ns = bytes_get_u64(pay);
+    f->procs = bytes_get_u32(pay + 8);
+    if (kind == REWIND_FAULT_NET) {
+        uint32_t arg = bytes_get_u32(pay + 12);
+        f->net_mode = faults_net_mode_name(REWIND_NET_MODE(arg));
+        f->net_percent = REWIND_NET_PERCENT(arg);
+        f->net_delay_ms = REWIND_NET_DELAY_MS(arg);
+    }
+    if (kind == REWIND_FAULT_RESTART)
+        f->leader_pid = bytes_get_u32(pay + 12);
+    return 0;
+}
+
+int rw_event_fault(const struct rw_event *ev, struct rw_fault_event *f)
+{
+    if (ev->kind != REWIND_REC_FAULT) {
+        memset(f, 0, sizeof(*f));
+        return -1;
+    }
+    return fault_parse(ev->aux, ev->payload, ev->payload_len, f);
+}
+
+/* A fault record's words; -1 when it is malformed (fault_parse). */
 static int describe_fault(const struct trace_entry *e, char *out, size_t n)
 {
     const struct rewind_record *r = &e->rec;
-    uint32_t kind = (uint32_t)(r->aux & 0xff);
-    const char *k = faults_kind_name(kind);
-    unsigned node = (unsigned)((r->aux >> 8) & 0xff);
-    if (e->payload_len < 12 || !k || kind == 0 || node == 0 || node > REWIND_NODES_MAX ||
-        (r->aux >> 16) != 0)
+    struct rw_fault_event f;
+    if (fault_parse(r->aux, e->payload, e->payload_len, &f) < 0)
         return -1;
-    unsigned procs = bytes_get_u32(e->payload + 8);
-    double ms = (double)bytes_get_u64(e->payload) / 1e6;
+    uint32_t kind = (uint32_t)(r->aux & 0xff);
+    unsigned node = f.node, procs = f.procs;
+    double ms = (double)f.ns / 1e6;
     const char *pl = procs == 1 ? "" : "es";
+    char words[96];
     switch (kind) {
+    case REWIND_FAULT_KILL:
+        if (f.ns) /* a restart after a delay */
+            snprintf(out, n, "fault kill node %u: SIGKILL to %u process%s; restart in %.3f ms",
+                     node, procs, pl, ms);
+        else
+            snprintf(out, n, "fault kill node %u: SIGKILL to %u process%s", node, procs, pl);
+        break;
     case REWIND_FAULT_PAUSE:
         snprintf(out, n, "fault pause node %u for %.3f ms: SIGSTOP to %u process%s", node, ms,
                  procs, pl);
@@ -57,14 +106,24 @@ static int describe_fault(const struct trace_entry *e, char *out, size_t n)
         snprintf(out, n, "fault heal node %u: its link carries packets again", node);
         break;
     case REWIND_FAULT_CLOCK: {
-        int64_t d = (int64_t)bytes_get_u64(e->payload);
+        int64_t d = (int64_t)f.ns;
         snprintf(out, n, "fault clock node %u: its wall clock %s by %.3f s", node,
                  d < 0 ? "back" : "forward", fabs((double)d) / 1e9);
         break;
     }
-    default:
-        snprintf(out, n, "fault %s node %u: %s to %u process%s", k, node,
-                 kind == REWIND_FAULT_KILL ? "SIGKILL" : "SIGCONT", procs, pl);
+    case REWIND_FAULT_NET:
+        faults_net_words(bytes_get_u32(e->payload + 12), words, sizeof(words)); /* checked */
+        snprintf(out, n, "fault net node %u for %.3f ms: %s", node, ms, words);
+        break;
+    case REWIND_FAULT_CLEAR:
+        snprintf(out, n, "fault clear node %u: its link is clean again", node);
+        break;
+    case REWIND_FAULT_RESTART:
+        snprintf(out, n, "fault restart node %u: its restart command runs as pid %u", node,
+                 f.leader_pid);
+        break;
+    default: /* continue */
+        snprintf(out, n, "fault %s node %u: SIGCONT to %u process%s", f.kind, node, procs, pl);
         break;
     }
     return 0;

@@ -83,24 +83,46 @@ static void set(struct nodemap *m, uint32_t pid, int node)
     m->node[s] = (uint8_t)node;
 }
 
-/* "NAME PID" from rewind-init (guest/init/nodes.c invariant 4). */
-static void node_start(struct nodemap *m, const uint8_t *p, size_t len)
+/* "NAME PID" from rewind-init (guest/init/nodes.c invariant 4): the name's
+ * length in *nl and the pid, or 0 when malformed (invariant 3). */
+static uint32_t name_pid(const uint8_t *p, size_t len, size_t *nl)
 {
-    const uint8_t *sp = memchr(p, ' ', len);
-    size_t nl = sp ? (size_t)(sp - p) : 0;
+    const uint8_t *sp = p && len ? memchr(p, ' ', len) : NULL;
+    *nl = sp ? (size_t)(sp - p) : 0;
     /* a name the spec allows: a trace is untrusted, its names reach terminals and JSON */
-    if (!nodes_name_ok((const char *)p, nl) || m->count >= NODEMAP_MAX)
-        return;
+    if (!nodes_name_ok((const char *)p, *nl))
+        return 0;
     uint64_t pid = 0;
-    size_t i = nl + 1;
+    size_t i = *nl + 1;
     for (; i < len && p[i] >= '0' && p[i] <= '9' && pid < UINT32_MAX; i++)
         pid = pid * 10 + (uint64_t)(p[i] - '0');
-    if (i != len || i == nl + 1 || !pid || pid > REWIND_TID_MAX)
+    if (i != len || i == *nl + 1 || !pid || pid > REWIND_TID_MAX)
+        return 0;
+    return (uint32_t)pid;
+}
+
+static void node_start(struct nodemap *m, const uint8_t *p, size_t len)
+{
+    size_t nl;
+    uint32_t pid = name_pid(p, len, &nl);
+    if (!pid || m->count >= NODEMAP_MAX)
         return;
     memcpy(m->names[m->count], p, nl);
     m->names[m->count][nl] = 0;
     m->count++;
-    set(m, (uint32_t)pid, m->count);
+    set(m, pid, m->count);
+}
+
+/* A restarted node's new leader (invariant 4). */
+static void node_restart(struct nodemap *m, const uint8_t *p, size_t len)
+{
+    size_t nl;
+    uint32_t pid = name_pid(p, len, &nl);
+    for (int k = 0; pid && k < m->count; k++)
+        if (strlen(m->names[k]) == nl && !memcmp(m->names[k], p, nl)) {
+            set(m, pid, k + 1);
+            return;
+        }
 }
 
 void nodemap_feed(struct nodemap *m, unsigned kind, unsigned flags, uint32_t pid, uint64_t aux,
@@ -108,6 +130,10 @@ void nodemap_feed(struct nodemap *m, unsigned kind, unsigned flags, uint32_t pid
 {
     if (kind == REWIND_REC_INIT && aux == REWIND_INIT_NODE_START && pid == 1) {
         node_start(m, payload, len);
+        return;
+    }
+    if (kind == REWIND_REC_INIT && aux == REWIND_INIT_NODE_RESTART && pid == 1) {
+        node_restart(m, payload, len);
         return;
     }
     if (!m->count || kind != REWIND_REC_FORK || (flags & 1) || aux > REWIND_TID_MAX)

@@ -3,7 +3,9 @@
  * belongs to, followed record by record through a trace: rewind-init's
  * node-start records (from pid 1 only: any root job can emit init records)
  * name each node's leader, and a process forked by a node's process belongs
- * to that node. A process outside every node has none.
+ * to that node. A process outside every node has none. After a kill fault,
+ * rewind-init may restart a node (docs/faults.md): its node-restart record
+ * (from pid 1 too) names the node's new leader.
  *
  * Invariants:
  *  1. A run without node-start records costs nothing: no memory is taken
@@ -12,6 +14,10 @@
  *     after an exit gets its new parent's node (or none), never the old.
  *  3. A node's name is one the spec allows (input/nodes.h invariant 1) and
  *     every pid is at most REWIND_TID_MAX; other records are ignored.
+ *  4. A node restart ("NAME PID", REWIND_INIT_NODE_RESTART from pid 1, with
+ *     invariant 3's checks) adds no node: it maps PID to the node already
+ *     started as NAME, and is ignored when no node has that name. Node
+ *     numbers stay those of the node starts.
  */
 #ifndef REWIND_TRACE_NODEMAP_H
 #define REWIND_TRACE_NODEMAP_H

@@ -268,6 +268,8 @@ static void hand_fault(struct platform *p, const struct fault_decision *f)
     sh->fault_kind = (uint32_t)f->kind;
     sh->fault_node = f->node;
     sh->fault_ns = f->ns;
+    sh->fault_arg = f->arg;
+    sh->fault_pad = 0;
     sh->pending |= REWIND_PENDING_FAULT;
     p->irq_wanted = 1;
     p->faulted++;

@@ -1,18 +1,24 @@
 /* runapi_test: the parts of the Running API (include/rewind.h) that need no
  * KVM: the one table of run defaults behind rw_run_config_init, the `rewind
  * run` line rw_command_line gives for a stored spec, the exit code of each
- * phase of a run (src/run/ctx.h invariant 2), and the test holes by name. */
+ * phase of a run (src/run/ctx.h invariant 2), the test holes by name, and
+ * the nodes' restarts and net faults from a config and from a stored spec
+ * (docs/faults.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "home/rundir.h"
+#include "input/faults.h"
 #include "util/io.h"
 #include "rewind.h"
 #include "rewind_test.h"
 #include "run/ctx.h"
+#include "run/modes.h"
 #include "unit.h"
 
 static void write_run(const char *home, const char *id, const char *spec)
@@ -84,6 +90,97 @@ static void test_command_line(const char *home)
     rw_home_close(h);
 }
 
+/* --restart and --faults net (docs/faults.md): the config's checks, one
+ * line each; the spec read back (restarts in the nodes' order, the
+ * schedule's restart bits); and the command line show gives. */
+static void test_restarts(const char *home)
+{
+    rw_home *h;
+    struct rw_error err;
+    CHECK(rw_home_open(home, &h, &err) == 0, "open the home");
+    char *argv[] = {"true", NULL};
+    char *nodes[] = {"n1=serve 1", "n2=serve 2", "n3=serve 3", NULL};
+    char *restarts[] = {"n3=serve 3 --rejoin", "n1=serve 1", NULL};
+    struct rw_run_config c;
+    rw_run_config_init(&c);
+    c.root = "/nonexistent";
+    c.argv = argv;
+    c.mem_mib = 64;
+    c.nodes = nodes;
+    c.restarts = restarts;
+    c.faults = "net,kill";
+    c.schedule = 1;
+    struct run_opts o;
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0, "nodes, restarts and net faults");
+    CHECK(o.restarts == restarts && o.sched.fault_restart == 0x5 &&
+              o.sched.fault_kinds == ((1u << FAULT_KILL) | (1u << FAULT_NET)) &&
+              o.sched.fault_nodes == 3,
+          "the restart bits of nodes 1 and 3");
+    static const struct {
+        char *r[4];
+        const char *msg;
+    } bad[] = {
+        {{"n4=x", NULL}, "--restart n4: no node has that name"},
+        {{"n1=x", "n1=y", NULL}, "--restart n1: a node has at most one restart command"},
+        {{"n2", NULL}, "--restart n2: give NAME=COMMAND"},
+        {{"n2=", NULL}, "--restart n2: the command must have 1..4096 bytes of UTF-8"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        c.restarts = (char **)bad[i].r;
+        memset(&err, 0, sizeof(err));
+        CHECK(run_opts_from_config(h, &c, &o, &err) < 0 && err.code == RW_EUSAGE &&
+                  !strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)) && !strchr(err.msg, '\n'),
+              bad[i].msg);
+        if (strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)))
+            fprintf(stderr, "  got: %s\n", err.msg);
+    }
+    c.nodes = NULL;
+    c.restarts = restarts;
+    c.faults = NULL;
+    CHECK(run_opts_from_config(h, &c, &o, &err) < 0 && strstr(err.msg, "no node has that name"),
+          "a restart without nodes");
+    /* A stored spec with restarts and net faults, read back. */
+    char img[4300];
+    snprintf(img, sizeof(img), "%s/images", home);
+    io_mkdir_p(img);
+    snprintf(img, sizeof(img), "%s/images/" IMG ".erofs", home);
+    CHECK(rundir_write_file(img, "") == 0, "an image file");
+    const char *spec_text =
+        "{\"image\":\"" IMG "\",\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[],\"mem_mib\":256,"
+        "\"seed\":0,\"epoch\":0,\"quantum_ns\":5000,\"perturb\":[[3,20,null,20,65536]],"
+        "\"faults\":{\"kinds\":\"kill,net\",\"rate\":2},"
+        "\"nodes\":[{\"name\":\"n1\",\"restart\":\"serve 1\",\"run\":\"serve 1\"},"
+        "{\"name\":\"n2\",\"run\":\"serve 2\"},"
+        "{\"name\":\"n3\",\"restart\":\"serve 3 --rejoin\",\"run\":\"serve 3\"}]}";
+    json_t *spec = json_loads(spec_text, 0, NULL);
+    struct run_stored st;
+    memset(&st, 0, sizeof(st));
+    char msg[512];
+    CHECK(spec && run_opts_from_spec(spec, home, &st.o, &st.ins, msg, sizeof(msg)) == 0,
+          "the spec read back");
+    CHECK(st.o.restarts && st.o.restarts[0] && st.o.restarts[1] && !st.o.restarts[2] &&
+              !strcmp(st.o.restarts[0], "n1=serve 1") &&
+              !strcmp(st.o.restarts[1], "n3=serve 3 --rejoin") && st.o.sched.fault_restart == 0x5 &&
+              st.o.sched.fault_nodes == 3 &&
+              st.o.sched.fault_kinds == ((1u << FAULT_KILL) | (1u << FAULT_NET)),
+          "its restarts in the nodes' order, their bits and the kinds");
+    run_stored_free(&st);
+    CHECK(!st.o.restarts && !st.o.nodes, "freed");
+    json_decref(spec);
+    write_run(home, "00112233445566cc", spec_text);
+    char *line = NULL;
+    int exact = 0;
+    CHECK(rw_command_line(h, "00112233445566cc", &line, &exact, &err) == 0, "a command line");
+    CHECK(line && strstr(line, " --faults kill,net --fault-rate 2") &&
+              strstr(line, " --node 'n1=serve 1' --node 'n2=serve 2' --node 'n3=serve 3' "
+                           "--restart 'n1=serve 1' --restart 'n3=serve 3 --rejoin' -- true"),
+          "--restart for each node that has one");
+    if (line && !strstr(line, "--restart 'n1=serve 1' --restart"))
+        fprintf(stderr, "got %s\n", line);
+    free(line);
+    rw_home_close(h);
+}
+
 static void test_phase_codes(void)
 {
     CHECK(run_phase_code(PH_IMAGE) == RW_EROOT, "image: 121");
@@ -149,6 +246,7 @@ int main(void)
     test_phase_codes();
     test_holes();
     test_resume_checks_watchpoints();
+    test_restarts(home);
     rundir_remove_tree(home);
     return unit_done();
 }

@@ -15,7 +15,8 @@ faults_of() {
     "$REWIND" events "$1" --kind fault --json | python3 -c '
 import json, struct, sys
 for e in json.load(sys.stdin):
-    kind = {1: "kill", 2: "pause", 3: "continue", 4: "partition", 5: "heal", 6: "clock"}[e["aux"] & 0xff]
+    kind = {1: "kill", 2: "pause", 3: "continue", 4: "partition", 5: "heal", 6: "clock",
+            7: "net", 8: "clear", 9: "restart"}[e["aux"] & 0xff]
     print(e["step"], kind, e["node"], e["aux"] >> 8)'
 }
 
@@ -195,6 +196,106 @@ test_partition_cuts_the_link() {
     run_rw c run --root "$ROOT" --node "n1=$web" -- sh -c "sleep 0.5; $FETCH"
     expect_rc 0
     expect_no_grep c.out '^cut'
+}
+
+# Kill with a restart (docs/faults.md, "Restarts"): a node that declares a
+# restart command comes back after a kill, after the delay the kill's
+# decision carries, in the node's own namespaces (its host name; its address
+# serves the job's fetches again); its fetches fail while it is down; the
+# same spec twice is one run.
+# tier: vm
+test_kill_restarts_a_node() {
+    local web='mkdir -p /srv; echo hi >/srv/index.html; exec httpd -f -p 80 -h /srv'
+    local spec=(--root "$ROOT" --node "n1=$web" --restart "n1=echo restarted \$(hostname); $web"
+        --schedule 1 --fault-rate 300 --faults kill -- sh -c "sleep 0.5; $FETCH")
+    run_rw a run "${spec[@]}"
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    faults_of "$id" >f.txt
+    "$REWIND" events "$id" --kind fault >e.txt
+    expect_grep e.txt '\[n1\] fault kill node 1: SIGKILL to [0-9]* process\(es\)\?; restart in [0-9.]* ms$'
+    expect_grep e.txt '\[n1\] fault restart node 1: its restart command runs as pid [0-9]*$'
+    "$REWIND" log "$id" --node n1 >n1.txt
+    expect_grep n1.txt '^restarted n1$'
+    local kill restart
+    kill=$(awk '$2 == "kill" { print $1; exit }' f.txt)
+    restart=$(awk '$2 == "restart" { print $1; exit }' f.txt)
+    [ -n "$kill" ] && [ -n "$restart" ] && [ "$restart" -gt "$kill" ] ||
+        fail "kill at '$kill', restart at '$restart'"
+    "$REWIND" log "$id" --steps --node job >j.txt
+    # a fetch fails after the kill, and one succeeds after the restart
+    awk -v k="$kill" '/\] cut / { s = substr($1, 2) + 0; if (s > k) f = 1 } END { exit !f }' j.txt ||
+        fail "no fetch failed after the kill at $kill"
+    awk -v r="$restart" '/\] ok / { s = substr($1, 2) + 0; if (s > r) f = 1 } END { exit !f }' j.txt ||
+        fail "no fetch succeeded after the restart at $restart"
+    run_rw b run "${spec[@]}"
+    same_run a.err b.err
+    expect_no_grep b.err 'DETERMINISM VIOLATION'
+    cmp -s a.out b.out || fail "two outputs"
+    # a restart names a node, once, with a command
+    run_rw x run --root "$ROOT" --node n1=true --restart n2=true -- true
+    expect_rc 2
+    expect_grep x.err 'restart'
+}
+
+# Net faults (docs/faults.md, "Net faults"): netem on both ends of a node's
+# link delays, drops, duplicates or reorders its packets for a while. Probes
+# of a UDP echo on the node show only what the faults of the run explain:
+# a lost probe only with a loss fault, a duplicate only with a duplicate
+# fault, one out of order or late only with a delay or reorder fault; at
+# least one fault shows; without faults every probe comes back once, in
+# order, at once; the same spec twice is one run (F5: netem draws from the
+# seeded kernel RNG).
+# tier: vm
+test_net_faults_degrade_the_link() {
+    local spec=(--root "$ROOT" --node "n1=netprobe serve 7000")
+    local job=(-- sh -c 'sleep 0.3; netprobe probe n1 7000 150 10')
+    run_rw c run "${spec[@]}" "${job[@]}"
+    expect_rc 0
+    run_rw a run "${spec[@]}" --schedule 2 --fault-rate 1000 --faults net "${job[@]}"
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    "$REWIND" events "$id" --kind fault >e.txt
+    expect_grep e.txt '\[n1\] fault net node 1 for [0-9.]* ms: '
+    expect_grep e.txt '\[n1\] fault clear node 1: its link is clean again$'
+    python3 - c.out a.out e.txt <<'PY' || fail "$(cat e.txt | tr '\n' '|')"
+import re, sys
+def probes(path):
+    seqs, late = [], 0
+    for line in open(path):
+        m = re.match(r"^echo (\d+) (\d+)$", line.strip())
+        if m:
+            seqs.append(int(m.group(1)))
+            late += int(m.group(2)) > 1500
+    return seqs, late
+def anomalies(seqs, late):
+    lost = set(range(1, 151)) - set(seqs)
+    dup = len(seqs) - len(set(seqs))
+    order = sum(1 for a, b in zip(seqs, seqs[1:]) if b < a)
+    return lost, dup, order, late
+base = anomalies(*probes(sys.argv[1]))
+if base != (set(), 0, 0, 0):
+    sys.exit("without faults: lost %s, %d duplicates, %d out of order, %d late" % base)
+lost, dup, order, late = anomalies(*probes(sys.argv[2]))
+modes = set()
+for line in open(sys.argv[3]):
+    for word, mode in (("lost", "loss"), ("sent twice", "dup"), ("sent at once", "reorder"), ("late", "delay")):
+        if " fault net " in line and word in line:
+            modes.add(mode)
+print("modes", sorted(modes), "lost", len(lost), "dup", dup, "order", order, "late", late)
+if lost and "loss" not in modes:
+    sys.exit("lost probes without a loss fault")
+if dup and "dup" not in modes:
+    sys.exit("duplicates without a duplicate fault")
+if (order or late) and not modes & {"delay", "reorder"}:
+    sys.exit("late or reordered probes without a delay or reorder fault")
+if not (lost or dup or order or late):
+    sys.exit("no fault showed")
+PY
+    run_rw b run "${spec[@]}" --schedule 2 --fault-rate 1000 --faults net "${job[@]}"
+    same_run a.err b.err
+    expect_no_grep b.err 'DETERMINISM VIOLATION'
+    cmp -s a.out b.out || fail "two outputs"
 }
 
 # Without --faults a run with the same schedule has no fault, and a fault
