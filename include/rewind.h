@@ -207,6 +207,12 @@ struct rw_run_config {
      * 2). Part of the spec only when given. */
     const char *faults;
     unsigned fault_rate;
+    /* Disk faults (docs/faults.md): the files whose writes or syncs a disk
+     * fault fails, a glob ('*' matches '/' too, '?' one byte) of 1..200
+     * printable bytes without spaces or quotes; NULL: "*". Only with disk
+     * among faults. Part of the spec (the faults' "disk_glob") exactly when
+     * the faults have disk. */
+    const char *disk_glob;
 };
 
 /* The guest kernel and rewind-init a run uses when its config names none:
@@ -811,14 +817,16 @@ void rw_wait_status_text(uint64_t status, char *out, size_t n);
  * guest kernel did to which node. */
 struct rw_fault_event {
     const char *kind;     /* "kill", "pause", "continue", "partition", "heal", "clock", "net",
-                             "clear", "restart" (constant storage) */
+                             "clear", "restart", "disk", "mend" (constant storage) */
     unsigned node;        /* 1..RW_NODES_MAX, the node's place in the spec */
-    uint64_t ns;          /* a pause's, partition's or net fault's length; a clock's step
+    uint64_t ns;          /* a pause's, partition's, net or disk fault's length; a clock's step
                              (int64_t); a kill's delay before its restart (0: none) */
     uint32_t procs;       /* the processes signalled */
     const char *net_mode; /* net: "delay", "loss", "duplicate", "reorder"; else NULL */
     unsigned net_percent, net_delay_ms; /* net: the share of packets, the delay; else 0 */
     uint32_t leader_pid;                /* restart: the node's new leader; else 0 */
+    const char *disk_mode; /* disk: "eio" (writes and syncs fail with EIO), "enospc" (writes
+                              fail with ENOSPC), "sync" (syncs fail with EIO); else NULL */
 };
 /* ev's fault: 0 with f filled, or -1 (f zeroed) when ev is no fault event or
  * a malformed one (a trace is untrusted: its payload is read only within

@@ -178,6 +178,20 @@ enum rewind_fault_kind {
     REWIND_FAULT_NET = 7,       /* the node's link degraded as fault_arg says, for fault_ns */
     REWIND_FAULT_CLEAR = 8,     /* record only: the net fault ended */
     REWIND_FAULT_RESTART = 9,   /* record only: rewind-init restarted the node after a kill */
+    REWIND_FAULT_DISK = 10,     /* the node's file writes or syncs fail as fault_arg says, for
+                                   fault_ns (files matching rewind.diskglob=GLOB) */
+    REWIND_FAULT_MEND = 11,     /* record only: the disk fault ended */
+};
+
+/* A disk fault's fault_arg: which calls fail, and how. Calls of the node's
+ * tasks on a regular file whose path (as the caller sees it) matches the
+ * kernel command line's rewind.diskglob=GLOB ('*' any bytes, '/' too; '?'
+ * one byte) fail before they do anything. */
+enum rewind_disk_mode {
+    REWIND_DISK_EIO = 1,    /* write(2), pwrite64, writev, pwritev, fallocate, fsync, fdatasync,
+                               sync_file_range: -EIO */
+    REWIND_DISK_ENOSPC = 2, /* write(2), pwrite64, writev, pwritev, fallocate: -ENOSPC */
+    REWIND_DISK_SYNC = 3,   /* fsync, fdatasync, sync_file_range: -EIO (writes succeed) */
 };
 
 /* A net fault's fault_arg: mode, a percentage (loss, duplicate, reorder) and a

@@ -31,11 +31,14 @@ static int show(void *ctx, const struct rw_event *e)
             rw_wait_status_text(e->aux, how, sizeof(how));
             printf(",\"status_text\":\"%s\"", how);
         }
-        struct rw_fault_event f; /* docs/faults.md: a net fault's link, a kill's restart */
+        struct rw_fault_event f; /* docs/faults.md: a net fault's link, a disk fault's calls,
+                                    a kill's restart */
         if (rw_event_fault(e, &f) == 0) {
             if (f.net_mode)
                 printf(",\"net\":{\"mode\":\"%s\",\"percent\":%u,\"delay_ms\":%u}", f.net_mode,
                        f.net_percent, f.net_delay_ms);
+            if (f.disk_mode) /* a constant name: "eio", "enospc", "sync" */
+                printf(",\"disk\":{\"mode\":\"%s\"}", f.disk_mode);
             if (!strcmp(f.kind, "kill") && f.ns)
                 printf(",\"restart_ns\":%llu", (unsigned long long)f.ns);
             if (!strcmp(f.kind, "restart"))

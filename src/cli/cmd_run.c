@@ -90,10 +90,16 @@ static void help(FILE *f)
           "                   clock steps 1..128 s forward or back; its monotonic clocks do\n"
           "                   not), net (for 10 ms..1.3 s the node's link delays every\n"
           "                   packet 1..128 ms, or loses, duplicates or reorders 10..80%\n"
-          "                   of its packets); a list or `all`. Each is a schedule\n"
-          "                   decision (seed, schedule, step): needs --node and, on run,\n"
-          "                   --schedule S (part of the spec; docs/faults.md)\n"
+          "                   of its packets), disk (for 10 ms..1.3 s the node's writes\n"
+          "                   and syncs of files matching --disk-glob fail with EIO, or\n"
+          "                   its writes with ENOSPC, or its syncs with EIO); a list or\n"
+          "                   `all`. Each is a schedule decision (seed, schedule, step):\n"
+          "                   needs --node and, on run, --schedule S (part of the spec;\n"
+          "                   docs/faults.md)\n"
           "  --fault-rate N   faults per schedule on average (1..1000, default 2)\n"
+          "  --disk-glob GLOB the files disk faults fail: a glob of the path ('*' matches\n"
+          "                   '/' too, '?' one byte; default '*', every file); needs\n"
+          "                   --faults with disk (part of the spec)\n"
           "  --collect PATH   keep the files under PATH (in the job's root, after the job)\n"
           "                   with the run, for `rewind diff --files`\n"
           "  --expect P       a property of the run (repeatable; part of the spec):\n"
@@ -178,6 +184,7 @@ static const struct option run_longopts[] = {
     {"faults", required_argument, 0, 'f'},
     {"fault-rate", required_argument, 0, 'R'},
     {"restart", required_argument, 0, 'Z'},
+    {"disk-glob", required_argument, 0, 'g'},
     {0, 0, 0, 0},
 };
 
@@ -344,6 +351,9 @@ static int run_opt_job(struct run_argv *a, int ch)
         return add_restart(a, optarg);
     case 'f':
         cp->faults = optarg;
+        return 0;
+    case 'g': /* checked with --faults (rw_record, one line) */
+        cp->disk_glob = optarg;
         return 0;
     case 'R': {
         uint64_t n;

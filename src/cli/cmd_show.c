@@ -157,6 +157,9 @@ int cmd_show(int argc, char **argv)
         printf("faults:   %s, %lld per schedule on average, at steps of the schedule's window\n",
                jstr(faults, "kinds"),
                (long long)json_integer_value(json_object_get(faults, "rate")));
+    if (json_object_get(faults, "disk_glob")) /* docs/faults.md: with disk faults only */
+        printf("disk:     disk faults fail the node's calls on files matching %s\n",
+               jstr(faults, "disk_glob"));
     char *line = NULL;
     int exact = 1;
     struct rw_error err;

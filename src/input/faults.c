@@ -18,7 +18,8 @@ static const char *const kind_names[] = {
     [REWIND_FAULT_CONTINUE] = "continue", [REWIND_FAULT_PARTITION] = "partition",
     [REWIND_FAULT_HEAL] = "heal",         [REWIND_FAULT_CLOCK] = "clock",
     [REWIND_FAULT_NET] = "net",           [REWIND_FAULT_CLEAR] = "clear",
-    [REWIND_FAULT_RESTART] = "restart",
+    [REWIND_FAULT_RESTART] = "restart",   [REWIND_FAULT_DISK] = "disk",
+    [REWIND_FAULT_MEND] = "mend",
 };
 
 static const char *const net_mode_names[] = {
@@ -28,11 +29,25 @@ static const char *const net_mode_names[] = {
     [REWIND_NET_REORDER] = "reorder",
 };
 
+static const char *const disk_mode_names[] = {
+    [REWIND_DISK_EIO] = "eio",
+    [REWIND_DISK_ENOSPC] = "enospc",
+    [REWIND_DISK_SYNC] = "sync",
+};
+
+/* A disk fault's words by mode: faults_describe's and the trace's
+ * (describe.c) say the same. */
+static const char *const disk_mode_words[] = {
+    [REWIND_DISK_EIO] = "its writes and syncs get EIO",
+    [REWIND_DISK_ENOSPC] = "its writes get ENOSPC (no space)",
+    [REWIND_DISK_SYNC] = "its syncs get EIO",
+};
+
 /* The kinds a schedule can inject, in the spec's order (a new kind goes
  * last: the order is the kinds list's canonical form, and the pick of a
  * kind counts the kinds given in this order, invariant 4). */
-static const uint32_t injectable[] = {FAULT_KILL, FAULT_PAUSE, FAULT_PARTITION, FAULT_CLOCK,
-                                      FAULT_NET};
+static const uint32_t injectable[] = {FAULT_KILL,  FAULT_PAUSE, FAULT_PARTITION,
+                                      FAULT_CLOCK, FAULT_NET,   FAULT_DISK};
 #define NINJECT (sizeof(injectable) / sizeof(injectable[0]))
 
 /* A clock fault's step, signed in ns, as its size. */
@@ -73,7 +88,8 @@ int faults_parse(const char *list, uint32_t *kinds, char *why, size_t why_len)
         }
         if (!bit) {
             snprintf(why, why_len,
-                     "--faults takes a list of kill, pause, partition, clock, net (or all): '%.*s'",
+                     "--faults takes a list of kill, pause, partition, clock, net, disk (or all): "
+                     "'%.*s'",
                      (int)(n > 40 ? 40 : n), p);
             return -1;
         }
@@ -127,7 +143,9 @@ static void faults_check(const struct sched *s, const struct fault_decision *d)
     else
         RW_ASSERT(clock_size(d->ns) >= (long long)FAULT_CLOCK_MIN_NS &&
                   clock_size(d->ns) <= (long long)FAULT_CLOCK_MAX_NS);
-    RW_ASSERT(d->kind == FAULT_NET || d->arg == 0);
+    RW_ASSERT(d->kind == FAULT_NET || d->kind == FAULT_DISK || d->arg == 0);
+    if (d->kind == FAULT_DISK)
+        RW_ASSERT(d->arg >= REWIND_DISK_EIO && d->arg <= REWIND_DISK_SYNC);
     if (d->kind != FAULT_NET)
         return;
     uint32_t mode = REWIND_NET_MODE(d->arg), pc = REWIND_NET_PERCENT(d->arg),
@@ -160,8 +178,8 @@ struct fault_decision faults_decide(const struct sched *s, uint64_t step)
             if ((kinds & (1u << injectable[i])) && pick-- == 0)
                 d.kind = (enum fault_kind)injectable[i];
         d.node = 1 + (uint32_t)((r2 >> 16) % s->fault_nodes);
-        if (d.kind == FAULT_PAUSE || d.kind == FAULT_PARTITION ||
-            d.kind == FAULT_NET) /* 10 ms .. 1.28 s, 8 octaves */
+        if (d.kind == FAULT_PAUSE || d.kind == FAULT_PARTITION || d.kind == FAULT_NET ||
+            d.kind == FAULT_DISK) /* 10 ms .. 1.28 s, 8 octaves */
             d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8);
         if (d.kind == FAULT_KILL && (s->fault_restart >> (d.node - 1)) & 1) /* invariant 4 */
             d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8); /* the restart's delay */
@@ -171,6 +189,8 @@ struct fault_decision faults_decide(const struct sched *s, uint64_t step)
         }
         if (d.kind == FAULT_NET)
             d.arg = net_arg(r2);
+        if (d.kind == FAULT_DISK) /* bits 36 and up, as net's mode: EIO, ENOSPC, sync */
+            d.arg = REWIND_DISK_EIO + (uint32_t)((r2 >> 36) % 3);
         faults_check(s, &d);
         return d;
     }
@@ -212,6 +232,12 @@ void faults_describe(const struct fault_decision *d, const char *node_name, char
         snprintf(buf, len, "degraded node %s's link for %.3f ms: %s", nm, (double)d->ns / 1e6,
                  words);
         break;
+    case FAULT_DISK:
+        if (faults_disk_words(d->arg, words, sizeof(words)) < 0)
+            snprintf(words, sizeof(words), "mode %u", d->arg);
+        snprintf(buf, len, "made node %s's disk fail for %.3f ms: %s", nm, (double)d->ns / 1e6,
+                 words);
+        break;
     default:
         snprintf(buf, len, "nothing");
         break;
@@ -241,4 +267,31 @@ int faults_net_words(uint32_t arg, char *buf, size_t len)
     default:
         return -1;
     }
+}
+
+const char *faults_disk_mode_name(uint32_t mode)
+{
+    if (mode >= sizeof(disk_mode_names) / sizeof(disk_mode_names[0]))
+        return NULL;
+    return disk_mode_names[mode];
+}
+
+int faults_disk_words(uint32_t mode, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (mode >= sizeof(disk_mode_words) / sizeof(disk_mode_words[0]) || !disk_mode_words[mode])
+        return -1;
+    snprintf(buf, len, "%s", disk_mode_words[mode]);
+    return 0;
+}
+
+int faults_disk_glob_valid(const char *glob)
+{
+    size_t n = strlen(glob);
+    if (!n || n > SCHED_DISK_GLOB_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (glob[i] <= ' ' || glob[i] > '~' || glob[i] == '"' || glob[i] == '\'')
+            return 0;
+    return 1;
 }

@@ -4,8 +4,10 @@
  * fault into one node: kill it (and, when the node has a restart command,
  * have rewind-init run that after a delay), pause it for a while of
  * virtual time, cut it off the network (partition) for a while, step its
- * wall clock forward or back (clock), or degrade its link for a while
- * with netem (net: delay, loss, duplication or reordering).
+ * wall clock forward or back (clock), degrade its link for a while
+ * with netem (net: delay, loss, duplication or reordering), or make its
+ * writes or syncs on the files of a glob fail for a while (disk: EIO or
+ * ENOSPC).
  * Whether, which kind, which node and how long are a pure function of
  * (seed, schedule, horizon, step) and the fault settings of the spec, drawn
  * from the same splitmix64 stream as the perturbations (sched.c) with a
@@ -19,15 +21,17 @@
  *     other step (schedule 0, outside every window, no kinds, no nodes)
  *     gets FAULT_NONE.
  *  2. A decision names a kind of s->fault_kinds, a node in
- *     1..s->fault_nodes and, for a pause, a partition or a net fault, a
- *     length in [FAULT_PAUSE_MIN_NS, FAULT_PAUSE_MAX_NS]; for a clock, a
- *     step whose size is in [FAULT_CLOCK_MIN_NS, FAULT_CLOCK_MAX_NS],
- *     either way; for a kill, 0 when the node has no restart (bit node - 1
- *     of s->fault_restart clear), else a restart delay in
- *     [FAULT_PAUSE_MIN_NS, FAULT_PAUSE_MAX_NS]. arg is 0 but for a net
- *     fault, whose arg is REWIND_NET_ARG(mode, percent, delay_ms) with a
- *     mode of enum rewind_net_mode and: delay, delay_ms in
- *     [1, FAULT_NET_DELAY_MAX_MS] and percent 0; loss and duplicate,
+ *     1..s->fault_nodes and, for a pause, a partition, a net or a disk
+ *     fault, a length in [FAULT_PAUSE_MIN_NS, FAULT_PAUSE_MAX_NS]; for a
+ *     clock, a step whose size is in [FAULT_CLOCK_MIN_NS,
+ *     FAULT_CLOCK_MAX_NS], either way; for a kill, 0 when the node has no
+ *     restart (bit node - 1 of s->fault_restart clear), else a restart
+ *     delay in [FAULT_PAUSE_MIN_NS, FAULT_PAUSE_MAX_NS]. arg is 0 but for
+ *     a net and a disk fault. A disk fault's arg is its mode, an enum
+ *     rewind_disk_mode: REWIND_DISK_EIO, REWIND_DISK_ENOSPC or
+ *     REWIND_DISK_SYNC. A net fault's arg is REWIND_NET_ARG(mode, percent,
+ *     delay_ms) with a mode of enum rewind_net_mode and: delay, delay_ms
+ *     in [1, FAULT_NET_DELAY_MAX_MS] and percent 0; loss and duplicate,
  *     percent in [FAULT_NET_PERCENT_MIN, FAULT_NET_PERCENT_MAX] and
  *     delay_ms 0; reorder, percent as for loss and delay_ms
  *     FAULT_NET_REORDER_MS.
@@ -35,10 +39,18 @@
  *     fault_rate / horizon (1 if fault_rate >= horizon), so a schedule over
  *     its horizon meets fault_rate faults on average.
  *  4. Settings without net and without restarts decide bit for bit as
- *     before either existed (tests/unit/faults_test.c pins decisions of the
- *     older code): the step, kind, node and length come from the same bits
- *     of the same draws, and a restart delay or a net fault's arg only fills
- *     what was 0 for a kill or what net alone has.
+ *     before either existed, and settings without disk as before disk
+ *     existed (tests/unit/faults_test.c pins decisions of the older code):
+ *     the step, kind, node and length come from the same bits of the same
+ *     draws, and a restart delay or a net or disk fault's arg only fills
+ *     what was 0 for a kill or what net or disk alone has. A new kind goes
+ *     last in the canonical order, so it changes only what a list naming it
+ *     (or "all") draws.
+ *  5. The disk glob (s->fault_disk_glob) is not an input of a decision. It
+ *     is set exactly when s->fault_kinds has disk, and then it is a word
+ *     the guest kernel's command line can carry unquoted
+ *     (faults_disk_glob_valid): 1..SCHED_DISK_GLOB_MAX printable ASCII
+ *     bytes, no space, no quote.
  */
 #ifndef REWIND_INPUT_FAULTS_H
 #define REWIND_INPUT_FAULTS_H
@@ -55,11 +67,12 @@ enum fault_kind {
     FAULT_PARTITION = REWIND_FAULT_PARTITION,
     FAULT_CLOCK = REWIND_FAULT_CLOCK,
     FAULT_NET = REWIND_FAULT_NET,
+    FAULT_DISK = REWIND_FAULT_DISK,
 };
 
 #define FAULT_KINDS_ALL                                                                            \
     ((1u << FAULT_KILL) | (1u << FAULT_PAUSE) | (1u << FAULT_PARTITION) | (1u << FAULT_CLOCK) |    \
-     (1u << FAULT_NET))
+     (1u << FAULT_NET) | (1u << FAULT_DISK))
 #define FAULT_RATE_DEFAULT 2u
 #define FAULT_RATE_MAX 1000u
 #define FAULT_PAUSE_MIN_NS 10000000ull     /* 10 ms */
@@ -70,33 +83,36 @@ enum fault_kind {
 #define FAULT_NET_PERCENT_MIN 10u          /* loss, duplicate, reorder: 10% .. */
 #define FAULT_NET_PERCENT_MAX 80u          /* .. 80%, in steps of 10 */
 #define FAULT_NET_REORDER_MS 10u           /* reorder: the delay of the packets held back */
+#define FAULT_DISK_GLOB_DEFAULT "*"        /* disk faults without --disk-glob: every file */
 
 struct fault_decision {
     enum fault_kind kind;
     uint32_t node; /* 1..fault_nodes */
-    uint64_t ns;   /* a pause's, a partition's or a net fault's length; a clock's step
+    uint64_t ns;   /* a pause's, a partition's, a net or a disk fault's length; a clock's step
                       (int64_t); a kill's restart delay (0: no restart) */
-    uint32_t arg;  /* a net fault's REWIND_NET_ARG(mode, percent, delay_ms); else 0 */
+    uint32_t arg;  /* a net fault's REWIND_NET_ARG(mode, percent, delay_ms); a disk fault's
+                      enum rewind_disk_mode; else 0 */
 };
 
-/* "kill,pause,partition,clock,net" (any order, no repeats) or "all" into bits. 0, or -1
- * with why filled. */
+/* "kill,pause,partition,clock,net,disk" (any order, no repeats) or "all" into bits. 0, or
+ * -1 with why filled. */
 int faults_parse(const char *list, uint32_t *kinds, char *why, size_t why_len);
 
-/* The canonical list of kinds ("kill,pause,partition,clock,net"): the spec's form. */
+/* The canonical list of kinds ("kill,pause,partition,clock,net,disk"): the spec's form. */
 void faults_format(uint32_t kinds, char *buf, size_t len);
 
-/* The fault at step (invariants 1-4). */
+/* The fault at step (invariants 1-5). */
 struct fault_decision faults_decide(const struct sched *s, uint64_t step);
 
 /* Words for a decision: "killed node n1 (SIGKILL to each of its processes)",
  * "paused node n2 for 120.000 ms of virtual time", "degraded node n2's link for
- * 160.000 ms: 40% of its packets lost". node_name: the node's name, or NULL
- * for "node 2". */
+ * 160.000 ms: 40% of its packets lost", "made node n1's disk fail for 160.000
+ * ms: its writes and syncs get EIO". node_name: the node's name, or NULL for
+ * "node 2". */
 void faults_describe(const struct fault_decision *d, const char *node_name, char *buf, size_t len);
 
 /* "kill", "pause", "continue", "partition", "heal", "clock", "net", "clear",
- * "restart" for a REWIND_FAULT_* value; NULL if unknown. */
+ * "restart", "disk", "mend" for a REWIND_FAULT_* value; NULL if unknown. */
 const char *faults_kind_name(uint32_t kind);
 
 /* "delay", "loss", "duplicate", "reorder" for an enum rewind_net_mode; NULL if
@@ -109,5 +125,20 @@ const char *faults_net_mode_name(uint32_t mode);
  * rewind_abi.h does not allow arg: an unknown mode, a percent above 100 or a
  * delay above 1000 ms (a trace's arg is untrusted). */
 int faults_net_words(uint32_t arg, char *buf, size_t len);
+
+/* "eio", "enospc", "sync" for an enum rewind_disk_mode; NULL if unknown. */
+const char *faults_disk_mode_name(uint32_t mode);
+
+/* What a disk fault's mode does to the node's calls, in words: "its writes
+ * and syncs get EIO" (REWIND_DISK_EIO), "its writes get ENOSPC (no space)"
+ * (REWIND_DISK_ENOSPC), "its syncs get EIO" (REWIND_DISK_SYNC): 0, or -1
+ * (buf "") for a mode rewind_abi.h does not have (a trace's arg is
+ * untrusted). */
+int faults_disk_words(uint32_t mode, char *buf, size_t len);
+
+/* Invariant 5: 1 when glob can be the disk glob (1..SCHED_DISK_GLOB_MAX
+ * bytes, each printable ASCII but space and quotes: one word of the guest
+ * kernel's command line, the rule of --track-writes), else 0. */
+int faults_disk_glob_valid(const char *glob);
 
 #endif

@@ -51,6 +51,7 @@
 
 #define SCHED_MAX_SEGMENTS 16
 #define SCHED_PCT_POINTS 3
+#define SCHED_DISK_GLOB_MAX 200 /* a disk fault glob's bytes (faults.h) */
 
 enum sched_action {
     SCHED_NONE = 0,
@@ -79,6 +80,12 @@ struct sched {
     /* Bit i - 1 set when node i has a restart command (the spec's nodes,
      * input/nodes.h): a kill of it gets a restart delay (faults.h). */
     uint32_t fault_restart;
+    /* The files disk faults fail (docs/faults.md, "Disk faults"): a glob of
+     * 1..SCHED_DISK_GLOB_MAX printable bytes without spaces or quotes when
+     * fault_kinds has disk (the spec's faults "disk_glob", the guest
+     * kernel's rewind.diskglob=), else "" (faults.h invariant 5). The
+     * decisions never read it. */
+    char fault_disk_glob[SCHED_DISK_GLOB_MAX + 1];
 };
 
 struct sched_decision {

@@ -15,6 +15,7 @@
 #include "input/faults.h"
 #include "input/nodes.h"
 #include "input/patch.h"
+#include "util/check.h"
 #include "util/hash.h"
 
 static json_t *strv(char **v)
@@ -23,6 +24,21 @@ static json_t *strv(char **v)
     for (size_t i = 0; v && v[i]; i++)
         json_array_append_new(a, json_string(v[i]));
     return a;
+}
+
+/* The spec's "faults": {"kinds": K, "rate": N}, and "disk_glob": GLOB only
+ * when the kinds have disk (faults.h invariant 5), so a spec without disk
+ * faults keeps its id. */
+static json_t *faults_to_json(const struct sched *p)
+{
+    char k[64];
+    faults_format(p->fault_kinds, k, sizeof(k));
+    json_t *f = json_pack("{s:s, s:I}", "kinds", k, "rate", (json_int_t)p->fault_rate);
+    if (p->fault_kinds & (1u << FAULT_DISK)) {
+        RW_ASSERT(faults_disk_glob_valid(p->fault_disk_glob)); /* faults.h invariant 5 */
+        json_object_set_new(f, "disk_glob", json_string(p->fault_disk_glob));
+    }
+    return f;
 }
 
 char *spec_to_json(const struct run_spec *s)
@@ -64,13 +80,8 @@ char *spec_to_json(const struct run_spec *s)
         }
         json_object_set_new(o, "perturb", a);
     }
-    if (s->perturb && s->perturb->fault_kinds) { /* docs/faults.md: absent without faults */
-        char k[64];
-        faults_format(s->perturb->fault_kinds, k, sizeof(k));
-        json_object_set_new(
-            o, "faults",
-            json_pack("{s:s, s:I}", "kinds", k, "rate", (json_int_t)s->perturb->fault_rate));
-    }
+    if (s->perturb && s->perturb->fault_kinds) /* docs/faults.md: absent without faults */
+        json_object_set_new(o, "faults", faults_to_json(s->perturb));
     if (s->inspect_kind) {
         json_t *i = json_object();
         json_object_set_new(i, "kind", json_string(s->inspect_kind));
@@ -147,25 +158,34 @@ int spec_parse_epoch(const char *s, int64_t *out)
     return 0;
 }
 
-/* The spec's "faults": {"kinds": "kill,pause", "rate": N}, or none. */
+/* The spec's "faults": {"kinds": "kill,pause", "rate": N}, with
+ * "disk_glob": GLOB exactly when the kinds have disk (faults.h invariant
+ * 5), or none. */
 static int spec_parse_faults(json_t *spec, struct sched *s)
 {
     s->fault_kinds = s->fault_rate = 0;
+    s->fault_disk_glob[0] = 0;
     json_t *f = json_object_get(spec, "faults");
     if (!f)
         return 0;
     const char *k = json_string_value(json_object_get(f, "kinds"));
-    json_t *r = json_object_get(f, "rate");
+    json_t *r = json_object_get(f, "rate"), *dg = json_object_get(f, "disk_glob");
+    const char *g = json_string_value(dg);
     char why[160];
-    if (!json_is_object(f) || json_object_size(f) != 2 || !k || !json_is_integer(r) ||
+    uint32_t kinds;
+    if (!json_is_object(f) || json_object_size(f) != (dg ? 3u : 2u) || !k || !json_is_integer(r) ||
         json_integer_value(r) < 1 || json_integer_value(r) > FAULT_RATE_MAX ||
-        faults_parse(k, &s->fault_kinds, why, sizeof(why)) < 0)
+        faults_parse(k, &kinds, why, sizeof(why)) < 0)
         return -1;
     char canon[64]; /* the spec's form only: another spelling would be another id */
-    faults_format(s->fault_kinds, canon, sizeof(canon));
-    if (strcmp(canon, k))
+    faults_format(kinds, canon, sizeof(canon));
+    int disk = (kinds & (1u << FAULT_DISK)) != 0;
+    if (strcmp(canon, k) || disk != (dg != NULL) || (dg && (!g || !faults_disk_glob_valid(g))))
         return -1;
+    s->fault_kinds = kinds; /* only settings read whole */
     s->fault_rate = (uint32_t)json_integer_value(r);
+    if (disk)
+        snprintf(s->fault_disk_glob, sizeof(s->fault_disk_glob), "%s", g);
     return 0;
 }
 

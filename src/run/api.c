@@ -285,7 +285,11 @@ int run_opts_from_config(rw_home *h, const struct rw_run_config *c, struct run_o
     return run_faults_from_config(c, o, err);
 }
 
-/* --faults and --fault-rate (docs/faults.md): the fault settings of o->sched. */
+_Static_assert(SCHED_DISK_GLOB_MAX == 200, "include/rewind.h: a disk_glob has 1..200 bytes");
+
+/* --faults, --fault-rate and --disk-glob (docs/faults.md): the fault
+ * settings of o->sched; the disk glob is set exactly when the kinds have
+ * disk, "*" unless given (faults.h invariant 5). */
 static int run_faults_from_config(const struct rw_run_config *c, struct run_opts *o,
                                   struct rw_error *err)
 {
@@ -294,9 +298,12 @@ static int run_faults_from_config(const struct rw_run_config *c, struct run_opts
         nn++;
     o->sched.fault_nodes = (uint32_t)nn;
     o->sched.fault_restart = nodes_restart_mask(o->nodes, o->restarts);
+    o->sched.fault_disk_glob[0] = 0;
     if (!c->faults) {
         if (c->fault_rate)
             return run_usage(err, "--fault-rate needs --faults");
+        if (c->disk_glob)
+            return run_usage(err, "--disk-glob needs --faults with disk");
         return 0;
     }
     char why[200];
@@ -307,6 +314,18 @@ static int run_faults_from_config(const struct rw_run_config *c, struct run_opts
     if (c->fault_rate > FAULT_RATE_MAX)
         return run_usage(err, "--fault-rate takes 1 to %u: %u", FAULT_RATE_MAX, c->fault_rate);
     o->sched.fault_rate = c->fault_rate ? c->fault_rate : FAULT_RATE_DEFAULT;
+    int disk = (o->sched.fault_kinds & (1u << FAULT_DISK)) != 0;
+    if (c->disk_glob && !disk)
+        return run_usage(err, "--disk-glob needs --faults with disk: %s", c->faults);
+    if (c->disk_glob && !run_kernel_word_ok(c->disk_glob, SCHED_DISK_GLOB_MAX))
+        return run_usage(err,
+                         "--disk-glob needs a glob of 1..%d printable bytes without spaces or "
+                         "quotes: %s",
+                         SCHED_DISK_GLOB_MAX, c->disk_glob);
+    if (disk)
+        snprintf(o->sched.fault_disk_glob, sizeof(o->sched.fault_disk_glob), "%s",
+                 c->disk_glob ? c->disk_glob : FAULT_DISK_GLOB_DEFAULT);
+    RW_ASSERT(!disk || faults_disk_glob_valid(o->sched.fault_disk_glob)); /* invariant 5 */
     return 0;
 }
 
@@ -640,8 +659,8 @@ static void shq(FILE *f, const char *s)
 }
 
 /* rw_command_line's --schedule flags (when the perturbation is what they
- * say) and --faults (docs/faults.md; the kinds were checked by
- * spec_parse_perturb). */
+ * say), --faults and --disk-glob (docs/faults.md; the kinds and the glob
+ * were checked by spec_parse_perturb). */
 static void command_line_schedule(FILE *f, const struct sched *sc, int plain)
 {
     if (sc->n == 1 && plain) {
@@ -654,6 +673,10 @@ static void command_line_schedule(FILE *f, const struct sched *sc, int plain)
         char k[64];
         faults_format(sc->fault_kinds, k, sizeof(k));
         fprintf(f, " --faults %s --fault-rate %u", k, sc->fault_rate);
+    }
+    if (sc->fault_kinds & (1u << FAULT_DISK)) { /* and the glob (faults.h invariant 5) */
+        fputs(" --disk-glob ", f);
+        shq(f, sc->fault_disk_glob);
     }
 }
 

@@ -803,22 +803,43 @@ int run_prepare(struct run_ctx *c, const struct run_opts *o, const struct run_in
     return run_begin(c, o, ins, keep, res, err);
 }
 
+/* Append to the command line buf of len bytes, *cl bytes long so far: *cl
+ * grows by what the text needs, also past len (run_kernel_cmdline then
+ * refuses the line). */
+static void __attribute__((format(printf, 4, 5)))
+cmdline_add(char *buf, size_t len, size_t *cl, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(*cl < len ? buf + *cl : NULL, *cl < len ? len - *cl : 0, fmt, ap);
+    va_end(ap);
+    *cl += w < 0 ? len : (size_t)w;
+}
+
+int run_kernel_cmdline(const struct run_opts *o, char *buf, size_t len)
+{
+    size_t cl = 0;
+    cmdline_add(buf, len, &cl, "%s", KERNEL_CMDLINE);
+    if (o->dirorder_on) /* docs/nix.md: guest/linux/patches/20-nix.patch reads these */
+        cmdline_add(buf, len, &cl, " rewind.dirorder=%llu", (unsigned long long)o->dirorder);
+    if (o->track_writes)
+        cmdline_add(buf, len, &cl, " rewind.track=%s", o->track_writes);
+    if (o->sched.fault_kinds & (1u << FAULT_DISK)) { /* docs/faults.md: the disk faults' files */
+        RW_ASSERT(faults_disk_glob_valid(o->sched.fault_disk_glob)); /* a word: faults.h inv. 5 */
+        cmdline_add(buf, len, &cl, " rewind.diskglob=%s", o->sched.fault_disk_glob);
+    }
+    if (o->preempt_memory) /* docs/determinism.md: guest/linux/patches/30-mempoint.patch */
+        cmdline_add(buf, len, &cl, " rewind.preempt=memory");
+    if (o->cpus > 1) /* docs/determinism.md: guest/linux/patches/40-cpus.patch */
+        cmdline_add(buf, len, &cl, " rewind.cpus=%u", o->cpus);
+    return cl < len ? (int)cl : -1;
+}
+
 int run_boot(struct run_ctx *c)
 {
     const struct run_opts *o = c->o;
-    char cmdline[512];
-    int cl = snprintf(cmdline, sizeof(cmdline), "%s", KERNEL_CMDLINE);
-    if (o->dirorder_on) /* docs/nix.md: guest/linux/patches/20-nix.patch reads these */
-        cl += snprintf(cmdline + cl, sizeof(cmdline) - (size_t)cl, " rewind.dirorder=%llu",
-                       (unsigned long long)o->dirorder);
-    if (o->track_writes)
-        cl += snprintf(cmdline + cl, sizeof(cmdline) - (size_t)cl, " rewind.track=%s",
-                       o->track_writes);
-    if (o->preempt_memory) /* docs/determinism.md: guest/linux/patches/30-mempoint.patch */
-        cl += snprintf(cmdline + cl, sizeof(cmdline) - (size_t)cl, " rewind.preempt=memory");
-    if (o->cpus > 1) /* docs/determinism.md: guest/linux/patches/40-cpus.patch */
-        cl += snprintf(cmdline + cl, sizeof(cmdline) - (size_t)cl, " rewind.cpus=%u", o->cpus);
-    if (cl < 0 || (size_t)cl >= sizeof(cmdline))
+    char cmdline[1024];
+    if (run_kernel_cmdline(o, cmdline, sizeof(cmdline)) < 0)
         return ctx_fail(c, "the kernel command line is too long");
     struct boot_config bc = {.kernel_path = o->kernel,
                              .cmdline = cmdline,

@@ -33,23 +33,26 @@ static const char *const names[] = {
 };
 
 /* A fault record's parts (docs/faults.md; rewind_abi.h, REWIND_REC_FAULT):
- * aux = kind | node << 8; payload u64 ns, u32 processes, and for net and
- * restart a u32 more (net's arg, the restart's new leader). 0, or -1 (f
- * zeroed) when it is malformed: an unknown kind, a node out of range, stray
- * aux bits, a payload too short for its kind or a net arg rewind_abi.h does
- * not allow (the trace is untrusted: nothing is read past the payload's
- * end). */
+ * aux = kind | node << 8; payload u64 ns, u32 processes, and for net, disk
+ * and restart a u32 more (net's arg, disk's mode, the restart's new
+ * leader). 0, or -1 (f zeroed) when it is malformed: an unknown kind, a
+ * node out of range, stray aux bits, a payload too short for its kind, or a
+ * net arg or disk mode rewind_abi.h does not allow (the trace is untrusted:
+ * nothing is read past the payload's end). */
 static int fault_parse(uint64_t aux, const uint8_t *pay, size_t len, struct rw_fault_event *f)
 {
     uint32_t kind = (uint32_t)(aux & 0xff);
     unsigned node = (unsigned)((aux >> 8) & 0xff);
-    int extra = kind == REWIND_FAULT_NET || kind == REWIND_FAULT_RESTART;
+    int extra =
+        kind == REWIND_FAULT_NET || kind == REWIND_FAULT_RESTART || kind == REWIND_FAULT_DISK;
     char words[96];
     memset(f, 0, sizeof(*f));
     if (len < (extra ? 16u : 12u) || !faults_kind_name(kind) || kind == 0 || node == 0 ||
         node > REWIND_NODES_MAX || (aux >> 16) != 0 ||
         (kind == REWIND_FAULT_NET &&
-         faults_net_words(bytes_get_u32(pay + 12), words, sizeof(words)) < 0))
+         faults_net_words(bytes_get_u32(pay + 12), words, sizeof(words)) < 0) ||
+        (kind == REWIND_FAULT_DISK &&
+         faults_disk_words(bytes_get_u32(pay + 12), words, sizeof(words)) < 0))
         return -1;
     f->kind = faults_kind_name(kind);
     f->node = node;
@@ -63,6 +66,8 @@ static int fault_parse(uint64_t aux, const uint8_t *pay, size_t len, struct rw_f
     }
     if (kind == REWIND_FAULT_RESTART)
         f->leader_pid = bytes_get_u32(pay + 12);
+    if (kind == REWIND_FAULT_DISK)
+        f->disk_mode = faults_disk_mode_name(bytes_get_u32(pay + 12));
     return 0;
 }
 
@@ -121,6 +126,13 @@ static int describe_fault(const struct trace_entry *e, char *out, size_t n)
     case REWIND_FAULT_RESTART:
         snprintf(out, n, "fault restart node %u: its restart command runs as pid %u", node,
                  f.leader_pid);
+        break;
+    case REWIND_FAULT_DISK: /* faults_describe's words for the mode */
+        faults_disk_words(bytes_get_u32(e->payload + 12), words, sizeof(words)); /* checked */
+        snprintf(out, n, "fault disk node %u for %.3f ms: %s", node, ms, words);
+        break;
+    case REWIND_FAULT_MEND:
+        snprintf(out, n, "fault mend node %u: its disk works again", node);
         break;
     default: /* continue */
         snprintf(out, n, "fault %s node %u: SIGCONT to %u process%s", f.kind, node, procs, pl);

@@ -1,9 +1,10 @@
 /* runapi_test: the parts of the Running API (include/rewind.h) that need no
  * KVM: the one table of run defaults behind rw_run_config_init, the `rewind
  * run` line rw_command_line gives for a stored spec, the exit code of each
- * phase of a run (src/run/ctx.h invariant 2), the test holes by name, and
- * the nodes' restarts and net faults from a config and from a stored spec
- * (docs/faults.md). */
+ * phase of a run (src/run/ctx.h invariant 2), the test holes by name, the
+ * nodes' restarts and net faults from a config and from a stored spec, and
+ * disk faults' glob from a config, from a stored spec, on the command line
+ * and on the guest kernel's command line (docs/faults.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,167 @@ static void test_restarts(const char *home)
     rw_home_close(h);
 }
 
+/* A config with three nodes and schedule 1, faults kinds and glob as given. */
+static void disk_config(struct rw_run_config *c, const char *faults, const char *glob)
+{
+    static char *argv[] = {"true", NULL};
+    static char *nodes[] = {"n1=serve 1", "n2=serve 2", "n3=serve 3", NULL};
+    rw_run_config_init(c);
+    c->root = "/nonexistent";
+    c->argv = argv;
+    c->mem_mib = 64;
+    c->nodes = nodes;
+    c->schedule = 1;
+    c->faults = faults;
+    c->disk_glob = glob;
+}
+
+/* --faults disk and --disk-glob (docs/faults.md): the config's checks, one
+ * line each; the default glob; the spec read back; rw_command_line; the
+ * guest kernel's command line (faults.h invariant 5). */
+static void test_disk_faults(const char *home)
+{
+    rw_home *h;
+    struct rw_error err;
+    CHECK(rw_home_open(home, &h, &err) == 0, "open the home");
+    struct rw_run_config c;
+    struct run_opts o;
+    disk_config(&c, "kill,disk", NULL);
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0 &&
+              o.sched.fault_kinds == ((1u << FAULT_KILL) | (1u << FAULT_DISK)) &&
+              !strcmp(o.sched.fault_disk_glob, "*"),
+          "disk faults without --disk-glob: every file");
+    disk_config(&c, "all", "/data/*.wal");
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0 && o.sched.fault_kinds == FAULT_KINDS_ALL &&
+              !strcmp(o.sched.fault_disk_glob, "/data/*.wal"),
+          "all has disk; the glob given");
+    disk_config(&c, "kill,net", NULL);
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0 && !o.sched.fault_disk_glob[0],
+          "no glob without disk");
+    char big[256];
+    memset(big, 'a', sizeof(big));
+    big[201] = 0;
+    const struct {
+        const char *faults, *glob, *msg;
+    } bad[] = {
+        {NULL, "*", "--disk-glob needs --faults with disk"},
+        {"kill,net", "*", "--disk-glob needs --faults with disk: kill,net"},
+        {"disk", "", "--disk-glob needs a glob of 1..200 printable bytes without spaces or quotes"},
+        {"disk", "/a b", "--disk-glob needs a glob of 1..200 printable bytes"},
+        {"disk", "/a'b", "--disk-glob needs a glob of 1..200 printable bytes"},
+        {"disk", "/a\"b", "--disk-glob needs a glob of 1..200 printable bytes"},
+        {"disk", "/a\tb", "--disk-glob needs a glob of 1..200 printable bytes"},
+        {"disk", "/\xc3\xa9", "--disk-glob needs a glob of 1..200 printable bytes"},
+        {"disk", big, "--disk-glob needs a glob of 1..200 printable bytes"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        disk_config(&c, bad[i].faults, bad[i].glob);
+        memset(&err, 0, sizeof(err));
+        CHECK(run_opts_from_config(h, &c, &o, &err) < 0 && err.code == RW_EUSAGE &&
+                  !strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)) && !strchr(err.msg, '\n'),
+              bad[i].msg);
+        if (strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)))
+            fprintf(stderr, "  got: %s\n", err.msg);
+    }
+    big[200] = 0;
+    disk_config(&c, "disk", big);
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0 && strlen(o.sched.fault_disk_glob) == 200,
+          "a glob of 200 bytes");
+    /* The kernel command line: rewind.diskglob= only with disk, after rewind.track=. */
+    char line[1024];
+    disk_config(&c, "kill,disk", "/data/*");
+    c.track_writes = "/out/*";
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0, "disk and track-writes");
+    int n = run_kernel_cmdline(&o, line, sizeof(line));
+    CHECK(n > 0 && (size_t)n == strlen(line) &&
+              strstr(line, " rewind.track=/out/* rewind.diskglob=/data/*") &&
+              !strcmp(line + n - strlen(" rewind.diskglob=/data/*"), " rewind.diskglob=/data/*"),
+          "rewind.diskglob= beside rewind.track=");
+    if (n > 0 && !strstr(line, "rewind.diskglob=/data/*"))
+        fprintf(stderr, "  got: %s\n", line);
+    disk_config(&c, "kill,net", NULL);
+    c.track_writes = "/out/*";
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0, "net, no disk");
+    char plain[1024];
+    int pn = run_kernel_cmdline(&o, plain, sizeof(plain));
+    CHECK(pn > 0 && !strstr(plain, "diskglob") && (size_t)pn > strlen(" rewind.track=/out/*") &&
+              !strcmp(plain + pn - strlen(" rewind.track=/out/*"), " rewind.track=/out/*"),
+          "no rewind.diskglob= without disk");
+    strcpy(o.sched.fault_disk_glob, "*"); /* a stray glob without disk is no word either */
+    CHECK(run_kernel_cmdline(&o, plain, sizeof(plain)) == pn && !strstr(plain, "diskglob"),
+          "only the kinds decide");
+    /* Every optional word at its longest fits; a line that does not is refused. */
+    memset(big, 'b', sizeof(big));
+    big[200] = 0;
+    disk_config(&c, "disk", big);
+    c.track_writes = big;
+    c.dirorder_on = 1;
+    c.dirorder = (uint64_t)INT64_MAX;
+    c.preempt = "memory";
+    c.cpus = 64;
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0, "the longest words");
+    n = run_kernel_cmdline(&o, line, sizeof(line));
+    CHECK(n > 400 && (size_t)n == strlen(line) && strstr(line, " rewind.cpus=64") &&
+              strstr(line, " rewind.preempt=memory"),
+          "the longest line fits in run_boot's buffer");
+    CHECK(run_kernel_cmdline(&o, line, (size_t)n) == -1 &&
+              run_kernel_cmdline(&o, line, (size_t)n + 1) == n,
+          "one byte short is too long");
+    /* A stored spec with disk faults: read back, and its command line. */
+    char img[4300];
+    snprintf(img, sizeof(img), "%s/images", home);
+    io_mkdir_p(img);
+    snprintf(img, sizeof(img), "%s/images/" IMG ".erofs", home);
+    CHECK(rundir_write_file(img, "") == 0, "an image file");
+    const char *spec_text =
+        "{\"image\":\"" IMG "\",\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[],\"mem_mib\":256,"
+        "\"seed\":0,\"epoch\":0,\"quantum_ns\":5000,\"perturb\":[[3,20,null,20,65536]],"
+        "\"faults\":{\"disk_glob\":\"/var/lib/*\",\"kinds\":\"kill,disk\",\"rate\":2},"
+        "\"nodes\":[{\"name\":\"n1\",\"run\":\"serve 1\"}]}";
+    json_t *spec = json_loads(spec_text, 0, NULL);
+    struct run_stored st;
+    memset(&st, 0, sizeof(st));
+    char msg[512];
+    CHECK(spec && run_opts_from_spec(spec, home, &st.o, &st.ins, msg, sizeof(msg)) == 0 &&
+              st.o.sched.fault_kinds == ((1u << FAULT_KILL) | (1u << FAULT_DISK)) &&
+              !strcmp(st.o.sched.fault_disk_glob, "/var/lib/*"),
+          "the glob read back");
+    n = run_kernel_cmdline(&st.o, line, sizeof(line));
+    CHECK(n > 0 && strstr(line, " rewind.diskglob=/var/lib/*"), "and on the kernel's line");
+    run_stored_free(&st);
+    json_decref(spec);
+    const char *bad_spec =
+        "{\"image\":\"" IMG "\",\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[],\"mem_mib\":256,"
+        "\"seed\":0,\"epoch\":0,\"quantum_ns\":5000,"
+        "\"faults\":{\"disk_glob\":\"/a b\",\"kinds\":\"kill,disk\",\"rate\":2},"
+        "\"nodes\":[{\"name\":\"n1\",\"run\":\"serve 1\"}]}";
+    spec = json_loads(bad_spec, 0, NULL);
+    memset(&st, 0, sizeof(st));
+    CHECK(spec && run_opts_from_spec(spec, home, &st.o, &st.ins, msg, sizeof(msg)) < 0,
+          "a spec's glob with a space is refused");
+    run_stored_free(&st);
+    json_decref(spec);
+    write_run(home, "00112233445566dd", spec_text);
+    char *cl = NULL;
+    int exact = 0;
+    CHECK(rw_command_line(h, "00112233445566dd", &cl, &exact, &err) == 0 && cl &&
+              strstr(cl, " --faults kill,disk --fault-rate 2 --disk-glob '/var/lib/*'"),
+          "--disk-glob after --faults");
+    if (cl && !strstr(cl, "--disk-glob"))
+        fprintf(stderr, "got %s\n", cl);
+    free(cl);
+    write_run(home, "00112233445566ee",
+              "{\"image\":\"" IMG "\",\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[],"
+              "\"mem_mib\":256,\"seed\":0,\"epoch\":0,\"quantum_ns\":5000,"
+              "\"perturb\":[[3,20,null,20,65536]],\"faults\":{\"kinds\":\"kill,net\",\"rate\":2},"
+              "\"nodes\":[{\"name\":\"n1\",\"run\":\"serve 1\"}]}");
+    CHECK(rw_command_line(h, "00112233445566ee", &cl, &exact, &err) == 0 && cl &&
+              !strstr(cl, "--disk-glob"),
+          "no --disk-glob without disk");
+    free(cl);
+    rw_home_close(h);
+}
+
 static void test_phase_codes(void)
 {
     CHECK(run_phase_code(PH_IMAGE) == RW_EROOT, "image: 121");
@@ -247,6 +409,7 @@ int main(void)
     test_holes();
     test_resume_checks_watchpoints();
     test_restarts(home);
+    test_disk_faults(home);
     rundir_remove_tree(home);
     return unit_done();
 }

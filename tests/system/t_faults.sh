@@ -16,7 +16,7 @@ faults_of() {
 import json, struct, sys
 for e in json.load(sys.stdin):
     kind = {1: "kill", 2: "pause", 3: "continue", 4: "partition", 5: "heal", 6: "clock",
-            7: "net", 8: "clear", 9: "restart"}[e["aux"] & 0xff]
+            7: "net", 8: "clear", 9: "restart", 10: "disk", 11: "mend"}[e["aux"] & 0xff]
     print(e["step"], kind, e["node"], e["aux"] >> 8)'
 }
 
@@ -293,6 +293,68 @@ if not (lost or dup or order or late):
     sys.exit("no fault showed")
 PY
     run_rw b run "${spec[@]}" --schedule 2 --fault-rate 1000 --faults net "${job[@]}"
+    same_run a.err b.err
+    expect_no_grep b.err 'DETERMINISM VIOLATION'
+    cmp -s a.out b.out || fail "two outputs"
+}
+
+# Disk faults (docs/faults.md, "Disk faults"): for a while, a node's writes
+# or syncs of files matching --disk-glob fail (EIO, ENOSPC). A probe on the
+# node appends to two files and syncs them every 10 ms; the job does the
+# same to a file the glob matches. Every failure is of the matching file,
+# of the node's process, inside a disk fault of the run, and of that
+# fault's kind; at least one shows; the same spec twice is one run.
+# tier: vm
+test_disk_faults_fail_writes_and_syncs() {
+    local spec=(--root "$ROOT" --node "n1=mkdir -p /tmp/d; exec diskprobe 150 10 /tmp/d/data /tmp/d/other.log"
+        --schedule 1 --fault-rate 1000 --faults disk --disk-glob '/tmp/d/data*'
+        -- sh -c 'sleep 0.5; diskprobe 50 10 /tmp/d/data-job')
+    run_rw a run "${spec[@]}"
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    "$REWIND" events "$id" --kind fault >e.txt
+    expect_grep e.txt '\[n1\] fault disk node 1 for [0-9.]* ms: '
+    expect_grep e.txt '\[n1\] fault mend node 1: its disk works again$'
+    "$REWIND" log "$id" --steps >l.txt
+    python3 - l.txt e.txt <<'PY' || fail "$(grep -c . e.txt) fault events: $(head -c 600 e.txt | tr '\n' '|')"
+import re, sys
+windows = []
+for line in open(sys.argv[2]):
+    m = re.match(r"^\s*(\d+)\s+\[n1\] fault (disk|mend) node 1(.*)$", line)
+    if not m:
+        continue
+    if m.group(2) == "disk":
+        mode = "enospc" if "ENOSPC" in m.group(3) else "sync" if "writes" not in m.group(3) else "eio"
+        windows.append([int(m.group(1)), 1 << 62, mode])
+    elif windows:
+        windows[-1][1] = int(m.group(1))
+prev = {}
+fails = 0
+for line in open(sys.argv[1]):
+    m = re.match(r"^\[(\d+) \S+(?: (\S+))? out\] round \d+ (\S+) write=(\S+) sync=(\S+)$", line.strip())
+    if not m:
+        continue
+    step, who, path, w, s = int(m.group(1)), m.group(2) or "job", m.group(3), m.group(4), m.group(5)
+    before = prev.get(who, 0)
+    prev[who] = step
+    if w == "ok" and s == "ok":
+        continue
+    fails += 1
+    if who != "n1" or path != "/tmp/d/data":
+        sys.exit("a failure of %s by %s: %s" % (path, who, line.strip()))
+    live = [wd for wd in windows if wd[0] < step and wd[1] > before]
+    if not live:
+        sys.exit("a failure outside every disk fault: " + line.strip())
+    # a fault that begins or ends between the write and the sync fails one
+    ok = {"eio": (("EIO", "EIO"), ("ok", "EIO"), ("EIO", "ok")), "enospc": (("ENOSPC", "ok"),),
+          "sync": (("ok", "EIO"),)}
+    if not any((w, s) in ok[wd[2]] for wd in live):
+        sys.exit("write=%s sync=%s under %s: %s" % (w, s, [wd[2] for wd in live], line.strip()))
+print("disk faults", len(windows), "failures", fails)
+if not fails:
+    sys.exit("no disk fault showed")
+PY
+    run_rw b run "${spec[@]}"
     same_run a.err b.err
     expect_no_grep b.err 'DETERMINISM VIOLATION'
     cmp -s a.out b.out || fail "two outputs"

@@ -1,10 +1,11 @@
 /*
  * faults_test: faults as schedule decisions (src/input/faults.h): the kinds
- * list, the decisions' purity, windows and rate (invariants 1-3), net
- * faults and restart delays in their ranges (invariant 2), the decisions of
- * settings without them pinned to the code before them (invariant 4), the
- * spec's "faults" both ways and ids of runs without faults unchanged, and the
- * trace's words for a fault record (src/trace/describe.h).
+ * list, the decisions' purity, windows and rate (invariants 1-3), net and
+ * disk faults and restart delays in their ranges (invariant 2), the
+ * decisions of settings without them pinned to the code before them
+ * (invariant 4), the disk glob (invariant 5), the spec's "faults" both ways
+ * and ids of runs without faults unchanged, and the trace's words for a
+ * fault record (src/trace/describe.h).
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -45,22 +46,39 @@ static void test_parse(void)
                k == ((1u << FAULT_KILL) | (1u << FAULT_PARTITION)),
            "partition,kill");
     faults_format(FAULT_KINDS_ALL, buf, sizeof(buf));
-    CHECKF(!strcmp(buf, "kill,pause,partition,clock,net"), "all: %s", buf);
+    CHECKF(!strcmp(buf, "kill,pause,partition,clock,net,disk"), "all: %s", buf);
     CHECKF(faults_parse("net,kill", &k, why, sizeof(why)) == 0 &&
                k == ((1u << FAULT_KILL) | (1u << FAULT_NET)),
            "net,kill");
     faults_format(k, buf, sizeof(buf));
     CHECKF(!strcmp(buf, "kill,net"), "net last: %s", buf);
+    CHECKF(faults_parse("disk,kill", &k, why, sizeof(why)) == 0 &&
+               k == ((1u << FAULT_KILL) | (1u << FAULT_DISK)),
+           "disk,kill");
+    faults_format(k, buf, sizeof(buf));
+    CHECKF(!strcmp(buf, "kill,disk"), "disk last: %s", buf);
+    CHECKF(faults_parse("disk,net", &k, why, sizeof(why)) == 0 &&
+               k == ((1u << FAULT_NET) | (1u << FAULT_DISK)),
+           "disk,net");
+    faults_format(k, buf, sizeof(buf));
+    CHECKF(!strcmp(buf, "net,disk"), "disk after net: %s", buf);
+    CHECKF(faults_parse("disk", &k, why, sizeof(why)) == 0 && k == 1u << FAULT_DISK, "disk");
     CHECKF(faults_parse("clock,net,partition,pause,kill", &k, why, sizeof(why)) == 0 &&
+               k == (FAULT_KINDS_ALL & ~(1u << FAULT_DISK)),
+           "every kind but disk");
+    CHECKF(faults_parse("clock,disk,net,partition,pause,kill", &k, why, sizeof(why)) == 0 &&
                k == FAULT_KINDS_ALL,
            "every kind is all");
+    CHECKF(faults_parse("mend", &k, why, sizeof(why)) < 0, "mend is a record, not a fault");
+    CHECKF(faults_parse("disk,disk", &k, why, sizeof(why)) < 0 && strstr(why, "twice"),
+           "disk twice");
     CHECKF(faults_parse("clear", &k, why, sizeof(why)) < 0, "clear is a record, not a fault");
     CHECKF(faults_parse("restart", &k, why, sizeof(why)) < 0, "restart is a record, not a fault");
     CHECKF(faults_parse("heal", &k, why, sizeof(why)) < 0, "heal is a record, not a fault");
     CHECKF(faults_parse("all", &k, why, sizeof(why)) == 0 && k == FAULT_KINDS_ALL, "all");
     CHECKF(faults_parse("kill,kill", &k, why, sizeof(why)) < 0 && strstr(why, "twice"), "twice");
     CHECKF(faults_parse("nuke", &k, why, sizeof(why)) < 0 && strstr(why, "'nuke'") &&
-               strstr(why, "clock, net (or all)"),
+               strstr(why, "clock, net, disk (or all)"),
            "%s", why);
     CHECKF(faults_parse("", &k, why, sizeof(why)) < 0, "empty list");
     CHECKF(faults_parse("kill,", &k, why, sizeof(why)) < 0, "trailing comma");
@@ -447,6 +465,286 @@ static void test_old_decisions(void)
             }
 }
 
+/* Invariant 4 for disk: settings without disk decide as the code before it
+ * did. These were recorded with that code (faults.c at df46fad, before
+ * issue 28's disk faults): the first 200 faults of seed 7, schedule 5 from
+ * step 100 (horizon 10,000), rate 1000, 3 nodes, node 2 with a restart,
+ * kinds kill,pause,partition,clock,net (what "all" was), as {step, kind,
+ * node, ns, arg}; then digests (FNV-1a-64 over step, kind, node, ns and arg
+ * of every fault in steps 0..99,999) of 60 more settings with net, some
+ * nodes with restarts, made by the loops of test_net_decisions. */
+struct net_decision {
+    uint64_t step;
+    uint32_t kind, node;
+    uint64_t ns;
+    uint32_t arg;
+};
+static const struct net_decision net_decisions[200] = {
+    {105, 6, 1, 0xfffffffc46536000ull, 0x0u},
+    {107, 7, 2, 0x2625a00ull, 0x1403u},
+    {132, 6, 2, 0x773594000ull, 0x0u},
+    {177, 6, 1, 0xfffffffc46536000ull, 0x0u},
+    {178, 6, 3, 0x3b9aca000ull, 0x0u},
+    {186, 7, 3, 0x4c4b4000ull, 0x80001u},
+    {201, 2, 1, 0x2625a00ull, 0x0u},
+    {210, 7, 2, 0x989680ull, 0x4602u},
+    {211, 4, 2, 0x1312d00ull, 0x0u},
+    {215, 7, 2, 0x2625a000ull, 0x100001u},
+    {217, 7, 1, 0x9896800ull, 0xa1404u},
+    {241, 2, 2, 0x4c4b4000ull, 0x0u},
+    {245, 1, 2, 0x9896800ull, 0x0u},
+    {246, 6, 1, 0x3b9aca000ull, 0x0u},
+    {259, 2, 1, 0x1312d000ull, 0x0u},
+    {278, 1, 3, 0x0ull, 0x0u},
+    {299, 4, 3, 0x2625a000ull, 0x0u},
+    {310, 7, 2, 0x1312d00ull, 0x5003u},
+    {315, 7, 2, 0x989680ull, 0x3c03u},
+    {335, 6, 1, 0xfffffff1194d8000ull, 0x0u},
+    {357, 4, 1, 0x1312d00ull, 0x0u},
+    {397, 4, 2, 0x9896800ull, 0x0u},
+    {400, 6, 1, 0xffffffff1194d800ull, 0x0u},
+    {412, 4, 1, 0x2625a00ull, 0x0u},
+    {425, 2, 2, 0x1312d00ull, 0x0u},
+    {455, 4, 2, 0x2625a000ull, 0x0u},
+    {467, 7, 2, 0x2625a00ull, 0xa02u},
+    {471, 6, 1, 0xffffffff1194d800ull, 0x0u},
+    {491, 1, 1, 0x0ull, 0x0u},
+    {506, 2, 2, 0x2625a00ull, 0x0u},
+    {516, 6, 1, 0xffffffff1194d800ull, 0x0u},
+    {527, 4, 2, 0x1312d000ull, 0x0u},
+    {541, 7, 2, 0x2625a000ull, 0xa03u},
+    {554, 6, 1, 0xee6b2800ull, 0x0u},
+    {558, 1, 3, 0x0ull, 0x0u},
+    {562, 7, 3, 0x4c4b400ull, 0x20001u},
+    {565, 2, 3, 0x1312d00ull, 0x0u},
+    {570, 1, 1, 0x0ull, 0x0u},
+    {597, 2, 3, 0x4c4b4000ull, 0x0u},
+    {618, 6, 1, 0xffffffe2329b0000ull, 0x0u},
+    {620, 7, 2, 0x9896800ull, 0x1e03u},
+    {621, 4, 1, 0x4c4b4000ull, 0x0u},
+    {622, 2, 3, 0x2625a00ull, 0x0u},
+    {625, 4, 2, 0x4c4b4000ull, 0x0u},
+    {633, 7, 1, 0x989680ull, 0xa4604u},
+    {634, 1, 3, 0x0ull, 0x0u},
+    {635, 6, 1, 0xffffffe2329b0000ull, 0x0u},
+    {675, 6, 1, 0x1dcd65000ull, 0x0u},
+    {679, 4, 2, 0x1312d000ull, 0x0u},
+    {724, 1, 3, 0x0ull, 0x0u},
+    {739, 6, 1, 0xfffffff1194d8000ull, 0x0u},
+    {750, 6, 2, 0xfffffff1194d8000ull, 0x0u},
+    {772, 2, 2, 0x989680ull, 0x0u},
+    {794, 7, 3, 0x989680ull, 0xa4604u},
+    {796, 6, 1, 0x773594000ull, 0x0u},
+    {818, 1, 2, 0x2625a000ull, 0x0u},
+    {819, 4, 2, 0x1312d00ull, 0x0u},
+    {831, 1, 2, 0x1312d000ull, 0x0u},
+    {833, 4, 2, 0x9896800ull, 0x0u},
+    {861, 7, 3, 0x4c4b400ull, 0x1e03u},
+    {876, 1, 1, 0x0ull, 0x0u},
+    {883, 6, 1, 0x3b9aca00ull, 0x0u},
+    {896, 6, 3, 0x1dcd65000ull, 0x0u},
+    {898, 4, 2, 0x1312d000ull, 0x0u},
+    {902, 1, 1, 0x0ull, 0x0u},
+    {910, 1, 2, 0x989680ull, 0x0u},
+    {911, 7, 1, 0x9896800ull, 0x1402u},
+    {923, 7, 1, 0x1312d00ull, 0x1402u},
+    {938, 7, 3, 0x2625a000ull, 0xa1404u},
+    {951, 7, 3, 0x1312d000ull, 0xa3c04u},
+    {958, 6, 3, 0xfffffffc46536000ull, 0x0u},
+    {968, 7, 2, 0x2625a000ull, 0x4603u},
+    {971, 6, 2, 0xfffffffe2329b000ull, 0x0u},
+    {976, 6, 1, 0xfffffffe2329b000ull, 0x0u},
+    {992, 2, 2, 0x2625a00ull, 0x0u},
+    {994, 2, 1, 0x1312d000ull, 0x0u},
+    {1015, 6, 3, 0x3b9aca000ull, 0x0u},
+    {1043, 7, 3, 0x4c4b4000ull, 0x5003u},
+    {1048, 2, 2, 0x9896800ull, 0x0u},
+    {1054, 6, 1, 0xffffffffc4653600ull, 0x0u},
+    {1073, 4, 3, 0x1312d00ull, 0x0u},
+    {1115, 7, 3, 0x1312d000ull, 0x80001u},
+    {1126, 4, 1, 0x2625a00ull, 0x0u},
+    {1136, 6, 2, 0x773594000ull, 0x0u},
+    {1146, 2, 3, 0x9896800ull, 0x0u},
+    {1162, 1, 1, 0x0ull, 0x0u},
+    {1179, 2, 3, 0x2625a000ull, 0x0u},
+    {1190, 7, 1, 0x1312d00ull, 0x2803u},
+    {1208, 1, 1, 0x0ull, 0x0u},
+    {1209, 4, 1, 0x4c4b400ull, 0x0u},
+    {1225, 6, 1, 0xffffffe2329b0000ull, 0x0u},
+    {1229, 6, 2, 0x3b9aca00ull, 0x0u},
+    {1242, 1, 1, 0x0ull, 0x0u},
+    {1271, 7, 1, 0x989680ull, 0x4602u},
+    {1274, 7, 3, 0x2625a000ull, 0x200001u},
+    {1278, 7, 3, 0x4c4b400ull, 0x400001u},
+    {1283, 7, 2, 0x1312d000ull, 0x100001u},
+    {1303, 6, 1, 0x3b9aca000ull, 0x0u},
+    {1307, 1, 1, 0x0ull, 0x0u},
+    {1327, 7, 2, 0x1312d00ull, 0x20001u},
+    {1328, 1, 1, 0x0ull, 0x0u},
+    {1350, 1, 2, 0x2625a000ull, 0x0u},
+    {1388, 7, 1, 0x2625a00ull, 0xa3c04u},
+    {1389, 2, 2, 0x2625a00ull, 0x0u},
+    {1391, 2, 1, 0x9896800ull, 0x0u},
+    {1392, 2, 1, 0x1312d00ull, 0x0u},
+    {1400, 7, 1, 0x1312d00ull, 0xa3c04u},
+    {1421, 2, 2, 0x4c4b4000ull, 0x0u},
+    {1446, 2, 1, 0x2625a000ull, 0x0u},
+    {1461, 1, 2, 0x2625a000ull, 0x0u},
+    {1463, 4, 2, 0x9896800ull, 0x0u},
+    {1467, 7, 1, 0x2625a00ull, 0x100001u},
+    {1475, 2, 2, 0x989680ull, 0x0u},
+    {1491, 6, 1, 0xfffffffe2329b000ull, 0x0u},
+    {1494, 4, 1, 0x9896800ull, 0x0u},
+    {1501, 1, 2, 0x4c4b400ull, 0x0u},
+    {1511, 7, 1, 0x1312d000ull, 0x20001u},
+    {1526, 1, 2, 0x4c4b4000ull, 0x0u},
+    {1527, 7, 2, 0x989680ull, 0xa4604u},
+    {1533, 6, 1, 0xfffffffc46536000ull, 0x0u},
+    {1538, 4, 2, 0x2625a00ull, 0x0u},
+    {1540, 7, 3, 0x9896800ull, 0x20001u},
+    {1598, 4, 3, 0x2625a000ull, 0x0u},
+    {1605, 7, 2, 0x1312d00ull, 0xa3c04u},
+    {1613, 7, 1, 0x4c4b4000ull, 0x80001u},
+    {1615, 2, 2, 0x989680ull, 0x0u},
+    {1627, 2, 2, 0x4c4b400ull, 0x0u},
+    {1643, 7, 2, 0x2625a00ull, 0x3202u},
+    {1652, 6, 1, 0xffffffffc4653600ull, 0x0u},
+    {1659, 1, 2, 0x4c4b400ull, 0x0u},
+    {1668, 4, 2, 0x1312d000ull, 0x0u},
+    {1670, 7, 2, 0x4c4b400ull, 0x40001u},
+    {1676, 4, 3, 0x2625a000ull, 0x0u},
+    {1689, 6, 3, 0x3b9aca000ull, 0x0u},
+    {1691, 7, 1, 0x9896800ull, 0xa3204u},
+    {1711, 6, 2, 0xffffffff88ca6c00ull, 0x0u},
+    {1719, 4, 3, 0x4c4b400ull, 0x0u},
+    {1730, 6, 2, 0xee6b2800ull, 0x0u},
+    {1737, 7, 3, 0x9896800ull, 0x1403u},
+    {1755, 6, 3, 0xfffffffc46536000ull, 0x0u},
+    {1757, 6, 2, 0x1dcd65000ull, 0x0u},
+    {1761, 6, 1, 0xee6b28000ull, 0x0u},
+    {1766, 6, 3, 0xfffffffc46536000ull, 0x0u},
+    {1818, 1, 2, 0x4c4b400ull, 0x0u},
+    {1824, 4, 1, 0x989680ull, 0x0u},
+    {1827, 4, 1, 0x4c4b400ull, 0x0u},
+    {1867, 4, 2, 0x9896800ull, 0x0u},
+    {1879, 2, 3, 0x1312d00ull, 0x0u},
+    {1880, 6, 2, 0xfffffffc46536000ull, 0x0u},
+    {1887, 2, 2, 0x1312d00ull, 0x0u},
+    {1891, 2, 1, 0x1312d00ull, 0x0u},
+    {1903, 1, 3, 0x0ull, 0x0u},
+    {1946, 1, 3, 0x0ull, 0x0u},
+    {1956, 4, 2, 0x1312d00ull, 0x0u},
+    {1959, 1, 1, 0x0ull, 0x0u},
+    {1960, 7, 1, 0x9896800ull, 0x40001u},
+    {1970, 6, 2, 0xffffffff1194d800ull, 0x0u},
+    {1975, 7, 1, 0x9896800ull, 0xa02u},
+    {2041, 1, 2, 0x989680ull, 0x0u},
+    {2061, 2, 1, 0x2625a000ull, 0x0u},
+    {2071, 2, 1, 0x4c4b400ull, 0x0u},
+    {2084, 1, 3, 0x0ull, 0x0u},
+    {2119, 6, 1, 0xfffffffe2329b000ull, 0x0u},
+    {2134, 1, 1, 0x0ull, 0x0u},
+    {2135, 7, 2, 0x1312d000ull, 0x2802u},
+    {2148, 4, 2, 0x2625a000ull, 0x0u},
+    {2163, 4, 2, 0x9896800ull, 0x0u},
+    {2164, 6, 2, 0xee6b28000ull, 0x0u},
+    {2175, 7, 2, 0x9896800ull, 0x2802u},
+    {2192, 4, 3, 0x9896800ull, 0x0u},
+    {2193, 4, 3, 0x4c4b400ull, 0x0u},
+    {2213, 4, 1, 0x2625a00ull, 0x0u},
+    {2221, 7, 1, 0x4c4b4000ull, 0x3202u},
+    {2222, 6, 2, 0x1dcd650000ull, 0x0u},
+    {2234, 2, 1, 0x4c4b400ull, 0x0u},
+    {2235, 6, 1, 0xffffffffc4653600ull, 0x0u},
+    {2239, 1, 3, 0x0ull, 0x0u},
+    {2252, 2, 1, 0x1312d000ull, 0x0u},
+    {2261, 2, 1, 0x2625a00ull, 0x0u},
+    {2281, 4, 2, 0x9896800ull, 0x0u},
+    {2298, 7, 3, 0x2625a000ull, 0x5003u},
+    {2318, 2, 1, 0x1312d00ull, 0x0u},
+    {2333, 7, 2, 0x1312d00ull, 0x3c02u},
+    {2354, 7, 2, 0x1312d000ull, 0x4603u},
+    {2366, 6, 2, 0x3b9aca00ull, 0x0u},
+    {2375, 1, 2, 0x1312d00ull, 0x0u},
+    {2382, 6, 1, 0xfffffff1194d8000ull, 0x0u},
+    {2385, 1, 2, 0x4c4b400ull, 0x0u},
+    {2388, 2, 2, 0x9896800ull, 0x0u},
+    {2418, 4, 1, 0x1312d00ull, 0x0u},
+    {2425, 1, 3, 0x0ull, 0x0u},
+    {2431, 7, 3, 0x1312d000ull, 0x3c03u},
+    {2439, 1, 1, 0x0ull, 0x0u},
+    {2453, 7, 2, 0x9896800ull, 0x2802u},
+    {2454, 7, 2, 0x4c4b400ull, 0xa3204u},
+    {2456, 4, 1, 0x2625a000ull, 0x0u},
+    {2459, 1, 3, 0x0ull, 0x0u},
+    {2476, 7, 1, 0x1312d000ull, 0x3c03u},
+    {2484, 2, 1, 0x1312d000ull, 0x0u},
+    {2493, 7, 3, 0x1312d00ull, 0x5002u},
+};
+static const uint64_t net_digests[60] = {
+    0x6c7537462b3e652dull, 0x5d6b14e434f175baull, 0x5eaf7a7ef05b316dull, 0x1404837721c641aaull,
+    0x39f4a6e5cdd2811eull, 0xac075a14cbec9b2bull, 0x7294066a80155adaull, 0xd412f24ce67b2253ull,
+    0x7bdfffee55726740ull, 0x8ebf82102a479b0full, 0xde633aa2195ef1cdull, 0x0308485d8e4ab11full,
+    0xfbc1c49763d5a48eull, 0xcc544b10afce4046ull, 0x3f64f561dfb3c99cull, 0x8bd96f19dabf8914ull,
+    0xf8ff2494dcced081ull, 0x53c6e6daeca1bc6aull, 0x59636d0f27920372ull, 0xfca9edb35082df5bull,
+    0x7827789f1019c13aull, 0x79508da6153377aaull, 0xf8627da3f698ad6dull, 0x4950d7a42f6fb885ull,
+    0x2b5bbf189aebb9a2ull, 0x9f0c112c8d8b3b60ull, 0xe8dc614e614b7383ull, 0x22213277319db656ull,
+    0xe42fbd67f6a2a829ull, 0x933e2ea235497f24ull, 0x01d0d41bfb93c926ull, 0xab6481f6e13bd4dfull,
+    0x06138ea83f829594ull, 0x758f1b6e4275aa05ull, 0x84341cdb463871faull, 0x54964d65ac1be12full,
+    0x7446aa70e5bde491ull, 0x77875fd146e0dd49ull, 0xfbe0887a5cce95deull, 0x4065f066b2adf531ull,
+    0x4150bbd52f365a8dull, 0x637f28f7c37a5b62ull, 0x003f12d80ec58347ull, 0x64ef04c1b94e2da6ull,
+    0xf8b70d1b35532c40ull, 0x718175aaae812b5dull, 0xcd8eba7b729c54e7ull, 0x8778731787b2c40cull,
+    0x673190a32382c191ull, 0x10fab4f63606e4eaull, 0x31079e78c84697d4ull, 0x287754935a614359ull,
+    0x1e55c1b61a129e6eull, 0x7374b75a40eade4bull, 0xfe9d791ee7f0bbdfull, 0xdb640dde3d71552aull,
+    0xf64096be2747dfc9ull, 0xa0575bde81ec0b78ull, 0xe5d1c9d746bb5028ull, 0xc8558de5bf32ec2dull,
+};
+
+#define NET_KINDS (OLD_KINDS | (1u << FAULT_NET))
+
+static void test_net_decisions(void)
+{
+    struct sched s = {.seed = 7,
+                      .fault_kinds = NET_KINDS,
+                      .fault_rate = 1000,
+                      .fault_nodes = 3,
+                      .fault_restart = 0x2};
+    CHECKF(sched_push(&s, 5, 100, UINT64_MAX, 100, 10000) == 0, "push");
+    size_t n = 0, bad = 0;
+    for (uint64_t st = 0; n < 200; st++) {
+        struct fault_decision d = faults_decide(&s, st);
+        if (d.kind == FAULT_NONE)
+            continue;
+        const struct net_decision *o = &net_decisions[n++];
+        bad += o->step != st || o->kind != (uint32_t)d.kind || o->node != d.node || o->ns != d.ns ||
+               o->arg != d.arg;
+    }
+    CHECKF(bad == 0, "%zu of 200 decisions differ from the code before disk", bad);
+    const uint32_t kinds[] = {NET_KINDS, 1u << FAULT_NET, (1u << FAULT_KILL) | (1u << FAULT_NET),
+                              (1u << FAULT_PAUSE) | (1u << FAULT_CLOCK) | (1u << FAULT_NET),
+                              (1u << FAULT_PARTITION) | (1u << FAULT_NET)};
+    size_t i = 0;
+    for (unsigned k = 0; k < 5; k++)
+        for (uint64_t seed = 1; seed < 4; seed++)
+            for (uint64_t sc = 1; sc < 5; sc++, i++) {
+                uint32_t nodes = (uint32_t)(1 + sc + seed) % 16 + 1;
+                struct sched t = {.seed = seed,
+                                  .fault_kinds = kinds[k],
+                                  .fault_rate = 50,
+                                  .fault_nodes = nodes,
+                                  .fault_restart = (0x5555u >> (sc - 1)) & ((1u << nodes) - 1)};
+                CHECKF(sched_push(&t, sc, 0, UINT64_MAX, 0, 5000) == 0, "push");
+                uint64_t h = 0xcbf29ce484222325ull;
+                for (uint64_t st = 0; st < 100000; st++) {
+                    struct fault_decision d = faults_decide(&t, st);
+                    if (d.kind == FAULT_NONE)
+                        continue;
+                    h = fnv(fnv(fnv(fnv(fnv(h, st), d.kind), d.node), d.ns), d.arg);
+                }
+                CHECKF(h == net_digests[i], "settings %zu (kinds %x, seed %llu, schedule %llu)", i,
+                       kinds[k], (unsigned long long)seed, (unsigned long long)sc);
+            }
+}
+
 /* Net faults (invariant 2): each mode, its length, percent and delay in
  * their ranges, pure, and at the steps and nodes the same settings with
  * another single kind put theirs (the kind draws nothing else). */
@@ -493,7 +791,7 @@ static void test_net(void)
     CHECKF(delays == 0xff, "every delay, 1 to 128 ms, drawn: %x", delays);
     CHECKF(percents == 0x1fe, "every share, 10 to 80%%, drawn: %x", percents);
     CHECKF(lengths == 0xff, "every length, 10 ms to 1.28 s, drawn: %x", lengths);
-    /* Among every kind: net is drawn, and no other kind has an arg. */
+    /* Among every kind: net is drawn, and no kind but net and disk has an arg. */
     struct sched all = s;
     all.fault_kinds = FAULT_KINDS_ALL;
     unsigned nets = 0, others = 0;
@@ -501,9 +799,88 @@ static void test_net(void)
         struct fault_decision d = faults_decide(&all, st);
         nets += d.kind == FAULT_NET;
         others += d.kind != FAULT_NET && d.kind != FAULT_NONE;
-        CHECKF(d.kind == FAULT_NET || d.arg == 0, "arg %x of kind %d", d.arg, (int)d.kind);
+        CHECKF(d.kind == FAULT_NET || d.kind == FAULT_DISK || d.arg == 0, "arg %x of kind %d",
+               d.arg, (int)d.kind);
     }
     CHECKF(nets > 400 && others > 4 * nets - 1000, "%u net faults among %u others", nets, others);
+}
+
+/* Disk faults (invariant 2): a length of 10 ms..1.28 s in octaves and a mode
+ * of enum rewind_disk_mode, each drawn; pure; at the steps and nodes the
+ * same settings with another single kind put theirs. */
+static void test_disk(void)
+{
+    struct sched s = {
+        .seed = 5, .fault_kinds = 1u << FAULT_DISK, .fault_rate = 1000, .fault_nodes = 5};
+    CHECKF(sched_push(&s, 3, 0, UINT64_MAX, 0, 10000) == 0, "push");
+    struct sched kill = s, net = s;
+    kill.fault_kinds = 1u << FAULT_KILL;
+    net.fault_kinds = 1u << FAULT_NET;
+    unsigned n = 0, modes = 0, lengths = 0, counts[4] = {0};
+    for (uint64_t st = 0; st < 40000; st++) {
+        struct fault_decision d = faults_decide(&s, st), again = faults_decide(&s, st);
+        struct fault_decision k = faults_decide(&kill, st), nt = faults_decide(&net, st);
+        CHECKF(same(&d, &again), "pure at step %llu", (unsigned long long)st);
+        CHECKF(d.kind == (k.kind == FAULT_NONE ? FAULT_NONE : FAULT_DISK) && d.node == k.node,
+               "disk where a kill would be, at %llu", (unsigned long long)st);
+        if (d.kind == FAULT_NONE)
+            continue;
+        n++;
+        CHECKF(d.ns == nt.ns, "the length a net fault would have, at %llu", (unsigned long long)st);
+        CHECKF(d.ns >= FAULT_PAUSE_MIN_NS && d.ns <= FAULT_PAUSE_MAX_NS &&
+                   d.ns % FAULT_PAUSE_MIN_NS == 0 &&
+                   !((d.ns / FAULT_PAUSE_MIN_NS) & (d.ns / FAULT_PAUSE_MIN_NS - 1)),
+               "disk length %llu ns", (unsigned long long)d.ns);
+        lengths |= 1u << __builtin_ctzll(d.ns / FAULT_PAUSE_MIN_NS);
+        CHECKF(d.arg >= REWIND_DISK_EIO && d.arg <= REWIND_DISK_SYNC, "disk mode %u", d.arg);
+        modes |= 1u << d.arg;
+        counts[d.arg & 3]++;
+    }
+    CHECKF(n > 2000 && n < 6000, "%u disk faults at rate 1000 over 40,000 steps (~4,000)", n);
+    CHECKF(modes == 0xe, "every mode drawn: %x", modes);
+    CHECKF(counts[1] > n / 5 && counts[2] > n / 5 && counts[3] > n / 5,
+           "modes about even: %u eio, %u enospc, %u sync", counts[1], counts[2], counts[3]);
+    CHECKF(lengths == 0xff, "every length, 10 ms to 1.28 s, drawn: %x", lengths);
+    /* Among every kind: disk is drawn, with a mode; a restart changes none. */
+    struct sched all = s;
+    all.fault_kinds = FAULT_KINDS_ALL;
+    struct sched allr = all;
+    allr.fault_restart = 0x1f;
+    unsigned disks = 0;
+    for (uint64_t st = 0; st < 40000; st++) {
+        struct fault_decision d = faults_decide(&all, st), r = faults_decide(&allr, st);
+        disks += d.kind == FAULT_DISK;
+        CHECKF(d.kind != FAULT_DISK || (d.arg >= REWIND_DISK_EIO && d.arg <= REWIND_DISK_SYNC),
+               "a disk fault's mode among all kinds at %llu", (unsigned long long)st);
+        if (d.kind != FAULT_KILL)
+            CHECKF(same(&d, &r), "restarts change only kills, at %llu", (unsigned long long)st);
+    }
+    CHECKF(disks > 400 && disks < 1100, "%u disk faults among every kind (~667)", disks);
+    /* The glob is no input of a decision (invariant 5). */
+    struct sched g = all;
+    snprintf(g.fault_disk_glob, sizeof(g.fault_disk_glob), "/data/*");
+    for (uint64_t st = 0; st < 5000; st++) {
+        struct fault_decision a = faults_decide(&all, st), b = faults_decide(&g, st);
+        CHECKF(same(&a, &b), "the glob draws nothing, at %llu", (unsigned long long)st);
+    }
+}
+
+/* Invariant 5: a glob the kernel's command line carries as one word. */
+static void test_disk_glob(void)
+{
+    char big[SCHED_DISK_GLOB_MAX + 2];
+    memset(big, 'a', sizeof(big));
+    big[SCHED_DISK_GLOB_MAX] = 0;
+    CHECKF(faults_disk_glob_valid("*") && faults_disk_glob_valid("/data/*.log") &&
+               faults_disk_glob_valid("/var/lib/etcd/member/?al/*") && faults_disk_glob_valid(big),
+           "globs of 1..%d printable bytes", SCHED_DISK_GLOB_MAX);
+    big[SCHED_DISK_GLOB_MAX] = 'a';
+    big[SCHED_DISK_GLOB_MAX + 1] = 0;
+    const char *bad[] = {"",      "/a b",   "/a\tb",     "/a\"b",       "/a'b",
+                         "/a\nb", "/a\x7f", "/\xc3\xa9", "rewind.x=1 *"};
+    CHECKF(!faults_disk_glob_valid(big), "%d bytes", SCHED_DISK_GLOB_MAX + 1);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        CHECKF(!faults_disk_glob_valid(bad[i]), "refused: '%s'", bad[i]);
 }
 
 /* Restart delays (invariants 2 and 4): a kill of a node with a restart gets
@@ -717,7 +1094,7 @@ static void test_describe_new(void)
         {REWIND_FAULT_NET, REWIND_NET_ARG(5, 40, 0), 16, "net mode 5"},
         {REWIND_FAULT_NET, REWIND_NET_ARG(REWIND_NET_LOSS, 101, 0), 16, "101%"},
         {REWIND_FAULT_NET, REWIND_NET_ARG(REWIND_NET_DELAY, 0, 1001), 16, "a delay of 1001 ms"},
-        {10, 0, 16, "kind 10"},
+        {REWIND_FAULT_MEND + 1, 0, 16, "kind 12"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int rc = fault_words(bad[i].kind, 1, 0, 1, bad[i].arg, bad[i].len, buf, sizeof(buf), &f);
@@ -732,10 +1109,96 @@ static void test_describe_new(void)
     CHECKF(!strcmp(faults_kind_name(REWIND_FAULT_NET), "net") &&
                !strcmp(faults_kind_name(REWIND_FAULT_CLEAR), "clear") &&
                !strcmp(faults_kind_name(REWIND_FAULT_RESTART), "restart") &&
-               !faults_kind_name(REWIND_FAULT_RESTART + 1),
+               !strcmp(faults_kind_name(REWIND_FAULT_DISK), "disk") &&
+               !strcmp(faults_kind_name(REWIND_FAULT_MEND), "mend") &&
+               !faults_kind_name(REWIND_FAULT_MEND + 1) && !faults_kind_name(0),
            "kind names");
     CHECKF(faults_net_words(REWIND_NET_ARG(REWIND_NET_REORDER, 100, 1000), buf, sizeof(buf)) == 0,
            "the ABI's largest percent and delay");
+}
+
+/* Disk faults and mends in words: the decision's (faults_describe) and the
+ * trace's (describe_entry) say the same per mode; malformed records (short
+ * payloads in buffers of exactly their length, modes the ABI lacks); the
+ * public parts. */
+static void test_describe_disk(void)
+{
+    static const struct {
+        uint32_t mode;
+        const char *name, *words;
+    } modes[] = {
+        {REWIND_DISK_EIO, "eio", "its writes and syncs get EIO"},
+        {REWIND_DISK_ENOSPC, "enospc", "its writes get ENOSPC (no space)"},
+        {REWIND_DISK_SYNC, "sync", "its syncs get EIO"},
+    };
+    char buf[200], want[200];
+    struct rw_fault_event f;
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        struct fault_decision d = {FAULT_DISK, 1, 160000000, modes[i].mode};
+        faults_describe(&d, "n1", buf, sizeof(buf));
+        snprintf(want, sizeof(want), "made node n1's disk fail for 160.000 ms: %s", modes[i].words);
+        CHECKF(!strcmp(buf, want), "%s", buf);
+        faults_describe(&d, NULL, buf, sizeof(buf));
+        snprintf(want, sizeof(want), "made node 1's disk fail for 160.000 ms: %s", modes[i].words);
+        CHECKF(!strcmp(buf, want), "%s", buf);
+        CHECKF(faults_disk_words(modes[i].mode, buf, sizeof(buf)) == 0 &&
+                   !strcmp(buf, modes[i].words) &&
+                   !strcmp(faults_disk_mode_name(modes[i].mode), modes[i].name),
+               "%s", modes[i].name);
+        CHECKF(fault_words(REWIND_FAULT_DISK, 1, 160000000, 2, modes[i].mode, 16, buf, sizeof(buf),
+                           &f) == 0,
+               "a disk record's parts");
+        snprintf(want, sizeof(want), "fault disk node 1 for 160.000 ms: %s", modes[i].words);
+        CHECKF(!strcmp(buf, want), "%s", buf);
+        CHECKF(f.kind && !strcmp(f.kind, "disk") && f.node == 1 && f.ns == 160000000 &&
+                   f.procs == 2 && f.disk_mode && !strcmp(f.disk_mode, modes[i].name) &&
+                   !f.net_mode && !f.leader_pid && !f.net_percent && !f.net_delay_ms,
+               "disk parts");
+    }
+    CHECKF(fault_words(REWIND_FAULT_MEND, 3, 0, 1, 0, 12, buf, sizeof(buf), &f) == 0 &&
+               !strcmp(buf, "fault mend node 3: its disk works again") && !strcmp(f.kind, "mend") &&
+               f.node == 3 && !f.disk_mode && !f.net_mode,
+           "%s", buf);
+    CHECKF(fault_words(REWIND_FAULT_MEND, 3, 0, 1, 9, 16, buf, sizeof(buf), &f) == 0 &&
+               !strcmp(buf, "fault mend node 3: its disk works again") && !f.disk_mode,
+           "a mend's longer payload: %s", buf);
+    /* A decision with a mode the ABI lacks still says something. */
+    struct fault_decision odd = {FAULT_DISK, 2, 10000000, 7};
+    faults_describe(&odd, "n2", buf, sizeof(buf));
+    CHECKF(!strcmp(buf, "made node n2's disk fail for 10.000 ms: mode 7"), "%s", buf);
+    CHECKF(faults_disk_words(0, buf, sizeof(buf)) < 0 && !buf[0] &&
+               faults_disk_words(4, buf, sizeof(buf)) < 0 && !buf[0] &&
+               faults_disk_words(0xffffffffu, buf, sizeof(buf)) < 0 && !buf[0] &&
+               !faults_disk_mode_name(0) && !faults_disk_mode_name(4) &&
+               !faults_disk_mode_name(0xffffffffu),
+           "modes the ABI lacks");
+    static const struct {
+        uint32_t kind, arg;
+        size_t len;
+        const char *what;
+    } bad[] = {
+        {REWIND_FAULT_DISK, REWIND_DISK_EIO, 0, "a disk record without payload"},
+        {REWIND_FAULT_DISK, REWIND_DISK_EIO, 8, "a disk record of 8 bytes"},
+        {REWIND_FAULT_DISK, REWIND_DISK_EIO, 12, "a disk record of 12 bytes"},
+        {REWIND_FAULT_DISK, REWIND_DISK_SYNC, 15, "a disk record of 15 bytes"},
+        {REWIND_FAULT_DISK, 0, 16, "disk mode 0"},
+        {REWIND_FAULT_DISK, REWIND_DISK_SYNC + 1, 16, "disk mode 4"},
+        {REWIND_FAULT_DISK, 0x100 | REWIND_DISK_EIO, 16, "disk mode 0x101"},
+        {REWIND_FAULT_DISK, 0xffffffffu, 16, "disk mode 0xffffffff"},
+        {REWIND_FAULT_MEND, 0, 11, "a mend record of 11 bytes"},
+        {REWIND_FAULT_MEND, 0, 0, "a mend record without payload"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc =
+            fault_words(bad[i].kind, 1, 40000000, 1, bad[i].arg, bad[i].len, buf, sizeof(buf), &f);
+        CHECKF(rc < 0 && strstr(buf, "malformed") && !f.kind && !f.disk_mode, "%s: %s", bad[i].what,
+               buf);
+    }
+    /* Node out of range and stray aux bits, for disk too. */
+    CHECKF(fault_words(REWIND_FAULT_DISK, 0, 1, 1, REWIND_DISK_EIO, 16, buf, sizeof(buf), &f) < 0 &&
+               fault_words(REWIND_FAULT_DISK, 17, 1, 1, REWIND_DISK_EIO, 16, buf, sizeof(buf), &f) <
+                   0,
+           "disk at node 0 or 17");
 }
 
 static void test_spec(void)
@@ -755,6 +1218,7 @@ static void test_spec(void)
     CHECKF(nj && spec_parse_perturb(nj, &nback) == 0 && nback.fault_kinds == nk.fault_kinds,
            "net round trip");
     json_decref(nj);
+    CHECKF(!strstr(net, "disk_glob"), "no disk_glob without disk: %s", net);
     free(net);
     sp.perturb = &f;
     char *with = spec_to_json(&sp);
@@ -778,11 +1242,86 @@ static void test_spec(void)
                          "{\"faults\":{\"kinds\":\"restart\",\"rate\":2}}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         json_t *b = json_loads(bad[i], 0, NULL);
-        CHECKF(b && spec_parse_perturb(b, &back) < 0, "refused: %s", bad[i]);
+        CHECKF(b && spec_parse_perturb(b, &back) < 0 && !back.fault_kinds, "refused: %s", bad[i]);
         json_decref(b);
     }
     free(plain);
     free(with);
+}
+
+/* The spec's "disk_glob" (invariant 5): in the faults object exactly when
+ * the kinds have disk, read back, and refused when malformed. */
+static void test_spec_disk(void)
+{
+    char *argv[] = {"/bin/true", NULL}, *env[] = {NULL};
+    struct run_spec sp = {.argv = argv, .env = env, .cwd = "/", .mem_mib = 256, .quantum_ns = 5000};
+    struct sched dk = {.fault_kinds = (1u << FAULT_KILL) | (1u << FAULT_DISK), .fault_rate = 4};
+    snprintf(dk.fault_disk_glob, sizeof(dk.fault_disk_glob), "/data/*.wal");
+    sp.perturb = &dk;
+    char *disk = spec_to_json(&sp);
+    CHECKF(disk && strstr(disk, "\"faults\":{\"disk_glob\":\"/data/*.wal\",\"kinds\":\"kill,disk\","
+                                "\"rate\":4}"),
+           "%s", disk);
+    json_t *dj = json_loads(disk, 0, NULL);
+    struct sched dback = {0};
+    snprintf(dback.fault_disk_glob, sizeof(dback.fault_disk_glob), "stale");
+    CHECKF(dj && spec_parse_perturb(dj, &dback) == 0 && dback.fault_kinds == dk.fault_kinds &&
+               dback.fault_rate == 4 && !strcmp(dback.fault_disk_glob, "/data/*.wal"),
+           "disk round trip");
+    json_decref(dj);
+    free(disk);
+    struct sched star = dk;
+    snprintf(star.fault_disk_glob, sizeof(star.fault_disk_glob), "*");
+    sp.perturb = &star;
+    char *sj = spec_to_json(&sp);
+    json_t *sjj = sj ? json_loads(sj, 0, NULL) : NULL;
+    CHECKF(sj && strstr(sj, "\"disk_glob\":\"*\"") && sjj && spec_parse_perturb(sjj, &dback) == 0 &&
+               !strcmp(dback.fault_disk_glob, "*"),
+           "the default glob is written: %s", sj ? sj : "(null)");
+    json_decref(sjj);
+    free(sj);
+    /* A spec without disk leaves no glob behind from an earlier parse. */
+    json_t *nd = json_loads("{\"faults\":{\"kinds\":\"kill\",\"rate\":2}}", 0, NULL);
+    CHECKF(nd && spec_parse_perturb(nd, &dback) == 0 && !dback.fault_disk_glob[0] &&
+               dback.fault_kinds == 1u << FAULT_KILL,
+           "no glob without disk");
+    json_decref(nd);
+    struct sched back = {0};
+    const char *bad[] = {"{\"faults\":{\"kinds\":\"kill,disk\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":\"*\",\"kinds\":\"kill\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":\"\",\"kinds\":\"disk\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":\"/a b\",\"kinds\":\"disk\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":\"/a'b\",\"kinds\":\"disk\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":\"/a\\\"b\",\"kinds\":\"disk\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":\"/a\\nb\",\"kinds\":\"disk\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":\"/\\u00e9\",\"kinds\":\"disk\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":7,\"kinds\":\"disk\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":null,\"kinds\":\"disk\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":\"*\",\"kinds\":\"disk,kill\",\"rate\":2}}",
+                         "{\"faults\":{\"disk_glob\":\"*\",\"kinds\":\"disk\",\"rate\":2,\"x\":1}}",
+                         "{\"faults\":{\"disk_glob\":\"*\",\"kinds\":\"all\",\"rate\":2}}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_t *b = json_loads(bad[i], 0, NULL);
+        CHECKF(b && spec_parse_perturb(b, &back) < 0 && !back.fault_kinds, "refused: %s", bad[i]);
+        json_decref(b);
+    }
+    /* A glob of 200 bytes is read, one of 201 refused. */
+    char long_spec[400], g[SCHED_DISK_GLOB_MAX + 2];
+    memset(g, 'a', sizeof(g));
+    g[SCHED_DISK_GLOB_MAX] = 0;
+    snprintf(long_spec, sizeof(long_spec),
+             "{\"faults\":{\"disk_glob\":\"%s\",\"kinds\":\"disk\",\"rate\":2}}", g);
+    json_t *lj = json_loads(long_spec, 0, NULL);
+    CHECKF(lj && spec_parse_perturb(lj, &back) == 0 && strlen(back.fault_disk_glob) == 200,
+           "a glob of 200 bytes");
+    json_decref(lj);
+    g[SCHED_DISK_GLOB_MAX] = 'a';
+    g[SCHED_DISK_GLOB_MAX + 1] = 0;
+    snprintf(long_spec, sizeof(long_spec),
+             "{\"faults\":{\"disk_glob\":\"%s\",\"kinds\":\"disk\",\"rate\":2}}", g);
+    lj = json_loads(long_spec, 0, NULL);
+    CHECKF(lj && spec_parse_perturb(lj, &back) < 0, "a glob of 201 bytes");
+    json_decref(lj);
 }
 
 int main(void)
@@ -790,10 +1329,15 @@ int main(void)
     test_parse();
     test_decisions();
     test_old_decisions();
+    test_net_decisions();
     test_net();
+    test_disk();
+    test_disk_glob();
     test_restart();
     test_describe();
     test_describe_new();
+    test_describe_disk();
     test_spec();
+    test_spec_disk();
     return unit_done();
 }
