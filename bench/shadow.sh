@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/shadow.sh [RUNS] [WATCHDOG_MS]: how often the same etcd spec (three
-# members, --schedule 6 --faults all) leaves other bytes in guest RAM than
+# members, --schedule 6 --faults all; before restarts and disk faults) leaves other bytes in guest RAM than
 # its first run (docs/determinism.md, "Interrupt shadows"). Each run writes
 # its final RAM out (REWIND_AUDIT_DIRTY) and is compared page by page with
 # the first; with WATCHDOG_MS the running vCPU is interrupted every that

@@ -125,7 +125,8 @@ struct rewind_shared {
     __u32 fault_node; /* 1..REWIND_NODES_MAX: the node, in the spec's order */
     __u64 fault_ns;   /* pause, partition, net: its length in virtual ns; clock: the step
                          (s64); kill: 0, or the delay before the node's restart */
-    __u32 fault_arg;  /* net: REWIND_NET_ARG(mode, percent, delay_ms); otherwise 0 */
+    __u32 fault_arg;  /* net: REWIND_NET_ARG(mode, percent, delay_ms); disk: enum
+                         rewind_disk_mode; otherwise 0 */
     __u32 fault_pad;  /* 0 */
 };
 
@@ -159,7 +160,8 @@ enum rewind_record_kind {
                                (guest/linux/patches/30-mempoint.patch) */
     REWIND_REC_FAULT = 16,  /* an injected fault (docs/faults.md): aux = enum rewind_fault_kind
                                | node << 8; payload: u64 ns (a pause's length; a clock step, s64), u32 processes
-                               signalled; for net and restart also a u32: net's fault_arg, a
+                               signalled (a kill's ns: its restart delay, 0 for none); for net,
+                               disk and restart also a u32: net's and disk's fault_arg, a
                                restart's new leader pid; made by the guest kernel, pid/tid = the
                                interrupted task (a restart: PID 1) */
     REWIND_REC_KIND_MAX = 16,
@@ -212,11 +214,13 @@ enum rewind_net_mode {
 #define REWIND_NETEM_HANDLE(node) ((0x7700u + (node)) << 16)
 
 /* Restarts: when a kill's fault_ns is not 0, fault_ns of virtual time after
- * the kill the kernel sends PID 1 this (real-time) signal with si_code
- * SI_QUEUE and si_int = the node; rewind-init then starts the node's
- * restart command in the node's namespaces and names its leader with
- * REWIND_INIT_NODE_RESTART, which the kernel accepts only for a node whose
- * restart is due and that has no process left. */
+ * the kill the node's restart is due and the kernel sends PID 1 this
+ * (real-time) signal, si_code SI_KERNEL, if PID 1 handles it; PID 1 reads
+ * the nodes whose restarts are due (bit node - 1) with
+ * REWIND_IOC_RESTART_DUE, starts each node's restart command in the node's
+ * namespaces and names its leader with REWIND_INIT_NODE_RESTART, which the
+ * kernel accepts only for a node whose restart is due and that has no
+ * process left, and not while an inspection froze the guest. */
 #define REWIND_SIG_RESTART 40
 
 /* Flags of a REWIND_REC_ACCESS record. */
@@ -292,6 +296,10 @@ struct rewind_inspect_req {
  * what user space cannot do. op (enum rewind_hostile_op), arg in, ret out.
  */
 #define REWIND_IOC_HOSTILE _IOWR(REWIND_IOC_MAGIC, 4, struct rewind_hostile)
+
+/* PID 1 only (else -EPERM): the nodes whose restarts are due, bit node - 1
+ * (see REWIND_SIG_RESTART). */
+#define REWIND_IOC_RESTART_DUE _IOR(REWIND_IOC_MAGIC, 5, __u64)
 
 struct rewind_hostile {
     __u64 op;

@@ -860,15 +860,16 @@ static void __attribute__((noreturn)) inspect(void)
 /* ------------------------------------------------------------------------ */
 /* Waiting */
 
-/* Restarts (nodes.c invariant 5): node si_int's restart is due. Sets a bit
- * and, like on_inspect, leaves the parked wait. */
-static volatile unsigned restart_due;
+/* Restarts (nodes.c invariant 5): the kernel says a restart is due (only
+ * the kernel sends SI_KERNEL). Sets a flag and, like on_inspect, leaves the
+ * parked wait; the wait loop asks the kernel which (serve_restarts). */
+static volatile sig_atomic_t restart_signalled;
 static void on_restart(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
     (void)uc;
-    if (si->si_code == SI_QUEUE && si->si_int >= 1 && si->si_int <= NODES_MAX)
-        __atomic_fetch_or(&restart_due, 1u << (si->si_int - 1), __ATOMIC_SEQ_CST);
+    if (si->si_code == SI_KERNEL)
+        restart_signalled = 1;
     if (parked) {
         parked = 0;
         siglongjmp(park_jb, 1);
@@ -893,6 +894,28 @@ static void inspector_done(int st)
     emit(REWIND_INIT_INSPECT_DONE, text);
 }
 
+/* The restarts the kernel says are due (REWIND_IOC_RESTART_DUE), while the
+ * job runs: after it exited (reaped or not) nothing restarts. */
+static void serve_restarts(void)
+{
+    if (job_pid <= 0 || job_reaped)
+        return;
+    siginfo_t si = {0};
+    if (waitid(P_PID, (id_t)job_pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
+        return;
+    uint64_t due = 0;
+    if (ioctl(ctl_fd, REWIND_IOC_RESTART_DUE, &due) < 0)
+        return;
+    for (int i = 0; i < the_job->nodes.count; i++)
+        if ((due & (1ull << i)) && the_job->nodes.node[i].restart &&
+            nodes_restart(&the_job->nodes, i, the_job->envp) < 0) {
+            char msg[80];
+            snprintf(msg, sizeof(msg), "nodes: the kernel refused %s's restart",
+                     the_job->nodes.node[i].name);
+            emit(REWIND_INIT_ERROR, msg);
+        }
+}
+
 /* waitpid(-1, st, 0) that also serves inspect requests: returns the pid of
  * a reaped child other than the inspector, or -1 (ECHILD) when none is left
  * and no inspector runs; with upto_inspector, also 0 once an inspector
@@ -912,16 +935,14 @@ static pid_t wait_child(int *st, int upto_inspector)
             else
                 emit(REWIND_INIT_ERROR, "inspect: fork failed");
         }
-        unsigned due = __atomic_exchange_n(&restart_due, 0, __ATOMIC_SEQ_CST);
-        for (int i = 0; due && job_pid > 0 && !job_reaped && i < the_job->nodes.count; i++)
-            if ((due & (1u << i)) && nodes_restart(&the_job->nodes, i, the_job->envp) < 0) {
-                char msg[80];
-                snprintf(msg, sizeof(msg), "nodes: the kernel refused %s's restart",
-                         the_job->nodes.node[i].name);
-                emit(REWIND_INIT_ERROR, msg);
-            }
+        /* no restart while an inspection is asked for or runs: the
+         * inspected guest must not change */
+        if (restart_signalled && inspector == 0 && !inspect_pending) {
+            restart_signalled = 0;
+            serve_restarts();
+        }
         parked = 1;
-        if (restart_due || (inspect_pending && inspector == 0)) {
+        if ((restart_signalled && inspector == 0) || (inspect_pending && inspector == 0)) {
             parked = 0;
             continue;
         }

@@ -148,7 +148,8 @@ static void add_netem(const char *ifname, int node)
     if (!tc->tcm_ifindex)
         nodes_die("nodes: no interface %s for its netem qdisc", ifname);
     addattr(q.n, TCA_KIND, "netem", sizeof("netem"));
-    struct tc_netem_qopt opt = {.limit = 1000};
+    /* room for what a 128 ms delay holds back at any rate the guest sends */
+    struct tc_netem_qopt opt = {.limit = 10000};
     addattr(q.n, TCA_OPTIONS, &opt, sizeof(opt));
     int r = nl_talk(q.n);
     if (r < 0)
@@ -235,21 +236,33 @@ static void make_link(int i, pid_t pid)
     if_up(host, NULL, NULL);
 }
 
+/* A failure in a node's new leader: a first start ends the run (invariant
+ * 3); a restart's leader says why and exits, and the run goes on. */
+#define LEADER_FAIL(restart, ...)                                                                  \
+    do {                                                                                           \
+        if (!(restart))                                                                            \
+            nodes_die(__VA_ARGS__);                                                                \
+        dprintf(2, "rewind-init: " __VA_ARGS__);                                                   \
+        dprintf(2, "\n");                                                                          \
+        _exit(125);                                                                                \
+    } while (0)
+
 /* In a node's new leader, its namespaces ready: the outputs, the root, the
- * environment, then exec `/bin/sh -c cmd`; ready (-1: none) gets 'k' just
- * before. Never returns. */
+ * environment, then exec `/bin/sh -c cmd`; ready (-1: a restart, none)
+ * gets 'k' just before. Never returns. */
 static void __attribute__((noreturn))
 node_exec(const struct node *nd, const char *cmd, int ready, char **envp)
 {
+    int restart = ready < 0;
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int out = open("/dev/rewind-stdout", O_WRONLY | O_CLOEXEC);
     int er = open("/dev/rewind-stderr", O_WRONLY | O_CLOEXEC);
     if (in < 0 || out < 0 || er < 0)
-        nodes_die("nodes: %s: cannot open its output: %s", nd->name, strerror(errno));
+        LEADER_FAIL(restart, "nodes: %s: cannot open its output: %s", nd->name, strerror(errno));
     if (chroot("/newroot") < 0 || chdir("/") < 0)
-        nodes_die("nodes: %s: cannot enter the root: %s", nd->name, strerror(errno));
+        LEADER_FAIL(restart, "nodes: %s: cannot enter the root: %s", nd->name, strerror(errno));
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(er, 2) < 0)
-        nodes_die("nodes: %s: dup2: %s", nd->name, strerror(errno));
+        LEADER_FAIL(restart, "nodes: %s: dup2: %s", nd->name, strerror(errno));
     size_t n = 0, k = 0;
     while (envp[n])
         n++;
@@ -257,7 +270,7 @@ node_exec(const struct node *nd, const char *cmd, int ready, char **envp)
     char self[80];
     snprintf(self, sizeof(self), "REWIND_NODE=%s", nd->name);
     if (!env)
-        nodes_die("nodes: %s: out of memory", nd->name);
+        LEADER_FAIL(restart, "nodes: %s: out of memory", nd->name);
     for (size_t i = 0; i < n; i++) /* the job's own REWIND_NODE would shadow it */
         if (strncmp(envp[i], "REWIND_NODE=", 12))
             env[k++] = envp[i];
