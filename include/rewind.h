@@ -817,16 +817,28 @@ void rw_wait_status_text(uint64_t status, char *out, size_t n);
  * guest kernel did to which node. */
 struct rw_fault_event {
     const char *kind;     /* "kill", "pause", "continue", "partition", "heal", "clock", "net",
-                             "clear", "restart", "disk", "mend" (constant storage) */
-    unsigned node;        /* 1..RW_NODES_MAX, the node's place in the spec */
-    uint64_t ns;          /* a pause's, partition's, net or disk fault's length; a clock's step
-                             (int64_t); a kill's delay before its restart (0: none) */
-    uint32_t procs;       /* the processes signalled */
+                             "clear", "restart", "disk", "mend", "split", "join", "power"
+                             (a power cut: a kill whose node's unsynced writes are undone),
+                             "lost" (those writes undone) (constant storage) */
+    unsigned node;        /* 1..RW_NODES_MAX, the node's place in the spec (a split: the
+                             lowest node of its first side) */
+    uint64_t ns;          /* a pause's, partition's, net, disk or split fault's length; a
+                             clock's step (int64_t); a kill's or a power cut's delay before
+                             its restart (0: none); lost: 0 */
+    uint32_t procs;       /* the processes signalled (a split: the processes of every node;
+                             lost: 0) */
     const char *net_mode; /* net: "delay", "loss", "duplicate", "reorder"; else NULL */
     unsigned net_percent, net_delay_ms; /* net: the share of packets, the delay; else 0 */
     uint32_t leader_pid;                /* restart: the node's new leader; else 0 */
     const char *disk_mode; /* disk: "eio" (writes and syncs fail with EIO), "enospc" (writes
                               fail with ENOSPC), "sync" (syncs fail with EIO); else NULL */
+    uint32_t split_side;   /* split: the first side, bit i - 1 set for node i (no packet
+                              crosses between it and the other nodes; the job reaches both);
+                              else 0 */
+    uint64_t lost_bytes;   /* lost: the bytes of writes undone (restored or cut off); else 0 */
+    uint32_t lost_files;   /* lost: the files put back to their last sync; else 0 */
+    uint32_t lost_kept;    /* lost: the bytes written that could not be undone (over the
+                              kernel's limit); else 0 */
 };
 /* ev's fault: 0 with f filled, or -1 (f zeroed) when ev is no fault event or
  * a malformed one (a trace is untrusted: its payload is read only within

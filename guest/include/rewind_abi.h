@@ -123,10 +123,11 @@ struct rewind_shared {
      * with the bit, at the step the schedule chose. */
     __u32 fault_kind; /* enum rewind_fault_kind */
     __u32 fault_node; /* 1..REWIND_NODES_MAX: the node, in the spec's order */
-    __u64 fault_ns;   /* pause, partition, net: its length in virtual ns; clock: the step
-                         (s64); kill: 0, or the delay before the node's restart */
+    __u64 fault_ns;   /* pause, partition, net, disk, split: its length in virtual ns;
+                         clock: the step (s64); kill: 0, or the delay before the node's
+                         restart */
     __u32 fault_arg;  /* net: REWIND_NET_ARG(mode, percent, delay_ms); disk: enum
-                         rewind_disk_mode; otherwise 0 */
+                         rewind_disk_mode; split: the first side's nodes; otherwise 0 */
     __u32 fault_pad;  /* 0 */
 };
 
@@ -161,9 +162,10 @@ enum rewind_record_kind {
     REWIND_REC_FAULT = 16,  /* an injected fault (docs/faults.md): aux = enum rewind_fault_kind
                                | node << 8; payload: u64 ns (a pause's length; a clock step, s64), u32 processes
                                signalled (a kill's ns: its restart delay, 0 for none); for net,
-                               disk and restart also a u32: net's and disk's fault_arg, a
-                               restart's new leader pid; made by the guest kernel, pid/tid = the
-                               interrupted task (a restart: PID 1) */
+                               disk, split, restart and lost also a u32: net's, disk's and
+                               split's fault_arg, a restart's new leader pid, the bytes a power
+                               cut could not undo; made by the guest kernel,
+                               pid/tid = the interrupted task (a restart: PID 1) */
     REWIND_REC_KIND_MAX = 16,
 };
 
@@ -183,6 +185,19 @@ enum rewind_fault_kind {
     REWIND_FAULT_DISK = 10,     /* the node's file writes or syncs fail as fault_arg says, for
                                    fault_ns (files matching rewind.diskglob=GLOB) */
     REWIND_FAULT_MEND = 11,     /* record only: the disk fault ended */
+    REWIND_FAULT_SPLIT = 12,    /* the network splits in two sides for fault_ns: fault_arg has
+                                   bit i - 1 set for node i on the first side (fault_node is its
+                                   lowest); no packet crosses between nodes of the two sides */
+    REWIND_FAULT_JOIN = 13,     /* record only: the split ended */
+    REWIND_FAULT_POWER = 14,    /* a power cut: SIGKILL to every process of the node, as for
+                                   a kill (fault_ns: 0, or its restart delay); once the last of
+                                   them has exited, the node's writes made since their file's
+                                   last sync are undone (files matching rewind.diskglob=; the
+                                   kernel tracks writes only with rewind.power on its command
+                                   line) */
+    REWIND_FAULT_LOST = 15,     /* record only: a power cut's writes undone; payload u64 bytes
+                                   undone (restored or cut off), u32 files changed, u32 bytes
+                                   written that it could not undo */
 };
 
 /* A disk fault's fault_arg: which calls fail, and how. Calls of the node's

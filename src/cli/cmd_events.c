@@ -15,6 +15,19 @@ struct out {
     int json, n;
 };
 
+/* A split's first side (bit i - 1: node i) as ,"split":{"side":[1,3]}. */
+static void split_side_json(uint32_t side)
+{
+    const char *sep = "";
+    printf(",\"split\":{\"side\":[");
+    for (unsigned i = 0; i < 32; i++)
+        if ((side >> i) & 1) {
+            printf("%s%u", sep, i + 1);
+            sep = ",";
+        }
+    printf("]}");
+}
+
 static int show(void *ctx, const struct rw_event *e)
 {
     struct out *o = ctx;
@@ -32,15 +45,21 @@ static int show(void *ctx, const struct rw_event *e)
             printf(",\"status_text\":\"%s\"", how);
         }
         struct rw_fault_event f; /* docs/faults.md: a net fault's link, a disk fault's calls,
-                                    a kill's restart */
+                                    a split's first side, a kill's or a power cut's restart,
+                                    the writes a power cut undid */
         if (rw_event_fault(e, &f) == 0) {
             if (f.net_mode)
                 printf(",\"net\":{\"mode\":\"%s\",\"percent\":%u,\"delay_ms\":%u}", f.net_mode,
                        f.net_percent, f.net_delay_ms);
             if (f.disk_mode) /* a constant name: "eio", "enospc", "sync" */
                 printf(",\"disk\":{\"mode\":\"%s\"}", f.disk_mode);
-            if (!strcmp(f.kind, "kill") && f.ns)
+            if (f.split_side) /* its nodes by number, lowest first */
+                split_side_json(f.split_side);
+            if ((!strcmp(f.kind, "kill") || !strcmp(f.kind, "power")) && f.ns)
                 printf(",\"restart_ns\":%llu", (unsigned long long)f.ns);
+            if (!strcmp(f.kind, "lost"))
+                printf(",\"lost\":{\"bytes\":%llu,\"files\":%u,\"not_undone\":%u}",
+                       (unsigned long long)f.lost_bytes, f.lost_files, f.lost_kept);
             if (!strcmp(f.kind, "restart"))
                 printf(",\"leader_pid\":%u", f.leader_pid);
         }

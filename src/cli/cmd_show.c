@@ -49,6 +49,37 @@ static void print_segments(json_t *perturb)
     }
 }
 
+/* Whether the spec's comma list of fault kinds (docs/formats.md) names
+ * kind; 0 without a list. */
+static int has_kind(json_t *faults, const char *kind)
+{
+    const char *k = json_string_value(json_object_get(faults, "kinds"));
+    for (const char *p = k; p && *p;) {
+        size_t w = strcspn(p, ",");
+        if (w == strlen(kind) && !strncmp(p, kind, w))
+            return 1;
+        p += w + (p[w] == ',');
+    }
+    return 0;
+}
+
+/* The files of the disk glob, and what the run's kinds do to them
+ * (docs/faults.md: disk faults fail calls on them, power cuts undo the
+ * unsynced writes to them). */
+static void show_disk_glob(json_t *faults)
+{
+    int disk = has_kind(faults, "disk"), power = has_kind(faults, "power");
+    const char *glob = jstr(faults, "disk_glob");
+    if (disk && power)
+        printf("disk:     disk faults fail the node's calls on files matching %s; power cuts "
+               "undo its unsynced writes to them\n",
+               glob);
+    else if (power)
+        printf("disk:     power cuts undo the node's unsynced writes to files matching %s\n", glob);
+    else
+        printf("disk:     disk faults fail the node's calls on files matching %s\n", glob);
+}
+
 /* The VM has no network device: rewind-init brings up lo only
  * (docs/networking.md), and with nodes a bridge between them inside the VM
  * (docs/faults.md). */
@@ -66,7 +97,8 @@ static void show_network(json_t *spec)
             printf("node:     %s at 10.77.0.%zu: ", jstr(x, "name"), k + 1);
             printf("%s\n", jstr(x, "run"));
             if (json_object_get(x, "restart")) { /* docs/faults.md: after a kill */
-                printf("restart:  %s after a kill: ", jstr(x, "name"));
+                printf("restart:  %s after a kill%s: ", jstr(x, "name"),
+                       has_kind(json_object_get(spec, "faults"), "power") ? " or a power cut" : "");
                 printf("%s\n", jstr(x, "restart"));
             }
         }
@@ -157,9 +189,8 @@ int cmd_show(int argc, char **argv)
         printf("faults:   %s, %lld per schedule on average, at steps of the schedule's window\n",
                jstr(faults, "kinds"),
                (long long)json_integer_value(json_object_get(faults, "rate")));
-    if (json_object_get(faults, "disk_glob")) /* docs/faults.md: with disk faults only */
-        printf("disk:     disk faults fail the node's calls on files matching %s\n",
-               jstr(faults, "disk_glob"));
+    if (json_object_get(faults, "disk_glob")) /* docs/faults.md: with disk or power only */
+        show_disk_glob(faults);
     char *line = NULL;
     int exact = 1;
     struct rw_error err;

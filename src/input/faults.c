@@ -19,7 +19,9 @@ static const char *const kind_names[] = {
     [REWIND_FAULT_HEAL] = "heal",         [REWIND_FAULT_CLOCK] = "clock",
     [REWIND_FAULT_NET] = "net",           [REWIND_FAULT_CLEAR] = "clear",
     [REWIND_FAULT_RESTART] = "restart",   [REWIND_FAULT_DISK] = "disk",
-    [REWIND_FAULT_MEND] = "mend",
+    [REWIND_FAULT_MEND] = "mend",         [REWIND_FAULT_SPLIT] = "split",
+    [REWIND_FAULT_JOIN] = "join",         [REWIND_FAULT_POWER] = "power",
+    [REWIND_FAULT_LOST] = "lost",
 };
 
 static const char *const net_mode_names[] = {
@@ -46,8 +48,8 @@ static const char *const disk_mode_words[] = {
 /* The kinds a schedule can inject, in the spec's order (a new kind goes
  * last: the order is the kinds list's canonical form, and the pick of a
  * kind counts the kinds given in this order, invariant 4). */
-static const uint32_t injectable[] = {FAULT_KILL,  FAULT_PAUSE, FAULT_PARTITION,
-                                      FAULT_CLOCK, FAULT_NET,   FAULT_DISK};
+static const uint32_t injectable[] = {FAULT_KILL, FAULT_PAUSE, FAULT_PARTITION, FAULT_CLOCK,
+                                      FAULT_NET,  FAULT_DISK,  FAULT_SPLIT,     FAULT_POWER};
 #define NINJECT (sizeof(injectable) / sizeof(injectable[0]))
 
 /* A clock fault's step, signed in ns, as its size. */
@@ -88,8 +90,8 @@ int faults_parse(const char *list, uint32_t *kinds, char *why, size_t why_len)
         }
         if (!bit) {
             snprintf(why, why_len,
-                     "--faults takes a list of kill, pause, partition, clock, net, disk (or all): "
-                     "'%.*s'",
+                     "--faults takes a list of kill, pause, partition, clock, net, disk, split, "
+                     "power (or all): '%.*s'",
                      (int)(n > 40 ? 40 : n), p);
             return -1;
         }
@@ -131,21 +133,48 @@ static uint32_t net_arg(uint64_t r2)
     return REWIND_NET_ARG(mode, percent, delay_ms);
 }
 
+/* A split's first side from its draw r2 (bits 36 and up, as net's and
+ * disk's mode; the length has bits 32..34) among s's n nodes: bit i - 1
+ * for node i, a non-empty proper subset (1 .. 2^n - 2), each equally
+ * likely but for the modulo's bias, below 2^-12 with 16 nodes; 0 with
+ * fewer than two nodes (invariant 2). */
+static uint32_t split_side(const struct sched *s, uint64_t r2)
+{
+    uint32_t n = s->fault_nodes;
+    RW_ASSERT(n >= 1 && n <= REWIND_NODES_MAX); /* the shift below */
+    if (n < 2)
+        return 0;
+    return 1 + (uint32_t)((r2 >> 36) % ((1u << n) - 2));
+}
+
+/* Whether a decision of kind k kills its node: a kill, or a power cut (a
+ * kill whose node also loses its unsynced writes), drawn alike (invariant 2). */
+static int kills(enum fault_kind k)
+{
+    return k == FAULT_KILL || k == FAULT_POWER;
+}
+
 /* Invariant 2 for a decision d of s. */
 static void faults_check(const struct sched *s, const struct fault_decision *d)
 {
     RW_ASSERT(d->kind != FAULT_NONE && d->node >= 1 && d->node <= s->fault_nodes);
-    int restarts = d->kind == FAULT_KILL && ((s->fault_restart >> (d->node - 1)) & 1);
-    if (d->kind == FAULT_KILL && !restarts)
+    int restarts = kills(d->kind) && ((s->fault_restart >> (d->node - 1)) & 1);
+    if (kills(d->kind) && !restarts)
         RW_ASSERT(d->ns == 0);
     else if (d->kind != FAULT_CLOCK)
         RW_ASSERT(d->ns >= FAULT_PAUSE_MIN_NS && d->ns <= FAULT_PAUSE_MAX_NS);
     else
         RW_ASSERT(clock_size(d->ns) >= (long long)FAULT_CLOCK_MIN_NS &&
                   clock_size(d->ns) <= (long long)FAULT_CLOCK_MAX_NS);
-    RW_ASSERT(d->kind == FAULT_NET || d->kind == FAULT_DISK || d->arg == 0);
+    RW_ASSERT(d->kind == FAULT_NET || d->kind == FAULT_DISK || d->kind == FAULT_SPLIT ||
+              d->arg == 0);
     if (d->kind == FAULT_DISK)
         RW_ASSERT(d->arg >= REWIND_DISK_EIO && d->arg <= REWIND_DISK_SYNC);
+    if (d->kind == FAULT_SPLIT && s->fault_nodes < 2) /* a split needs two nodes */
+        RW_ASSERT(d->arg == 0 && d->node == 1);
+    else if (d->kind == FAULT_SPLIT) /* a non-empty proper subset, named by its lowest node */
+        RW_ASSERT(d->arg != 0 && d->arg < (1u << s->fault_nodes) - 1 &&
+                  d->node == 1 + (uint32_t)__builtin_ctz(d->arg));
     if (d->kind != FAULT_NET)
         return;
     uint32_t mode = REWIND_NET_MODE(d->arg), pc = REWIND_NET_PERCENT(d->arg),
@@ -179,10 +208,11 @@ struct fault_decision faults_decide(const struct sched *s, uint64_t step)
                 d.kind = (enum fault_kind)injectable[i];
         d.node = 1 + (uint32_t)((r2 >> 16) % s->fault_nodes);
         if (d.kind == FAULT_PAUSE || d.kind == FAULT_PARTITION || d.kind == FAULT_NET ||
-            d.kind == FAULT_DISK) /* 10 ms .. 1.28 s, 8 octaves */
+            d.kind == FAULT_DISK || d.kind == FAULT_SPLIT) /* 10 ms .. 1.28 s, 8 octaves */
             d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8);
-        if (d.kind == FAULT_KILL && (s->fault_restart >> (d.node - 1)) & 1) /* invariant 4 */
-            d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8); /* the restart's delay */
+        /* A kill's or a power cut's restart delay, from the same bits (invariant 4). */
+        if (kills(d.kind) && (s->fault_restart >> (d.node - 1)) & 1)
+            d.ns = FAULT_PAUSE_MIN_NS << ((r2 >> 32) % 8);
         if (d.kind == FAULT_CLOCK) { /* 1 s .. 128 s, 8 octaves, forward or back */
             uint64_t m = FAULT_CLOCK_MIN_NS << ((r2 >> 32) % 8);
             d.ns = (r2 >> 40) & 1 ? (uint64_t)(-(int64_t)m) : m;
@@ -191,10 +221,30 @@ struct fault_decision faults_decide(const struct sched *s, uint64_t step)
             d.arg = net_arg(r2);
         if (d.kind == FAULT_DISK) /* bits 36 and up, as net's mode: EIO, ENOSPC, sync */
             d.arg = REWIND_DISK_EIO + (uint32_t)((r2 >> 36) % 3);
+        if (d.kind == FAULT_SPLIT) { /* the first side; its lowest node names it (invariant 2) */
+            d.arg = split_side(s, r2);
+            if (d.arg)
+                d.node = 1 + (uint32_t)__builtin_ctz(d.arg);
+        }
         faults_check(s, &d);
         return d;
     }
     return d;
+}
+
+/* faults_describe's words for a split: at most 78 bytes for a side drawn
+ * among 16 nodes ("nodes 2,3,...,16", a length of 1280.000 ms), so check's
+ * report, which keeps 90 bytes of them, cuts none. */
+static void split_describe(const struct fault_decision *d, char *buf, size_t len)
+{
+    char side[64];
+    double ms = (double)d->ns / 1e6;
+    if (d->arg == 0)
+        snprintf(buf, len, "split nothing for %.3f ms (a split needs two nodes)", ms);
+    else if (faults_split_words(d->arg, side, sizeof(side)) < 0)
+        snprintf(buf, len, "split side %#x from the rest for %.3f ms", d->arg, ms);
+    else
+        snprintf(buf, len, "split %s from the rest for %.3f ms", side, ms);
 }
 
 void faults_describe(const struct fault_decision *d, const char *node_name, char *buf, size_t len)
@@ -207,14 +257,22 @@ void faults_describe(const struct fault_decision *d, const char *node_name, char
     char words[96];
     switch (d->kind) {
     case FAULT_KILL:
-        if (d->ns)
-            snprintf(buf, len,
-                     "killed node %s (SIGKILL to each of its processes); its restart command "
-                     "runs %.3f ms later",
-                     nm, (double)d->ns / 1e6);
+    case FAULT_POWER: { /* a power cut: a kill's words, and the undo (docs/faults.md) */
+        char head[192];
+        if (d->kind == FAULT_POWER)
+            snprintf(head, sizeof(head),
+                     "cut node %s's power (SIGKILL to each of its processes; its writes since "
+                     "their last sync undone)",
+                     nm);
         else
-            snprintf(buf, len, "killed node %s (SIGKILL to each of its processes)", nm);
+            snprintf(head, sizeof(head), "killed node %s (SIGKILL to each of its processes)", nm);
+        if (d->ns)
+            snprintf(buf, len, "%s; its restart command runs %.3f ms later", head,
+                     (double)d->ns / 1e6);
+        else
+            snprintf(buf, len, "%s", head);
         break;
+    }
     case FAULT_PAUSE:
         snprintf(buf, len, "paused node %s for %.3f ms of virtual time", nm, (double)d->ns / 1e6);
         break;
@@ -237,6 +295,9 @@ void faults_describe(const struct fault_decision *d, const char *node_name, char
             snprintf(words, sizeof(words), "mode %u", d->arg);
         snprintf(buf, len, "made node %s's disk fail for %.3f ms: %s", nm, (double)d->ns / 1e6,
                  words);
+        break;
+    case FAULT_SPLIT: /* numbers: only the one node's name is known here */
+        split_describe(d, buf, len);
         break;
     default:
         snprintf(buf, len, "nothing");
@@ -294,4 +355,23 @@ int faults_disk_glob_valid(const char *glob)
         if (glob[i] <= ' ' || glob[i] > '~' || glob[i] == '"' || glob[i] == '\'')
             return 0;
     return 1;
+}
+
+int faults_split_words(uint32_t side, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (side == 0 || side >= (1u << REWIND_NODES_MAX) - 1) /* no node, one too high, or all */
+        return -1;
+    const char *sep = side & (side - 1) ? "nodes " : "node ";
+    size_t o = 0;
+    for (unsigned i = 0; i < REWIND_NODES_MAX && o < len; i++) {
+        if (!((side >> i) & 1))
+            continue;
+        int w = snprintf(buf + o, len - o, "%s%u", sep, i + 1);
+        if (w < 0)
+            break;
+        o += (size_t)w;
+        sep = ",";
+    }
+    return 0;
 }

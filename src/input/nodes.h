@@ -4,10 +4,10 @@
  * "nodes": [{"name": NAME, "run": COMMAND}, ...] (absent when none, so ids
  * of runs without nodes are unchanged) and to rewind-init in /job
  * (src/input/job.h). A node may have a restart command, which rewind-init
- * runs a while after a kill fault (faults.h): a "NAME=COMMAND" string of a
- * second list, the restarts, carried in the spec as "restart": COMMAND in
- * that node's object (absent without one, so every other spec is
- * unchanged). Pure: no I/O.
+ * runs a while after a kill or a power cut (faults.h): a "NAME=COMMAND"
+ * string of a second list, the restarts, carried in the spec as "restart":
+ * COMMAND in that node's object (absent without one, so every other spec
+ * is unchanged). Pure: no I/O.
  *
  * Invariants:
  *  1. A valid list has 1..NODES_MAX entries, each NAME=COMMAND with NAME of

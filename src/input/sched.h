@@ -78,13 +78,15 @@ struct sched {
      * run's node count (from the spec's nodes). */
     uint32_t fault_kinds, fault_rate, fault_nodes;
     /* Bit i - 1 set when node i has a restart command (the spec's nodes,
-     * input/nodes.h): a kill of it gets a restart delay (faults.h). */
+     * input/nodes.h): a kill or a power cut of it gets a restart delay
+     * (faults.h). */
     uint32_t fault_restart;
-    /* The files disk faults fail (docs/faults.md, "Disk faults"): a glob of
-     * 1..SCHED_DISK_GLOB_MAX printable bytes without spaces or quotes when
-     * fault_kinds has disk (the spec's faults "disk_glob", the guest
-     * kernel's rewind.diskglob=), else "" (faults.h invariant 5). The
-     * decisions never read it. */
+    /* The files disk faults fail and power cuts undo the unsynced writes
+     * of (docs/faults.md, "Disk faults"): a glob of 1..SCHED_DISK_GLOB_MAX
+     * printable bytes without spaces or quotes when fault_kinds has disk or
+     * power (the spec's faults "disk_glob", the guest kernel's
+     * rewind.diskglob=), else "" (faults.h invariant 5). The decisions
+     * never read it. */
     char fault_disk_glob[SCHED_DISK_GLOB_MAX + 1];
 };
 

@@ -27,14 +27,14 @@ static json_t *strv(char **v)
 }
 
 /* The spec's "faults": {"kinds": K, "rate": N}, and "disk_glob": GLOB only
- * when the kinds have disk (faults.h invariant 5), so a spec without disk
- * faults keeps its id. */
+ * when the kinds have disk or power (faults.h invariant 5), so a spec
+ * without them keeps its id. */
 static json_t *faults_to_json(const struct sched *p)
 {
     char k[64];
     faults_format(p->fault_kinds, k, sizeof(k));
     json_t *f = json_pack("{s:s, s:I}", "kinds", k, "rate", (json_int_t)p->fault_rate);
-    if (p->fault_kinds & (1u << FAULT_DISK)) {
+    if (p->fault_kinds & FAULT_KINDS_GLOB) {
         RW_ASSERT(faults_disk_glob_valid(p->fault_disk_glob)); /* faults.h invariant 5 */
         json_object_set_new(f, "disk_glob", json_string(p->fault_disk_glob));
     }
@@ -159,8 +159,8 @@ int spec_parse_epoch(const char *s, int64_t *out)
 }
 
 /* The spec's "faults": {"kinds": "kill,pause", "rate": N}, with
- * "disk_glob": GLOB exactly when the kinds have disk (faults.h invariant
- * 5), or none. */
+ * "disk_glob": GLOB exactly when the kinds have disk or power (faults.h
+ * invariant 5), or none. */
 static int spec_parse_faults(json_t *spec, struct sched *s)
 {
     s->fault_kinds = s->fault_rate = 0;
@@ -179,12 +179,12 @@ static int spec_parse_faults(json_t *spec, struct sched *s)
         return -1;
     char canon[64]; /* the spec's form only: another spelling would be another id */
     faults_format(kinds, canon, sizeof(canon));
-    int disk = (kinds & (1u << FAULT_DISK)) != 0;
-    if (strcmp(canon, k) || disk != (dg != NULL) || (dg && (!g || !faults_disk_glob_valid(g))))
+    int glob = (kinds & FAULT_KINDS_GLOB) != 0;
+    if (strcmp(canon, k) || glob != (dg != NULL) || (dg && (!g || !faults_disk_glob_valid(g))))
         return -1;
     s->fault_kinds = kinds; /* only settings read whole */
     s->fault_rate = (uint32_t)json_integer_value(r);
-    if (disk)
+    if (glob)
         snprintf(s->fault_disk_glob, sizeof(s->fault_disk_glob), "%s", g);
     return 0;
 }

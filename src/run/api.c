@@ -289,7 +289,7 @@ _Static_assert(SCHED_DISK_GLOB_MAX == 200, "include/rewind.h: a disk_glob has 1.
 
 /* --faults, --fault-rate and --disk-glob (docs/faults.md): the fault
  * settings of o->sched; the disk glob is set exactly when the kinds have
- * disk, "*" unless given (faults.h invariant 5). */
+ * disk or power, "*" unless given (faults.h invariant 5). */
 static int run_faults_from_config(const struct rw_run_config *c, struct run_opts *o,
                                   struct rw_error *err)
 {
@@ -303,7 +303,7 @@ static int run_faults_from_config(const struct rw_run_config *c, struct run_opts
         if (c->fault_rate)
             return run_usage(err, "--fault-rate needs --faults");
         if (c->disk_glob)
-            return run_usage(err, "--disk-glob needs --faults with disk");
+            return run_usage(err, "--disk-glob needs --faults with disk or power");
         return 0;
     }
     char why[200];
@@ -314,18 +314,18 @@ static int run_faults_from_config(const struct rw_run_config *c, struct run_opts
     if (c->fault_rate > FAULT_RATE_MAX)
         return run_usage(err, "--fault-rate takes 1 to %u: %u", FAULT_RATE_MAX, c->fault_rate);
     o->sched.fault_rate = c->fault_rate ? c->fault_rate : FAULT_RATE_DEFAULT;
-    int disk = (o->sched.fault_kinds & (1u << FAULT_DISK)) != 0;
-    if (c->disk_glob && !disk)
-        return run_usage(err, "--disk-glob needs --faults with disk: %s", c->faults);
+    int glob = (o->sched.fault_kinds & FAULT_KINDS_GLOB) != 0;
+    if (c->disk_glob && !glob)
+        return run_usage(err, "--disk-glob needs --faults with disk or power: %s", c->faults);
     if (c->disk_glob && !run_kernel_word_ok(c->disk_glob, SCHED_DISK_GLOB_MAX))
         return run_usage(err,
                          "--disk-glob needs a glob of 1..%d printable bytes without spaces or "
                          "quotes: %s",
                          SCHED_DISK_GLOB_MAX, c->disk_glob);
-    if (disk)
+    if (glob)
         snprintf(o->sched.fault_disk_glob, sizeof(o->sched.fault_disk_glob), "%s",
                  c->disk_glob ? c->disk_glob : FAULT_DISK_GLOB_DEFAULT);
-    RW_ASSERT(!disk || faults_disk_glob_valid(o->sched.fault_disk_glob)); /* invariant 5 */
+    RW_ASSERT(!glob || faults_disk_glob_valid(o->sched.fault_disk_glob)); /* invariant 5 */
     return 0;
 }
 
@@ -674,7 +674,7 @@ static void command_line_schedule(FILE *f, const struct sched *sc, int plain)
         faults_format(sc->fault_kinds, k, sizeof(k));
         fprintf(f, " --faults %s --fault-rate %u", k, sc->fault_rate);
     }
-    if (sc->fault_kinds & (1u << FAULT_DISK)) { /* and the glob (faults.h invariant 5) */
+    if (sc->fault_kinds & FAULT_KINDS_GLOB) { /* and the glob (faults.h invariant 5) */
         fputs(" --disk-glob ", f);
         shq(f, sc->fault_disk_glob);
     }

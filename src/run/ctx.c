@@ -824,10 +824,13 @@ int run_kernel_cmdline(const struct run_opts *o, char *buf, size_t len)
         cmdline_add(buf, len, &cl, " rewind.dirorder=%llu", (unsigned long long)o->dirorder);
     if (o->track_writes)
         cmdline_add(buf, len, &cl, " rewind.track=%s", o->track_writes);
-    if (o->sched.fault_kinds & (1u << FAULT_DISK)) { /* docs/faults.md: the disk faults' files */
+    if (o->sched.fault_kinds & FAULT_KINDS_GLOB) { /* docs/faults.md: disk faults' and power
+                                                       cuts' files */
         RW_ASSERT(faults_disk_glob_valid(o->sched.fault_disk_glob)); /* a word: faults.h inv. 5 */
         cmdline_add(buf, len, &cl, " rewind.diskglob=%s", o->sched.fault_disk_glob);
     }
+    if (o->sched.fault_kinds & (1u << FAULT_POWER)) /* the kernel tracks unsynced writes */
+        cmdline_add(buf, len, &cl, " rewind.power");
     if (o->preempt_memory) /* docs/determinism.md: guest/linux/patches/30-mempoint.patch */
         cmdline_add(buf, len, &cl, " rewind.preempt=memory");
     if (o->cpus > 1) /* docs/determinism.md: guest/linux/patches/40-cpus.patch */

@@ -178,8 +178,9 @@ int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_insp
 int run_boot(struct run_ctx *c);
 /* The guest kernel's command line for o into buf (len bytes): the fixed
  * words, then rewind.dirorder=, rewind.track=, rewind.diskglob= (only when
- * the fault kinds have disk), rewind.preempt=, rewind.cpus=, each only when
- * o sets it. Its length, or -1 when it does not fit in len. */
+ * the fault kinds have disk or power), rewind.power (only when they have
+ * power), rewind.preempt=, rewind.cpus=, each only when o sets it. Its
+ * length, or -1 when it does not fit in len. */
 int run_kernel_cmdline(const struct run_opts *o, char *buf, size_t len);
 /* Restore run `from`'s keyframe at or before step into the VM and feed the
  * new run from's trace up to it (invariant 3). fork_step goes into the

@@ -32,19 +32,35 @@ static const char *const names[] = {
     [REWIND_REC_ACCESS] = "access",   [REWIND_REC_FAULT] = "fault",
 };
 
+/* Whether a split record's side (its payload's u32 at 12) is one a split
+ * can have, named by node: a non-empty set of nodes, not every node
+ * (faults_split_words), whose lowest is the record's node (rewind_abi.h,
+ * REWIND_FAULT_SPLIT). */
+static int split_side_ok(uint32_t side, unsigned node)
+{
+    char words[96];
+    return faults_split_words(side, words, sizeof(words)) == 0 &&
+           node == 1 + (unsigned)__builtin_ctz(side);
+}
+
 /* A fault record's parts (docs/faults.md; rewind_abi.h, REWIND_REC_FAULT):
- * aux = kind | node << 8; payload u64 ns, u32 processes, and for net, disk
- * and restart a u32 more (net's arg, disk's mode, the restart's new
- * leader). 0, or -1 (f zeroed) when it is malformed: an unknown kind, a
- * node out of range, stray aux bits, a payload too short for its kind, or a
- * net arg or disk mode rewind_abi.h does not allow (the trace is untrusted:
- * nothing is read past the payload's end). */
+ * aux = kind | node << 8; payload u64 ns, u32 processes (a split's: of
+ * every node), and for net, disk, split and restart a u32 more (net's arg,
+ * disk's mode, split's first side, the restart's new leader). A power
+ * cut's is a kill's (ns: its restart delay); a lost record's (the writes a
+ * power cut undid) is u64 bytes undone, u32 files changed, u32 bytes not
+ * undone, into f's lost_* (its ns and procs 0). 0, or -1 (f zeroed) when
+ * it is malformed: an unknown kind, a node out of range, stray aux bits, a
+ * payload too short for its kind, a net arg or disk mode rewind_abi.h does
+ * not allow, or a split side split_side_ok refuses (the trace is
+ * untrusted: nothing is read past the payload's end). */
 static int fault_parse(uint64_t aux, const uint8_t *pay, size_t len, struct rw_fault_event *f)
 {
     uint32_t kind = (uint32_t)(aux & 0xff);
     unsigned node = (unsigned)((aux >> 8) & 0xff);
-    int extra =
-        kind == REWIND_FAULT_NET || kind == REWIND_FAULT_RESTART || kind == REWIND_FAULT_DISK;
+    int extra = kind == REWIND_FAULT_NET || kind == REWIND_FAULT_RESTART ||
+                kind == REWIND_FAULT_DISK || kind == REWIND_FAULT_SPLIT ||
+                kind == REWIND_FAULT_LOST;
     char words[96];
     memset(f, 0, sizeof(*f));
     if (len < (extra ? 16u : 12u) || !faults_kind_name(kind) || kind == 0 || node == 0 ||
@@ -52,10 +68,17 @@ static int fault_parse(uint64_t aux, const uint8_t *pay, size_t len, struct rw_f
         (kind == REWIND_FAULT_NET &&
          faults_net_words(bytes_get_u32(pay + 12), words, sizeof(words)) < 0) ||
         (kind == REWIND_FAULT_DISK &&
-         faults_disk_words(bytes_get_u32(pay + 12), words, sizeof(words)) < 0))
+         faults_disk_words(bytes_get_u32(pay + 12), words, sizeof(words)) < 0) ||
+        (kind == REWIND_FAULT_SPLIT && !split_side_ok(bytes_get_u32(pay + 12), node)))
         return -1;
     f->kind = faults_kind_name(kind);
     f->node = node;
+    if (kind == REWIND_FAULT_LOST) { /* no length, no processes: what was undone */
+        f->lost_bytes = bytes_get_u64(pay);
+        f->lost_files = bytes_get_u32(pay + 8);
+        f->lost_kept = bytes_get_u32(pay + 12);
+        return 0;
+    }
     f->ns = bytes_get_u64(pay);
     f->procs = bytes_get_u32(pay + 8);
     if (kind == REWIND_FAULT_NET) {
@@ -68,6 +91,8 @@ static int fault_parse(uint64_t aux, const uint8_t *pay, size_t len, struct rw_f
         f->leader_pid = bytes_get_u32(pay + 12);
     if (kind == REWIND_FAULT_DISK)
         f->disk_mode = faults_disk_mode_name(bytes_get_u32(pay + 12));
+    if (kind == REWIND_FAULT_SPLIT)
+        f->split_side = bytes_get_u32(pay + 12);
     return 0;
 }
 
@@ -78,6 +103,23 @@ int rw_event_fault(const struct rw_event *ev, struct rw_fault_event *f)
         return -1;
     }
     return fault_parse(ev->aux, ev->payload, ev->payload_len, f);
+}
+
+/* A lost record's words: "fault lost node 1: 3 files back to their last
+ * sync, 8192 bytes of writes undone" ("1 file back to its last sync"), and
+ * ", 512 bytes not undone (over the limit)" when the kernel could not undo
+ * some. */
+static void lost_words(const struct rw_fault_event *f, char *out, size_t n)
+{
+    int one = f->lost_files == 1;
+    int w = snprintf(out, n,
+                     "fault lost node %u: %u file%s back to %s last sync, %llu byte%s of "
+                     "writes undone",
+                     f->node, f->lost_files, one ? "" : "s", one ? "its" : "their",
+                     (unsigned long long)f->lost_bytes, f->lost_bytes == 1 ? "" : "s");
+    if (f->lost_kept && w >= 0 && (size_t)w < n)
+        snprintf(out + w, n - (size_t)w, ", %u byte%s not undone (over the limit)", f->lost_kept,
+                 f->lost_kept == 1 ? "" : "s");
 }
 
 /* A fault record's words; -1 when it is malformed (fault_parse). */
@@ -99,6 +141,21 @@ static int describe_fault(const struct trace_entry *e, char *out, size_t n)
                      node, procs, pl, ms);
         else
             snprintf(out, n, "fault kill node %u: SIGKILL to %u process%s", node, procs, pl);
+        break;
+    case REWIND_FAULT_POWER: /* a kill's words, and the undo to come (a lost record) */
+        if (f.ns)
+            snprintf(out, n,
+                     "fault power node %u: SIGKILL to %u process%s, its unsynced writes to be "
+                     "undone; restart in %.3f ms",
+                     node, procs, pl, ms);
+        else
+            snprintf(out, n,
+                     "fault power node %u: SIGKILL to %u process%s, its unsynced writes to be "
+                     "undone",
+                     node, procs, pl);
+        break;
+    case REWIND_FAULT_LOST:
+        lost_words(&f, out, n);
         break;
     case REWIND_FAULT_PAUSE:
         snprintf(out, n, "fault pause node %u for %.3f ms: SIGSTOP to %u process%s", node, ms,
@@ -133,6 +190,16 @@ static int describe_fault(const struct trace_entry *e, char *out, size_t n)
         break;
     case REWIND_FAULT_MEND:
         snprintf(out, n, "fault mend node %u: its disk works again", node);
+        break;
+    case REWIND_FAULT_SPLIT: /* faults_describe's side in words */
+        faults_split_words(f.split_side, words, sizeof(words)); /* checked */
+        snprintf(out, n,
+                 "fault split node %u for %.3f ms: %s apart from the other nodes (the job "
+                 "reaches every node)",
+                 node, ms, words);
+        break;
+    case REWIND_FAULT_JOIN:
+        snprintf(out, n, "fault join node %u: the network is whole again", node);
         break;
     default: /* continue */
         snprintf(out, n, "fault %s node %u: SIGCONT to %u process%s", f.kind, node, procs, pl);

@@ -3,9 +3,9 @@
  * belongs to, followed record by record through a trace: rewind-init's
  * node-start records (from pid 1 only: any root job can emit init records)
  * name each node's leader, and a process forked by a node's process belongs
- * to that node. A process outside every node has none. After a kill fault,
- * rewind-init may restart a node (docs/faults.md): its node-restart record
- * (from pid 1 too) names the node's new leader.
+ * to that node. A process outside every node has none. After a kill fault
+ * or a power cut, rewind-init may restart a node (docs/faults.md): its
+ * node-restart record (from pid 1 too) names the node's new leader.
  *
  * Invariants:
  *  1. A run without node-start records costs nothing: no memory is taken

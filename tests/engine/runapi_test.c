@@ -3,8 +3,9 @@
  * run` line rw_command_line gives for a stored spec, the exit code of each
  * phase of a run (src/run/ctx.h invariant 2), the test holes by name, the
  * nodes' restarts and net faults from a config and from a stored spec, and
- * disk faults' glob from a config, from a stored spec, on the command line
- * and on the guest kernel's command line (docs/faults.md). */
+ * disk faults' and power cuts' glob (and rewind.power) from a config, from a
+ * stored spec, on the command line and on the guest kernel's command line
+ * (docs/faults.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,8 +226,9 @@ static void test_disk_faults(const char *home)
     const struct {
         const char *faults, *glob, *msg;
     } bad[] = {
-        {NULL, "*", "--disk-glob needs --faults with disk"},
-        {"kill,net", "*", "--disk-glob needs --faults with disk: kill,net"},
+        {NULL, "*", "--disk-glob needs --faults with disk or power"},
+        {"kill,net", "*", "--disk-glob needs --faults with disk or power: kill,net"},
+        {"kill,split", "*", "--disk-glob needs --faults with disk or power: kill,split"},
         {"disk", "", "--disk-glob needs a glob of 1..200 printable bytes without spaces or quotes"},
         {"disk", "/a b", "--disk-glob needs a glob of 1..200 printable bytes"},
         {"disk", "/a'b", "--disk-glob needs a glob of 1..200 printable bytes"},
@@ -343,6 +345,133 @@ static void test_disk_faults(const char *home)
     rw_home_close(h);
 }
 
+/* --faults power (docs/faults.md): the disk glob as with disk (default
+ * "*", --disk-glob taken), on the guest kernel's command line
+ * rewind.diskglob= and then rewind.power; a run without power keeps its
+ * line; a stored spec with power read back, with its command line. */
+static void test_power_faults(const char *home)
+{
+    rw_home *h;
+    struct rw_error err;
+    CHECK(rw_home_open(home, &h, &err) == 0, "open the home");
+    struct rw_run_config c;
+    struct run_opts o;
+    disk_config(&c, "kill,power", NULL);
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0 &&
+              o.sched.fault_kinds == ((1u << FAULT_KILL) | (1u << FAULT_POWER)) &&
+              !strcmp(o.sched.fault_disk_glob, "*"),
+          "power without --disk-glob: every file");
+    disk_config(&c, "power", "/data/*");
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0 && o.sched.fault_kinds == 1u << FAULT_POWER &&
+              !strcmp(o.sched.fault_disk_glob, "/data/*"),
+          "power takes --disk-glob");
+    disk_config(&c, "power", "/a b");
+    memset(&err, 0, sizeof(err));
+    CHECK(run_opts_from_config(h, &c, &o, &err) < 0 && err.code == RW_EUSAGE &&
+              strstr(err.msg, "--disk-glob needs a glob of 1..200 printable bytes"),
+          "power's glob is checked as disk's");
+    disk_config(&c, "all", NULL);
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0 && o.sched.fault_kinds == FAULT_KINDS_ALL &&
+              (o.sched.fault_kinds & (1u << FAULT_POWER)) && !strcmp(o.sched.fault_disk_glob, "*"),
+          "all has power");
+    /* The kernel command line: rewind.power right after rewind.diskglob=. */
+    char line[1024], plain[1024];
+    disk_config(&c, "kill,power", "/data/*");
+    c.track_writes = "/out/*";
+    c.preempt = "memory";
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0, "power and track-writes");
+    int n = run_kernel_cmdline(&o, line, sizeof(line));
+    CHECK(n > 0 && (size_t)n == strlen(line) &&
+              strstr(line, " rewind.track=/out/* rewind.diskglob=/data/* rewind.power "
+                           "rewind.preempt=memory") &&
+              !strstr(strstr(line, "rewind.power") + 1, "rewind.power"),
+          "rewind.power after rewind.diskglob=");
+    if (n > 0 && !strstr(line, " rewind.diskglob=/data/* rewind.power "))
+        fprintf(stderr, "  got: %s\n", line);
+    disk_config(&c, "power", NULL);
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0, "power alone");
+    n = run_kernel_cmdline(&o, line, sizeof(line));
+    CHECK(n > 0 && !strcmp(line + n - strlen(" rewind.diskglob=* rewind.power"),
+                           " rewind.diskglob=* rewind.power"),
+          "power alone: both words, last");
+    disk_config(&c, "disk,power", "/d/*");
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0, "disk and power");
+    n = run_kernel_cmdline(&o, line, sizeof(line));
+    CHECK(n > 0 && strstr(line, " rewind.diskglob=/d/* rewind.power") &&
+              !strstr(strstr(line, "rewind.diskglob=") + 1, "rewind.diskglob="),
+          "disk and power: one glob");
+    /* Without power, the line is what it was: no rewind.power, even with a
+     * stray glob, and the words of disk alone. */
+    disk_config(&c, "kill,disk", "/d/*");
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0, "disk without power");
+    n = run_kernel_cmdline(&o, plain, sizeof(plain));
+    CHECK(n > 0 && !strstr(plain, "rewind.power") &&
+              !strcmp(plain + n - strlen(" rewind.diskglob=/d/*"), " rewind.diskglob=/d/*"),
+          "no rewind.power without power");
+    disk_config(&c, "kill,split", NULL);
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0 && !o.sched.fault_disk_glob[0],
+          "no glob without disk or power");
+    n = run_kernel_cmdline(&o, plain, sizeof(plain));
+    CHECK(n > 0 && !strstr(plain, "rewind.power") && !strstr(plain, "diskglob"),
+          "kill and split: neither word");
+    /* The longest line with power still fits run_boot's buffer. */
+    char big[256];
+    memset(big, 'b', sizeof(big));
+    big[200] = 0;
+    disk_config(&c, "disk,power", big);
+    c.track_writes = big;
+    c.dirorder_on = 1;
+    c.dirorder = (uint64_t)INT64_MAX;
+    c.preempt = "memory";
+    c.cpus = 64;
+    CHECK(run_opts_from_config(h, &c, &o, &err) == 0, "the longest words with power");
+    n = run_kernel_cmdline(&o, line, sizeof(line));
+    CHECK(n > 400 && (size_t)n == strlen(line) && strstr(line, " rewind.power") &&
+              strstr(line, " rewind.cpus=64"),
+          "the longest line with power fits in run_boot's buffer");
+    /* A stored spec with power: read back, on the kernel's line, and its
+     * `rewind run` line. */
+    const char *spec_text =
+        "{\"image\":\"" IMG "\",\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[],\"mem_mib\":256,"
+        "\"seed\":0,\"epoch\":0,\"quantum_ns\":5000,\"perturb\":[[3,20,null,20,65536]],"
+        "\"faults\":{\"disk_glob\":\"/var/lib/*\",\"kinds\":\"kill,power\",\"rate\":2},"
+        "\"nodes\":[{\"name\":\"n1\",\"run\":\"serve 1\",\"restart\":\"serve 1\"}]}";
+    json_t *spec = json_loads(spec_text, 0, NULL);
+    struct run_stored st;
+    memset(&st, 0, sizeof(st));
+    char msg[512];
+    CHECK(spec && run_opts_from_spec(spec, home, &st.o, &st.ins, msg, sizeof(msg)) == 0 &&
+              st.o.sched.fault_kinds == ((1u << FAULT_KILL) | (1u << FAULT_POWER)) &&
+              !strcmp(st.o.sched.fault_disk_glob, "/var/lib/*") && st.o.sched.fault_restart == 1,
+          "power's glob read back");
+    n = run_kernel_cmdline(&st.o, line, sizeof(line));
+    CHECK(n > 0 && strstr(line, " rewind.diskglob=/var/lib/* rewind.power"),
+          "and on the kernel's line");
+    run_stored_free(&st);
+    json_decref(spec);
+    const char *no_glob =
+        "{\"image\":\"" IMG "\",\"cwd\":\"/\",\"argv\":[\"true\"],\"env\":[],\"mem_mib\":256,"
+        "\"seed\":0,\"epoch\":0,\"quantum_ns\":5000,"
+        "\"faults\":{\"kinds\":\"kill,power\",\"rate\":2},"
+        "\"nodes\":[{\"name\":\"n1\",\"run\":\"serve 1\"}]}";
+    spec = json_loads(no_glob, 0, NULL);
+    memset(&st, 0, sizeof(st));
+    CHECK(spec && run_opts_from_spec(spec, home, &st.o, &st.ins, msg, sizeof(msg)) < 0,
+          "a spec with power and no glob is refused");
+    run_stored_free(&st);
+    json_decref(spec);
+    write_run(home, "00112233445566ff", spec_text);
+    char *cl = NULL;
+    int exact = 0;
+    CHECK(rw_command_line(h, "00112233445566ff", &cl, &exact, &err) == 0 && cl &&
+              strstr(cl, " --faults kill,power --fault-rate 2 --disk-glob '/var/lib/*'"),
+          "--disk-glob after --faults with power");
+    if (cl && !strstr(cl, "--disk-glob"))
+        fprintf(stderr, "got %s\n", cl);
+    free(cl);
+    rw_home_close(h);
+}
+
 static void test_phase_codes(void)
 {
     CHECK(run_phase_code(PH_IMAGE) == RW_EROOT, "image: 121");
@@ -410,6 +539,7 @@ int main(void)
     test_resume_checks_watchpoints();
     test_restarts(home);
     test_disk_faults(home);
+    test_power_faults(home);
     rundir_remove_tree(home);
     return unit_done();
 }

@@ -10,6 +10,10 @@
  *                                  reordered one out of order); wait 1 s
  *                                  after the last send for stragglers, then
  *                                  print "sent N" and exit 0.
+ *   netprobe probe HOST PORT N MS LABEL
+ *                                  the same, each answer's line begun with
+ *                                  LABEL and a space (several probes to one
+ *                                  output stay apart).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -61,7 +65,7 @@ static void __attribute__((noreturn)) serve(int port)
 }
 
 /* Print every answer waiting, until deadline (ns). */
-static void answers(int s, uint64_t deadline)
+static void answers(int s, uint64_t deadline, const char *label)
 {
     for (;;) {
         uint64_t t = now_ns();
@@ -74,12 +78,13 @@ static void answers(int s, uint64_t deadline)
         struct probe pr;
         if (recv(s, &pr, sizeof(pr), 0) != (ssize_t)sizeof(pr))
             continue;
-        printf("echo %u %llu\n", pr.seq, (unsigned long long)((now_ns() - pr.sent_ns) / 1000));
+        printf("%s%secho %u %llu\n", label, *label ? " " : "", pr.seq,
+               (unsigned long long)((now_ns() - pr.sent_ns) / 1000));
         fflush(stdout);
     }
 }
 
-static int probe(const char *host, const char *port, int n, int ms)
+static int probe(const char *host, const char *port, int n, int ms, const char *label)
 {
     struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *ai;
     if (getaddrinfo(host, port, &hints, &ai) != 0) {
@@ -92,12 +97,14 @@ static int probe(const char *host, const char *port, int n, int ms)
     uint64_t next = now_ns();
     for (int i = 1; i <= n; i++) {
         struct probe pr = {(uint32_t)i, now_ns()};
-        if (send(s, &pr, sizeof(pr), 0) < 0 && errno != ECONNREFUSED)
+        /* a split or partition may answer with an unreachable */
+        if (send(s, &pr, sizeof(pr), 0) < 0 && errno != ECONNREFUSED && errno != EHOSTUNREACH &&
+            errno != ENETUNREACH)
             die("send");
         next += (uint64_t)ms * 1000000ull;
-        answers(s, next);
+        answers(s, next, label);
     }
-    answers(s, now_ns() + 1000000000ull);
+    answers(s, now_ns() + 1000000000ull, label);
     printf("sent %d\n", n);
     return 0;
 }
@@ -106,8 +113,8 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "serve"))
         serve(atoi(argv[2]));
-    if (argc == 6 && !strcmp(argv[1], "probe"))
-        return probe(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
-    fprintf(stderr, "usage: netprobe serve PORT | netprobe probe HOST PORT N MS\n");
+    if ((argc == 6 || argc == 7) && !strcmp(argv[1], "probe"))
+        return probe(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), argc == 7 ? argv[6] : "");
+    fprintf(stderr, "usage: netprobe serve PORT | netprobe probe HOST PORT N MS [LABEL]\n");
     return 2;
 }

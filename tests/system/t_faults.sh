@@ -16,7 +16,8 @@ faults_of() {
 import json, struct, sys
 for e in json.load(sys.stdin):
     kind = {1: "kill", 2: "pause", 3: "continue", 4: "partition", 5: "heal", 6: "clock",
-            7: "net", 8: "clear", 9: "restart", 10: "disk", 11: "mend"}[e["aux"] & 0xff]
+            7: "net", 8: "clear", 9: "restart", 10: "disk", 11: "mend", 12: "split",
+            13: "join", 14: "power", 15: "lost"}[e["aux"] & 0xff]
     print(e["step"], kind, e["node"], e["aux"] >> 8)'
 }
 
@@ -360,6 +361,178 @@ PY
     cmp -s a.out b.out || fail "two outputs"
 }
 
+# Splits (docs/faults.md, "Splits"): for a while the network is two sides,
+# nodes on one side reach no node on the other, and the job reaches every
+# node. Three nodes each echo UDP and probe the next in a ring (n1 to n2,
+# n2 to n3, n3 to n1); the job probes all three. Without faults nothing is
+# lost; with splits the job loses nothing, every probe a node loses is to a
+# node on the other side of a split that overlaps its round trip, at least
+# one is lost, and the same spec twice is one run.
+SPLIT_NODE='netprobe serve 7000 & sleep 0.3; netprobe probe %s 7000 150 10; wait'
+SPLIT_JOB='sleep 0.3; for n in n1 n2 n3; do netprobe probe $n 7000 150 10 $n & done; wait'
+# tier: vm
+test_split_parts_the_nodes() {
+    local spec=(--root "$ROOT")
+    local n next
+    for n in 1 2 3; do
+        next=$((n % 3 + 1))
+        # shellcheck disable=SC2059
+        spec+=(--node "n$n=$(printf "$SPLIT_NODE" "n$next")")
+    done
+    run_rw c run "${spec[@]}" -- sh -c "$SPLIT_JOB"
+    expect_rc 0
+    local cid; cid=$(run_id c.err)
+    run_rw a run "${spec[@]}" --schedule 3 --fault-rate 1000 --faults split -- sh -c "$SPLIT_JOB"
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    "$REWIND" events "$id" --kind fault >e.txt
+    expect_grep e.txt '\] fault split node [0-9] for [0-9.]* ms: nodes [0-9,]* apart from the other nodes (the job reaches every node)$'
+    expect_grep e.txt '\] fault join node [0-9]: the network is whole again$'
+    "$REWIND" events "$id" --kind fault --json >e.json
+    "$REWIND" log "$cid" --steps >lc.txt
+    "$REWIND" log "$id" --steps >l.txt
+    python3 - lc.txt l.txt e.json <<'PY' || fail "$(head -c 800 e.txt | tr '\n' '|')"
+import json, re, sys
+def echoes(path):
+    """{(from, to): [(seq, step)]} for the nodes' and the job's probes."""
+    got = {}
+    for line in open(path):
+        m = re.match(r"^\[(\d+) \S+(?: (n\d))? out\] (?:(n\d) )?echo (\d+) \d+$", line.strip())
+        if m:
+            src = m.group(2) or "job"
+            dst = m.group(3) if src == "job" else "n%d" % (int(src[1]) % 3 + 1)
+            got.setdefault((src, dst), []).append((int(m.group(4)), int(m.group(1))))
+    return got
+base = echoes(sys.argv[1])
+if len(base) != 6 or any(len(set(s for s, _ in v)) != 150 for v in base.values()):
+    sys.exit("without faults: %s" % {k: len(v) for k, v in base.items()})
+windows = []  # [start, end, side]
+for e in json.load(open(sys.argv[3])):
+    kind = e["aux"] & 0xff
+    if kind == 12:
+        windows.append([e["step"], 1 << 62, set("n%d" % i for i in e["split"]["side"])])
+    elif kind == 13 and windows:
+        windows[-1][1] = e["step"]
+if not windows:
+    sys.exit("no split")
+got = echoes(sys.argv[2])
+lost_total = 0
+for (src, dst), v in sorted(got.items()):
+    seqs = dict(v)
+    lost = sorted(set(range(1, 151)) - set(seqs))
+    if src == "job":
+        if lost:
+            sys.exit("the job lost %d probes to %s" % (len(lost), dst))
+        continue
+    for k in lost:
+        before = max([st for s, st in v if s < k] or [0])
+        after = min([st for s, st in v if s > k] or [1 << 62])
+        if not any(w[0] < after and w[1] > before and ((src in w[2]) != (dst in w[2])) for w in windows):
+            sys.exit("%s lost probe %d to %s with no split between them (steps %d..%d)" % (src, k, dst, before, after))
+    lost_total += len(lost)
+for (src, dst) in [("n1", "n2"), ("n2", "n3"), ("n3", "n1"), ("job", "n1"), ("job", "n2"), ("job", "n3")]:
+    if (src, dst) not in got and src == "job":
+        sys.exit("the job heard nothing from " + dst)
+print("splits", len(windows), "lost", lost_total)
+if not lost_total:
+    sys.exit("no split showed")
+PY
+    run_rw b run "${spec[@]}" --schedule 3 --fault-rate 1000 --faults split -- sh -c "$SPLIT_JOB"
+    same_run a.err b.err
+    expect_no_grep b.err 'DETERMINISM VIOLATION'
+    cmp -s a.out b.out || fail "two outputs"
+}
+
+# Power cuts (docs/faults.md, "Power cuts"): a power fault kills a node and
+# undoes its writes since their file's last sync. On the node one probe
+# appends numbered records and rewrites a header naming the last, syncing
+# every 7 rounds and saying so; another rewrites a small file whole (open
+# with O_TRUNC, write version I), syncing every 5 rounds. The node's
+# restart checks both files. After the cut the first file is exactly as at
+# the last sync the node finished (or the one in flight), with the records
+# written after it gone; the second holds the last synced version, or
+# nothing when a truncate (durable at once) came after it; a plain kill
+# keeps the later records (the check of this test fails for it); the same
+# spec twice is one run.
+POWER_NODE=(--node "n1=mkdir -p /tmp/p; powerprobe rewrite /tmp/p/ver 300 10 5 & exec powerprobe write /tmp/p/data 300 10 7"
+    --restart "n1=powerprobe check /tmp/p/data; powerprobe version /tmp/p/ver")
+# The node's files at its first cut or kill, from run $1's output with
+# steps and its fault events: "SYNCED IN_FLIGHT SURVIVED VSYNCED VIN_FLIGHT
+# VERSION" (records; versions of the rewritten file, "empty" for none).
+power_state() {
+    "$REWIND" log "$1" --steps >"$2.l"
+    "$REWIND" events "$1" --kind fault >"$2.e"
+    python3 - "$2.l" "$2.e" <<'PY'
+import re, sys
+cut = None
+for line in open(sys.argv[2]):
+    m = re.match(r"^\s*(\d+)\s+\[n1\] fault (power|kill) node 1", line)
+    if m:
+        cut = int(m.group(1))
+        break
+if cut is None:
+    sys.exit("no cut")
+st = {"synced": 0, "syncing": 0, "rewrite synced": 0, "rewrite syncing": 0}
+survived = version = None
+for line in open(sys.argv[1]):
+    m = re.match(r"^\[(\d+) \S+ n1 out\] (syncing|synced|rewrite syncing|rewrite synced) (\d+)$", line.strip())
+    if m and int(m.group(1)) < cut:
+        st[m.group(2)] = int(m.group(3))
+    m = re.match(r"^\[(\d+) \S+ n1 out\] file /tmp/p/data (.*)$", line.strip())
+    if m and int(m.group(1)) > cut and survived is None:
+        w = re.match(r"header (\d+) records (\d+) intact$", m.group(2))
+        survived = w.group(2) if w else "damaged"
+    m = re.match(r"^\[(\d+) \S+ n1 out\] file /tmp/p/ver (.*)$", line.strip())
+    if m and int(m.group(1)) > cut and version is None:
+        w = re.match(r"version (\d+)$", m.group(2))
+        version = w.group(1) if w else m.group(2).split(":")[0]
+print(st["synced"], st["syncing"], survived, st["rewrite synced"], st["rewrite syncing"], version)
+PY
+}
+# tier: vm
+test_power_cut_keeps_only_what_was_synced() {
+    local spec=(--root "$ROOT" "${POWER_NODE[@]}" --schedule 2 --fault-rate 20)
+    run_rw a run "${spec[@]}" --faults power --disk-glob '/tmp/p/*' -- sleep 4
+    expect_rc 0
+    local id; id=$(run_id a.err)
+    "$REWIND" events "$id" --kind fault >e.txt
+    expect_grep e.txt '\[n1\] fault power node 1: SIGKILL to 2 processes, its unsynced writes to be undone; restart in '
+    expect_grep e.txt '\[n1\] fault lost node 1: \(1 file back to its\|2 files back to their\) last sync, [1-9][0-9]* bytes of writes undone$'
+    expect_grep e.txt '\[n1\] fault restart node 1: '
+    "$REWIND" events "$id" --kind fault --json >e.json
+    python3 - e.json <<'PY' || fail "events --json: $(head -c 600 e.json)"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+lost = [e for e in ev if e["aux"] & 0xff == 15]
+power = [e for e in ev if e["aux"] & 0xff == 14]
+assert len(power) == 1 and power[0]["restart_ns"] > 0, power
+assert len(lost) == 1 and lost[0]["lost"]["files"] in (1, 2) and lost[0]["lost"]["bytes"] > 0 \
+    and lost[0]["lost"]["not_undone"] == 0 and lost[0]["step"] > power[0]["step"], lost
+PY
+    power_state "$id" a >a.state || fail "power_state: $(cat a.state)"
+    local synced syncing survived vsynced vsyncing version
+    read -r synced syncing survived vsynced vsyncing version <a.state
+    [ "$survived" = "$synced" ] || [ "$survived" = "$syncing" ] ||
+        fail "after the cut the file has $survived records; the node had synced $synced ($syncing in flight)"
+    [ "$synced" -ge 7 ] || fail "the cut came before the first sync ($synced): pick another schedule"
+    [ "$version" = "$vsynced" ] || [ "$version" = "$vsyncing" ] || [ "$version" = empty ] ||
+        fail "after the cut the rewritten file is $version; the node had synced version $vsynced ($vsyncing in flight)"
+    # a kill at the same step keeps the writes made after the last sync
+    run_rw k run "${spec[@]}" --faults kill -- sleep 4
+    expect_rc 0
+    power_state "$(run_id k.err)" k >k.state || fail "power_state: $(cat k.state)"
+    read -r synced syncing survived vsynced vsyncing version <k.state
+    case $survived in
+    damaged*) ;; # cut between a record and its header: unsynced writes kept
+    *) [ "$survived" -gt "$syncing" ] && [ "$survived" -gt "$synced" ] ||
+        fail "a kill lost writes: $survived records survived, $synced synced" ;;
+    esac
+    run_rw b run "${spec[@]}" --faults power --disk-glob '/tmp/p/*' -- sleep 4
+    same_run a.err b.err
+    expect_no_grep b.err 'DETERMINISM VIOLATION'
+    cmp -s a.out b.out || fail "two outputs"
+}
+
 # Without --faults a run with the same schedule has no fault, and a fault
 # needs both a node and a schedule window.
 # tier: vm
@@ -456,8 +629,9 @@ test_kv_fixed_passes_64_schedules() {
 # client (tests/etcd/client.sh) writing keys and reading every acknowledged
 # one back from each member that answers. Each member comes back after a
 # kill (--restart, on its data directory); disk faults hit the data
-# directories. With every kind of fault (schedule 7 has three kills and
-# restarts, pauses, net faults, a disk fault, a partition and clock steps)
+# directories. With every kind of fault but power cuts (schedule 13 has
+# two kills and restarts, pauses, net faults, disk faults, partitions,
+# splits into two sides and clock steps; the long tier's check adds power)
 # the cluster keeps every acknowledged write on every member, the faults
 # are in the trace, and the same spec is one run (Go's runtime threads and
 # timers, raft's randomized election timeouts: all from the seeded guest).
@@ -468,7 +642,7 @@ ETCD=(--mem 1024 --node "n1=/compat/node.sh n1" --node "n2=/compat/node.sh n2" -
 test_etcd_cluster_with_faults() {
     local root=$TOP/build/roots/etcd.erofs
     [ -f "$root" ] || skip "no $root (make build/roots/etcd.erofs)"
-    run_rw a run --root "$root" "${ETCD[@]}" --schedule 7 --faults all --fault-rate 8 -- /compat/client.sh 5
+    run_rw a run --root "$root" "${ETCD[@]}" --schedule 13 --faults kill,pause,partition,clock,net,disk,split --fault-rate 8 -- /compat/client.sh 5
     expect_rc 0
     expect_grep a.out '^client: 5 of 5 writes acknowledged$'
     local n
@@ -477,10 +651,10 @@ test_etcd_cluster_with_faults() {
     done
     local id; id=$(run_id a.err)
     faults_of "$id" >f.txt
-    for n in kill restart pause net disk partition clock; do
+    for n in kill restart pause net disk partition split clock; do
         grep -q " $n " f.txt || fail "no $n fault: $(cat f.txt | tr '\n' '|')"
     done
-    run_rw b run --root "$root" "${ETCD[@]}" --schedule 7 --faults all --fault-rate 8 -- /compat/client.sh 5
+    run_rw b run --root "$root" "${ETCD[@]}" --schedule 13 --faults kill,pause,partition,clock,net,disk,split --fault-rate 8 -- /compat/client.sh 5
     same_run a.err b.err || fail "two ids for one spec"
     expect_no_grep b.err 'DETERMINISM VIOLATION'
     cmp -s a.out b.out || fail "two outputs"
