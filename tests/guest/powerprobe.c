@@ -8,9 +8,11 @@
  *                                 (pwrite); every K rounds print
  *                                 "syncing I", fsync, print "synced I".
  *   powerprobe rewrite FILE N MS K
- *                                 N rounds, one every MS ms: open FILE
- *                                 with O_TRUNC and write version I (three
- *                                 32-byte lines naming I); every K rounds
+ *                                 N rounds, one every MS ms: write a line
+ *                                 "pending I" past the file's end, cut the
+ *                                 file to nothing (ftruncate) and write
+ *                                 version I (three 32-byte lines naming
+ *                                 I); every K rounds
  *                                 print "rewrite syncing I", fsync, print
  *                                 "rewrite synced I".
  *   powerprobe version FILE       print "file FILE version V" (its three
@@ -87,9 +89,14 @@ static int do_rewrite(const char *path, int n, int ms, int k)
 {
     char buf[3 * REC];
     for (int i = 1; i <= n; i++) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fd = open(path, O_WRONLY | O_CREAT, 0644);
         if (fd < 0)
             die("open");
+        line(buf, "pending", i);
+        if (pwrite(fd, buf, REC, 3 * REC) != REC)
+            die("pwrite");
+        if (ftruncate(fd, 0) < 0)
+            die("ftruncate");
         for (int j = 0; j < 3; j++)
             line(buf + j * REC, "version", i);
         if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))

@@ -446,8 +446,9 @@ PY
 # Power cuts (docs/faults.md, "Power cuts"): a power fault kills a node and
 # undoes its writes since their file's last sync. On the node one probe
 # appends numbered records and rewrites a header naming the last, syncing
-# every 7 rounds and saying so; another rewrites a small file whole (open
-# with O_TRUNC, write version I), syncing every 5 rounds. The node's
+# every 7 rounds and saying so; another rewrites a small file whole (a
+# line past its end, ftruncate to nothing, write version I), syncing every
+# 5 rounds. The node's
 # restart checks both files. After the cut the first file is exactly as at
 # the last sync the node finished (or the one in flight), with the records
 # written after it gone; the second holds the last synced version, or
