@@ -26,6 +26,20 @@ output_steps() {
     "$REWIND" log "$1" --steps --node "$2" | sed -n 's/^\[\([0-9]*\) .*/\1/p'
 }
 
+# Run $1 replays; a fork from before its first fault of kind $2, unperturbed
+# after its step, has no fault from that step on (docs/faults.md: a fault
+# is a schedule decision; a fork without a schedule has none).
+replay_and_fork_before() {
+    run_rw r replay "$1"
+    expect_rc 0
+    local first; first=$(faults_of "$1" | awk -v k="$2" '$2 == k { print $1; exit }')
+    [ -n "$first" ] && [ "$first" -gt 20 ] || fail "the first $2 at step '$first': too early to fork before it"
+    run_rw fb fork "$1" $((first - 10))
+    expect_rc 0
+    faults_of "$(run_id fb.err)" | awk -v s="$first" '$1 >= s { bad = 1 } END { exit bad }' ||
+        fail "a fault after the fork step of an unperturbed fork"
+}
+
 # tier: vm
 test_kill_and_pause_at_their_steps() {
     run_rw a run --root "$ROOT" "${TICKERS[@]}" "${FAULTY[@]}" --faults kill,pause -- sleep 3
@@ -188,6 +202,7 @@ test_partition_cuts_the_link() {
     "$REWIND" events "$id" --kind fault >e.txt
     expect_grep e.txt '\[n1\] fault partition node 1 for [0-9.]* ms: its link carries nothing$'
     expect_grep e.txt '\[n1\] fault heal node 1: its link carries packets again$'
+    replay_and_fork_before "$id" partition
     run_rw b run --root "$ROOT" --node "n1=$web" --schedule 1 --fault-rate 300 --faults partition \
         -- sh -c "sleep 0.5; $FETCH"
     same_run a.err b.err || fail "two ids for one spec"
@@ -293,6 +308,7 @@ if (order or late) and not modes & {"delay", "reorder"}:
 if not (lost or dup or order or late):
     sys.exit("no fault showed")
 PY
+    replay_and_fork_before "$id" net
     run_rw b run "${spec[@]}" --schedule 2 --fault-rate 1000 --faults net "${job[@]}"
     same_run a.err b.err
     expect_no_grep b.err 'DETERMINISM VIOLATION'
@@ -355,6 +371,7 @@ print("disk faults", len(windows), "failures", fails)
 if not fails:
     sys.exit("no disk fault showed")
 PY
+    replay_and_fork_before "$id" disk
     run_rw b run "${spec[@]}"
     same_run a.err b.err
     expect_no_grep b.err 'DETERMINISM VIOLATION'
@@ -367,7 +384,8 @@ PY
 # n2 to n3, n3 to n1); the job probes all three. Without faults nothing is
 # lost; with splits the job loses nothing, every probe a node loses is to a
 # node on the other side of a split that overlaps its round trip, at least
-# one is lost, and the same spec twice is one run.
+# one is lost, a replay is identical, a fork from before the first split
+# has none, and the same spec twice is one run.
 SPLIT_NODE='netprobe serve 7000 & sleep 0.3; netprobe probe %s 7000 150 10; wait'
 SPLIT_JOB='sleep 0.3; for n in n1 n2 n3; do netprobe probe $n 7000 150 10 $n & done; wait'
 # tier: vm
@@ -437,6 +455,7 @@ print("splits", len(windows), "lost", lost_total)
 if not lost_total:
     sys.exit("no split showed")
 PY
+    replay_and_fork_before "$id" split
     run_rw b run "${spec[@]}" --schedule 3 --fault-rate 1000 --faults split -- sh -c "$SPLIT_JOB"
     same_run a.err b.err
     expect_no_grep b.err 'DETERMINISM VIOLATION'
@@ -453,8 +472,9 @@ PY
 # the last sync the node finished (or the one in flight), with the records
 # written after it gone; the second holds the last synced version, or
 # nothing when a truncate (durable at once) came after it; a plain kill
-# keeps the later records (the check of this test fails for it); the same
-# spec twice is one run.
+# keeps the later records (the check of this test fails for it); a replay
+# is identical, a fork from before the cut has none; the same spec twice
+# is one run.
 POWER_NODE=(--node "n1=mkdir -p /tmp/p; powerprobe rewrite /tmp/p/ver 300 10 5 & exec powerprobe write /tmp/p/data 300 10 7"
     --restart "n1=powerprobe check /tmp/p/data; powerprobe version /tmp/p/ver")
 # The node's files at its first cut or kill, from run $1's output with
@@ -518,6 +538,7 @@ PY
     [ "$synced" -ge 7 ] || fail "the cut came before the first sync ($synced): pick another schedule"
     [ "$version" = "$vsynced" ] || [ "$version" = "$vsyncing" ] || [ "$version" = empty ] ||
         fail "after the cut the rewritten file is $version; the node had synced version $vsynced ($vsyncing in flight)"
+    replay_and_fork_before "$id" power
     # a kill at the same step keeps the writes made after the last sync
     run_rw k run "${spec[@]}" --faults kill -- sleep 4
     expect_rc 0
@@ -585,6 +606,11 @@ test_fault_holes_are_caught() {
         --test-hole fault-host-time -- sleep 3
     hole_caught x 6 --root "$ROOT" "${TICKERS[@]}" "${FAULTY[@]}" --faults kill,pause \
         --test-hole fault-at-host-exit -- sleep 3
+    # the kinds with an argument or a length of their own: the node drawn
+    # from host time moves each of them (a split's side stays, so the guest
+    # kernel refuses a split whose node is not its side's lowest)
+    hole_caught g 6 --root "$ROOT" "${TICKERS[@]}" "${FAULTY[@]}" \
+        --faults partition,clock,net,disk,split,power --test-hole fault-host-time -- sleep 3
 }
 
 
