@@ -2386,6 +2386,16 @@ static void test_describe_power(void)
     CHECKF(rw_event_fault(&ev, &f) < 0 && !f.kind && !f.lost_bytes, "stray bits refused");
 }
 
+/* Each spec of bad (n of them) is refused, with no kinds left in back. */
+static void check_refused(const char *const *bad, size_t n, struct sched *back)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *b = json_loads(bad[i], 0, NULL);
+        CHECKF(b && spec_parse_perturb(b, back) < 0 && !back->fault_kinds, "refused: %s", bad[i]);
+        json_decref(b);
+    }
+}
+
 static void test_spec(void)
 {
     char *argv[] = {"/bin/true", NULL}, *env[] = {NULL};
@@ -2425,11 +2435,7 @@ static void test_spec(void)
                          "{\"faults\":{\"kinds\":\"all\",\"rate\":2}}",
                          "{\"faults\":{\"kinds\":\"net,kill\",\"rate\":2}}",
                          "{\"faults\":{\"kinds\":\"restart\",\"rate\":2}}"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        json_t *b = json_loads(bad[i], 0, NULL);
-        CHECKF(b && spec_parse_perturb(b, &back) < 0 && !back.fault_kinds, "refused: %s", bad[i]);
-        json_decref(b);
-    }
+    check_refused(bad, sizeof(bad) / sizeof(bad[0]), &back);
     free(plain);
     free(with);
 }
@@ -2485,11 +2491,7 @@ static void test_spec_disk(void)
                          "{\"faults\":{\"disk_glob\":\"*\",\"kinds\":\"disk,kill\",\"rate\":2}}",
                          "{\"faults\":{\"disk_glob\":\"*\",\"kinds\":\"disk\",\"rate\":2,\"x\":1}}",
                          "{\"faults\":{\"disk_glob\":\"*\",\"kinds\":\"all\",\"rate\":2}}"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        json_t *b = json_loads(bad[i], 0, NULL);
-        CHECKF(b && spec_parse_perturb(b, &back) < 0 && !back.fault_kinds, "refused: %s", bad[i]);
-        json_decref(b);
-    }
+    check_refused(bad, sizeof(bad) / sizeof(bad[0]), &back);
     /* A glob of 200 bytes is read, one of 201 refused. */
     char long_spec[400], g[SCHED_DISK_GLOB_MAX + 2];
     memset(g, 'a', sizeof(g));
@@ -2546,11 +2548,7 @@ static void test_spec_split(void)
                          "{\"faults\":{\"kinds\":\"split,split\",\"rate\":2}}",
                          "{\"faults\":{\"disk_glob\":\"*\",\"kinds\":\"kill,split\",\"rate\":2}}",
                          "{\"faults\":{\"disk_glob\":\"*\",\"kinds\":\"split,disk\",\"rate\":2}}"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        json_t *b = json_loads(bad[i], 0, NULL);
-        CHECKF(b && spec_parse_perturb(b, &back) < 0 && !back.fault_kinds, "refused: %s", bad[i]);
-        json_decref(b);
-    }
+    check_refused(bad, sizeof(bad) / sizeof(bad[0]), &back);
 }
 
 /* The spec's kinds with power (invariant 5): disk_glob present with power
