@@ -26,11 +26,15 @@
  *  6. Every probe, and both runs of a narrowed pair, fork where the failing
  *     schedule forked and keep its bursts (src/input/sched.h invariant 3):
  *     the pair differs in the schedule's action at the deciding step alone.
+ *
+ * The search of narrowing (2, 3 and 6 as it keeps them) is narrow.c's; its
+ * probes are check_probe here, run by the workers.
  */
 #include "explore/explore.h"
 #include "explore/checkrec.h"
 #include "explore/cworker.h"
 #include "explore/engine.h"
+#include "explore/narrow.h"
 #include "explore/props.h"
 
 #include <stdarg.h>
@@ -45,8 +49,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "input/faults.h"
-#include "input/nodes.h"
 #include "util/homepath.h"
 #include "run/modes.h"
 #include "trace/compare.h"
@@ -103,12 +105,6 @@ static int side_from_manifest(struct rw_check_side *s, const char *name, json_t 
     s->exit_code = (int)json_integer_value(json_object_get(m, "exit_code"));
     s->steps = (uint64_t)json_integer_value(json_object_get(m, "steps"));
     return 0;
-}
-
-static int differs(const struct rw_check_side *a, const struct rw_check_side *b)
-{
-    return strcmp(a->outcome, b->outcome) || a->exit_code != b->exit_code ||
-           strcmp(a->output_hash, b->output_hash);
 }
 
 struct ctx {
@@ -258,7 +254,7 @@ static int count_assertion(void *ctx, const struct rw_sdk_assertion *a)
 /* Does side s fail: by the properties, or by ending unlike schedule 0. */
 static int bad(const struct ctx *x, const struct rw_check_side *s)
 {
-    return x->props ? s->props_failed : differs(s, x->ref);
+    return explore_side_bad(x->props, s, x->ref);
 }
 
 /* --vary: schedule k's variation applied to o (docs/nix.md). */
@@ -577,17 +573,16 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
     return rc;
 }
 
-/* Run the probe window [from, until) of the failing schedule: its actions
- * there alone, its bursts everywhere (src/input/sched.h invariant 3), so
- * the window of every perturbed step is the failing run itself. */
-static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_side *out,
-                 int *fails, char *err, size_t errlen)
+/* narrow.h's probe: the window [from, until) of the failing schedule run
+ * by a worker as a fork of the base run, judged and said. */
+static int check_probe(void *ctx, uint64_t from, uint64_t until, struct rw_check_side *out,
+                       char *err, size_t errlen)
 {
+    struct ctx *x = ctx;
     struct cworker_result msg;
     uint64_t s;
     struct cworker_task wk = {
         .schedule = x->rep->schedule, .from = from, .until = until, .span_from = x->rep->start + 1};
-    x->rep->probes++;
     memset(&msg, 0, sizeof(msg));
     if (cworker_submit(x->pool, &wk, err, errlen) < 0)
         return -1;
@@ -597,223 +592,14 @@ static int probe(struct ctx *x, uint64_t from, uint64_t until, struct rw_check_s
                     msg.e.msg[0] ? msg.e.msg : "its worker died");
     side_of(out, &msg.r);
     add_run(x, out->id);
-    x->rep->timeouts += msg.r.outcome == RW_TIMEOUT;
     if (x->props && judge(x, out, x->rep->schedule, 0, err, errlen) < 0)
         return -1;
-    *fails = bad(x, out);
+    int fails = bad(x, out);
     progress(x->c, "narrow: window [%llu, %llu): run %s %s %d%s%s", (unsigned long long)from,
              (unsigned long long)until, out->id, out->outcome, out->exit_code,
-             *fails ? (x->props ? "  <- fails: " : "  <- differs") : "",
-             *fails && x->props ? out->why : "");
+             fails ? (x->props ? "  <- fails: " : "  <- differs") : "",
+             fails && x->props ? out->why : "");
     return 0;
-}
-
-/* The memory-access point at step `step` of run `name`, in words ("" if the
- * step is none: docs/determinism.md, "Memory-access points"). */
-static void access_at(const char *home, const char *name, uint64_t step, char *out, size_t n)
-{
-    char path[4200];
-    struct trace_reader r;
-    out[0] = 0;
-    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
-        trace_open_read(&r, path) != 0)
-        return;
-    struct trace_entry e;
-    while (trace_next(&r, &e) == 1 && e.step <= step)
-        if (e.step == step && e.rec.kind == REWIND_REC_ACCESS) {
-            describe_entry(&e, out, n);
-            break;
-        }
-    trace_close_read(&r);
-}
-
-/* Did run `name` carry out fault fd decided at step `step`? Its record
- * comes at the step where the guest took the interrupt: that step, or a few
- * later (docs/faults.md); a fault the guest ignored (its node gone, already
- * paused) or the monitor dropped (the last one still pending) has none. */
-static int fault_acted(const char *home, const char *name, uint64_t step,
-                       const struct fault_decision *fd)
-{
-    char path[4200];
-    struct trace_reader r;
-    int found = 0;
-    if (home_path(path, sizeof(path), home, HOME_RUNS, name, "trace") < 0 ||
-        trace_open_read(&r, path) != 0)
-        return 0;
-    struct trace_entry e;
-    while (!found && trace_next(&r, &e) == 1 && e.step <= step + 64)
-        found = e.step >= step && e.rec.kind == REWIND_REC_FAULT &&
-                (e.rec.aux & 0xff) == (uint64_t)fd->kind && ((e.rec.aux >> 8) & 0xff) == fd->node;
-    trace_close_read(&r);
-    return found;
-}
-
-/* Not narrowed: the search took the bursts alone (the window [from, from),
- * no action) to pass. When they fail too, they decide and no step does
- * (invariant 6): the report says so. ran: rep->pass_run is that run. */
-static int bursts_alone(struct ctx *x, uint64_t from, int ran, char *err, size_t errlen)
-{
-    struct rw_check_report *rep = x->rep;
-    struct rw_check_side b = rep->pass_run;
-    int f;
-    if (!ran && probe(x, from, from, &b, &f, err, errlen) < 0)
-        return -1;
-    if (bad(x, &b)) {
-        rep->bursts_decide = 1;
-        rep->fail_run = b;
-        rep->pass_run = *x->ref;
-    }
-    return 0;
-}
-
-/* Words for what schedule one does at step d: its fault (named by the
- * node's name from the spec), its perturbation, or both. */
-static void describe_decision(const struct ctx *x, const struct sched *one, uint64_t d, int access,
-                              struct rw_check_report *rep)
-{
-    struct sched_decision dd = sched_decide(one, d, access);
-    struct fault_decision fd = faults_decide(one, d);
-    char what[sizeof(rep->deciding_what)], name[NODE_NAME_MAX + 1];
-    rep->deciding_fault =
-        fd.kind != FAULT_NONE && fault_acted(x->c->home, rep->fail_run.id, d, &fd);
-    if (!rep->deciding_fault) {
-        sched_describe(&dd, rep->deciding_what, sizeof(rep->deciding_what));
-        return;
-    }
-    const char *nm = NULL;
-    size_t nn = 0;
-    while (x->base.nodes && x->base.nodes[nn])
-        nn++;
-    if (fd.node >= 1 && fd.node <= nn) {
-        size_t l = nodes_name_len(x->base.nodes[fd.node - 1]);
-        snprintf(name, sizeof(name), "%.*s", (int)(l > NODE_NAME_MAX ? NODE_NAME_MAX : l),
-                 x->base.nodes[fd.node - 1]);
-        nm = name;
-    }
-    faults_describe(&fd, nm, what, sizeof(what));
-    if (dd.action == SCHED_NONE) {
-        snprintf(rep->deciding_what, sizeof(rep->deciding_what), "%s", what);
-        return;
-    }
-    char more[128];
-    sched_describe(&dd, more, sizeof(more));
-    snprintf(rep->deciding_what, sizeof(rep->deciding_what), "%.90s, and %.60s", what, more);
-}
-
-static int narrow(struct ctx *x, char *err, size_t errlen)
-{
-    struct rw_check_report *rep = x->rep;
-    struct sched one = {.seed = x->base.seed,
-                        .fault_kinds = x->base.sched.fault_kinds,
-                        .fault_rate = x->base.sched.fault_rate,
-                        .fault_nodes = x->base.sched.fault_nodes,
-                        .fault_restart = x->base.sched.fault_restart};
-    sched_push(&one, rep->schedule, rep->start + 1, UINT64_MAX, rep->start + 1, x->horizon);
-    uint64_t cap = 1024, n = 0, *ps = malloc(cap * sizeof(*ps));
-    if (!ps)
-        return fail(err, errlen, "out of memory");
-    uint64_t end = rep->failing.steps > rep->base.steps ? rep->failing.steps : rep->base.steps;
-    uint64_t have = explore_trace_last_step(x->c->home, rep->failing.id);
-    if (have < x->last_step)
-        have = x->last_step;
-    if (end > have + 1) /* invariant 3 */
-        end = have + 1;
-    for (uint64_t st = rep->start + 1; st < end; st++) {
-        /* Whether st is an access point depends on the probe's run: take
-         * st if either would perturb it (an extra candidate only costs a
-         * probe; a missing one could hide the deciding step). */
-        if (sched_decide(&one, st, 0).action == SCHED_NONE &&
-            sched_decide(&one, st, 1).action == SCHED_NONE &&
-            faults_decide(&one, st).kind == FAULT_NONE) /* docs/faults.md */
-            continue;
-        if (n == cap) {
-            uint64_t *np = realloc(ps, (cap *= 2) * sizeof(*ps));
-            if (!np) {
-                free(ps);
-                return fail(err, errlen, "out of memory");
-            }
-            ps = np;
-        }
-        ps[n++] = st;
-    }
-    int rc = -1, f;
-    struct rw_check_side side;
-    if (n == 0) {
-        fail(err, errlen, "schedule %llu perturbs no step of the run",
-             (unsigned long long)rep->schedule);
-        goto out;
-    }
-    /* Smallest k such that perturbing ps[0..k-1] ends differently. */
-    uint64_t lo = 0, hi = n;
-    while (hi - lo > 1) {
-        uint64_t mid = (lo + hi) / 2;
-        if (probe(x, ps[0], ps[mid - 1] + 1, &side, &f, err, errlen) < 0)
-            goto out;
-        if (f)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    uint64_t k = hi, d = ps[k - 1];
-    /* Largest j such that perturbing ps[j..k-1] still ends differently. */
-    uint64_t j = 0;
-    struct rw_check_side failrun = rep->failing;
-    if (k > 1) {
-        if (probe(x, d, d + 1, &side, &f, err, errlen) < 0)
-            goto out;
-        if (f) {
-            j = k - 1;
-            failrun = side;
-        } else {
-            uint64_t a = 0, b = k - 1;
-            while (b - a > 1) {
-                uint64_t mid = (a + b) / 2;
-                if (probe(x, ps[mid], d + 1, &side, &f, err, errlen) < 0)
-                    goto out;
-                if (f)
-                    a = mid;
-                else
-                    b = mid;
-            }
-            j = a;
-        }
-    }
-    if (!(k > 1 && j == k - 1)) {
-        if (probe(x, ps[j], d + 1, &failrun, &f, err, errlen) < 0)
-            goto out;
-    }
-    rep->fail_run = failrun;
-    /* The window without d (empty when j == k - 1: the bursts alone; not
-     * schedule 0, whose bursts are the guest's): invariant 6. */
-    if (probe(x, ps[j], d, &rep->pass_run, &f, err, errlen) < 0)
-        goto out;
-    if (j > 0 && bad(x, &rep->pass_run)) {
-        /* Outcomes need not be monotone in the window's start (with
-         * memory-access points many perturbations can each lead to the
-         * failure): fall back to the prefix the first search proved, which
-         * passes without d (ps[0..k-2], or the bursts alone) and fails
-         * with it. */
-        j = 0;
-        if (probe(x, ps[0], d + 1, &rep->fail_run, &f, err, errlen) < 0)
-            goto out;
-        if (probe(x, ps[0], d, &rep->pass_run, &f, err, errlen) < 0)
-            goto out;
-    }
-    rep->window_from = ps[j];
-    rep->window_until = d + 1;
-    rep->perturbed_in_window = k - j;
-    rep->deciding_step = d;
-    access_at(x->c->home, rep->fail_run.id, d, rep->deciding_access, sizeof(rep->deciding_access));
-    describe_decision(x, &one, d, rep->deciding_access[0] != 0, rep);
-    rep->narrowed = bad(x, &rep->fail_run) && !bad(x, &rep->pass_run) &&
-                    strcmp(rep->pass_run.outcome, "timeout") != 0;             /* invariant 2 */
-    RW_ASSERT(!rep->narrowed || (rep->pass_run.id[0] && rep->fail_run.id[0])); /* invariant 2 */
-    if (!rep->narrowed && bursts_alone(x, ps[0], k == 1 && j == 0, err, errlen) < 0)
-        goto out;
-    rc = 0;
-out:
-    free(ps);
-    return rc;
 }
 
 /* Where the passing and the failing run part, and each side's next events. */
@@ -995,7 +781,7 @@ static int check_seed_base(struct ctx *x, char seed_name[RW_ID_MAX], char *err, 
     x->ref = &x->seed_base;
     if (x->props && judge(x, &x->seed_base, rep->schedule, 0, err, errlen) < 0)
         return -1;
-    if (x->props ? x->seed_base.props_failed : differs(&x->seed_base, &rep->base)) {
+    if (explore_side_bad(x->props, &x->seed_base, &rep->base)) {
         /* It fails (or differs) at that seed with no perturbation at
          * all: the seed decides, there is no step to narrow to. */
         rep->seed_decides = 1;
@@ -1027,8 +813,16 @@ static int check_narrow(struct ctx *x, char seed_name[RW_ID_MAX], char *err, siz
     }
     RW_ASSERT(rep->failing.id[0] && rep->base.id[0]); /* invariant 2: stored runs */
     rep->strategy = sched_strategy(rep->schedule);
+    struct narrow_env env = {.home = c->home,
+                             .base = &x->base,
+                             .horizon = x->horizon,
+                             .last_step = x->last_step,
+                             .props = x->props,
+                             .ref = x->ref,
+                             .probe = check_probe,
+                             .ctx = x};
     double t1 = now_s();
-    int rc = narrow(x, err, errlen);
+    int rc = explore_narrow(&env, rep, err, errlen);
     rep->narrow_s = now_s() - t1;
     if (rc == 0 && rep->narrowed)
         parting(c->home, rep);
