@@ -1001,6 +1001,66 @@ static int reverse_history_begins(struct gdbs_session *s)
     return reply_stop(s);
 }
 
+/* A counting replay of one window (replay's arguments but stop_at and
+ * out): the machine's side of a reverse search. replay_counting below;
+ * tests/engine/reverse_test.c gives a fake, so the windows are tested
+ * without a machine. */
+typedef int (*rev_count_fn)(struct gdbs_session *s, uint64_t from, const struct rw_resume *r,
+                            const struct pos *target, uint64_t budget, uint64_t *count, int *found,
+                            int *over, struct hit *last, struct rw_error *err);
+
+static int replay_counting(struct gdbs_session *s, uint64_t from, const struct rw_resume *r,
+                           const struct pos *target, uint64_t budget, uint64_t *count, int *found,
+                           int *over, struct hit *last, struct rw_error *err)
+{
+    return replay(s, from, r, target, 0, budget, count, found, over, NULL, last, err);
+}
+
+/* How a reverse search ended. */
+enum rev_end {
+    REV_LAND,        /* window [*from, *tgt) has stops: land on the *n-th, *h */
+    REV_NOT_FOUND,   /* a replay did not pass the position (invariant 3) */
+    REV_HISTORY,     /* no stop back to the beginning of the history (invariant 4) */
+    REV_FAILED,      /* a replay failed: err */
+    REV_INTERRUPTED, /* Ctrl-C or --timeout during a replay */
+};
+
+/* The windows of invariant 6, counted by count from the position back
+ * until one has a stop. */
+static enum rev_end reverse_search(struct gdbs_session *s, rev_count_fn count,
+                                   const struct rw_resume *r, struct rev_search *rs, uint64_t *from,
+                                   uint64_t *n, const struct pos **tgt, struct hit *h,
+                                   struct rw_error *err)
+{
+    for (;;) {
+        if (reverse_window(rs, from, tgt))
+            return REV_HISTORY;
+        int found, over;
+        *h = (struct hit){0};
+        s->miss[0] = 0;
+        const uint64_t exits0 = s->res->debug_exits;
+        /* invariant 6: a window of more than one step has a budget */
+        const uint64_t budget =
+            !rs->first && !rs->overlap && rs->to - *from > 1 ? reverse_budget() : 0;
+        if (count(s, *from, r, *tgt, budget, n, &found, &over, h, err) < 0)
+            return REV_FAILED;
+        if (r->abort && *r->abort)
+            return REV_INTERRUPTED;
+        if (over) {
+            RW_ASSERT(budget);
+            reverse_give_up(s, rs, *from, *n, r, h);
+            continue;
+        }
+        if (!found) /* invariant 3 */
+            return REV_NOT_FOUND;
+        if (*n > 0)
+            return REV_LAND;
+        if (*from <= rs->lo)
+            return REV_HISTORY;
+        reverse_widen(s, rs, *from, exits0);
+    }
+}
+
 static int reverse(struct gdbs_session *s, uint32_t step_tid)
 {
     if (s->cfg->kernel) {
@@ -1016,41 +1076,26 @@ static int reverse(struct gdbs_session *s, uint32_t step_tid)
     struct rw_resume r;
     struct rev_search rs;
     reverse_setup(s, step_tid, &r, &rs);
-    for (;;) {
-        uint64_t from, n;
-        const struct pos *tgt;
-        if (reverse_window(&rs, &from, &tgt))
-            break;
-        int found, over;
-        struct hit h = {0};
-        s->miss[0] = 0;
-        struct rw_error err;
-        const uint64_t exits0 = s->res->debug_exits;
-        /* invariant 6: a window of more than one step has a budget */
-        const uint64_t budget = !rs.first && !rs.overlap && rs.to - from > 1 ? reverse_budget() : 0;
-        if (replay(s, from, &r, tgt, 0, budget, &n, &found, &over, NULL, &h, &err) < 0) {
-            note(s, "%s", err.msg);
-            return send(s, "E01");
-        }
-        if (r.abort && *r.abort) { /* Ctrl-C or --timeout during the replay */
-            note(s, "%s", "interrupted");
-            interrupt_done(s);
-            return send(s, "E01");
-        }
-        if (over) {
-            RW_ASSERT(budget);
-            reverse_give_up(s, &rs, from, n, &r, &h);
-            continue;
-        }
-        if (!found) /* invariant 3 */
-            return reverse_not_found(s, &rs, from, tgt);
-        if (n > 0)
-            return reverse_land(s, &r, &rs, tgt, from, n, &h);
-        if (from <= rs.lo)
-            break;
-        reverse_widen(s, &rs, from, exits0);
+    uint64_t from, n;
+    const struct pos *tgt;
+    struct hit h;
+    struct rw_error err;
+    switch (reverse_search(s, replay_counting, &r, &rs, &from, &n, &tgt, &h, &err)) {
+    case REV_LAND:
+        return reverse_land(s, &r, &rs, tgt, from, n, &h);
+    case REV_NOT_FOUND:
+        return reverse_not_found(s, &rs, from, tgt);
+    case REV_HISTORY:
+        return reverse_history_begins(s);
+    case REV_FAILED:
+        note(s, "%s", err.msg);
+        return send(s, "E01");
+    case REV_INTERRUPTED:
+        note(s, "%s", "interrupted");
+        interrupt_done(s);
+        return send(s, "E01");
     }
-    return reverse_history_begins(s);
+    return send(s, "E01");
 }
 
 /* ---- Packets ---- */
