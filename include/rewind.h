@@ -414,8 +414,13 @@ struct rw_check_report {
     int judged; /* schedules were judged by properties (else: by
                    ending like schedule 0) */
     int keep_going, vary_seed;
-    uint64_t failures;       /* schedules that failed (schedule 0 included) */
-    uint64_t timeouts;       /* schedules and probes ended by the wall limit */
+    uint64_t failures; /* schedules that failed (schedule 0 included) */
+    uint64_t timeouts; /* schedules and probes ended by the wall limit */
+    uint64_t rerun;    /* schedules cut by a wall-clock limit (spin, timeout) and so
+                          run once more before they counted (docs/determinism.md) */
+    uint64_t diverged; /* runs that differ from the stored run of their spec: a
+                          determinism violation (the first in divergence) */
+    char divergence[560];
     double fail_lo, fail_hi; /* 95% Wilson interval of failures / tried */
     int nprops;
     struct rw_check_prop props[RW_PROPS_MAX + RW_PROPS_MAX];

@@ -48,7 +48,9 @@ static void help(void)
          "  --vary epoch       schedule k also starts its clock k*1000003 s later\n"
          "                     (--vary is repeatable)\n"
          "  --probe-timeout S  wall limit of each schedule and probe (default 600): one\n"
-         "                     that hangs ends as timeout\n"
+         "                     that hangs ends as timeout; a schedule cut so, or by the\n"
+         "                     spin limit, runs once more before it counts (where a cut\n"
+         "                     run ends is the host's time, not the schedule)\n"
          "  --no-where         leave out the threads at the deciding step (each side's\n"
          "                     costs a seek there, about a rewind cat)\n"
          "  --via local        run the schedules as tasks of the engine interface on this\n"
@@ -131,9 +133,16 @@ static void props_report(const struct rw_check_report *r, int json)
 {
     if (json) {
         printf(",\"judged_by_properties\":%s,\"failures\":%llu,\"timeouts\":%llu,"
-               "\"failure_interval95\":[%.4f,%.4f],\"properties\":[",
+               "\"rerun\":%llu,\"diverged\":%llu,\"failure_interval95\":[%.4f,%.4f],",
                r->judged ? "true" : "false", (unsigned long long)r->failures,
-               (unsigned long long)r->timeouts, r->fail_lo, r->fail_hi);
+               (unsigned long long)r->timeouts, (unsigned long long)r->rerun,
+               (unsigned long long)r->diverged, r->fail_lo, r->fail_hi);
+        if (r->diverged) {
+            printf("\"divergence\":");
+            cli_read_json_str(r->divergence, strlen(r->divergence));
+            putchar(',');
+        }
+        printf("\"properties\":[");
         for (int i = 0; i < r->nprops; i++) {
             const struct rw_check_prop *p = &r->props[i];
             printf("%s{\"property\":", i ? "," : "");
@@ -173,6 +182,12 @@ static void props_report(const struct rw_check_report *r, int json)
     }
     if (r->timeouts)
         printf("%llu runs ended by the wall limit (timeout)\n", (unsigned long long)r->timeouts);
+    if (r->diverged)
+        printf("DETERMINISM VIOLATION in %llu run%s; the first, %s\n",
+               (unsigned long long)r->diverged, r->diverged == 1 ? "" : "s", r->divergence);
+    if (r->rerun)
+        printf("%llu schedule%s cut by a wall-clock limit (spin or timeout) and run once more\n",
+               (unsigned long long)r->rerun, r->rerun == 1 ? "" : "s");
     if (r->keep_going && r->tried)
         printf("failures: %llu of %llu schedules (%.1f%%), 95%% interval %.1f%%..%.1f%%\n",
                (unsigned long long)r->failures, (unsigned long long)r->tried,

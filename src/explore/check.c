@@ -26,6 +26,12 @@
  *  6. Every probe, and both runs of a narrowed pair, fork where the failing
  *     schedule forked and keep its bursts (src/input/sched.h invariant 3):
  *     the pair differs in the schedule's action at the deciding step alone.
+ *  7. A schedule cut by a wall-clock limit (spin, or timeout by
+ *     probe_timeout_s, not by the check's own stop) runs once more before
+ *     it counts: where a cut run ends is chosen by the host's time, not by
+ *     the schedule. Its second run has the same spec and id; complete, it
+ *     replaces the cut one in the store (run/ctx.c). Only a second cut
+ *     counts, and no schedule runs a third time.
  *
  * The search of narrowing (2, 3 and 6 as it keeps them) is narrow.c's; its
  * probes are check_probe here, run by the workers.
@@ -284,6 +290,12 @@ static struct sched_segment task_segment(const struct ctx *x, const struct cwork
                                   x->horizon,  span,    UINT64_MAX};
 }
 
+/* Task t is a schedule's own run (not a probe of narrowing). */
+static int whole_schedule(const struct ctx *x, const struct cworker_task *t)
+{
+    return t->from == x->rep->start + 1 && t->until == UINT64_MAX && !t->span_from;
+}
+
 /* In a cold worker: task w, forked from the base run, or (w->record)
  * recorded from boot with the inputs varied by w->seed_add. */
 static int cold_run(void *ctx, const struct cworker_task *w, struct rw_result *r,
@@ -292,6 +304,8 @@ static int cold_run(void *ctx, const struct cworker_task *w, struct rw_result *r
     struct ctx *x = ctx;
     struct run_opts o = x->base;
     o.abort = &cworker_abort;
+    if (whole_schedule(x, w))
+        eng_test_cut(w->schedule, w->again, &o.spin_limit_s);
     if (!w->record) {
         struct sched_segment g = task_segment(x, w);
         return run_fork(&o, x->base_name, &g, r, e);
@@ -318,7 +332,12 @@ static int warm_run(void *ctx, const struct cworker_task *t, struct rw_result *r
             return -1;
     }
     struct sched_segment g = task_segment(x, t);
-    return run_warm_fork(x->warm, &g, r, e);
+    const double spin_s = x->base.spin_limit_s; /* the machine reads it at each fork */
+    if (whole_schedule(x, t))
+        eng_test_cut(t->schedule, t->again, &x->base.spin_limit_s);
+    int rc = run_warm_fork(x->warm, &g, r, e);
+    x->base.spin_limit_s = spin_s;
+    return rc;
 }
 
 static void warm_fini(void *ctx)
@@ -397,6 +416,13 @@ static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char
     side_of(&side, r);
     add_run(x, side.id);
     rep->timeouts += r->outcome == RW_TIMEOUT;
+    if (r->diverged) { /* a run of the same spec was stored before, and this one differs */
+        if (!rep->diverged++)
+            snprintf(rep->divergence, sizeof(rep->divergence), "schedule %llu: %s",
+                     (unsigned long long)s, r->divergence);
+        progress(c, "check: schedule %llu: DETERMINISM VIOLATION: %s", (unsigned long long)s,
+                 r->divergence);
+    }
     if (x->props && judge(x, &side, s, 1, err, errlen) < 0)
         return -1;
     int d = bad(x, &side);
@@ -404,11 +430,13 @@ static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char
     char what[400];
     snprintf(what, sizeof(what), "  <- %s%s", x->props ? "fails: " : "ends differently",
              x->props ? side.why : "");
-    progress(c, "check: schedule %llu (%s%s%llu): run %s %s %d, %llu steps%s%s%s",
-             (unsigned long long)s, sched_strategy(s), c->vary_seed ? ", seed " : "",
-             (unsigned long long)(c->vary_seed ? x->base.seed + s : 0), side.id, side.outcome,
-             side.exit_code, (unsigned long long)side.steps, where ? " on " : "",
-             where ? where : "", d ? what : "");
+    char seed[40] = "";
+    if (c->vary_seed)
+        snprintf(seed, sizeof(seed), ", seed %llu", (unsigned long long)(x->base.seed + s));
+    progress(c, "check: schedule %llu (%s%s): run %s %s %d, %llu steps%s%s%s",
+             (unsigned long long)s, sched_strategy(s), seed, side.id, side.outcome, side.exit_code,
+             (unsigned long long)side.steps, where ? " on " : "", where ? where : "",
+             d ? what : "");
     if (d && (!rep->found || s < rep->schedule)) {
         rep->found = 1;
         rep->schedule = s;
@@ -416,6 +444,35 @@ static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char
         rep->failing = side;
     }
     return 0;
+}
+
+/* Schedule s's own run, as the pool's task. */
+static struct cworker_task schedule_task(const struct ctx *x, uint64_t s)
+{
+    return (struct cworker_task){.schedule = s,
+                                 .from = x->rep->start + 1,
+                                 .until = UINT64_MAX,
+                                 .record = vary_any(x->c),
+                                 .seed_add = s};
+}
+
+/* Invariant 7: run r of schedule s (ran at where: NULL here) was cut by a
+ * wall-clock limit for the first time (again[s] marks it now): say so and
+ * count it; the caller runs s once more. 0: take r as it is. */
+static int cut_once(struct ctx *x, uint64_t s, const struct rw_result *r, const char *where,
+                    unsigned char *again)
+{
+    if ((r->outcome != RW_SPIN && r->outcome != RW_TIMEOUT) || again[s])
+        return 0;
+    again[s] = 1;
+    x->rep->rerun++;
+    progress(
+        x->c,
+        "check: schedule %llu (%s): run %s cut by a wall-clock limit (%s after %llu steps%s%s): "
+        "where it ends is the host's time, not the schedule's; running it once more",
+        (unsigned long long)s, sched_strategy(s), r->id, r->outcome == RW_SPIN ? "spin" : "timeout",
+        (unsigned long long)r->steps, where ? " on " : "", where ? where : "");
+    return 1;
 }
 
 /* The schedules through an engine (engine.h): below. */
@@ -432,16 +489,15 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
         jobs = MAX_JOBS;
     if (workers_start(x, jobs, err, errlen) < 0)
         return -1;
+    unsigned char *again = calloc(c->schedules + 1, 1); /* invariant 7: run twice */
+    if (!again)
+        return fail(err, errlen, "out of memory");
     uint64_t next = 1;
     int failed = 0;
     int go = 1;
     while (running || (go && !failed && next <= c->schedules && !*c->abort)) {
         while (go && !failed && running < jobs && next <= c->schedules && !*c->abort) {
-            struct cworker_task wk = {.schedule = next,
-                                      .from = rep->start + 1,
-                                      .until = UINT64_MAX,
-                                      .record = vary_any(c),
-                                      .seed_add = next};
+            struct cworker_task wk = schedule_task(x, next);
             if (cworker_submit(x->pool, &wk, err, errlen) < 0) {
                 failed = 1;
                 break;
@@ -472,13 +528,54 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
                      (unsigned long long)s);
             continue;
         }
+        if (cut_once(x, s, &msg.r, NULL, again)) { /* invariant 7 */
+            struct cworker_task wk = schedule_task(x, s);
+            wk.again = 1;
+            if (cworker_submit(x->pool, &wk, err, errlen) < 0)
+                failed = 1;
+            else
+                running++;
+            continue;
+        }
         if (take(x, s, &msg.r, NULL, err, errlen) < 0) {
             failed = 1;
             continue;
         }
         go = !rep->found || c->keep_going;
     }
+    free(again);
     return failed ? -1 : 0;
+}
+
+/* Invariant 7 through engine c->via: schedule s of plan p once more, its
+ * task alone, and take what it gives. 0, or -1 with err. */
+static int via_again(struct ctx *x, const struct eng_plan *p, uint64_t s, char *err, size_t errlen)
+{
+    struct eng_plan one = *p;
+    one.first = one.last = s;
+    one.jobs = 1;
+    one.again = 1;
+    struct eng *e = eng_open(x->c->via, &one, err, errlen);
+    if (!e)
+        return -1;
+    struct eng_outcome o;
+    int k = 0, rc = 0;
+    while (rc == 0 && (k = eng_next(e, &o, x->c->abort, err, errlen)) == 1) {
+        if (!o.ok && o.lost) {
+            x->rep->lost++;
+            progress(x->c, "check: schedule %llu lost on %s: %s", (unsigned long long)s, o.where,
+                     o.why);
+        } else if (!o.ok) {
+            rc = fail(err, errlen, "schedule %llu could not run%s%s: %s", (unsigned long long)s,
+                      o.where[0] ? " on " : "", o.where, o.why);
+        } else {
+            rc = take(x, s, &o.r, o.where, err, errlen);
+        }
+    }
+    if (rc == 0 && k < 0)
+        rc = -1;
+    eng_close(e);
+    return rc;
 }
 
 /* The schedules through engine c->via (engine.h): each outcome as the local
@@ -509,11 +606,13 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
         return -1;
     char hosts[8][48];
     uint64_t counts[8] = {0}, below = 0; /* delivered below rep->schedule */
-    unsigned char *got = calloc(c->schedules + 1, 1);
+    unsigned char *got = calloc(c->schedules + 1, 1), *again = calloc(c->schedules + 1, 1);
     int nh = 0, rc = 0;
     struct eng_outcome o;
     int k = 0;
-    if (!got) {
+    if (!got || !again) {
+        free(got);
+        free(again);
         eng_close(e);
         return fail(err, errlen, "out of memory");
     }
@@ -540,6 +639,8 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
             snprintf(hosts[nh++], sizeof(hosts[0]), "%s", host);
         if (i < nh)
             counts[i]++;
+        if (cut_once(x, o.schedule, &o.r, o.where, again))
+            continue; /* invariant 7: run again once the engine is done */
         if (take(x, o.schedule, &o.r, o.where, err, errlen) < 0) {
             rc = -1;
             break;
@@ -566,6 +667,10 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
     }
     free(got);
     eng_close(e);
+    for (uint64_t i = 1; rc == 0 && !*c->abort && i <= c->schedules; i++)
+        if (again[i] && (c->keep_going || !rep->found || i < rep->schedule))
+            rc = via_again(x, &p, i, err, errlen);
+    free(again);
     size_t off = 0;
     for (int i = 0; i < nh && off < sizeof(rep->where) - 1; i++)
         off += (size_t)snprintf(rep->where + off, sizeof(rep->where) - off, "%s%s %llu",

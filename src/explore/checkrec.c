@@ -56,6 +56,8 @@ int checkrec_save(const char *home, const struct checkrec_opts *o,
     json_object_set_new(r, "tried", json_integer((json_int_t)rep->tried));
     json_object_set_new(r, "failures", json_integer((json_int_t)rep->failures));
     json_object_set_new(r, "timeouts", json_integer((json_int_t)rep->timeouts));
+    json_object_set_new(r, "rerun", json_integer((json_int_t)rep->rerun));
+    json_object_set_new(r, "diverged", json_integer((json_int_t)rep->diverged));
     json_object_set_new(r, "failure_interval95", json_pack("[f,f]", rep->fail_lo, rep->fail_hi));
     json_object_set_new(r, "schedule0", side(&rep->base));
     json_object_set_new(r, "found", json_boolean(rep->found));

@@ -39,6 +39,7 @@ struct cworker_task {
     uint64_t span_from;             /* its bursts and the fork from here on (0: from) */
     int record;
     uint64_t seed_add;
+    int again; /* the schedule's second run: its first was cut by a wall limit */
 };
 
 struct cworker_result {

@@ -39,6 +39,7 @@ struct eng_plan {
     uint64_t first, last;      /* schedules first..last */
     uint64_t start, horizon;   /* fork after step start; PCT horizon */
     int vary_seed;             /* schedule s: a run from boot with seed base + s */
+    int again;                 /* the schedules' second runs (their first were cut) */
     double timeout_s;          /* each schedule's wall limit (0: the default) */
     double spin_limit_s;       /* the runs' spin limit (0: off) */
     const char *kernel, *init; /* NULL: the defaults */
@@ -95,6 +96,13 @@ extern const struct eng_ops eng_local_ops, eng_slurm_ops;
 /* Run schedule s of plan p in home (invariant 1): a fork of p->base (or,
  * vary_seed, a run from boot). Bounded by p->timeout_s (outcome timeout).
  * abort: set to stop it. 0 with *r, or -1 with e. */
+/* Tests only (REWIND_TEST_HOLES=1 and REWIND_TEST_CUT_FIRST=S): the first
+ * run of schedule S (again = 0) gets a spin limit of 1 ms, so the spin
+ * watch cuts it wherever the guest runs 50 ms of wall time without a step
+ * (src/vmm/spin.c), as a stalled host would: this is how t_props tests
+ * check's second run of a cut schedule. Else *spin_s is left alone. */
+void eng_test_cut(uint64_t s, int again, double *spin_s);
+
 int eng_task_one(const char *home, const struct eng_plan *p, uint64_t s,
                  volatile sig_atomic_t *abort, struct rw_result *r, struct rw_error *e);
 

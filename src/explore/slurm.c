@@ -421,8 +421,8 @@ static int sstart(struct eng *e, char *err, size_t errlen)
         return fail(err, errlen, "--share %s: %s", share, strerror(errno));
     if (strchr(real, '\'') || strlen(real) > PATH_MAX - 200)
         return fail(err, errlen, "--share %s: a path with a quote or too long", real);
-    snprintf(s->dir, sizeof(s->dir), "%.3800s/check-%.64s-%lld-%d", real, p->base,
-             (long long)time(NULL), (int)getpid());
+    snprintf(s->dir, sizeof(s->dir), "%.3800s/check-%.64s-%lld-%d%s", real, p->base,
+             (long long)time(NULL), (int)getpid(), p->again ? "-again" : "");
     char sub[PATH_MAX + 16];
     const char *subs[] = {"", "/out", "/log", "/work"};
     for (size_t i = 0; i < 4; i++) {

@@ -186,6 +186,52 @@ PY
 # The fixed program: the always holds in every schedule, and the sometimes
 # ("a counted result is missing") is never true: a failure of its own, exit 1.
 # tier: vm
+test_check_reruns_a_cut_schedule_and_names_a_violation() {
+    # The job computes in user mode without a step for seconds. The first run
+    # of schedule 1 gets a spin limit of 1 ms (REWIND_TEST_CUT_FIRST), so the
+    # spin watch cuts it, as a host that stalls would; check runs it once more
+    # (src/explore/check.c invariant 7), and the complete run counts.
+    local JOB='i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; echo $i'
+    REWIND_TEST_HOLES=1 REWIND_TEST_CUT_FIRST=1 run_rw c check --preempt off --schedules 2 \
+        --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
+    expect_rc 0
+    expect_grep c.err 'schedule 1 (random): run [0-9a-f]* cut by a wall-clock limit (spin after'
+    expect_grep c.err 'schedule 1 (random): run [0-9a-f]* exited 0'
+    expect_grep c.out '^1 schedule cut by a wall-clock limit (spin or timeout) and run once more$'
+    expect_grep c.out '^no failure'
+    # the store keeps the complete run under the schedule's id, not the cut one
+    local id
+    id=$(sed -n 's/.*schedule 1 (random): run \([0-9a-f]*\) cut.*/\1/p' c.err | head -1)
+    [ -n "$id" ] || fail "no run id in the cut line"
+    run_rw s show "$id"
+    expect_rc 0
+    expect_grep s.out '^outcome: *exited (exit code 0)'
+    # A run of the check that differs from the stored run of its spec is a
+    # determinism violation, and check says so: schedule 2's stored run is
+    # given another final RAM hash by hand, and the same check runs again.
+    local id2 m
+    id2=$(sed -n 's/.*schedule 2 (pct): run \([0-9a-f]*\) exited.*/\1/p' c.err | head -1)
+    m=$REWIND_HOME/runs/$id2/manifest.json
+    [ -n "$id2" ] && [ -f "$m" ] || fail "no stored run for schedule 2 ($id2)"
+    python3 - "$m" <<'PY' || fail "cannot edit $m"
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["ram_hash"] = "0" * len(m["ram_hash"])
+json.dump(m, open(sys.argv[1], "w"))
+PY
+    run_rw d check --preempt off --schedules 2 --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
+    expect_grep d.err "schedule 2: DETERMINISM VIOLATION: this run differs from the stored run $id2"
+    expect_grep d.out '^DETERMINISM VIOLATION in 1 run; the first, schedule 2: '
+    # the same through an engine (--via local), in a home of its own
+    REWIND_HOME=$REWIND_HOME/via REWIND_TEST_HOLES=1 REWIND_TEST_CUT_FIRST=1 run_rw v check \
+        --via local --preempt off --schedules 2 --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
+    expect_rc 0
+    expect_grep v.err 'schedule 1 (random): run [0-9a-f]* cut by a wall-clock limit (spin after [0-9]* steps on local'
+    expect_grep v.err 'schedule 1 (random): run [0-9a-f]* exited 0, [0-9]* steps on local'
+    expect_grep v.out '^1 schedule cut by a wall-clock limit (spin or timeout) and run once more$'
+}
+
+# tier: vm
 test_unmet_sometimes_fails_the_check() {
     run_rw c check --schedules 4 -j 2 --root "$ROOT" -- /usr/bin/props_always fixed
     expect_rc 1
