@@ -46,6 +46,14 @@
  *     named <hex> without reading it, as a key hit names it (2): images are
  *     never modified. Another file (a copy, another home's image) is hashed
  *     by its bytes, once per file identity.
+ *  8. A file of at least SHARED_MIN bytes (a root image, a tarball, the
+ *     guest kernel) is also looked up in, and its identity key written to,
+ *     the user's key cache shared by every home (shared_keys: $REWIND_CACHE/
+ *     filehash, else $XDG_CACHE_HOME/rewind/filehash, else ~/.cache/rewind/
+ *     filehash), so a new home does not read the same big file again. It is
+ *     used only when it is a directory of the effective user that no one
+ *     else may write; anything wrong with it is a miss, never an error. A
+ *     hit there is copied into the home's keys (the home stays whole alone).
  */
 #include "image/image.h"
 
@@ -1091,7 +1099,37 @@ static hash256 file_key(const struct stat *st)
     return k;
 }
 
-/* Hash of the bytes of path, remembered by file identity (dev, ino, size, times). */
+#define SHARED_MIN (256u << 10)
+
+/* Invariant 8: the user's shared key cache as a struct cache (keys only),
+ * or 0 when there is none to trust. */
+static int shared_keys(struct cache *s)
+{
+    const char *rc = getenv("REWIND_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char base[PATH_MAX];
+    int n;
+    if (rc && rc[0] == '/')
+        n = snprintf(base, sizeof base, "%s", rc);
+    else if (xdg && xdg[0] == '/')
+        n = snprintf(base, sizeof base, "%s/rewind", xdg);
+    else if (home && home[0] == '/')
+        n = snprintf(base, sizeof base, "%s/.cache/rewind", home);
+    else
+        return 0;
+    memset(s, 0, sizeof *s);
+    if (n < 0 || (size_t)n >= sizeof base ||
+        path_join(s->keys, sizeof s->keys, base, "filehash") < 0)
+        return 0;
+    if (io_mkdir_p(base) < 0 || (mkdir(s->keys, 0700) < 0 && errno != EEXIST))
+        return 0;
+    struct stat st;
+    return lstat(s->keys, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+           !(st.st_mode & 022);
+}
+
+/* Hash of the bytes of path, remembered by file identity (dev, ino, size,
+ * times) in the home's keys and, for a big file, the user's (invariant 8). */
 static int file_hash_cached(const struct cache *c, const char *path, const struct stat *st,
                             hash256 *out, struct ectx *e)
 {
@@ -1103,6 +1141,12 @@ static int file_hash_cached(const struct cache *c, const char *path, const struc
         hex_to_hash(hex, out);
         return 0;
     }
+    struct cache shared;
+    bool share = usable && (uint64_t)st->st_size >= SHARED_MIN && shared_keys(&shared);
+    if (share && key_get(&shared, &key, hex)) {
+        hex_to_hash(hex, out);
+        return key_put(c, &key, hex, e);
+    }
     if (hash_file(path, out) < 0)
         return fail(e, "cannot read root '%s': %s", path, strerror(errno));
     struct stat after;
@@ -1111,6 +1155,11 @@ static int file_hash_cached(const struct cache *c, const char *path, const struc
     if (!usable || !same_file_state(st, &after))
         return 0; /* changed while hashing: do not remember */
     hash_hex(out, hex);
+    if (share) {
+        char why[256];
+        struct ectx quiet = {why, sizeof why};
+        (void)key_put(&shared, &key, hex, &quiet); /* invariant 8: a miss next time at worst */
+    }
     return key_put(c, &key, hex, e);
 }
 

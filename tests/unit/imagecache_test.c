@@ -86,6 +86,76 @@ static void make_tree(void)
     CHECK(symlink("d/b", pth("tree/l")) == 0, "symlink");
 }
 
+/* The one key file in dir (its name in out), or -1 if there is not exactly one. */
+static int only_key(const char *dir, char *out, size_t n)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls %s 2>/dev/null", dir);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return -1;
+    char a[128] = "", b[128] = "";
+    int got = (fgets(a, sizeof a, f) != NULL) + (fgets(b, sizeof b, f) != NULL);
+    pclose(f);
+    a[strcspn(a, "\n")] = 0;
+    if (got != 1)
+        return -1;
+    snprintf(out, n, "%s/%s", dir, a);
+    return 0;
+}
+
+static int hash_in(const char *home, const char *file, char hex[65])
+{
+    hash256 h;
+    if (image_hash_file(file, pth(home), &h, errbuf, sizeof errbuf) < 0) {
+        fprintf(stderr, "  image_hash_file(%s): %s\n", file, errbuf);
+        return -1;
+    }
+    hash_hex(&h, hex);
+    return 0;
+}
+
+/* image.c invariant 8: a big file's hash is shared by every home of the user. */
+static void test_shared_keys(void)
+{
+    CHECK(mkdir(pth("shared"), 0700) == 0, "mkdir shared");
+    setenv("REWIND_CACHE", pth("shared"), 1);
+    char big[300 << 10];
+    memset(big, 'x', sizeof big);
+    big[sizeof big - 1] = 0;
+    write_file(pth("big"), big);
+    write_file(pth("small"), "a small file\n");
+    char h1[65], h2[65], h3[65], key[700];
+    CHECK(hash_in("home1", pth("big"), h1) == 0 && hash_in("home1", pth("small"), h2) == 0,
+          "hash in home1");
+    CHECK(only_key(pth("shared/filehash"), key, sizeof key) == 0,
+          "one shared key: the big file's (a small file stays in its home)");
+    char line[66] = "";
+    int fd = open(key, O_RDONLY);
+    CHECK(fd >= 0 && read(fd, line, 65) == 65 && !strncmp(line, h1, 64), "the key holds its hash");
+    if (fd >= 0)
+        close(fd);
+    /* A new home takes the shared key without reading the file: a key
+     * edited by hand shows it (and the home keeps a copy). */
+    char bogus[66];
+    memset(bogus, 'a', 64);
+    bogus[64] = '\n';
+    bogus[65] = 0;
+    write_file(key, bogus);
+    CHECK(hash_in("home2", pth("big"), h3) == 0 && !strncmp(h3, bogus, 64),
+          "home2: the shared key's hash");
+    write_file(key, line);
+    CHECK(hash_in("home2", pth("big"), h3) == 0 && !strncmp(h3, bogus, 64),
+          "home2 keeps its own copy");
+    /* A shared directory others may write is not trusted: the file is read. */
+    write_file(key, bogus);
+    CHECK(chmod(pth("shared/filehash"), 0777) == 0, "chmod 0777");
+    CHECK(hash_in("home3", pth("big"), h3) == 0 && !strcmp(h3, h1),
+          "a group/world-writable shared cache is ignored");
+    CHECK(chmod(pth("shared/filehash"), 0700) == 0, "chmod back");
+    unsetenv("REWIND_CACHE");
+}
+
 int main(void)
 {
     snprintf(base, sizeof base, "/tmp/imagecache_test_XXXXXX");
@@ -172,6 +242,8 @@ int main(void)
     /* A file gone from the tree changes the id; its entry is dropped. */
     CHECK(unlink(pth("tree/a")) == 0, "unlink");
     CHECK(prep(pth("tree"), &b) == 0 && strcmp(a.hex, b.hex) != 0, "file removed: other id");
+
+    test_shared_keys();
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", base);
