@@ -693,10 +693,29 @@ test_etcd_check_32_schedules() {
     local root=$TOP/build/roots/etcd.erofs
     [ -f "$root" ] || skip "no $root (make build/roots/etcd.erofs)"
     # --preempt off: check's default memory-access points make Go's runtime
-    # a million steps a run and its spin-waits a `spin` outcome
-    # (bench/RESULTS.md, "Faults: splits and power cuts")
-    run_rw c check --preempt off --schedules 32 -j 2 --faults all --expect exit=0 --root "$root" "${ETCD[@]}" \
-        -- /compat/client.sh 5
+    # a million steps a run (bench/RESULTS.md, "Faults: splits and power cuts")
+    local cmd=(check --preempt off --schedules 32 -j 2 --faults all --expect exit=0 --root "$root"
+        "${ETCD[@]}" -- /compat/client.sh 5)
+    run_rw c "${cmd[@]}"
     expect_rc 0
     expect_grep c.out '^no failure: schedule 0 and 32 schedules pass every property'
+    # the faults the 32 runs carried out: at least one kill, pause and net fault
+    sed -n 's/.*check: schedule \([0-9]*\) ([a-z]*): run \([0-9a-f]*\) exited.*/\2/p' c.err |
+        sort -u >runs.txt
+    [ "$(wc -l <runs.txt)" -eq 32 ] || fail "$(wc -l <runs.txt) schedule runs named, not 32"
+    local id
+    : >faults.txt
+    while read -r id; do faults_of "$id" >>faults.txt || fail "events of $id"; done <runs.txt
+    local k
+    for k in kill pause net partition; do
+        grep -q " $k " faults.txt || fail "no $k fault in 32 schedules: $(cut -d' ' -f2 faults.txt | sort | uniq -c)"
+    done
+    echo "  faults in 32 schedules: $(cut -d' ' -f2 faults.txt | sort | uniq -c | tr -s ' \n' ' ')" >&2
+    # each run deterministic: the same check again runs every schedule's spec
+    # again, and each is compared with its stored run (a difference is named)
+    run_rw d "${cmd[@]}"
+    expect_rc 0
+    expect_no_grep d.err 'DETERMINISM VIOLATION'
+    expect_no_grep d.out 'DETERMINISM VIOLATION'
+    expect_grep d.out '^no failure: schedule 0 and 32 schedules pass every property'
 }
