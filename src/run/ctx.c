@@ -753,6 +753,7 @@ int run_begin(struct run_ctx *c, const struct run_opts *o, const struct run_insp
         return ctx_fail(c, "out of memory");
     if (rundir_begin(&c->dir, o->home, res->id, c->spec_json, ERR) < 0)
         return -1;
+    timing(c, "rundir");
     c->sink = calloc(1, sizeof(*c->sink));
     c->p = malloc(sizeof(*c->p));
     if (!c->sink || !c->p)
@@ -853,9 +854,11 @@ int run_boot(struct run_ctx *c)
     c->phase = PH_SETUP;
     if (o->test_holes & PLATFORM_HOLE_HOST_RNG && getrandom(bc.rng_seed, 32, 0) != 32)
         return ctx_fail(c, "getrandom failed");
+    timing(c, "boot-in");
     c->phase = PH_BOOT;
     if (boot_setup(&c->vm, &bc, ERR) < 0)
         return -1;
+    timing(c, "boot");
     return 0;
 }
 
