@@ -84,8 +84,9 @@ static void help(void)
          "unreachable fails it, and a sometimes never true or a reachable never reached\n"
          "in any run fails the check.\n"
          "\n"
-         "Exit status: 1 a schedule fails (or an assertion was never met), 0 none of N\n"
-         "did, 2 bad usage, 124 --timeout or a signal stopped the check before all N\n"
+         "Exit status: 1 a schedule fails (or an assertion was never met, or a run\n"
+         "differs from the stored run of its spec: a determinism violation), 0 none of\n"
+         "N did, 2 bad usage, 124 --timeout or a signal stopped the check before all N\n"
          "schedules ran (and none of those that ran failed).");
 }
 
@@ -183,7 +184,7 @@ static void props_report(const struct rw_check_report *r, int json)
     if (r->timeouts)
         printf("%llu runs ended by the wall limit (timeout)\n", (unsigned long long)r->timeouts);
     if (r->diverged)
-        printf("DETERMINISM VIOLATION in %llu run%s; the first, %s\n",
+        printf("DETERMINISM VIOLATION in %llu run%s; the lowest, %s\n",
                (unsigned long long)r->diverged, r->diverged == 1 ? "" : "s", r->divergence);
     if (r->rerun)
         printf("%llu schedule%s cut by a wall-clock limit (spin or timeout) and run once more\n",
@@ -708,7 +709,7 @@ static int check_run(rw_home *h, struct check_cli *cc)
     where_free();
     if (cc->nix && !cc->json)
         cli_nix_check_outputs(h, &r);
-    return r.found || r.unmet ? 1 : stopped || lost ? 124 : 0;
+    return r.found || r.unmet || r.diverged ? 1 : stopped || lost ? 124 : 0;
 }
 
 int cmd_check(int argc, char **argv)

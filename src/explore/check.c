@@ -130,6 +130,7 @@ struct ctx {
     int cold;                  /* no warm machine: x->mat is not built */
     struct kfmat mat;          /* the job-start keyframe, materialized for warm workers */
     struct run_warm *warm;     /* in a warm worker: its machine */
+    uint64_t diverged_lowest;  /* the schedule rep->divergence names */
 };
 
 static void add_run(struct ctx *x, const char *id)
@@ -417,9 +418,11 @@ static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char
     add_run(x, side.id);
     rep->timeouts += r->outcome == RW_TIMEOUT;
     if (r->diverged) { /* a run of the same spec was stored before, and this one differs */
-        if (!rep->diverged++)
+        if (!rep->diverged++ || s < x->diverged_lowest) {
+            x->diverged_lowest = s; /* the lowest schedule's, whatever the order they end in */
             snprintf(rep->divergence, sizeof(rep->divergence), "schedule %llu: %s",
                      (unsigned long long)s, r->divergence);
+        }
         progress(c, "check: schedule %llu: DETERMINISM VIOLATION: %s", (unsigned long long)s,
                  r->divergence);
     }
@@ -465,7 +468,6 @@ static int cut_once(struct ctx *x, uint64_t s, const struct rw_result *r, const 
     if ((r->outcome != RW_SPIN && r->outcome != RW_TIMEOUT) || again[s])
         return 0;
     again[s] = 1;
-    x->rep->rerun++;
     progress(
         x->c,
         "check: schedule %llu (%s): run %s cut by a wall-clock limit (%s after %llu steps%s%s): "
@@ -528,13 +530,18 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
                      (unsigned long long)s);
             continue;
         }
-        if (cut_once(x, s, &msg.r, NULL, again)) { /* invariant 7 */
+        /* invariant 7, unless the check stops anyway or s cannot be the
+         * failing schedule reported */
+        if (!*c->abort && !failed && (go || s < rep->schedule) &&
+            cut_once(x, s, &msg.r, NULL, again)) {
             struct cworker_task wk = schedule_task(x, s);
             wk.again = 1;
-            if (cworker_submit(x->pool, &wk, err, errlen) < 0)
+            if (cworker_submit(x->pool, &wk, err, errlen) < 0) {
                 failed = 1;
-            else
-                running++;
+                continue;
+            }
+            rep->rerun++;
+            running++;
             continue;
         }
         if (take(x, s, &msg.r, NULL, err, errlen) < 0) {
@@ -558,6 +565,7 @@ static int via_again(struct ctx *x, const struct eng_plan *p, uint64_t s, char *
     struct eng *e = eng_open(x->c->via, &one, err, errlen);
     if (!e)
         return -1;
+    x->rep->rerun++;
     struct eng_outcome o;
     int k = 0, rc = 0;
     while (rc == 0 && (k = eng_next(e, &o, x->c->abort, err, errlen)) == 1) {

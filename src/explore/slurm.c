@@ -31,7 +31,9 @@
  *     run's id is its spec's hash) is not imported again (its manifest,
  *     with its wall times, differs); the schedule is delivered when the
  *     task's run ended as the stored one did (outcome, exit code, steps),
- *     and as one that could not run otherwise.
+ *     and as one that could not run otherwise. Except: a stored run cut by
+ *     a wall-clock limit is replaced by a complete one of its spec
+ *     (replace_cut), as run/ctx.c replaces it.
  *  6. Every job id submitted is appended to DIR/jobs (fsync'd) before it
  *     is waited on: a submitter killed without a chance to cancel (SIGKILL,
  *     the OOM killer) leaves `scancel $(cat DIR/jobs)` to its user.
@@ -421,8 +423,11 @@ static int sstart(struct eng *e, char *err, size_t errlen)
         return fail(err, errlen, "--share %s: %s", share, strerror(errno));
     if (strchr(real, '\'') || strlen(real) > PATH_MAX - 200)
         return fail(err, errlen, "--share %s: a path with a quote or too long", real);
+    char again[32] = ""; /* a rerun's plan is its one schedule (check.c invariant 7) */
+    if (p->again)
+        snprintf(again, sizeof(again), "-again-%llu", (unsigned long long)p->first);
     snprintf(s->dir, sizeof(s->dir), "%.3800s/check-%.64s-%lld-%d%s", real, p->base,
-             (long long)time(NULL), (int)getpid(), p->again ? "-again" : "");
+             (long long)time(NULL), (int)getpid(), again);
     char sub[PATH_MAX + 16];
     const char *subs[] = {"", "/out", "/log", "/work"};
     for (size_t i = 0; i < 4; i++) {
@@ -682,6 +687,25 @@ static int settle(struct eng *e, char *err, size_t errlen)
     return 0;
 }
 
+/* Invariant 5's exception: the run here was cut by a wall-clock limit
+ * (spin, timeout, limit: its end is the host's time) and this one, of the
+ * same spec, is complete (check.c invariant 7 runs a cut schedule again):
+ * the cut one is removed so the complete one is imported, as run/ctx.c
+ * replaces a cut run. 1 if removed. */
+static int replace_cut(struct slurm *s, const struct eng_outcome *out,
+                       const struct rw_run_info *have)
+{
+    const enum rw_outcome o = out->r.outcome;
+    int stored_cut =
+        !have->incomplete && (!strcmp(have->outcome, "spin") || !strcmp(have->outcome, "timeout") ||
+                              !strcmp(have->outcome, "limit"));
+    if (!stored_cut || o == RW_SPIN || o == RW_TIMEOUT || o == RW_LIMIT)
+        return 0;
+    const char *ref = out->r.id;
+    struct rw_error re;
+    return rw_remove(s->h, &ref, 1, 0, NULL, NULL, &re) == 0;
+}
+
 static int deliver_one(struct eng *e, uint64_t sc, struct eng_outcome *out)
 {
     struct slurm *s = e->priv;
@@ -695,7 +719,12 @@ static int deliver_one(struct eng *e, uint64_t sc, struct eng_outcome *out)
     }
     struct rw_run_info have;
     struct rw_error ie;
-    if (out->ok && rw_run_info(s->h, out->r.id, &have, &ie) == 0) {
+    int here = out->ok && rw_run_info(s->h, out->r.id, &have, &ie) == 0;
+    if (here && replace_cut(s, out, &have)) {
+        rw_run_info_free(&have); /* removed: the complete run is imported below */
+        here = 0;
+    }
+    if (here) {
         /* Invariant 5: the run is here already (an earlier check of the
          * same spec in this home): the same spec must end the same way. */
         int same = !have.incomplete && !strcmp(have.outcome, rw_outcome_word(out->r.outcome)) &&

@@ -1101,13 +1101,15 @@ static hash256 file_key(const struct stat *st)
 
 #define SHARED_MIN (256u << 10)
 
-/* Invariant 8: the user's shared key cache as a struct cache (keys only),
- * or 0 when there is none to trust. */
+/* Invariant 8: the user's shared key cache as a struct cache (keys only)
+ * whose path is /proc/self/fd/N of the directory opened without following
+ * a link and checked on that descriptor (no swap between check and use).
+ * The descriptor, to close, or -1 when there is none to trust. */
 static int shared_keys(struct cache *s)
 {
     const char *rc = getenv("REWIND_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
-    char base[PATH_MAX];
+    char base[PATH_MAX], dir[PATH_MAX];
     int n;
     if (rc && rc[0] == '/')
         n = snprintf(base, sizeof base, "%s", rc);
@@ -1116,16 +1118,21 @@ static int shared_keys(struct cache *s)
     else if (home && home[0] == '/')
         n = snprintf(base, sizeof base, "%s/.cache/rewind", home);
     else
-        return 0;
+        return -1;
     memset(s, 0, sizeof *s);
-    if (n < 0 || (size_t)n >= sizeof base ||
-        path_join(s->keys, sizeof s->keys, base, "filehash") < 0)
-        return 0;
-    if (io_mkdir_p(base) < 0 || (mkdir(s->keys, 0700) < 0 && errno != EEXIST))
-        return 0;
+    if (n < 0 || (size_t)n >= sizeof base || path_join(dir, sizeof dir, base, "filehash") < 0)
+        return -1;
+    if (io_mkdir_p(base) < 0 || (mkdir(dir, 0700) < 0 && errno != EEXIST))
+        return -1;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    return lstat(s->keys, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-           !(st.st_mode & 022);
+    if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022) ||
+        snprintf(s->keys, sizeof s->keys, "/proc/self/fd/%d", fd) < 0 || access(s->keys, W_OK)) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 /* Hash of the bytes of path, remembered by file identity (dev, ino, size,
@@ -1142,25 +1149,29 @@ static int file_hash_cached(const struct cache *c, const char *path, const struc
         return 0;
     }
     struct cache shared;
-    bool share = usable && (uint64_t)st->st_size >= SHARED_MIN && shared_keys(&shared);
-    if (share && key_get(&shared, &key, hex)) {
+    int sfd = usable && (uint64_t)st->st_size >= SHARED_MIN ? shared_keys(&shared) : -1;
+    if (sfd >= 0 && key_get(&shared, &key, hex)) {
+        close(sfd);
         hex_to_hash(hex, out);
         return key_put(c, &key, hex, e);
     }
-    if (hash_file(path, out) < 0)
-        return fail(e, "cannot read root '%s': %s", path, strerror(errno));
     struct stat after;
-    if (stat(path, &after) < 0)
-        return fail(e, "cannot stat root '%s': %s", path, strerror(errno));
-    if (!usable || !same_file_state(st, &after))
-        return 0; /* changed while hashing: do not remember */
+    if (hash_file(path, out) < 0 || stat(path, &after) < 0) {
+        int err = errno;
+        if (sfd >= 0)
+            close(sfd);
+        return fail(e, "cannot read root '%s': %s", path, strerror(err));
+    }
+    int keep = usable && same_file_state(st, &after); /* else changed while hashing */
     hash_hex(out, hex);
-    if (share) {
+    if (sfd >= 0) {
         char why[256];
         struct ectx quiet = {why, sizeof why};
-        (void)key_put(&shared, &key, hex, &quiet); /* invariant 8: a miss next time at worst */
+        if (keep)
+            (void)key_put(&shared, &key, hex, &quiet); /* invariant 8: a miss next time at worst */
+        close(sfd);
     }
-    return key_put(c, &key, hex, e);
+    return keep ? key_put(c, &key, hex, e) : 0;
 }
 
 /* Invariant 7: is real (a resolved path) this cache's own images/<hex>.erofs?

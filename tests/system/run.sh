@@ -14,8 +14,9 @@
 #     modified in place), so each test does not hash and copy it again, and
 #     the fixtures (fixtures.sh): base runs recorded once by this script and
 #     imported into a test's own home by `fixture NAME` as an archive, the way
-#     a user moves a run between homes. A test never sees another test's
-#     runs, store or images.
+#     a user moves a run between homes, and this run's own shared key cache
+#     (REWIND_CACHE: big files' hashes by file identity, src/image/image.c
+#     invariant 8). A test never sees another test's runs, store or images.
 #  3. A test passes when its function returns 0, is skipped when it called
 #     skip (lib.sh), and fails otherwise; every test selected is counted
 #     exactly once.
@@ -113,6 +114,10 @@ fi
 # 2. Shared state (invariant 2): the test root's image, cached by one run of
 #    the test root in a scratch home, and the fixtures, recorded on first use.
 images="$base/images"
+# the user's shared key cache (src/image/image.c invariant 8): this run's own,
+# so no test reads keys a developer's earlier runs left
+mkdir -p -m 700 "$base/cache"
+export REWIND_CACHE="$base/cache"
 if [ "$tier" = engine ]; then
     mkdir -p "$images" # no guest in this tier (invariant 5)
 elif REWIND_HOME="$base/prime" "${REWIND_UNDER_TEST:-$HERE/../../build/rewind}" run --root "$HERE/../../build/roots/test.erofs" \

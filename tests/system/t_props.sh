@@ -220,8 +220,9 @@ m["ram_hash"] = "0" * len(m["ram_hash"])
 json.dump(m, open(sys.argv[1], "w"))
 PY
     run_rw d check --preempt off --schedules 2 --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
+    expect_rc 1
     expect_grep d.err "schedule 2: DETERMINISM VIOLATION: this run differs from the stored run $id2"
-    expect_grep d.out '^DETERMINISM VIOLATION in 1 run; the first, schedule 2: '
+    expect_grep d.out '^DETERMINISM VIOLATION in 1 run; the lowest, schedule 2: '
     # the same through an engine (--via local), in a home of its own
     REWIND_HOME=$REWIND_HOME/via REWIND_TEST_HOLES=1 REWIND_TEST_CUT_FIRST=1 run_rw v check \
         --via local --preempt off --schedules 2 --expect exit=0 --root "$ROOT" -- sh -c "$JOB"

@@ -153,6 +153,13 @@ static void test_shared_keys(void)
     CHECK(hash_in("home3", pth("big"), h3) == 0 && !strcmp(h3, h1),
           "a group/world-writable shared cache is ignored");
     CHECK(chmod(pth("shared/filehash"), 0700) == 0, "chmod back");
+    /* ... nor one reached through a symbolic link */
+    CHECK(mkdir(pth("shared2"), 0700) == 0 &&
+              symlink(pth("shared/filehash"), pth("shared2/filehash")) == 0,
+          "a shared cache whose filehash is a link");
+    setenv("REWIND_CACHE", pth("shared2"), 1);
+    CHECK(hash_in("home4", pth("big"), h3) == 0 && !strcmp(h3, h1),
+          "a shared key directory reached through a link is ignored");
     unsetenv("REWIND_CACHE");
 }
 
