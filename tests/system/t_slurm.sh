@@ -263,3 +263,23 @@ test_slurm_check_again_in_the_same_home() {
     expect_grep b.out '^no difference: 2 schedules ended like schedule 0'
     expect_grep b.out '^the schedules ran on: node[12]'
 }
+
+# tier: long
+test_slurm_check_reruns_a_cut_schedule() {
+    slurm_up
+    # src/explore/check.c invariant 7 through Slurm: schedule 1's first run is
+    # cut (REWIND_TEST_CUT_FIRST: a 1 ms spin limit; the job computes without
+    # a step), imported, and replaced by its complete rerun (slurm.c
+    # invariant 5)
+    local JOB='i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; echo $i'
+    REWIND_TEST_HOLES=1 REWIND_TEST_CUT_FIRST=1 run_rw c check --via slurm --share "$T/share" \
+        --schedules 2 -j 2 --timeout 900 --preempt off --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
+    [ "$RC" -eq 0 ] || fail "check exit $RC: $(tail -n 3 c.err) $(cat c.out) $(slurm_state)"
+    expect_grep c.err 'schedule 1 (random): run [0-9a-f]* cut by a wall-clock limit (spin after [0-9]* steps on node'
+    expect_grep c.err 'schedule 1 (random): run [0-9a-f]* exited 0, [0-9]* steps on node'
+    expect_grep c.out '^1 schedule cut by a wall-clock limit (spin or timeout) and run once more$'
+    local id
+    id=$(sed -n 's/.*schedule 1 (random): run \([0-9a-f]*\) cut.*/\1/p' c.err | head -1)
+    run_rw s show "$id"
+    expect_grep s.out '^outcome: *exited (exit code 0)'
+}
