@@ -9,7 +9,7 @@ WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 INC     := -Isrc -Iinclude
 FE_INC  := -Iinclude
 LIBS    := -lcrypto -ljansson -lzstd -ldw -lelf -pthread -lm
-LIBS    += -lmicrohttpd
+# libmicrohttpd is loaded by serve when it starts (src/serve/mhd.c), not linked
 LIBS    += -ldw
 B       := build
 

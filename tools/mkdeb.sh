@@ -10,7 +10,8 @@
 #  2. rewind-init and the guest kernel are shipped byte for byte as built:
 #     their hashes are inputs of every run id, so a run recorded by a build
 #     tree replays on the installed package and back.
-#  3. Depends are what the binary links (dpkg-shlibdeps) plus the programs
+#  3. Depends are what the binary links (dpkg-shlibdeps), the library serve
+#     loads when it starts (libmicrohttpd12: src/serve/mhd.c), and the programs
 #     it runs for every run (mkfs.erofs; tar is essential); a program only one command
 #     runs is a Recommends (docs/install.md lists which command needs which).
 #  4. The package is rebuilt only when the key (the SHA-256 of every file
@@ -72,7 +73,7 @@ Version: $version
 Architecture: amd64
 Maintainer: rewind developers <rewind@example.org>
 Installed-Size: $size
-Depends: $shlibs, erofs-utils
+Depends: $shlibs, libmicrohttpd12, erofs-utils
 Recommends: gdb, nix-bin, slurm-wlm, xz-utils, zstd
 Suggests: chromium | www-browser, diffoscope-minimal, python3, golang-go
 Section: devel

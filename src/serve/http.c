@@ -29,7 +29,6 @@
 #include <arpa/inet.h>
 #include <pthread.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mhd.h"
 #include "serve.h"
 
 #define SERVE_BODY_MAX (64 * 1024)
@@ -70,6 +70,10 @@ struct server {
     pthread_mutex_t mu; /* conns */
     struct conn conns[SERVE_CONN_MAX];
 };
+
+/* libmicrohttpd's functions (mhd.c), set by serve_run before the daemon and
+ * its threads start, and never changed after */
+static const struct serve_mhd *mhd;
 
 struct request {
     int is_post;
@@ -133,7 +137,7 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
         clock_gettime(CLOCK_MONOTONIC, &now);
         conns_sweep(s, &now);
         const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+            mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         struct conn *k = NULL;
         for (size_t i = 0; i < SERVE_CONN_MAX && !k; i++)
             if (s->conns[i].state == CONN_FREE)
@@ -154,7 +158,7 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
 static void conn_set(struct server *s, struct MHD_Connection *c, enum conn_state to)
 {
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        mhd->get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     struct conn *k = ci ? ci->socket_context : NULL;
     if (!k)
         return;
@@ -164,26 +168,26 @@ static void conn_set(struct server *s, struct MHD_Connection *c, enum conn_state
         clock_gettime(CLOCK_MONOTONIC, &k->since);
     }
     pthread_mutex_unlock(&s->mu);
-    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
-                              (unsigned)(to == CONN_SERVING ? SERVE_REQ_S : SERVE_WAIT_S));
+    mhd->set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+                               (unsigned)(to == CONN_SERVING ? SERVE_REQ_S : SERVE_WAIT_S));
 }
 
 static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned status, const char *type,
                                   const void *data, size_t len, int copy)
 {
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
+    struct MHD_Response *resp = mhd->create_response_from_buffer(
         len, (void *)data, copy ? MHD_RESPMEM_MUST_COPY : MHD_RESPMEM_PERSISTENT);
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", type);
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(resp, "Content-Security-Policy",
-                            "default-src 'self'; style-src 'self' 'unsafe-inline'; "
-                            "img-src 'self' data:; frame-ancestors 'none'");
-    enum MHD_Result ok = MHD_queue_response(c, status, resp);
-    MHD_destroy_response(resp);
+    mhd->add_response_header(resp, "Content-Type", type);
+    mhd->add_response_header(resp, "Cache-Control", "no-store");
+    mhd->add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    mhd->add_response_header(resp, "Referrer-Policy", "no-referrer");
+    mhd->add_response_header(resp, "Content-Security-Policy",
+                             "default-src 'self'; style-src 'self' 'unsafe-inline'; "
+                             "img-src 'self' data:; frame-ancestors 'none'");
+    enum MHD_Result ok = mhd->queue_response(c, status, resp);
+    mhd->destroy_response(resp);
     return ok;
 }
 
@@ -207,7 +211,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
 
 static const char *query_arg(void *ctx, const char *key)
 {
-    return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
+    return mhd->lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
 }
 
 static enum MHD_Result send_asset(struct MHD_Connection *c, const char *path)
@@ -261,12 +265,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         (url[tl + 1] != '/' && url[tl + 1] != 0))
         return send_error(c, 403, "forbidden: this URL lacks the server's token");
     if (url[tl + 1] == 0) { /* /<token>: the page is at /<token>/ */
-        struct MHD_Response *resp = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+        struct MHD_Response *resp = mhd->create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
         char loc[SERVE_TOKEN_LEN + 3];
         snprintf(loc, sizeof loc, "/%s/", s->token);
-        MHD_add_response_header(resp, "Location", loc);
-        enum MHD_Result ok = MHD_queue_response(c, 302, resp);
-        MHD_destroy_response(resp);
+        mhd->add_response_header(resp, "Location", loc);
+        enum MHD_Result ok = mhd->queue_response(c, 302, resp);
+        mhd->destroy_response(resp);
         return ok;
     }
     const char *path = url + tl + 2;
@@ -275,7 +279,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (rq->too_big)
         return send_error(c, 413, "request body too large");
     if (rq->is_post) {
-        const char *hdr = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Rewind-Token");
+        const char *hdr = mhd->lookup_connection_value(c, MHD_HEADER_KIND, "X-Rewind-Token");
         if (!hdr || strlen(hdr) != tl || !token_eq(hdr, s->token, tl)) /* inv. 3 */
             return send_error(c, 403, "forbidden: a POST needs the X-Rewind-Token header");
         if (s->o->read_only)
@@ -313,7 +317,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         memcpy(ref, path + 8, n);
         ref[n] = 0;
         const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+            mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         serve_where_get(s->home, ref, query_arg, c, ci ? ci->connect_fd : -1, &r);
         return send_json(c, &r);
     }
@@ -353,6 +357,12 @@ static void raise_nofile(void)
 int serve_run(rw_home *h, const struct serve_opts *o)
 {
     struct server s = {.home = h, .o = o, .mu = PTHREAD_MUTEX_INITIALIZER};
+    char why[512];
+    mhd = serve_mhd_load(SERVE_MHD_SONAME, why, sizeof why);
+    if (!mhd) {
+        fprintf(stderr, "rewind: serve: %s\n", why);
+        return 125;
+    }
     raise_nofile();
     /* the children (action.c) use this home whatever the caller's env said */
     setenv("REWIND_HOME", rw_home_path(h), 1);
@@ -389,16 +399,16 @@ int serve_run(rw_home *h, const struct serve_opts *o)
     signal(SIGPIPE, SIG_IGN);
 
     struct MHD_Daemon *d =
-        MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, sa,
-                         MHD_OPTION_NOTIFY_COMPLETED, done, &s, MHD_OPTION_NOTIFY_CONNECTION,
-                         conn_notify, &s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_WAIT_S,
-                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONN_MAX, MHD_OPTION_END);
+        mhd->start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR,
+                          sa, MHD_OPTION_NOTIFY_COMPLETED, done, &s, MHD_OPTION_NOTIFY_CONNECTION,
+                          conn_notify, &s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_WAIT_S,
+                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONN_MAX, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "rewind: serve: cannot listen on %s port %u: %s\n", o->bind, o->port,
                 strerror(errno));
         return 1;
     }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *di = mhd->get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     unsigned port = di ? di->port : o->port;
     struct serve_state st = {.pid = (long)getpid(), .port = port};
     snprintf(st.bind, sizeof st.bind, "%s", o->bind);
@@ -422,6 +432,6 @@ int serve_run(rw_home *h, const struct serve_opts *o)
     }
     serve_action_shutdown();
     serve_child_shutdown();
-    MHD_stop_daemon(d);
+    mhd->stop_daemon(d);
     return 0;
 }

@@ -3,6 +3,7 @@
  * end like src/cli: it includes only include/rewind.h from the engine.
  *
  *   http.c    libmicrohttpd, the token, routing, the embedded page
+ *   mhd.c     libmicrohttpd loaded with dlopen when serve starts
  *   api.c     the JSON reading API (runs, lanes, events, at a step, diff)
  *   action.c  fork, cat and shell as child processes of this binary
  *   where.c   the stacks at a step: `rewind where` as a child, cancelled
