@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""kfrecords.py FILE: the records of a keyframes file (docs/formats.md,
+"""kfrecords.py [--pages] FILE: the records of a keyframes file (docs/formats.md,
 src/trace/keyframe.h version 1) for tests and benchmarks: a first line
 "upto N" (the parent's keyframes at steps <= N come first in the chain),
-then one line "STEP NPAGES" per whole record, in file order."""
+then one line "STEP NPAGES" per whole record, in file order; with --pages,
+also one line "STEP PFN NAME" per page a record names (NAME in hex)."""
 import struct
 import sys
 
-b = open(sys.argv[1], "rb").read()
+args = sys.argv[1:]
+pages = bool(args) and args[0] == "--pages"
+if pages:
+    args = args[1:]
+b = open(args[0], "rb").read()
 print("upto %d" % struct.unpack_from("<Q", b, 48)[0])
 off = 64
 while off + 24 <= len(b):
@@ -14,4 +19,11 @@ while off + 24 <= len(b):
     if magic != 0x4D52464B:
         break
     print("%d %d" % (step, npages))
-    off += 24 + (slen + 7) // 8 * 8 + npages * 40
+    p = off + 24 + (slen + 7) // 8 * 8
+    off = p + npages * 40
+    if pages:
+        for i in range(npages):
+            if p + 40 * (i + 1) > len(b):
+                break
+            (pfn,) = struct.unpack_from("<Q", b, p + 40 * i)
+            print("%d %d %s" % (step, pfn, b[p + 40 * i + 8 : p + 40 * i + 40].hex()))

@@ -81,6 +81,7 @@
 #include "util/io.h"
 #include "image/imgindex.h"
 #include "util/spawn.h"
+#include "util/usercache.h"
 
 #define KEY_DOMAIN "rewind-image-v1"
 #define IMAGE_UUID "72657769-6e64-4572-6f66-730000000001"
@@ -1107,32 +1108,8 @@ static hash256 file_key(const struct stat *st)
  * The descriptor, to close, or -1 when there is none to trust. */
 static int shared_keys(struct cache *s)
 {
-    const char *rc = getenv("REWIND_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    char base[PATH_MAX], dir[PATH_MAX];
-    int n;
-    if (rc && rc[0] == '/')
-        n = snprintf(base, sizeof base, "%s", rc);
-    else if (xdg && xdg[0] == '/')
-        n = snprintf(base, sizeof base, "%s/rewind", xdg);
-    else if (home && home[0] == '/')
-        n = snprintf(base, sizeof base, "%s/.cache/rewind", home);
-    else
-        return -1;
     memset(s, 0, sizeof *s);
-    if (n < 0 || (size_t)n >= sizeof base || path_join(dir, sizeof dir, base, "filehash") < 0)
-        return -1;
-    if (io_mkdir_p(base) < 0 || (mkdir(dir, 0700) < 0 && errno != EEXIST))
-        return -1;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022) ||
-        snprintf(s->keys, sizeof s->keys, "/proc/self/fd/%d", fd) < 0 || access(s->keys, W_OK)) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    return fd;
+    return usercache_open("filehash", s->keys, sizeof s->keys);
 }
 
 /* Hash of the bytes of path, remembered by file identity (dev, ino, size,

@@ -1154,6 +1154,10 @@ int run_settle(struct run_ctx *c)
                     c->kf.capture_s * 1e6 / (double)c->kf.dirty_pages,
                     c->kf.anchor_s * 1e6 / (double)c->kf.dirty_pages,
                     c->kf.capture_s / (c->kf.anchor_s > 0 ? c->kf.anchor_s : 1e-9));
+        if (c->kf.timed)
+            fprintf(stderr, "rewind: timing: memo       %llu of %llu pages named by the memo%s\n",
+                    (unsigned long long)c->kf.memo.hits, (unsigned long long)c->kf.memo.tries,
+                    c->kf.memo.dirfd < 0 ? " (off)" : "");
         res->restore_s = c->kf.restore_s;
         /* The pages first, then the keyframes file that names them (invariant 4). */
         if (store_sync(c->store) < 0 || kf_close(&c->kf.w) < 0)

@@ -84,15 +84,33 @@ static uint64_t layout(uint64_t npfn, uint64_t *names, uint64_t *sums, uint64_t 
     return *pages + npfn * 4096;
 }
 
+/* A file name of this cache: a run id, or a memo's name (kfmemo.c). */
+static int good_name(const char *n)
+{
+    size_t k = strlen(n);
+    if (k == 0 || k > 64 || n[0] == '.')
+        return 0;
+    return strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789-") == k;
+}
+
 int kfcache_open(struct kfmat *m, const char *home, const char *run, uint64_t npfn)
+{
+    char dir[4200];
+    memset(m, 0, sizeof(*m));
+    m->fd = -1;
+    if (!home_safe_name(run) || cache_dir(home, dir, sizeof(dir)) < 0)
+        return -1;
+    return kfcache_open_at(m, dir, run, npfn);
+}
+
+int kfcache_open_at(struct kfmat *m, const char *dir, const char *name, uint64_t npfn)
 {
     memset(m, 0, sizeof(*m));
     m->fd = -1;
-    char dir[4200], path[4300];
-    if (!home_safe_name(run) || cache_dir(home, dir, sizeof(dir)) < 0)
+    char path[4300];
+    if (!good_name(name) || snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
         return -1;
-    snprintf(path, sizeof(path), "%s/%s", dir, run);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return -1;
     uint64_t on, os, op, total = layout(npfn, &on, &os, &op);
@@ -118,6 +136,14 @@ int kfcache_open(struct kfmat *m, const char *home, const char *run, uint64_t np
     m->step = h.step;
     m->npages = h.npages;
     return 0;
+}
+
+void kfcache_unmap(struct kfmat *m)
+{
+    if (m->file)
+        munmap(m->file, m->file_bytes);
+    memset(m, 0, sizeof(*m));
+    m->fd = -1;
 }
 
 /* Keep at most KFCACHE_KEEP files: remove the oldest beyond that. */
@@ -160,11 +186,23 @@ static void trim(const char *dir)
 int kfcache_write(const char *home, const char *run, uint64_t step, const hash256 *names,
                   const uint8_t *ram, uint64_t npfn)
 {
-    char dir[4200], path[4300], tmp[4400];
+    char dir[4200];
     if (!home_safe_name(run) || cache_dir(home, dir, sizeof(dir)) < 0 || io_mkdir_p(dir) < 0)
         return -1;
-    snprintf(path, sizeof(path), "%s/%s", dir, run);
-    snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, run, (int)getpid());
+    if (kfcache_write_at(dir, run, step, names, ram, npfn) < 0)
+        return -1;
+    trim(dir);
+    return 0;
+}
+
+int kfcache_write_at(const char *dir, const char *name, uint64_t step, const hash256 *names,
+                     const uint8_t *ram, uint64_t npfn)
+{
+    char path[4300], tmp[4400];
+    if (!good_name(name))
+        return -1;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, name, (int)getpid());
     uint64_t on, os, op, total = layout(npfn, &on, &os, &op);
     int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -174,12 +212,19 @@ int kfcache_write(const char *home, const char *run, uint64_t step, const hash25
     memcpy(h.magic, KFCACHE_MAGIC, 8);
     static const hash256 none;
     int ok = sums && ftruncate(fd, (off_t)total) == 0;
-    for (uint64_t pfn = 0; ok && pfn < npfn; pfn++) {
-        if (!memcmp(&names[pfn], &none, sizeof(none)))
+    /* one write per run of consecutive pages that are not the zero page */
+    for (uint64_t pfn = 0; ok && pfn < npfn;) {
+        if (!memcmp(&names[pfn], &none, sizeof(none))) {
+            pfn++;
             continue;
-        sums[pfn] = kfcache_sum(ram + pfn * 4096);
-        h.npages++;
-        ok = io_pwrite_all(fd, ram + pfn * 4096, 4096, (off_t)(op + pfn * 4096)) == 0;
+        }
+        uint64_t end = pfn;
+        for (; end < npfn && memcmp(&names[end], &none, sizeof(none)); end++) {
+            sums[end] = kfcache_sum(ram + end * 4096);
+            h.npages++;
+        }
+        ok = io_pwrite_all(fd, ram + pfn * 4096, (end - pfn) * 4096, (off_t)(op + pfn * 4096)) == 0;
+        pfn = end;
     }
     ok = ok && io_pwrite_all(fd, names, npfn * 32, (off_t)on) == 0 &&
          io_pwrite_all(fd, sums, npfn * 8, (off_t)os) == 0 &&
@@ -191,6 +236,5 @@ int kfcache_write(const char *home, const char *run, uint64_t step, const hash25
         unlink(tmp);
         return -1;
     }
-    trim(dir);
     return 0;
 }

@@ -49,6 +49,7 @@ int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, s
     k->vm = vm;
     k->store = s;
     k->npfn = vm->ram_size / 4096;
+    kfmemo_open(&k->memo, k->npfn);
     k->cur = calloc(k->npfn, sizeof(*k->cur));
     k->batch = malloc((size_t)KFCAP_BATCH * 4096);
     if (!k->cur || !k->batch)
@@ -124,8 +125,11 @@ static int flush_batch(struct kfcap *k, const uint64_t *pfns, size_t n, struct k
         k->anchor_s += now_s() - a;
         k->dirty_pages += n;
     }
+    uint8_t known[KFCAP_BATCH];
+    k->memo_tries += n;
+    k->memo_hits += kfmemo_names(&k->memo, k->memo_slot, k->batch, pfns, n, names, known);
     RW_FAILPOINT("kfcap.store_put");
-    if (store_put_batch(k->store, k->batch, n, names) < 0)
+    if (store_put_batch_named(k->store, k->batch, n, names, known) < 0)
         return fail(err, errlen, "cannot write pages to the store: %s", strerror(errno));
     for (size_t i = 0; i < n; i++) {
         hash256 h = names[i];
@@ -160,6 +164,9 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
     size_t nd = 0, nb = 0;
     uint64_t pfns[KFCAP_BATCH];
     int rc = 0;
+    /* a booted run's first keyframe looks in the memo's boot frame */
+    k->memo_slot = k->have_last || k->taken ? KFMEMO_LATER : KFMEMO_BOOT;
+    k->memo_tries = k->memo_hits = 0;
     for (uint64_t pfn = 0; pfn < k->npfn && rc == 0; pfn++) {
         if (!(dirty[pfn / 64] >> (pfn % 64) & 1))
             continue;
@@ -194,6 +201,9 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
         k->taken++;
         k->delta_pages += nd;
         k->file_bytes = k->w.bytes;
+        /* cur[] names every page of RAM now (kfmemo.c invariant 2) */
+        kfmemo_after(&k->memo, k->memo_slot, k->memo_tries, k->memo_hits, p->step, k->cur,
+                     k->vm->ram);
         k->capture_s += now_s() - t0 - k->anchor_s;
     }
     return rc;
@@ -351,6 +361,7 @@ int kfcap_end_run(struct kfcap *k)
 
 void kfcap_free(struct kfcap *k)
 {
+    kfmemo_close(&k->memo);
     ZSTD_freeCCtx(k->zcctx);
     k->zcctx = NULL;
     free(k->cur);

@@ -43,6 +43,7 @@
 #include "vmm/platform.h"
 #include "vmm/snapshot.h"
 #include "trace/keyframe.h"
+#include "run/kfmemo.h"
 
 /* One keyframe's RAM, materialized once into a shared memfd mapping that
  * forked workers inherit read-only (invariant 4). */
@@ -82,6 +83,11 @@ struct kfcap {
     unsigned shift; /* the cadence is every >> shift steps */
     int unseeded;   /* tests: a restore does not set the cadence (breaks invariant 5) */
     int fixed;      /* REWIND_KF_CADENCE=fixed: shift 0 always (bench/cadence.sh's anchor) */
+    /* page names a capture need not compute (kfmemo.c); the frame the
+     * current capture looks in and its counts */
+    struct kfmemo memo;
+    int memo_slot;
+    uint64_t memo_tries, memo_hits;
     /* statistics */
     uint64_t taken, delta_pages, file_bytes;
     double capture_s, restore_s;

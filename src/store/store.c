@@ -47,7 +47,9 @@
  * Invariants:
  *  1. A page is named by the SHA-256 of its 4096 bytes. The zero page is never
  *     stored: store_put returns its well-known name Z (store_zero_hash)
- *     without writing, store_get(Z) fills zeros, store_has(Z) is 1.
+ *     without writing, store_get(Z) fills zeros, store_has(Z) is 1. The
+ *     store computes every name itself but those store_put_batch_named's
+ *     caller vouches for (bytes it compared with a page of that name).
  *  2. Outside gc, packs and the index only grow, and only under the exclusive
  *     flock on <dir>/lock, pack bytes first, then their index entries. So no
  *     process ever sees an entry before its bytes (one page cache); only an OS
@@ -398,7 +400,8 @@ static int chosen(const hash256 *out, const size_t *want, size_t nw, const hash2
 
 /* Store up to STORE_BATCH pages: name and compress them without the lock,
  * then one pack append and one index append under it (invariant 2). */
-static int put_chunk(struct store *s, const uint8_t *pages, size_t n, hash256 *out)
+static int put_chunk(struct store *s, const uint8_t *pages, size_t n, hash256 *out,
+                     const uint8_t *known)
 {
     size_t nw = 0;
     if (check_gen(s) < 0)
@@ -411,7 +414,10 @@ static int put_chunk(struct store *s, const uint8_t *pages, size_t n, hash256 *o
             s->st.zero_puts++;
             continue;
         }
-        store_codec_hash(&s->codec, pg, &out[i]);
+        if (known && known[i]) /* store_put_batch_named: the caller's name of these bytes */
+            s->st.named_puts++;
+        else
+            store_codec_hash(&s->codec, pg, &out[i]);
         const struct store_slot *hit = present(s, &out[i]);
         if (hit && store_pack_need_sync(&s->packs, hit->pack) < 0)
             return -1;
@@ -475,23 +481,31 @@ out:
     return rc;
 }
 
-int store_put_batch(struct store *s, const void *pages, size_t n, hash256 *out_hashes)
+int store_put_batch_named(struct store *s, const void *pages, size_t n, hash256 *names,
+                          const uint8_t *known)
 {
     const uint8_t *p = pages;
     while (n > 0) {
         size_t k = n < STORE_BATCH ? n : STORE_BATCH;
-        if (put_chunk(s, p, k, out_hashes) < 0)
+        if (put_chunk(s, p, k, names, known) < 0)
             return -1;
         p += k * STORE_PAGE_SIZE;
-        out_hashes += k;
+        names += k;
+        if (known)
+            known += k;
         n -= k;
     }
     return 0;
 }
 
+int store_put_batch(struct store *s, const void *pages, size_t n, hash256 *out_hashes)
+{
+    return store_put_batch_named(s, pages, n, out_hashes, NULL);
+}
+
 int store_put(struct store *s, const void *page4k, hash256 *out_hash)
 {
-    return put_chunk(s, page4k, 1, out_hash);
+    return put_chunk(s, page4k, 1, out_hash, NULL);
 }
 
 static int read_slot(struct store *s, const struct store_slot *sl, void *page, int trust)

@@ -24,6 +24,7 @@ struct store_stats {
     uint64_t pages;         /* distinct pages in the index (the zero page is never one) */
     uint64_t bytes_stored;  /* their stored (compressed) bytes */
     uint64_t puts;          /* pages given to store_put / store_put_batch */
+    uint64_t named_puts;    /* of them, named by the caller (store_put_batch_named) */
     uint64_t zero_puts;     /* of which were the zero page (never written) */
     uint64_t dedup_hits;    /* of which were already present (or twice in one batch) */
     uint64_t written;       /* pages this handle appended to a pack */
@@ -63,6 +64,13 @@ int store_put(struct store *s, const void *page4k, hash256 *out_hash);
  * may leave earlier pages stored). */
 int store_put_batch(struct store *s, const void *pages, size_t n, hash256 *out_hashes);
 
+/* store_put_batch where the caller already knows some names: for each i
+ * with known[i] set, names[i] must be the SHA-256 of page i (the caller
+ * compared the page with bytes of that name, src/run/kfmemo.c) and is used
+ * as is; the other names are computed into names[i]. known may be NULL. */
+int store_put_batch_named(struct store *s, const void *pages, size_t n, hash256 *names,
+                          const uint8_t *known);
+
 /* Fill page4k with the page named *h, decompressed and re-hashed to check it
  * is that page; returns 0, or -1 (errno ENOENT if absent, EIO if every stored
  * copy is corrupt) leaving page4k untouched. */
@@ -76,9 +84,9 @@ int store_load(struct store *s, const hash256 *h, void *page4k);
 
 /* What store_verify found. */
 struct store_verify_stats {
-    uint64_t pages;   /* distinct pages in the index */
-    uint64_t summed;  /* of which stored with a content checksum (STORE_F_SUM) */
-    uint64_t bad;     /* of which no stored copy re-hashes to its name */
+    uint64_t pages;    /* distinct pages in the index */
+    uint64_t summed;   /* of which stored with a content checksum (STORE_F_SUM) */
+    uint64_t bad;      /* of which no stored copy re-hashes to its name */
     hash256 first_bad; /* the first of those */
 };
 

@@ -47,6 +47,37 @@ test_keyframes_do_not_change_the_run() {
     expect_grep d.err 'no keyframes'
 }
 
+# The memo of page names (src/run/kfmemo.c invariant 3): a capture that takes
+# names from the memo records the pages a capture without it records, under
+# the same names, and stores the same bytes under them. Its own cache: the
+# first run (home a) finds no frames and writes them; the second (home b, a
+# new store) is named by the memo; the third (home c) has the memo off.
+# tier: vm
+test_page_memo_names_the_same_pages() {
+    export REWIND_CACHE="$T/memo-cache"
+    REWIND_HOME="$T/ha" run_rw a run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB"
+    expect_rc 0
+    [ -f "$T/memo-cache/frames/later-131072" ] || fail "no frame written: $(ls -l "$T/memo-cache/frames")"
+    REWIND_HOME="$T/hb" REWIND_TIMING=1 run_rw b run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB"
+    expect_rc 0
+    local named; named=$(sed -n 's/.*timing: memo  *\([0-9]*\) of.*/\1/p' b.err)
+    [ "${named:-0}" -gt 1000 ] || fail "the memo named ${named:-no} pages: $(grep memo b.err)"
+    REWIND_HOME="$T/hc" REWIND_NO_PAGE_MEMO=1 run_rw c run --root "$ROOT" --keyframe-every 300 -- sh -c "$JOB"
+    expect_rc 0
+    same_run a.err b.err || fail "two ids"
+    same_run a.err c.err || fail "two ids"
+    local id; id=$(run_id b.err)
+    python3 "$TOP/tools/kfrecords.py" --pages "$T/hb/runs/$id/keyframes" >b.kf
+    python3 "$TOP/tools/kfrecords.py" --pages "$T/hc/runs/$id/keyframes" >c.kf
+    [ "$(wc -l <b.kf)" -gt 1000 ] || fail "few pages recorded: $(wc -l <b.kf)"
+    cmp -s b.kf c.kf || fail "the memo changed the keyframes' pages: $(diff b.kf c.kf | head -n 4)"
+    REWIND_HOME="$T/hb" run_rw v verify
+    expect_rc 0
+    REWIND_HOME="$T/hb" run_rw r replay "$id"
+    expect_rc 0
+    expect_grep r.out '^identical: '
+}
+
 # cadence RUN EVERY [PARENT]: check that the keyframes of RUN (after PARENT's
 # up to RUN's fork point) sit where src/run/kfcap.h invariant 5 puts them:
 # after a keyframe at step k naming n pages, in a stretch of s steps, the
