@@ -37,8 +37,8 @@ size_t kfmemo_names(struct kfmemo *m, int slot, const uint8_t *pages, const uint
 
 /* After a capture into frame slot that looked up tries pages and named hits
  * of them, when names[] (all-zero: the zero page) are the names of every
- * page of ram: keep ram as that frame if the memo named too few (at most
- * once per process and frame). */
+ * page of ram: keep ram as that frame if there was none (at most once per
+ * process and frame). */
 void kfmemo_after(struct kfmemo *m, int slot, uint64_t tries, uint64_t hits, uint64_t step,
                   const hash256 *names, const uint8_t *ram);
 
