@@ -127,7 +127,7 @@ static int flush_batch(struct kfcap *k, const uint64_t *pfns, size_t n, struct k
     }
     uint8_t known[KFCAP_BATCH];
     k->memo_tries += n;
-    k->memo_hits += kfmemo_names(&k->memo, k->memo_slot, k->batch, pfns, n, names, known);
+    (void)kfmemo_names(&k->memo, k->memo_slot, k->batch, pfns, n, names, known);
     RW_FAILPOINT("kfcap.store_put");
     if (store_put_batch_named(k->store, k->batch, n, names, known) < 0)
         return fail(err, errlen, "cannot write pages to the store: %s", strerror(errno));
@@ -166,7 +166,7 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
     int rc = 0;
     /* a booted run's first keyframe looks in the memo's boot frame */
     k->memo_slot = k->have_last || k->taken ? KFMEMO_LATER : KFMEMO_BOOT;
-    k->memo_tries = k->memo_hits = 0;
+    k->memo_tries = 0;
     for (uint64_t pfn = 0; pfn < k->npfn && rc == 0; pfn++) {
         if (!(dirty[pfn / 64] >> (pfn % 64) & 1))
             continue;
@@ -202,8 +202,7 @@ int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
         k->delta_pages += nd;
         k->file_bytes = k->w.bytes;
         /* cur[] names every page of RAM now (kfmemo.c invariant 2) */
-        kfmemo_after(&k->memo, k->memo_slot, k->memo_tries, k->memo_hits, p->step, k->cur,
-                     k->vm->ram);
+        kfmemo_after(&k->memo, k->memo_slot, k->memo_tries, p->step, k->cur, k->vm->ram);
         k->capture_s += now_s() - t0 - k->anchor_s;
     }
     return rc;
@@ -448,9 +447,7 @@ out:
 void kfmat_free(struct kfmat *m)
 {
     if (m->file) {
-        munmap(m->file, m->file_bytes);
-        memset(m, 0, sizeof(*m));
-        m->fd = -1;
+        kfcache_unmap(m);
         return;
     }
     if (m->pages)

@@ -87,7 +87,7 @@ struct kfcap {
      * current capture looks in and its counts */
     struct kfmemo memo;
     int memo_slot;
-    uint64_t memo_tries, memo_hits;
+    uint64_t memo_tries;
     /* statistics */
     uint64_t taken, delta_pages, file_bytes;
     double capture_s, restore_s;

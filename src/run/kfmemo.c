@@ -127,11 +127,10 @@ size_t kfmemo_names(struct kfmemo *m, int slot, const uint8_t *pages, const uint
     return named;
 }
 
-void kfmemo_after(struct kfmemo *m, int slot, uint64_t tries, uint64_t hits, uint64_t step,
-                  const hash256 *names, const uint8_t *ram)
+void kfmemo_after(struct kfmemo *m, int slot, uint64_t tries, uint64_t step, const hash256 *names,
+                  const uint8_t *ram)
 {
     RW_ASSERT(slot >= 0 && slot < KFMEMO_SLOTS);
-    (void)hits;
     /* only a missing frame is written: replacing one whenever a capture
      * found it poor could make every run of a mixed load write its RAM
      * (suspected when make check's system tests ran 1.45x their recorded

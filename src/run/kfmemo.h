@@ -35,11 +35,10 @@ void kfmemo_close(struct kfmemo *m);
 size_t kfmemo_names(struct kfmemo *m, int slot, const uint8_t *pages, const uint64_t *pfns,
                     size_t n, hash256 *names, uint8_t *known);
 
-/* After a capture into frame slot that looked up tries pages and named hits
- * of them, when names[] (all-zero: the zero page) are the names of every
- * page of ram: keep ram as that frame if there was none (at most once per
- * process and frame). */
-void kfmemo_after(struct kfmemo *m, int slot, uint64_t tries, uint64_t hits, uint64_t step,
-                  const hash256 *names, const uint8_t *ram);
+/* After a capture into frame slot that looked up tries pages, when names[] (all-zero: the zero
+ * page) are the names of every page of ram: keep ram as that frame if there was none (at most once
+ * per process and frame). */
+void kfmemo_after(struct kfmemo *m, int slot, uint64_t tries, uint64_t step, const hash256 *names,
+                  const uint8_t *ram);
 
 #endif

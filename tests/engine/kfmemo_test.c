@@ -63,7 +63,7 @@ static void test_written_after_a_poor_capture_then_names(void)
     uint8_t known[NPFN];
     CHECK(kfmemo_names(&m, KFMEMO_BOOT, ram, pfns, NPFN, got, known) == 0,
           "an empty memo names nothing");
-    kfmemo_after(&m, KFMEMO_BOOT, NPFN, 0, 1, names, ram);
+    kfmemo_after(&m, KFMEMO_BOOT, NPFN, 1, names, ram);
     kfmemo_close(&m);
     char fp[128];
     frame_path(fp, sizeof fp);
@@ -89,13 +89,13 @@ static void test_written_after_a_poor_capture_then_names(void)
     ram[5 * 4096 + 100] ^= 1;
 
     /* a frame that is there is never replaced, served well or poorly */
-    kfmemo_after(&m, KFMEMO_BOOT, NPFN, NPFN, 2, names, ram);
-    kfmemo_after(&m, KFMEMO_BOOT, NPFN, 0, 3, names, ram);
+    kfmemo_after(&m, KFMEMO_BOOT, NPFN, 2, names, ram);
+    kfmemo_after(&m, KFMEMO_BOOT, NPFN, 3, names, ram);
     struct stat st2;
     CHECK(stat(fp, &st2) == 0 && st2.st_ino == st.st_ino, "a frame that is there is not replaced");
     struct stat st3;
     /* a capture of few pages says nothing */
-    kfmemo_after(&m, KFMEMO_LATER, 10, 0, 5, names, ram);
+    kfmemo_after(&m, KFMEMO_LATER, 10, 5, names, ram);
     char lp[128];
     snprintf(lp, sizeof lp, "%s/frames/later-%d", cache, NPFN);
     CHECK(stat(lp, &st3) != 0, "a 10-page capture writes no frame");
