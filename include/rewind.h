@@ -353,6 +353,9 @@ struct rw_check_config {
     const char *via;
     const char *share;    /* slurm: a directory every node sees (NULL: in the home) */
     const char *via_args; /* slurm: extra sbatch arguments, split at blanks */
+    /* 0 or 1: schedules 1..N; else only schedules first_schedule..N (one
+       schedule of an earlier check again, a range per machine) */
+    uint64_t first_schedule;
 };
 void rw_check_config_init(struct rw_check_config *c);
 /* --vary epoch: schedule or build k starts its wall clock this many seconds

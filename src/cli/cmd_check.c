@@ -21,7 +21,7 @@
 
 static void help(void)
 {
-    puts("usage: rewind check [--schedules N] [-j JOBS] [--json] [--keep-going] [--vary "
+    puts("usage: rewind check [--schedules N|A..B] [-j JOBS] [--json] [--keep-going] [--vary "
          "seed|dirorder|epoch]\n"
          "                    [--probe-timeout S] [--no-where] [--via local|slurm [--share DIR]\n"
          "                    [--slurm-args 'ARGS']] [--run RUN | --from RUN:STEP | RUN-OPTIONS -- "
@@ -40,6 +40,8 @@ static void help(void)
          "reached it, passed and failed, and the first failing run.\n"
          "\n"
          "  --schedules N      how many schedules to try (default 64)\n"
+         "  --schedules A..B   only schedules A to B, each exactly the schedule of that\n"
+         "                     number in a check of 1..B (one schedule again: 27..27)\n"
          "  -j JOBS            schedules run at once (default 2)\n"
          "  --json             one JSON object on stdout instead of words\n"
          "  --keep-going       run all N schedules; count the failures (fraction, 95% interval)\n"
@@ -558,6 +560,25 @@ static int check_from(struct rw_check_config *c, const char *v)
     return CHECK_GO;
 }
 
+/* --schedules A..B: only schedules A to B (1 <= A <= B <= 100000), each the
+ * very schedule a check of 1..B runs under that number. */
+static int check_range(struct rw_check_config *c, const char *v)
+{
+    static char first[32];
+    const char *dots = strstr(v, "..");
+    uint64_t a, b;
+    if ((size_t)(dots - v) >= sizeof(first))
+        return cli_error(2, "--schedules needs N or A..B (1 <= A <= B <= 100000): %s", v);
+    memcpy(first, v, (size_t)(dots - v));
+    first[dots - v] = 0;
+    if (cli_read_step(first, &a) < 0 || cli_read_step(dots + 2, &b) < 0 || a == 0 || b < a ||
+        b > 100000)
+        return cli_error(2, "--schedules needs N or A..B (1 <= A <= B <= 100000): %s", v);
+    c->first_schedule = a;
+    c->schedules = b;
+    return CHECK_GO;
+}
+
 /* One of check's options with a value: option a, value v. */
 static int check_value(struct rw_check_config *c, const char *a, const char *v)
 {
@@ -592,6 +613,8 @@ static int check_value(struct rw_check_config *c, const char *a, const char *v)
             return cli_error(2, "--probe-timeout needs a positive number of seconds: %s", v);
     } else if (!strcmp(a, "--from")) {
         return check_from(c, v);
+    } else if (!strcmp(a, "--schedules") && strstr(v, "..")) {
+        return check_range(c, v);
     } else if (cli_read_step(v, &n) < 0 || n == 0 || n > 100000)
         return cli_error(2, "%s needs a positive number: %s", a, v);
     else if (!strcmp(a, "-j"))
@@ -694,8 +717,8 @@ static int check_run(rw_home *h, struct check_cli *cc)
         c->run = cc->nj.run;
     }
     int rc = rw_check(h, c, &r, &err);
-    asked = c->schedules;
-    stopped = rc == 0 && *c->abort && !r.found && r.tried < c->schedules;
+    asked = c->schedules - (c->first_schedule > 1 ? c->first_schedule - 1 : 0);
+    stopped = rc == 0 && *c->abort && !r.found && r.tried < asked;
     int lost = rc == 0 && !r.found && r.lost; /* no pass either */
     if (cc->nix)
         rw_nix_job_free(&cc->nj);

@@ -494,7 +494,7 @@ static int explore_schedules(struct ctx *x, char *err, size_t errlen)
     unsigned char *again = calloc(c->schedules + 1, 1); /* invariant 7: run twice */
     if (!again)
         return fail(err, errlen, "out of memory");
-    uint64_t next = 1;
+    uint64_t next = c->first;
     int failed = 0;
     int go = 1;
     while (running || (go && !failed && next <= c->schedules && !*c->abort)) {
@@ -595,7 +595,7 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
     struct rw_check_report *rep = x->rep;
     struct eng_plan p = {.home = c->home,
                          .base = x->base_name,
-                         .first = 1,
+                         .first = c->first,
                          .last = c->schedules,
                          .start = rep->start,
                          .horizon = x->horizon,
@@ -656,7 +656,7 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
         if (rep->found && !c->keep_going) {
             /* As the local loop: every schedule below the failing one is
              * tried, so the lowest failing schedule is the one reported. */
-            for (below = 0; below + 1 < rep->schedule && got[below + 1]; below++)
+            for (below = c->first - 1; below + 1 < rep->schedule && got[below + 1]; below++)
                 ;
             if (below + 1 == rep->schedule)
                 eng_cancel(e);
@@ -666,16 +666,16 @@ static int explore_via(struct ctx *x, char *err, size_t errlen)
         rc = -1;
     if (rc == 0 && *c->abort) {
         uint64_t n = 0;
-        for (uint64_t i = 1; i <= c->schedules; i++)
+        for (uint64_t i = c->first; i <= c->schedules; i++)
             n += got[i];
         progress(c,
                  "check: stopped (a signal or --timeout) with %llu of %llu schedules back; "
                  "the %s engine's tasks were cancelled",
-                 (unsigned long long)n, (unsigned long long)c->schedules, c->via);
+                 (unsigned long long)n, (unsigned long long)(c->schedules - c->first + 1), c->via);
     }
     free(got);
     eng_close(e);
-    for (uint64_t i = 1; rc == 0 && !*c->abort && i <= c->schedules; i++)
+    for (uint64_t i = c->first; rc == 0 && !*c->abort && i <= c->schedules; i++)
         if (again[i] && (c->keep_going || !rep->found || i < rep->schedule))
             rc = via_again(x, &p, i, err, errlen);
     free(again);
@@ -951,6 +951,7 @@ static void check_save(struct ctx *x, const char *base_name)
     struct checkrec_opts co = {.base = base_name,
                                .start = x->rep->start,
                                .schedules = c->schedules,
+                               .first = c->first,
                                .keep_going = c->keep_going,
                                .vary_seed = c->vary_seed,
                                .from = c->from_step != 0};
@@ -1008,6 +1009,7 @@ int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_repo
         .home = rw_home_path(h),
         .base_run = NULL,
         .schedules = cfg->schedules,
+        .first = cfg->first_schedule ? cfg->first_schedule : 1,
         .jobs = cfg->jobs,
         .progress = cfg->progress,
         .progress_ctx = cfg->progress_ctx,
@@ -1023,6 +1025,9 @@ int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_repo
         .via_args = cfg->via_args,
     };
     char name[RW_ID_MAX];
+    if (c.first > c.schedules)
+        return run_usage(err, "the first schedule %llu is above the last, %llu",
+                         (unsigned long long)c.first, (unsigned long long)c.schedules);
     if (cfg->from_step && !cfg->base_run)
         return run_usage(err, "a step to start from needs a stored run (--from RUN:STEP)");
     memset(rep, 0, sizeof(*rep));

@@ -35,6 +35,10 @@ int checkrec_save(const char *home, const struct checkrec_opts *o,
     json_t *what = json_pack("{s:s,s:I,s:I,s:b,s:b}", "base", o->base, "start",
                              (json_int_t)o->start, "schedules", (json_int_t)o->schedules,
                              "keep_going", o->keep_going, "vary_seed", o->vary_seed);
+    /* a range (--schedules A..B) is part of what was checked; 1..N keeps the
+       ids of checks recorded before ranges existed */
+    if (what && o->first > 1)
+        json_object_set_new(what, "first", json_integer((json_int_t)o->first));
     char *canon = what ? json_dumps(what, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
     if (!canon) {
         json_decref(what);

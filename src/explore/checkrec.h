@@ -28,6 +28,7 @@ struct checkrec_opts {
     const char *base;                /* the base run's directory name */
     uint64_t start;                  /* schedules fork after this step */
     uint64_t schedules;              /* N asked for */
+    uint64_t first;                  /* the first schedule (1, or a range's start) */
     int keep_going, vary_seed, from; /* from: --from gave the start step */
 };
 

@@ -32,15 +32,16 @@ struct check_opts {
     struct run_opts run;  /* the command to check (ignored with base_run) */
     const char *base_run; /* a stored run (directory name) is schedule 0 */
     uint64_t schedules;   /* N */
+    uint64_t first;       /* the schedules are first..N (first >= 1) */
     unsigned jobs;        /* schedules at once */
     void (*progress)(void *ctx, const char *line);
     void *progress_ctx;
-    volatile sig_atomic_t *abort; /* never NULL */
-    uint64_t from_step;           /* with base_run: fork after this step (0: job start) */
-    int keep_going;               /* all N schedules, counting failures */
-    int vary_seed;                /* schedule k: a run from boot with seed base+k */
-    int vary_dirorder, vary_epoch; /* and directory order k, epoch base + k * step */
-    double probe_timeout_s;       /* each worker's wall limit (0: the default) */
+    volatile sig_atomic_t *abort;       /* never NULL */
+    uint64_t from_step;                 /* with base_run: fork after this step (0: job start) */
+    int keep_going;                     /* all N schedules, counting failures */
+    int vary_seed;                      /* schedule k: a run from boot with seed base+k */
+    int vary_dirorder, vary_epoch;      /* and directory order k, epoch base + k * step */
+    double probe_timeout_s;             /* each worker's wall limit (0: the default) */
     const char *via, *share, *via_args; /* an engine for the schedules (engine.h) */
 };
 

@@ -223,6 +223,14 @@ PY
     expect_rc 1
     expect_grep d.err "schedule 2: DETERMINISM VIOLATION: this run differs from the stored run $id2"
     expect_grep d.out '^DETERMINISM VIOLATION in 1 run; the lowest, schedule 2: '
+    # --schedules A..B runs only those, each the very schedule of its number:
+    # schedule 2 alone computes the stored run's id again and meets its
+    # edited twin; schedule 1 does not run
+    run_rw r check --preempt off --schedules 2..2 --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
+    expect_rc 1
+    expect_grep r.err "schedule 2: DETERMINISM VIOLATION: this run differs from the stored run $id2"
+    expect_no_grep r.err 'schedule 1 '
+    expect_grep r.out '^DETERMINISM VIOLATION in 1 run; the lowest, schedule 2: '
     # the same through an engine (--via local), in a home of its own
     REWIND_HOME=$REWIND_HOME/via REWIND_TEST_HOLES=1 REWIND_TEST_CUT_FIRST=1 run_rw v check \
         --via local --preempt off --schedules 2 --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
@@ -230,6 +238,35 @@ PY
     expect_grep v.err 'schedule 1 (random): run [0-9a-f]* cut by a wall-clock limit (spin after [0-9]* steps on local'
     expect_grep v.err 'schedule 1 (random): run [0-9a-f]* exited 0, [0-9]* steps on local'
     expect_grep v.out '^1 schedule cut by a wall-clock limit (spin or timeout) and run once more$'
+    # a range through the engine: schedule 2 alone, the same run as above
+    local vid
+    vid=$(sed -n 's/.*schedule 2 (pct): run \([0-9a-f]*\) exited.*/\1/p' v.err | head -1)
+    [ -n "$vid" ] || fail "no run for schedule 2 through the engine: $(cat v.err)"
+    REWIND_HOME=$REWIND_HOME/via run_rw w check --via local --preempt off --schedules 2..2 \
+        --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
+    expect_rc 0
+    expect_grep w.err "schedule 2 (pct): run $vid exited 0"
+    expect_no_grep w.err 'schedule 1 '
+    expect_grep w.out '^no failure: schedule 0 and 1 schedules pass every property'
+}
+
+# A bad range of schedules is one line and exit 2, before any guest.
+# tier: engine
+test_check_bad_schedule_ranges_are_refused() {
+    local root="$T/root" bad
+    mkdir -p "$root"
+    for bad in 0..2 3..2 ..2 2.. 1..100001 x..3 '2..3..4' 1...3; do
+        run_rw x check --schedules "$bad" --root "$root" -- true
+        expect_rc 2
+        [ "$(wc -l <x.err)" -eq 1 ] || fail "'$bad': $(cat x.err)"
+        expect_grep x.err 'schedules'
+    done
+    # a good range passes the options: the missing root is what stops it
+    run_rw x check --schedules 2..3 --root "$T/no-root" -- true
+    [ "$RC" -ne 0 ] || fail "a check of a missing root passed"
+    expect_grep x.err 'no-root'
+    expect_no_grep x.err 'schedules'
+    [ ! -d "$REWIND_HOME/runs" ] || [ -z "$(ls "$REWIND_HOME/runs")" ] || fail "a run was stored"
 }
 
 # tier: vm
