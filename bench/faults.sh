@@ -59,7 +59,7 @@ echo "determinism violations on the second run: $(grep -c 'DETERMINISM VIOLATION
 "$R" events "$(grep '^rewind: run' r1.err | awk '{print $3}')" --kind fault | head -12
 for pass in 1 2; do
     t3=$(date +%s.%N)
-    "$R" check --preempt off --schedules "$m" -j 2 --faults all --expect exit=0 --root "$ETCD" "${E[@]}" \
+    "$R" check --preempt off --schedules "$m" -j 2 --probe-timeout 2400 --faults all --expect exit=0 --root "$ETCD" "${E[@]}" \
         -- /compat/client.sh 5 >etcd$pass.out 2>etcd$pass.err
     rce=$?
     t4=$(date +%s.%N)
