@@ -756,9 +756,10 @@ static void parting(const char *home, struct rw_check_report *rep)
 }
 
 /* Schedule 0: recorded here, or the stored run c->base_run. Its name into
- * base_name. 0, or -1 with err. */
-static int check_schedule0(const struct check_opts *c, char base_name[RW_ID_MAX], char *err,
-                           size_t errlen)
+ * base_name. 0, or -1 with err (its code the run's: a missing root is the
+ * user's error, as for rewind run). */
+static int check_schedule0(const struct check_opts *c, char base_name[RW_ID_MAX],
+                           struct rw_error *err)
 {
     if (c->base_run) {
         snprintf(base_name, RW_ID_MAX, "%s", c->base_run);
@@ -769,8 +770,10 @@ static int check_schedule0(const struct check_opts *c, char base_name[RW_ID_MAX]
     struct rw_error e;
     o.quiet = 1;
     o.abort = c->abort;
-    if (run_record(&o, &r, &e) < 0)
-        return fail(err, errlen, "%s", e.msg);
+    if (run_record(&o, &r, &e) < 0) {
+        *err = e;
+        return -1;
+    }
     snprintf(base_name, RW_ID_MAX, "%s", r.id);
     progress(c, "check: schedule 0: run %s %s %d after %llu steps", r.id,
              rw_outcome_word(r.outcome), r.exit_code, (unsigned long long)r.steps);
@@ -961,15 +964,18 @@ static void check_save(struct ctx *x, const char *base_name)
         progress(c, "warning: the check's record was not saved: %s", why);
 }
 
-int explore_check(const struct check_opts *c, struct rw_check_report *rep, char *err, size_t errlen)
+int explore_check(const struct check_opts *c, struct rw_check_report *rep, struct rw_error *error)
 {
+    char *err = error->msg;
+    size_t errlen = sizeof(error->msg);
+    error->code = RW_EINTERNAL;
     memset(rep, 0, sizeof(*rep));
     struct ctx x = {.c = c, .rep = rep, .ref = &rep->base};
     char base_name[RW_ID_MAX], seed_name[RW_ID_MAX];
     rep->keep_going = c->keep_going;
     rep->vary_seed = c->vary_seed;
     double t0 = now_s();
-    if (check_schedule0(c, base_name, err, errlen) < 0)
+    if (check_schedule0(c, base_name, error) < 0)
         return -1;
     struct run_stored st;
     struct rw_error e;
@@ -1052,9 +1058,7 @@ int rw_check(rw_home *h, const struct rw_check_config *cfg, struct rw_check_repo
         err->code = RW_EUSAGE; /* before schedule 0 is recorded */
         return -1;
     }
-    if (explore_check(&c, rep, err->msg, sizeof(err->msg)) < 0) {
-        err->code = RW_EINTERNAL;
+    if (explore_check(&c, rep, err) < 0)
         return -1;
-    }
     return 0;
 }

@@ -46,7 +46,6 @@ struct check_opts {
 };
 
 /* Run the check. Returns 0 (see rep->found) or -1 with one line in err. */
-int explore_check(const struct check_opts *c, struct rw_check_report *rep, char *err,
-                  size_t errlen);
+int explore_check(const struct check_opts *c, struct rw_check_report *rep, struct rw_error *err);
 
 #endif
