@@ -326,7 +326,8 @@ static int from_given; /* --from: the schedules start at a step of the user's ch
  * had ended differently, or an engine lost schedules (their task died
  * or was held twice): that is no pass, so the report says so (exit 124) */
 static int stopped;
-static uint64_t asked; /* the schedules asked for (-n) */
+static uint64_t asked;            /* the schedules asked for (-n) */
+static uint64_t range_a, range_b; /* --schedules A..B (range_a 0: 1..N) */
 
 /* The report, then the check's record id (rewind checks, rewind show). */
 static void report(const struct rw_check_report *r, int json)
@@ -380,6 +381,9 @@ static void report_json(const struct rw_check_report *r)
 {
     if (stopped)
         printf("\"stopped\":true,\"schedules_asked\":%llu,", (unsigned long long)asked);
+    if (range_a)
+        printf("\"schedule_range\":[%llu,%llu],", (unsigned long long)range_a,
+               (unsigned long long)range_b);
     printf("\"unmet\":%llu,\"schedules_tried\":%llu,\"found\":%s,", (unsigned long long)r->unmet,
            (unsigned long long)r->tried, r->found ? "true" : "false");
     side_json("schedule0", &r->base);
@@ -458,6 +462,9 @@ static void report_text(const struct rw_check_report *r)
            r->base.exit_code, (unsigned long long)r->base.steps,
            from_given ? "the schedules fork after step" : "the job starts at step",
            (unsigned long long)r->start);
+    if (range_a)
+        printf("schedules %llu..%llu only (--schedules A..B)\n", (unsigned long long)range_a,
+               (unsigned long long)range_b);
     if (r->where[0])
         printf("the schedules ran on: %s (schedules per node)\n", r->where);
     if (r->lost)
@@ -718,6 +725,8 @@ static int check_run(rw_home *h, struct check_cli *cc)
     }
     int rc = rw_check(h, c, &r, &err);
     asked = c->schedules - (c->first_schedule > 1 ? c->first_schedule - 1 : 0);
+    range_a = c->first_schedule > 1 ? c->first_schedule : 0;
+    range_b = c->schedules;
     stopped = rc == 0 && *c->abort && !r.found && r.tried < asked;
     int lost = rc == 0 && !r.found && r.lost; /* no pass either */
     if (cc->nix)

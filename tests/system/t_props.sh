@@ -231,6 +231,7 @@ PY
     expect_grep r.err "schedule 2: DETERMINISM VIOLATION: this run differs from the stored run $id2"
     expect_no_grep r.err 'schedule 1 '
     expect_grep r.out '^DETERMINISM VIOLATION in 1 run; the lowest, schedule 2: '
+    expect_grep r.out '^schedules 2\.\.2 only (--schedules A\.\.B)$'
     # the same through an engine (--via local), in a home of its own
     REWIND_HOME=$REWIND_HOME/via REWIND_TEST_HOLES=1 REWIND_TEST_CUT_FIRST=1 run_rw v check \
         --via local --preempt off --schedules 2 --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
@@ -248,6 +249,7 @@ PY
     expect_grep w.err "schedule 2 (pct): run $vid exited 0"
     expect_no_grep w.err 'schedule 1 '
     expect_grep w.out '^no failure: schedule 0 and 1 schedules pass every property'
+    expect_grep w.out '^schedules 2\.\.2 only (--schedules A\.\.B)$'
 }
 
 # A bad range of schedules is one line and exit 2, before any guest.
