@@ -455,6 +455,7 @@ struct rw_check_info {
     int64_t created;      /* seconds since 1970 */
     uint64_t start;       /* the schedules fork after this step */
     uint64_t schedules, tried, failures;
+    uint64_t first; /* the first schedule: 1, or A of --schedules A..B */
     int found, narrowed, judged;
     uint64_t unmet;    /* assertions never met across the check (a failure) */
     uint64_t schedule; /* the first failing schedule (found) */

@@ -627,7 +627,7 @@ static int check_value(struct rw_check_config *c, const char *a, const char *v)
     else if (!strcmp(a, "-j"))
         c->jobs = (unsigned)(n > 64 ? 64 : n);
     else
-        c->schedules = n;
+        c->schedules = n, c->first_schedule = 0; /* the last --schedules counts, range or not */
     return CHECK_GO;
 }
 

@@ -42,13 +42,12 @@ static int print_check(void *ctx, const struct rw_check_info *c)
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
     verdict(c, v, sizeof(v));
     if (o->json) {
-        printf(
-            "%s{\"id\":\"%s\",\"created\":%lld,\"base\":\"%s\",\"start\":%llu,\"schedules\":%llu,"
-            "\"tried\":%llu,\"failures\":%llu,\"found\":%s,\"verdict\":",
-            o->n++ ? ",\n" : "", c->id, (long long)c->created, c->base,
-            (unsigned long long)c->start, (unsigned long long)c->schedules,
-            (unsigned long long)c->tried, (unsigned long long)c->failures,
-            c->found ? "true" : "false");
+        printf("%s{\"id\":\"%s\",\"created\":%lld,\"base\":\"%s\",\"start\":%llu,\"first\":%llu,"
+               "\"schedules\":%llu,\"tried\":%llu,\"failures\":%llu,\"found\":%s,\"verdict\":",
+               o->n++ ? ",\n" : "", c->id, (long long)c->created, c->base,
+               (unsigned long long)c->start, (unsigned long long)c->first,
+               (unsigned long long)c->schedules, (unsigned long long)c->tried,
+               (unsigned long long)c->failures, c->found ? "true" : "false");
         cli_read_json_str(v, strlen(v));
         printf(",\"runs\":%zu}", c->nruns);
         return 0;
@@ -127,9 +126,13 @@ int cli_show_check(const char *ref, int json)
     json_t *s0 = json_object_get(r, "schedule0");
     printf("check:     %s\n", js(r, "id"));
     printf("schedule 0: run %s (%s %lld)\n", js(r, "base"), js(s0, "outcome"), ji(s0, "exit_code"));
-    printf("schedules: %lld tried of %lld, forked after step %lld%s%s\n", ji(r, "tried"),
-           ji(r, "schedules"), ji(r, "start"),
-           json_is_true(json_object_get(r, "keep_going")) ? ", keep going" : "",
+    char range[64]; /* "N", or "A..B" for --schedules A..B */
+    if (ji(r, "first") > 1)
+        snprintf(range, sizeof(range), "%lld..%lld", ji(r, "first"), ji(r, "schedules"));
+    else
+        snprintf(range, sizeof(range), "%lld", ji(r, "schedules"));
+    printf("schedules: %lld tried of %s, forked after step %lld%s%s\n", ji(r, "tried"), range,
+           ji(r, "start"), json_is_true(json_object_get(r, "keep_going")) ? ", keep going" : "",
            json_is_true(json_object_get(r, "vary_seed")) ? ", seed varied" : "");
     printf("judged by: %s\n", json_is_true(json_object_get(r, "judged_by_properties"))
                                   ? "its properties"

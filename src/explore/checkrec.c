@@ -232,6 +232,7 @@ int rw_checks_list(rw_home *h, int (*fn)(void *ctx, const struct rw_check_info *
         c.created = es[i].created;
         c.start = u(r, "start");
         c.schedules = u(r, "schedules");
+        c.first = u(r, "first") ? u(r, "first") : 1; /* absent: 1..N (invariant 1) */
         c.tried = u(r, "tried");
         c.failures = u(r, "failures");
         c.found = json_is_true(json_object_get(r, "found"));

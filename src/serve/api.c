@@ -213,13 +213,13 @@ static int runs_cb(void *ctx, const struct rw_run_info *info, const struct rw_er
 /* A stored check, for the tree: shown under its schedule 0 run. */
 static int checks_cb(void *ctx, const struct rw_check_info *c)
 {
-    json_array_append_new(ctx,
-                          json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:b,s:b,s:I,s:s,s:s}", "id", c->id,
-                                    "base", c->base, "created", (json_int_t)c->created, "schedules",
-                                    (json_int_t)c->schedules, "tried", (json_int_t)c->tried,
-                                    "failures", (json_int_t)c->failures, "found", c->found,
-                                    "narrowed", c->narrowed, "schedule", (json_int_t)c->schedule,
-                                    "failing", c->failing, "deciding", c->deciding));
+    json_array_append_new(
+        ctx,
+        json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:I,s:s,s:s}", "id", c->id, "base", c->base,
+                  "created", (json_int_t)c->created, "first", (json_int_t)c->first, "schedules",
+                  (json_int_t)c->schedules, "tried", (json_int_t)c->tried, "failures",
+                  (json_int_t)c->failures, "found", c->found, "narrowed", c->narrowed, "schedule",
+                  (json_int_t)c->schedule, "failing", c->failing, "deciding", c->deciding));
     return 0;
 }
 

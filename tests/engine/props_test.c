@@ -195,6 +195,10 @@ static void test_unchanged_without_properties(void)
     free(j2);
 }
 
+/* the range of each listed check: ranged's first is 2, every other's 1 */
+static char ranged[RW_ID_MAX];
+static int firsts_ok = 1;
+
 struct seen {
     int n;
     const char *id;
@@ -209,6 +213,8 @@ static int count_check(void *ctx, const struct rw_check_info *c)
         CHECK(c->nruns == 2 && !strcmp(c->runs[1], "run2"), "the record's runs");
         CHECK(c->found && c->narrowed && !strcmp(c->deciding, "77"), "the verdict");
     }
+    if (c->first != (!strcmp(c->id, ranged) ? 2u : 1u))
+        firsts_ok = 0;
     sn->n++;
     return 0;
 }
@@ -234,6 +240,16 @@ static void test_checkrec(void)
     o.schedules = 4;
     CHECK(checkrec_save(home, &o, &rep, runs, 1, id2, err, sizeof(err)) == 0 && strcmp(id, id2),
           "another check has another id");
+    /* --schedules A..B: 1..N is the check of N (its id as before ranges
+     * existed); a range that starts above 1 is another check */
+    o.schedules = 3;
+    o.first = 1;
+    CHECK(checkrec_save(home, &o, &rep, runs, 2, id2, err, sizeof(err)) == 0 && !strcmp(id, id2),
+          "schedules 1..3 is the check of 3 schedules: the same id");
+    o.first = 2;
+    CHECK(checkrec_save(home, &o, &rep, runs, 2, ranged, err, sizeof(err)) == 0 &&
+              strcmp(id, ranged),
+          "schedules 2..3 is another check");
     char p[600];
     snprintf(p, sizeof(p), "%s/checks/0123456789abcdef.json", home);
     FILE *f = fopen(p, "w");
@@ -245,7 +261,9 @@ static void test_checkrec(void)
     struct rw_error e;
     CHECK(rw_home_open(home, &h, &e) == 0, "home");
     struct seen sn = {0, id};
-    CHECK(rw_checks_list(h, count_check, &sn, &e) == 2 && sn.n == 2, "two readable checks listed");
+    CHECK(rw_checks_list(h, count_check, &sn, &e) == 3 && sn.n == 3,
+          "three readable checks listed");
+    CHECK(firsts_ok, "each listed check has its range's first schedule (2, or 1 for 1..N)");
     char *json = NULL, pre[8];
     snprintf(pre, sizeof(pre), "%.6s", id);
     CHECK(rw_check_record(h, pre, &json, &e) == 0 && json && strstr(json, "\"run2\""),
