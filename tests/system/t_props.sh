@@ -208,7 +208,7 @@ test_check_reruns_a_cut_schedule_and_names_a_violation() {
     expect_grep s.out '^outcome: *exited (exit code 0)'
     # A run of the check that differs from the stored run of its spec is a
     # determinism violation, and check says so: schedule 2's stored run is
-    # given another final RAM hash by hand, and the same check runs again.
+    # given another final RAM hash by hand, and schedule 2 runs again.
     local id2 m
     id2=$(sed -n 's/.*schedule 2 (pct): run \([0-9a-f]*\) exited.*/\1/p' c.err | head -1)
     m=$REWIND_HOME/runs/$id2/manifest.json
@@ -219,13 +219,10 @@ m = json.load(open(sys.argv[1]))
 m["ram_hash"] = "0" * len(m["ram_hash"])
 json.dump(m, open(sys.argv[1], "w"))
 PY
-    run_rw d check --preempt off --schedules 2 --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
-    expect_rc 1
-    expect_grep d.err "schedule 2: DETERMINISM VIOLATION: this run differs from the stored run $id2"
-    expect_grep d.out '^DETERMINISM VIOLATION in 1 run; the lowest, schedule 2: '
-    # --schedules A..B runs only those, each the very schedule of its number:
-    # schedule 2 alone computes the stored run's id again and meets its
-    # edited twin; schedule 1 does not run
+    # (--schedules 2..2: only that schedule, the very schedule 2 of the
+    # check above (A..B runs each schedule of its number), so it computes
+    # the stored run's id again and meets its edited twin; schedule 1 does
+    # not run)
     run_rw r check --preempt off --schedules 2..2 --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
     expect_rc 1
     expect_grep r.err "schedule 2: DETERMINISM VIOLATION: this run differs from the stored run $id2"
@@ -243,13 +240,25 @@ PY
     local vid
     vid=$(sed -n 's/.*schedule 2 (pct): run \([0-9a-f]*\) exited.*/\1/p' v.err | head -1)
     [ -n "$vid" ] || fail "no run for schedule 2 through the engine: $(cat v.err)"
-    REWIND_HOME=$REWIND_HOME/via run_rw w check --via local --preempt off --schedules 2..2 \
-        --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
+    # (its first run cut by the spin limit, so the rerun of a range's
+    # schedule runs too)
+    REWIND_HOME=$REWIND_HOME/via REWIND_TEST_HOLES=1 REWIND_TEST_CUT_FIRST=2 run_rw w check \
+        --via local --preempt off --schedules 2..2 --expect exit=0 --root "$ROOT" -- sh -c "$JOB"
     expect_rc 0
+    expect_grep w.err 'schedule 2 (pct): run [0-9a-f]* cut by a wall-clock limit (spin after'
     expect_grep w.err "schedule 2 (pct): run $vid exited 0"
     expect_no_grep w.err 'schedule 1 '
     expect_grep w.out '^no failure: schedule 0 and 1 schedules pass every property'
+    expect_grep w.out '^1 schedule cut by a wall-clock limit (spin or timeout) and run once more$'
     expect_grep w.out '^schedules 2\.\.2 only (--schedules A\.\.B)$'
+    # the check's record keeps the range
+    local cid
+    cid=$(sed -n 's/^check \([0-9a-f]*\) kept.*/\1/p' w.out)
+    [ -n "$cid" ] || fail "no check id: $(cat w.out)"
+    REWIND_HOME=$REWIND_HOME/via run_rw k show "$cid"
+    expect_grep k.out '^schedules: 1 tried of 2\.\.2, '
+    REWIND_HOME=$REWIND_HOME/via run_rw j checks --json
+    expect_grep j.out "\"id\":\"$cid\".*\"first\":2,\"schedules\":2,"
 }
 
 # A bad range of schedules is one line and exit 2, before any guest.
@@ -263,6 +272,10 @@ test_check_bad_schedule_ranges_are_refused() {
         [ "$(wc -l <x.err)" -eq 1 ] || fail "'$bad': $(cat x.err)"
         expect_grep x.err 'schedules'
     done
+    # the last --schedules counts, range or not
+    run_rw x check --schedules 5..10 --schedules 3 --root "$T/no-root" -- true
+    expect_grep x.err 'no-root'
+    expect_no_grep x.err 'above the last'
     # a good range passes the options: the missing root is what stops it
     # (and a check of a missing root exits as rewind run does: the user's
     # error, not rewind's)
