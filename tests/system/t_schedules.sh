@@ -8,17 +8,14 @@ JOB='for i in 1 2 3; do /usr/bin/handoff | tail -n 1; echo $i > /tmp/f$i; sleep 
 test_schedule_is_deterministic_and_changes_the_run() {
     run_rw a run --root "$ROOT" --schedule 3 -- sh -c "$JOB"
     expect_rc 0
-    run_rw b run --root "$ROOT" --schedule 3 -- sh -c "$JOB"
-    expect_rc 0
     run_rw c run --root "$ROOT" -- sh -c "$JOB"
     expect_rc 0
-    same_run a.err b.err || fail "schedule 3 gave two ids"
-    expect_no_grep b.err 'DETERMINISM VIOLATION'
     local ia ic; ia=$(run_id a.err); ic=$(run_id c.err)
     [ "$ia" != "$ic" ] || fail "schedule 3 has schedule 0's id"
     [ "$(mf "$(run_id a.err)" trace_hash)" != "$(mf "$(run_id c.err)" trace_hash)" ] ||
         fail "schedule 3 perturbed nothing"
-    # show names the schedule, and its command line recreates the run
+    # show names the schedule, and its command line recreates the run: the
+    # same spec again is the same run, compared with the stored one
     run_rw s show "$ia"
     expect_rc 0
     expect_grep s.out '^schedule: 3 (random) at steps \[0, end)'
@@ -28,6 +25,7 @@ test_schedule_is_deterministic_and_changes_the_run() {
     run_rw again "$@"
     expect_rc 0
     same_run again.err a.err || fail "show's command gives another run: $cmd"
+    expect_no_grep again.err 'DETERMINISM VIOLATION'
 }
 
 # tier: vm
@@ -43,8 +41,11 @@ test_fork_is_identical_through_its_step() {
         cmp -s pa.json pf.json || fail "fork at $k differs from its parent before step $k"
         [ "$(mf "$fid" parent)" = "$id" ] || fail "fork's parent is $(mf "$fid" parent)"
         # a fork is a pure function of its spec: replayed from boot, identical
-        run_rw r replay "$fid"
-        [ "$RC" -eq 0 ] || fail "fork at $k does not replay from boot: $(cat r.out r.err)"
+        # (the first fork's replay shows it)
+        if [ "$k" -eq $((steps / 3)) ]; then
+            run_rw r replay "$fid"
+            [ "$RC" -eq 0 ] || fail "fork at $k does not replay from boot: $(cat r.out r.err)"
+        fi
     done
     run_rw t ls --forks-of "$id"
     [ "$(grep -c 'forked at step' t.out)" -eq 2 ] || fail "ls --forks-of: $(cat t.out)"
