@@ -11,6 +11,9 @@ ps_pids() { # ps_pids STEP: the pids alive at STEP, sorted, space-separated
     "$REWIND" ps evrun "$1" --json | python3 -c 'import json,sys; print(" ".join(str(p["pid"]) for p in sorted(json.load(sys.stdin), key=lambda p: p["pid"])))'
 }
 
+# One run of the scenario: its events (file events with absolute paths, an
+# exec's argv, the signal with its fault address, an end in words), ps at
+# chosen steps, and log --steps in order.
 # tier: vm
 test_events_scenario() {
     run_rw r run --name evrun --root "$ROOT" -- sh -c "$SCENARIO"
@@ -36,6 +39,31 @@ test_events_scenario() {
     # its end, in words (a core only if the guest dumped one)
     grep -Eq "exit pid $segv/$segv \"[^\"]*\": killed by SIGSEGV( \(core\))?\$" e.out ||
         fail "no 'killed by SIGSEGV' for pid $segv: $(grep "exit pid $segv/" e.out)"
+    # ps at chosen steps of the same run
+    local shpid evpid child s1 s2
+    evpid=$(sed -n 's/^events: pid \([0-9]*\)$/\1/p' r.out)
+    child=$(sed -n 's/^child \([0-9]*\) wrote.*/\1/p' r.out)
+    s1=$(step_of_output 'wrote /tmp/a.txt')
+    s2=$(step_of_output 'events: done')
+    [ -n "$s1" ] && [ -n "$s2" ] || fail "steps not found"
+    local at1 at2 end
+    at1=$(ps_pids "$s1"); at2=$(ps_pids "$s2"); end=$(ps_pids 999999999)
+    # while the child runs: init, the job's shell, sleep, events and the child
+    for p in 1 "$evpid" "$child"; do
+        echo " $at1 " | grep -q " $p " || fail "pid $p not alive at step $s1: $at1"
+    done
+    [ "$(echo $at1 | wc -w)" -eq 5 ] || fail "expected 5 processes at step $s1: $at1"
+    # after the children ended: the child is gone, events still there
+    echo " $at2 " | grep -q " $child " && fail "child $child still listed at step $s2: $at2"
+    echo " $at2 " | grep -q " $evpid " || fail "events not alive at step $s2: $at2"
+    # at the end: only init
+    [ "$end" = "1" ] || fail "at the end: $end"
+    # log --steps: the output in order, with its steps
+    run_rw l log evrun --steps
+    expect_rc 0
+    head -1 l.out | grep -q '\] start$' || fail "first line: $(head -1 l.out)"
+    tail -1 l.out | grep -q '\] end$' || fail "last line: $(tail -1 l.out)"
+    sed 's/^\[\([0-9]*\) .*/\1/' l.out | sort -n -c || fail "steps not increasing"
 }
 
 # A process's end as a person reads it, in events and in ps --ended: an
@@ -75,37 +103,4 @@ test_ends_in_words() {
         fail "ps --ended lacks 'killed by SIGSEGV': $(cat p.out)"
 }
 
-# tier: vm
-test_ps_at_chosen_steps() {
-    run_rw r run --name evrun --root "$ROOT" -- sh -c "$SCENARIO"
-    expect_rc 0
-    local shpid evpid child s1 s2
-    evpid=$(sed -n 's/^events: pid \([0-9]*\)$/\1/p' r.out)
-    child=$(sed -n 's/^child \([0-9]*\) wrote.*/\1/p' r.out)
-    s1=$(step_of_output 'wrote /tmp/a.txt')
-    s2=$(step_of_output 'events: done')
-    [ -n "$s1" ] && [ -n "$s2" ] || fail "steps not found"
-    local at1 at2 end
-    at1=$(ps_pids "$s1"); at2=$(ps_pids "$s2"); end=$(ps_pids 999999999)
-    # while the child runs: init, the job's shell, sleep, events and the child
-    for p in 1 "$evpid" "$child"; do
-        echo " $at1 " | grep -q " $p " || fail "pid $p not alive at step $s1: $at1"
-    done
-    [ "$(echo $at1 | wc -w)" -eq 5 ] || fail "expected 5 processes at step $s1: $at1"
-    # after the children ended: the child is gone, events still there
-    echo " $at2 " | grep -q " $child " && fail "child $child still listed at step $s2: $at2"
-    echo " $at2 " | grep -q " $evpid " || fail "events not alive at step $s2: $at2"
-    # at the end: only init
-    [ "$end" = "1" ] || fail "at the end: $end"
-}
 
-# tier: vm
-test_log_steps_in_order() {
-    run_rw r run --name evrun --root "$ROOT" -- sh -c "$SCENARIO"
-    expect_rc 0
-    run_rw l log evrun --steps
-    expect_rc 0
-    head -1 l.out | grep -q '\] start$' || fail "first line: $(head -1 l.out)"
-    tail -1 l.out | grep -q '\] end$' || fail "last line: $(tail -1 l.out)"
-    sed 's/^\[\([0-9]*\) .*/\1/' l.out | sort -n -c || fail "steps not increasing"
-}
