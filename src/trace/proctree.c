@@ -17,7 +17,9 @@
  *     minute): pids are found through a hash map, an exit does not walk the
  *     table (its children are handed to init when reported: a parent
  *     entry forked after the child is a reused pid, not its parent), and
- *     the report walks a child index once, without recursion.
+ *     the report walks a child index once, without recursion. Every loop
+ *     step is counted (work, per thread: proctree.h), so a test holds
+ *     rw_ps to that bound without a clock.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +27,20 @@
 
 #include "util/apierr.h"
 #include "rewind.h"
+#include "trace/proctree.h"
 #include "trace/trace.h"
 #include "util/check.h"
 
 #define PROCTREE_MAX_DEPTH 4096
+
+/* invariant 3: the loop steps and events of this thread's rw_ps */
+static _Thread_local uint64_t work, applied;
+
+void proctree_last_work(uint64_t *steps, uint64_t *events)
+{
+    *steps = work;
+    *events = applied;
+}
 
 /* The live processes: a table (v, with each entry's serial: the order of
  * its fork) and a pid -> index map (open addressing, linear probing). */
@@ -52,8 +64,10 @@ static size_t slot_of(uint32_t pid, size_t mcap)
 static size_t map_slot(const struct tree *t, uint32_t pid)
 {
     size_t s = slot_of(pid, t->mcap);
-    while (t->map[s] && t->v[t->map[s] - 1].pid != pid)
+    while (t->map[s] && t->v[t->map[s] - 1].pid != pid) {
         s = (s + 1) & (t->mcap - 1);
+        work++;
+    }
     return s;
 }
 
@@ -72,6 +86,7 @@ static void map_remove(struct tree *t, size_t s)
     t->map[s] = 0;
     for (;;) {
         j = (j + 1) & m;
+        work++;
         if (!t->map[j])
             return;
         size_t home = slot_of(t->v[t->map[j] - 1].pid, t->mcap);
@@ -100,7 +115,7 @@ static int grow(struct tree *t)
     t->map = nm;
     t->mcap = 2 * cap;
     t->cap = cap;
-    for (size_t i = 0; i < t->n; i++) /* rehash */
+    for (size_t i = 0; i < t->n; i++, work++) /* rehash */
         t->map[map_slot(t, t->v[i].pid)] = (uint32_t)(i + 1);
     return 0;
 }
@@ -157,6 +172,7 @@ static int apply(void *ctx, const struct rw_event *e)
 {
     struct tree *t = ctx;
     struct rw_proc *p;
+    applied++;
     if (e->node && (p = find(t, e->pid)) && !p->node[0]) /* a node's leader: its node */
         snprintf(p->node, sizeof(p->node), "%s", e->node);
     switch (e->kind) {
@@ -241,7 +257,9 @@ static int report(struct tree *t, size_t root, int (*fn)(void *ctx, const struct
     size_t sp = 0;
     st[sp++] = (struct frame){.at = root, .next = first[root], .depth = 1};
     done[root] = 1;
+    work += 4 * (uint64_t)n; /* the index's four passes above */
     while (sp && !stop) {
+        work++;
         struct frame *f = &st[sp - 1];
         if (f->next == first[f->at + 1]) {
             sp--;
@@ -274,6 +292,7 @@ int rw_ps(rw_home *h, const char *id, uint64_t upto, int (*fn)(void *ctx, const 
           void *ctx, struct rw_trace_status *st, struct rw_error *err)
 {
     struct tree t = {.upto = upto};
+    work = applied = 0;
     struct rw_proc *init = add(&t, 1, 0);
     if (init)
         memcpy(init->argv, "/init", sizeof("/init"));

@@ -26,6 +26,7 @@
 #include "rewind.h"
 #include "runfix.h"
 #include "trace/tracehash.h"
+#include "trace/proctree.h"
 #include "unit.h"
 #include "util/bytes.h"
 
@@ -603,28 +604,15 @@ static int fork_run(const char *home, const char *run, uint32_t n, int chain)
     return rc;
 }
 
-static double now_s(void)
+/* rw_ps's work on run (proctree.h): its loop steps per event applied and
+ * process reported, which invariant 3 of proctree.c bounds by a constant
+ * (a walk of the table at each exit, or a quadratic report, makes it grow
+ * with the run). Counted, not timed: a loaded host changes nothing. */
+static double work_per_item(uint64_t procs)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int no_event(void *ctx, const struct rw_event *e)
-{
-    (void)ctx, (void)e;
-    return 0;
-}
-
-/* Seconds to read run's events and do nothing with them (the floor of ps
- * on this machine, under the sanitizers, on a loaded host). */
-static double read_time(rw_home *h, const char *run)
-{
-    struct rw_error err;
-    struct rw_event_query q = RW_EVENTS_ALL;
-    double t0 = now_s();
-    rw_events(h, run, &q, no_event, NULL, NULL, &err);
-    return now_s() - t0;
+    uint64_t steps, events;
+    proctree_last_work(&steps, &events);
+    return (double)steps / (double)(events + procs);
 }
 
 static void test_ps_linear(void)
@@ -634,28 +622,28 @@ static void test_ps_linear(void)
     rw_home *h = NULL;
     struct rw_error err;
     CHECK(fork_run(home, "chain", 8000, 1) == 0 && fork_run(home, "flat", 40000, 0) == 0 &&
-              rw_home_open(home, &h, &err) == 0,
-          "a chain of 8,000 forks and 40,000 processes under init");
+              fork_run(home, "flat-small", 4000, 0) == 0 && rw_home_open(home, &h, &err) == 0,
+          "a chain of 8,000 forks and 40,000 (and 4,000) processes under init");
     if (!h)
         return;
     struct ps_count c = {0};
-    double t0 = now_s();
     CHECK(rw_ps(h, "chain", UINT64_MAX, on_proc, &c, NULL, &err) == 0, "ps of the chain");
-    double t1 = now_s();
     CHECK(c.n == 4096 && c.maxdepth == 4095, "the chain down to the depth limit");
-    double floor = read_time(h, "chain");
-    CHECK(t1 - t0 < floor + 1.0, "in well under a second more than reading its trace");
-    if (t1 - t0 >= floor + 1.0)
-        fprintf(stderr, "  chain: %.2f s, reading %.2f s\n", t1 - t0, floor);
+    double chain = work_per_item(c.n);
+    CHECK(chain < 8, "the chain: a bounded number of loop steps per event and process");
     c = (struct ps_count){0};
-    t0 = now_s();
+    CHECK(rw_ps(h, "flat-small", UINT64_MAX, on_proc, &c, NULL, &err) == 0, "ps of 4,000");
+    CHECK(c.n == 2001 && c.maxdepth == 1, "init and the 2,000 still alive");
+    double small = work_per_item(c.n);
+    c = (struct ps_count){0};
     CHECK(rw_ps(h, "flat", UINT64_MAX, on_proc, &c, NULL, &err) == 0, "ps of the flat tree");
-    t1 = now_s();
     CHECK(c.n == 20001 && c.maxdepth == 1, "init and the 20,000 still alive");
-    floor = read_time(h, "flat");
-    CHECK(t1 - t0 < floor + 1.0, "in well under a second more than reading its trace");
-    if (t1 - t0 >= floor + 1.0)
-        fprintf(stderr, "  flat: %.2f s, reading %.2f s\n", t1 - t0, floor);
+    double flat = work_per_item(c.n);
+    CHECK(flat < 8 && flat < 2 * small + 1,
+          "40,000 processes: as few loop steps per event and process as 4,000");
+    if (!(chain < 8 && flat < 8 && flat < 2 * small + 1))
+        fprintf(stderr, "  steps per item: chain %.2f, flat %.2f, small %.2f\n", chain, flat,
+                small);
     rw_home_close(h);
 }
 
