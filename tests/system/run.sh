@@ -155,7 +155,13 @@ while read -r _ f t tt <&9; do
     T="$base/$fb/$t"; mkdir -p "$T/home"
     cp -al "$images" "$T/home/images"
     start=$(date +%s.%N)
-    ( set -e; export T REWIND_HOME="$T/home"; source "$HERE/lib.sh"; source "$f"; cd "$T"; "$t" ) 2>"$T/why" 9<&-
+    # REWIND_SYSTEST_XTRACE=DIR: each test's commands with the time each
+    # started, in DIR/<file>:<test>.trace (a profile: tools/xtrace-profile.sh)
+    ( set -e; export T REWIND_HOME="$T/home"
+      if [ -n "${REWIND_SYSTEST_XTRACE:-}" ]; then
+          exec 8>"$REWIND_SYSTEST_XTRACE/$fb:$t.trace"; BASH_XTRACEFD=8; PS4='+${EPOCHREALTIME} '; set -x
+      fi
+      source "$HERE/lib.sh"; source "$f"; cd "$T"; "$t" ) 2>"$T/why" 9<&-
     rc=$?
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
     if [ -e "$T/skipped" ]; then
