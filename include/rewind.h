@@ -1036,11 +1036,15 @@ struct rw_archive_stats {
     int already; /* import: the run was already here, identical */
 };
 
-/* Write run id (resolved) as one archive file to out ("-": stdout); with
- * replayable, also its keyframe chain, pages and root images. Returns 0
- * with *st, or -1 with err. */
-int rw_export(rw_home *h, const char *id, int replayable, const char *out,
-              struct rw_archive_stats *st, struct rw_error *err);
+/* rw_export's flags: RW_EXPORT_REPLAYABLE adds the keyframe chain, its
+ * pages and the root images; with RW_EXPORT_NO_IMAGE too, the root images
+ * are left out (an import then needs them in its home already). */
+#define RW_EXPORT_REPLAYABLE 1
+#define RW_EXPORT_NO_IMAGE 2
+/* Write run id (resolved) as one archive file to out ("-": stdout), with
+ * what flags (RW_EXPORT_*) add. Returns 0 with *st, or -1 with err. */
+int rw_export(rw_home *h, const char *id, int flags, const char *out, struct rw_archive_stats *st,
+              struct rw_error *err);
 /* Add the run in the archive at in ("-": stdin) to h after verifying all
  * of it. Returns 0 with *st, or -1 with err and nothing added. */
 int rw_import(rw_home *h, const char *in, struct rw_archive_stats *st, struct rw_error *err);

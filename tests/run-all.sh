@@ -28,6 +28,9 @@ tally() { # tally FILE STATUS: add the counts of FILE's "N passed, N failed, N s
     fi
 }
 log=$(mktemp); queue=""
+# at: seconds since this script started, for the section lines (where the
+# time goes: the build before it is make's)
+at() { echo "(at ${SECONDS}s)"; }
 trap 'rm -f "$log" "$log".*; [ -z "$queue" ] || rm -rf "$queue"' EXIT
 # Tier unit (pure modules), then tier engine (the engine's paths in-process
 # over fakes): docs/testing.md, "Tiers".
@@ -49,7 +52,7 @@ for ((k = 0; k < ${#units[@]}; k++)); do
     tail -n 30 "$log.u$k"
     tally "$log.u$k" "$(cat "$log.u$k.rc" 2>/dev/null || echo 1)"
 done
-echo "== layout: tools/archcheck.sh (docs/architecture.md#the-layering-rule)"
+echo "== layout: tools/archcheck.sh (docs/architecture.md#the-layering-rule) $(at)"
 tools/archcheck.sh >"$log" 2>&1; rc=$?
 cat "$log"
 tally "$log" $rc
@@ -57,7 +60,7 @@ tally "$log" $rc
 # fuzzers, and report after them.
 ( REWIND_TIER=engine tests/system/run.sh "${SYSTEST:-.}" >"$log.eng" 2>&1; echo $? >"$log.eng.rc" ) &
 engpid=$!
-echo "== fuzz: every target replays its seeds, then fuzzes ${FUZZ_CHECK_S:-3} s (tests/fuzz/run.sh)"
+echo "== fuzz: every target replays its seeds, then fuzzes ${FUZZ_CHECK_S:-3} s (tests/fuzz/run.sh) $(at)"
 tests/fuzz/run.sh "${FUZZ_CHECK_S:-3}" --check >"$log" 2>&1; rc=$?
 cat "$log"
 tally "$log" $rc
@@ -65,7 +68,7 @@ tally "$log" $rc
 # transcript tool, the SDKs outside rewind) ran here directly, beside the
 # fuzzers, in both targets.
 wait "$engpid"
-echo "== system tests, tier engine (no guest: on this machine)"
+echo "== system tests, tier engine (no guest: on this machine) $(at)"
 cat "$log.eng"
 tally "$log.eng" "$(cat "$log.eng.rc" 2>/dev/null || echo 1)"
 # The system tests of one tier (tests/system/run.sh invariant 5): `make
@@ -83,10 +86,10 @@ if [ -z "$nsh" ]; then
 fi
 case "$nsh" in '' | *[!0-9]* | 0) echo "REWIND_SYSTEST_JOBS=$nsh: not a count" >&2; exit 2 ;; esac
 if [ "${REWIND_LONG:-0}" = 1 ]; then
-    echo "== system tests, tier long (through tools/kvm-host, $nsh host VMs)"
+    echo "== system tests, tier long (through tools/kvm-host, $nsh host VMs) $(at)"
     tier=long limit=10800
 else
-    echo "== system tests, tier vm (through tools/kvm-host, $nsh host VMs; tier long is make check-long's)"
+    echo "== system tests, tier vm (through tools/kvm-host, $nsh host VMs; tier long is make check-long's) $(at)"
     tier=vm limit=4800 # a host VM's ceiling, not its budget (CI allows 90 min in all)
 fi
 pat=${SYSTEST:-.}
@@ -101,6 +104,7 @@ for ((k = 0; k < nsh; k++)); do
         REWIND_SYSTEST_QUEUE="$queue" REWIND_SYSTEST_LIST="$queue/.list" REWIND_TIER="$tier" \
             tools/kvm-host --mem 6144 --timeout "$limit" -- tests/system/run.sh "$pat" >"$log.$k" 2>&1
         echo $? >"$log.$k.rc"
+        echo "$SECONDS" >"$log.$k.at"
     ) &
     pids+=($!)
 done
@@ -113,9 +117,9 @@ wait "${pids[@]}"
 sleep 1 # let tail print the last lines
 kill "$tailpid" 2>/dev/null; wait "$tailpid" 2>/dev/null
 for ((k = 0; k < nsh; k++)); do
-    echo "== system tests, host VM $((k+1)) of $nsh: $(grep -E '^[0-9]+ passed' "$log.$k" | tail -n 1)"
+    echo "== system tests, host VM $((k+1)) of $nsh: $(grep -E '^[0-9]+ passed' "$log.$k" | tail -n 1) (done at $(cat "$log.$k.at" 2>/dev/null)s)"
     tally "$log.$k" "$(cat "$log.$k.rc" 2>/dev/null || echo 1)"
-    rm -f "$log.$k" "$log.$k.rc"
+    rm -f "$log.$k" "$log.$k.rc" "$log.$k.at"
 done
 echo "$pass passed, $failn failed, $skipn skipped"
 [ $failn -eq 0 ]

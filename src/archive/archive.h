@@ -64,10 +64,16 @@ struct archive_stats {
     int already;        /* import: the run was already here, identical */
 };
 
+/* archive_export's flags: the keyframe chain, its pages and the root
+ * images (REPLAYABLE); NO_IMAGE leaves the images out of a replayable
+ * archive (import then finds them in its home or refuses). */
+#define ARCHIVE_X_REPLAYABLE 1
+#define ARCHIVE_X_NO_IMAGE 2
 /* Write run directory name (under home/runs) as an archive to out_path ("-":
- * stdout; otherwise a temp file renamed over out_path when complete).
- * Returns 0 with *st filled, or -1 with one line in err. */
-int archive_export(const char *home, const char *name, int replayable, const char *out_path,
+ * stdout; otherwise a temp file renamed over out_path when complete), with
+ * what flags (ARCHIVE_X_*) add. Returns 0 with *st filled, or -1 with one
+ * line in err. */
+int archive_export(const char *home, const char *name, int flags, const char *out_path,
                    struct archive_stats *st, char *err, size_t errlen);
 
 /* Read the archive at in_path ("-": stdin) into home, verifying all of it

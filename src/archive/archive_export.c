@@ -54,6 +54,7 @@ struct xrun {
 struct xp {
     const char *home;
     int replayable;
+    int no_image;                   /* replayable without the root images */
     struct xrun run[ARCH_MAX_RUNS]; /* root ancestor first */
     size_t nruns;
     struct hashvec pages;
@@ -453,8 +454,8 @@ static int write_all(struct xp *x, struct wr *w, struct archive_stats *st, char 
         return util_fail(err, errlen, "cannot write the archive: %s", strerror(errno));
     if (write_runs(x, w, err, errlen) < 0)
         return -1;
-    if (x->replayable &&
-        (write_pages(x, w, err, errlen) < 0 || write_images(x, w, st, err, errlen) < 0))
+    if (x->replayable && (write_pages(x, w, err, errlen) < 0 ||
+                          (!x->no_image && write_images(x, w, st, err, errlen) < 0)))
         return -1;
     uint8_t end[ARCH_END_LEN];
     hash256 d;
@@ -542,7 +543,7 @@ static void count_main(struct xp *x, struct archive_stats *st)
     }
 }
 
-int archive_export(const char *home, const char *name, int replayable, const char *out_path,
+int archive_export(const char *home, const char *name, int flags, const char *out_path,
                    struct archive_stats *st, char *err, size_t errlen)
 {
     memset(st, 0, sizeof(*st));
@@ -560,10 +561,11 @@ int archive_export(const char *home, const char *name, int replayable, const cha
     int rc = x ? 0 : util_fail(err, errlen, "out of memory");
     if (rc == 0) {
         x->home = home;
-        x->replayable = replayable;
+        x->replayable = (flags & ARCHIVE_X_REPLAYABLE) != 0;
+        x->no_image = x->replayable && (flags & ARCHIVE_X_NO_IMAGE);
         rc = open_chain(x, name, err, errlen);
     }
-    if (rc == 0 && replayable)
+    if (rc == 0 && x->replayable)
         rc = list_pages(x, err, errlen);
     char tmp[4300];
     int fd = rc == 0 ? open_out(out_path, tmp, sizeof(tmp), err, errlen) : -1;

@@ -767,7 +767,10 @@ static int check_run(struct imp *m, struct irun *r, struct archive_stats *st, ch
     if (((r->files >> ARCH_F_KEYFRAMES) & 1) && check_keyframes(m, r, &kfs, err, errlen) < 0)
         return -1;
     if ((m->flags & ARCHIVE_F_REPLAYABLE) && (!r->image[0] || !image_known(m, r->image)))
-        return util_fail(err, errlen, "the archive lacks the root image %s of run %s",
+        return util_fail(err, errlen,
+                         "the archive lacks the root image %s of run %s and this home has none "
+                         "(exported --without-image? import it into a home that ran the same "
+                         "root, or export it again without that option)",
                          r->image[0] ? r->image : "(none named)", r->name);
     if (!strcmp(r->name, m->main)) {
         st->events = events;

@@ -442,7 +442,7 @@ static int sstart(struct eng *e, char *err, size_t errlen)
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/base.rwa", s->dir);
     struct rw_archive_stats ast;
-    if (rw_export(s->h, p->base, 1, path, &ast, &re) < 0)
+    if (rw_export(s->h, p->base, RW_EXPORT_REPLAYABLE, path, &ast, &re) < 0)
         return fail(err, errlen, "--via slurm: publishing run %s: %s", p->base, re.msg);
     struct eng_plan tp = *p;
     tp.jobs = (unsigned)s->ntasks;

@@ -166,7 +166,7 @@ static void build_source(char img[65], hash256 *pp, hash256 *cp)
     const char *src = home_path("src");
     CHECK(fix_image(src, "erofs image bytes of the test root", img) == 0, "image");
     CHECK(fix_put_pages(src, 100, 8, pp) == 0 && fix_put_pages(src, 200, 5, cp) == 0, "pages");
-    cp[4] = pp[0]; /* a page shared by parent and child */
+    cp[4] = pp[0];           /* a page shared by parent and child */
     store_zero_hash(&cp[3]); /* and a page that became zero */
     CHECK(fix_run(src, "parent", img, NULL, 0, pp, 8, 2) == 0, "parent run");
     CHECK(fix_run(src, "child", img, "parent", 10, cp, 5, 3) == 0, "child run (a fork)");
@@ -179,6 +179,17 @@ static int same_files(const char *a, const char *b)
     free(x);
     free(y);
     return same;
+}
+
+/* every page of the source's parent (pp, 8) and child (cp, 5) is in home */
+static int pages_readable(const char *home, const hash256 *pp, const hash256 *cp)
+{
+    int ok = 1;
+    for (int i = 0; i < 8; i++)
+        ok &= fix_page_readable(home, &pp[i]);
+    for (int i = 0; i < 5; i++)
+        ok &= fix_page_readable(home, &cp[i]);
+    return ok;
 }
 
 static void round_trip(const char *img, const hash256 *pp, const hash256 *cp)
@@ -204,12 +215,7 @@ static void round_trip(const char *img, const hash256 *pp, const hash256 *cp)
               c.link[0].count == 1 && c.link[1].count == 3,
           "the chain resolves in the new home");
     kf_chain_free(&c);
-    int ok = 1;
-    for (int i = 0; i < 8; i++)
-        ok &= fix_page_readable(dst, &pp[i]);
-    for (int i = 0; i < 5; i++)
-        ok &= fix_page_readable(dst, &cp[i]);
-    CHECK(ok, "every page readable in the new home");
+    CHECK(pages_readable(dst, pp, cp), "every page readable in the new home");
     snprintf(p, sizeof(p), "%s/images/%s.erofs", dst, img);
     hash256 h;
     char hex[65];
@@ -247,6 +253,46 @@ static void round_trip(const char *img, const hash256 *pp, const hash256 *cp)
     snprintf(p, sizeof(p), "%s/store", d2);
     CHECK(access(p, F_OK) != 0 && access(home_path("plainhome/runs/child/keyframes"), F_OK) != 0,
           "no store, no keyframes");
+}
+
+/* A replayable archive without its image (export --without-image): no
+ * image entry; refused, with nothing added, by a home without the image;
+ * imported whole (keyframes and every page) by a home that has it. */
+static void without_image(const char *img, const hash256 *pp, const hash256 *cp)
+{
+    char err[1024], p[512];
+    struct archive_stats st;
+    const char *arc = home_path("noimg.rewind");
+    CHECK(archive_export(home_path("src"), "child", ARCHIVE_X_REPLAYABLE | ARCHIVE_X_NO_IMAGE, arc,
+                         &st, err, sizeof(err)) == 0 &&
+              st.runs == 2 && st.pages == 11 && st.images == 0,
+          "export --replayable --without-image: pages, no image");
+    size_t n = 0;
+    uint8_t *b = slurp(arc, &n);
+    struct arc a;
+    CHECK(b && parse(b, n, &a) == 0 && find_kind(&a, ARCH_IMAGE) < 0 &&
+              (find_kind(&a, ARCH_PAGE) >= 0 || find_kind(&a, ARCH_PAGEZ) >= 0),
+          "the archive has pages and no image entry");
+    if (b) {
+        free_arc(&a);
+        free(b);
+    }
+    refused(arc, "this home has none", "a home without the image refuses it");
+    /* a home that ran the same root: the image is there */
+    const char *d = home_path("hasimg");
+    char own[65];
+    CHECK(fix_image(d, "erofs image bytes of the test root", own) == 0 && !strcmp(own, img),
+          "a home with the same image");
+    CHECK(archive_import(d, arc, &st, err, sizeof(err)) == 0 && !strcmp(st.run, "child") &&
+              st.keyframes == 3 && st.pages == 11,
+          "imported where the image is");
+    struct kf_chain c;
+    CHECK(kf_chain_load(d, "child", &c, err, sizeof(err)) == 0 && c.nlinks == 2,
+          "its chain resolves");
+    kf_chain_free(&c);
+    CHECK(pages_readable(d, pp, cp), "every page readable there");
+    snprintf(p, sizeof(p), "%s/runs/child", home_path("src"));
+    CHECK(same_files(p, home_path("hasimg/runs/child")), "the run's files identical");
 }
 
 /* Hostile variants of the good archive. */
@@ -289,10 +335,16 @@ static void hostile(void)
     refused(bad, "checksum", "a flipped byte in a run file is refused");
 
     /* unsafe and unknown names */
-    static const char *names[] = {"../evil/manifest.json", "/tmp/evil/manifest.json",
-                                  "child/../../evil", "child/../manifest.json",
-                                  ".hidden/manifest.json", "child/passwd", "child/",
-                                  "child/sub/trace", "child/manifest.json/x", "a b/trace"};
+    static const char *names[] = {"../evil/manifest.json",
+                                  "/tmp/evil/manifest.json",
+                                  "child/../../evil",
+                                  "child/../manifest.json",
+                                  ".hidden/manifest.json",
+                                  "child/passwd",
+                                  "child/",
+                                  "child/sub/trace",
+                                  "child/manifest.json/x",
+                                  "a b/trace"};
     char keep[300];
     snprintf(keep, sizeof(keep), "%s", a.e[0].name);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -340,9 +392,18 @@ static void hostile(void)
     a.e[im] = img;
 
     /* truncated anywhere */
-    size_t cuts[] = {0, 4, 8, ARCH_HEADER_SIZE - 1, ARCH_HEADER_SIZE, ARCH_HEADER_SIZE + 5,
-                     ARCH_HEADER_SIZE + 40, len / 3, len / 2, len - ARCH_END_LEN - 16,
-                     len - ARCH_END_LEN, len - 1};
+    size_t cuts[] = {0,
+                     4,
+                     8,
+                     ARCH_HEADER_SIZE - 1,
+                     ARCH_HEADER_SIZE,
+                     ARCH_HEADER_SIZE + 5,
+                     ARCH_HEADER_SIZE + 40,
+                     len / 3,
+                     len / 2,
+                     len - ARCH_END_LEN - 16,
+                     len - ARCH_END_LEN,
+                     len - 1};
     for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
         fix_write(bad, good, cuts[i]);
         char want[64];
@@ -379,8 +440,9 @@ static void conflicts(void)
     refused(home_path("child.rewind"), "other content", "a conflicting run is refused");
     CHECK(archive_import(h, home_path("nonexistent.rewind"), &st, err, sizeof(err)) < 0,
           "a missing file");
-    CHECK(archive_export(home_path("src"), ".child.123", 0, home_path("x"), &st, err,
-                         sizeof(err)) < 0 && strstr(err, "did not finish"),
+    CHECK(archive_export(home_path("src"), ".child.123", 0, home_path("x"), &st, err, sizeof(err)) <
+                  0 &&
+              strstr(err, "did not finish"),
           "an unfinished run is not exported");
     CHECK(access(home_path("x"), F_OK) != 0, "no output on failure");
     /* a missing page in the source store: export fails, no file left */
@@ -410,6 +472,7 @@ int main(void)
               fix_run(home_path("victim"), "mine", vimg, NULL, 0, vp, 2, 1) == 0,
           "victim home");
     round_trip(img, pp, cp);
+    without_image(img, pp, cp);
     hostile();
     conflicts();
     rundir_remove_tree(base);

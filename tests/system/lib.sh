@@ -104,7 +104,7 @@ fixture() {
             cp -al "$REWIND_FIXTURE_IMAGES" "$d/$n.home/images"
         id=$(export REWIND_HOME="$d/$n.home"; cd "$d/$n.work" && "fixture_$n" | tail -n 1) || true
         [ -n "$id" ] && [ -d "$d/$n.home/runs/$id" ] || fail "fixture $n: no run recorded ('$id')" || return 1
-        REWIND_HOME="$d/$n.home" "$REWIND" export "$id" --replayable -o "$d/$n.rewind" >/dev/null 2>"$d/$n.xerr" ||
+        REWIND_HOME="$d/$n.home" "$REWIND" export "$id" --replayable --without-image -o "$d/$n.rewind" >/dev/null 2>"$d/$n.xerr" ||
             fail "fixture $n: export: $(tail -n 1 "$d/$n.xerr")" || return 1
         rm -rf "$d/$n.home"
         echo "$id" >"$d/$n.id"

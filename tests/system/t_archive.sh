@@ -173,3 +173,14 @@ test_hostile_manifests_get_a_clear_answer() {
     expect_grep l.out '^bare '
     expect_grep l.out '^typed '
 }
+
+# tier: engine
+test_export_without_image_needs_replayable() {
+    run_rw a export no-such-run --without-image
+    expect_rc 2
+    expect_grep a.err "--without-image goes with --replayable"
+    [ "$(wc -l <a.err)" -eq 1 ] || fail "more than one line: $(cat a.err)"
+    run_rw b export --help
+    expect_rc 0
+    expect_grep b.out "--without-image"
+}
