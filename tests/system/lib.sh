@@ -10,6 +10,11 @@ ROOTDIR=$TOP/build/roots/test       # a directory root (tests of root handling)
 ROOT=$TOP/build/roots/test.erofs    # the same tree as an erofs image (fast)
 
 fail() { echo "  $*" >&2; return 1; }
+# python3 without the site module (-S): the tests' Python reads JSON and
+# uses the standard library only (PYTHONPATH still counts), and under the
+# test host's software CPU site's start-up was about half of a python3's
+# 0.9 s (docs/test-host.md).
+python3() { command python3 -S "$@"; }
 # small_root DIR [PROGRAM...]: a root directory of its own, small (busybox
 # with a few applets, and the named programs of build/guest), for tests
 # that change a root or need one of their own: hashing and imaging it is

@@ -1,65 +1,31 @@
 # Boot issue: a command runs in the VM, its output and status come back.
 
+# One run proves the plain things a command's run keeps (each once a run of
+# its own): its output and exit status come back, stdout and stderr apart,
+# --cwd and -e, none of the host's environment, and /dev/fd and
+# /dev/std{in,out,err} exist as on any Linux (bash's <(...), `echo >
+# /dev/stderr`: init makes the links devtmpfs lacks).
 # tier: vm
-test_echo() {
-    run_rw r run --root "$ROOT" -- echo hello world
-    expect_rc 0
-    expect_file r.out "hello world"
-    expect_grep r.err '^rewind: run [0-9a-f]\{16\} exited:0 after [0-9]* steps, [0-9.]*s virtual, [0-9.]*s wall$'
-}
-
-# tier: vm
-test_exit_code_3() {
-    run_rw r run --root "$ROOT" -- sh -c 'exit 3'
+test_output_status_env_cwd_and_dev_fd() {
+    SECRET_HOST_VAR=leak run_rw r run --root "$ROOT" --cwd /etc -e FOO=bar -e 'SP=a b' -- sh -c '
+        echo hello world; echo to-out; echo to-err >&2; echo out2
+        pwd; echo "$FOO|$SP|$HOME"; echo "[$SECRET_HOST_VAR]"
+        echo to-out2 >/dev/stdout; echo to-err2 >/dev/stderr
+        readlink /dev/fd; readlink /dev/stdin; echo piped | cat /dev/stdin
+        ls /dev/fd/ | grep -qx 2 && echo fd2
+        exit 3'
     expect_rc 3
-    expect_grep r.err 'exited:3 after'
+    expect_file r.out "$(printf 'hello world\nto-out\nout2\n/etc\nbar|a b|/root\n[]\nto-out2\n/proc/self/fd\n/proc/self/fd/0\npiped\nfd2')"
+    expect_grep r.err '^to-err$'
+    expect_grep r.err '^to-err2$'
+    expect_no_grep r.err 'to-out'
+    expect_grep r.err '^rewind: run [0-9a-f]\{16\} exited:3 after [0-9]* steps, [0-9.]*s virtual, [0-9.]*s wall$'
 }
 
 # tier: vm
 test_killed_by_signal() {
     run_rw r run --root "$ROOT" -- sh -c 'kill -SEGV $$'
     expect_rc 139
-}
-
-# tier: vm
-test_stdout_stderr_apart() {
-    run_rw r run --root "$ROOT" -- sh -c 'echo to-out; echo to-err >&2; echo out2'
-    expect_rc 0
-    expect_file r.out "$(printf 'to-out\nout2')"
-    expect_grep r.err '^to-err$'
-    expect_no_grep r.err 'to-out'
-}
-
-# /dev/fd and /dev/std{in,out,err} exist as on any Linux (bash's <(...),
-# `echo > /dev/stderr`): init makes the links devtmpfs lacks.
-# tier: vm
-test_dev_fd_links() {
-    run_rw r run --root "$ROOT" -- sh -c 'echo to-out >/dev/stdout; echo to-err >/dev/stderr;
-        readlink /dev/fd; readlink /dev/stdin; echo piped | cat /dev/stdin; ls /dev/fd/ | grep -qx 2 && echo fd2'
-    expect_rc 0
-    expect_file r.out "$(printf 'to-out\n/proc/self/fd\n/proc/self/fd/0\npiped\nfd2')"
-    expect_grep r.err '^to-err$'
-}
-
-# tier: vm
-test_cwd() {
-    run_rw r run --root "$ROOT" --cwd /etc -- pwd
-    expect_rc 0
-    expect_file r.out /etc
-}
-
-# tier: vm
-test_env() {
-    run_rw r run --root "$ROOT" -e FOO=bar -e 'SP=a b' -- sh -c 'echo "$FOO|$SP|$HOME"'
-    expect_rc 0
-    expect_file r.out "bar|a b|/root"
-}
-
-# tier: vm
-test_host_env_not_leaked() {
-    SECRET_HOST_VAR=leak run_rw r run --root "$ROOT" -- sh -c 'echo "[$SECRET_HOST_VAR]"'
-    expect_rc 0
-    expect_file r.out "[]"
 }
 
 # tier: vm
@@ -95,7 +61,7 @@ test_sleep_is_virtual() {
     awk -v w="$w" -v t="$wt" 'BEGIN{exit !(w - t < 2.0)}' || fail "sleep 5 took $w s wall vs $wt s for true"
 }
 
-# tier: vm
+# tier: engine
 test_missing_root() {
     run_rw r run --root /nonexistent/root -- true
     expect_rc 121
@@ -121,7 +87,7 @@ test_not_executable() {
     expect_rc 126
 }
 
-# tier: vm
+# tier: engine
 test_bad_flags() {
     run_rw r run --mem 1 --root "$ROOT" -- true
     expect_rc 2
@@ -145,7 +111,7 @@ test_guest_panic() {
     expect_grep r.err 'panic'
 }
 
-# tier: vm
+# tier: engine
 test_no_kvm() {
     command -v unshare >/dev/null || skip "unshare is missing"
     set +e

@@ -657,10 +657,10 @@ test_etcd_cluster_with_faults() {
     for n in kill restart pause net disk partition split clock; do
         grep -q " $n " f.txt || fail "no $n fault: $(cat f.txt | tr '\n' '|')"
     done
-    run_rw b run --root "$root" "${ETCD[@]}" --schedule 13 --faults kill,pause,partition,clock,net,disk,split --fault-rate 8 -- /compat/client.sh 5
-    same_run a.err b.err || fail "two ids for one spec"
-    expect_no_grep b.err 'DETERMINISM VIOLATION'
-    cmp -s a.out b.out || fail "two outputs"
+    # The same spec again is the same run: proven in the long tier, where
+    # each of 32 schedules of this cluster (every fault kind) runs twice and
+    # is compared with its stored twin (etcd_check_range below); a second
+    # run here would double the vm tier's longest test.
 }
 
 # etcd_check_range A B: schedules A..B of a check over 32 schedules with
