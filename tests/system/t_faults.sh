@@ -683,7 +683,8 @@ etcd_check_range() {
         --expect exit=0 --root "$root" "${ETCD[@]}" -- /compat/client.sh 5)
     run_rw c "${cmd[@]}"
     expect_rc 0
-    expect_grep c.out "^schedules $a..$b only"
+    # (1..B is the whole check of B: the report names a range from A > 1)
+    [ "$a" -eq 1 ] || expect_grep c.out "^schedules $a..$b only"
     expect_grep c.out "^no failure: schedule 0 and $n schedules pass every property"
     # the faults the runs carried out
     sed -n 's/.*check: schedule \([0-9]*\) ([a-z]*): run \([0-9a-f]*\) exited.*/\1 \2/p' c.err |
