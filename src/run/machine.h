@@ -25,7 +25,8 @@ struct rw_machine {
 #define RW_PREEMPT_NO_DEBUGGER                                                                     \
     "a run made with --preempt memory cannot be single-stepped or stopped at "                     \
     "breakpoints yet: the debugger's single steps would mix with the guest kernel's "              \
-    "own single-step bursts (docs/determinism.md, \"Memory-access points\")"
+    "own single-step bursts; where, watch, cat, seek, fork and replay work on it "                 \
+    "(docs/determinism.md, \"Memory-access points\")"
 
 /* Free m->dbg (rw_machine_close calls it). */
 void debug_free(struct rw_machine *m);

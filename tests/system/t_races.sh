@@ -33,6 +33,15 @@ test_spin_wait_progresses() {
     expect_grep w.out 'the replay equals the stored run'
     expect_grep w.out '^1 write to 4 bytes at '
     expect_grep w.out "^ *[0-9]* *[0-9]* *0 -> 1 *setter+0x[0-9a-f]* (race_spin_wait.c:18)\$"
+    # gdb attaches and reads, but refuses to resume such a run, in one line
+    # that names what works (docs/determinism.md, "The debugger on such runs")
+    local at; at=$(awk 'NR == 1 {print $1}' ev.out)
+    set +e
+    timeout -k 5 300 "$REWIND" gdb "$id" "$at" -- -batch -ex 'info threads' -ex continue >g.out 2>g.err
+    set -e
+    expect_grep g.out 'race_spin_wait'
+    expect_grep g.err 'made with --preempt memory cannot be single-stepped or stopped at breakpoints yet'
+    expect_grep g.err 'where, watch, cat, seek, fork and replay work on it'
 }
 
 # M9 (docs/determinism.md): a PCT stall of the thread that holds a lock
