@@ -15,6 +15,7 @@
 #include "archive/archive.h"
 #include "archive/archive_int.h"
 #include "runfix.h"
+#include "rewind.h"
 #include "unit.h"
 
 static char base[64];
@@ -278,6 +279,23 @@ static void without_image(const char *img, const hash256 *pp, const hash256 *cp)
         free(b);
     }
     refused(arc, "this home has none", "a home without the image refuses it");
+    /* the public API: the image left out only of a replayable archive */
+    rw_home *h = NULL;
+    struct rw_error e;
+    struct rw_archive_stats rs;
+    CHECK(rw_home_open(home_path("src"), &h, &e) == 0, "open the source home");
+    CHECK(h && rw_export(h, "child", RW_EXPORT_NO_IMAGE, home_path("api.rewind"), &rs, &e) < 0 &&
+              e.code == RW_EUSAGE && strstr(e.msg, "goes with RW_EXPORT_REPLAYABLE") &&
+              access(home_path("api.rewind"), F_OK) != 0,
+          "rw_export refuses RW_EXPORT_NO_IMAGE alone, writing nothing");
+    CHECK(h && rw_export(h, "child", 8, home_path("api.rewind"), &rs, &e) < 0 &&
+              e.code == RW_EUSAGE,
+          "rw_export refuses unknown flags");
+    CHECK(h && rw_export(h, "child", RW_EXPORT_REPLAYABLE | RW_EXPORT_NO_IMAGE,
+                         home_path("api.rewind"), &rs, &e) == 0 &&
+              rs.images == 0 && rs.pages == 11,
+          "rw_export with both flags: pages, no image");
+    rw_home_close(h);
     /* a home that ran the same root: the image is there */
     const char *d = home_path("hasimg");
     char own[65];
