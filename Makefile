@@ -218,13 +218,14 @@ deb: $(INSTALL_FROM) | deps
 # base cached in ~/.cache/rewind/roots by its recipe's hash, plus the
 # workloads of tests/compat, as an erofs image (itself cached there by the
 # hash of the recipe, the script and the suite's files: an unchanged suite
-# is copied, not built). `make check` and `make check-long` build it: from
-# scratch it needs the Debian mirror and takes 2-7 min (bench/RESULTS.md).
+# is copied, not built). `make check-long` builds it (make check runs no
+# test on it): from scratch it needs the Debian mirror and takes 2-7 min
+# (bench/RESULTS.md).
 COMPAT_SRC := $(shell find tests/compat -type f)
 $(B)/roots/compat.erofs: tools/mkroot-debian.sh $(COMPAT_SRC) | deps
 	@mkdir -p $(B)/roots
 	tools/mkroot-debian.sh $@
-TEST_BUILD := $(B)/roots/compat.erofs
+LONG_BUILD := $(B)/roots/compat.erofs
 
 # The etcd example's root (docs/faults.md, "etcd"): Debian's etcd-server and
 # etcd-client with tests/etcd at /compat, by the same script with a cache
@@ -233,7 +234,7 @@ ETCD_SRC := $(shell find tests/etcd -type f)
 $(B)/roots/etcd.erofs: tools/mkroot-debian.sh $(ETCD_SRC) | deps
 	@mkdir -p $(B)/roots
 	XDG_CACHE_HOME=$${XDG_CACHE_HOME:-$$HOME/.cache}/rewind/etcd tools/mkroot-debian.sh $@ tests/etcd/packages.txt tests/etcd
-TEST_BUILD += $(B)/roots/etcd.erofs
+TEST_BUILD := $(B)/roots/etcd.erofs
 
 # A root with Debian's python3 for t_sdk's Python test (tools/mkroot-python.sh).
 $(B)/roots/python.erofs: tools/mkroot-python.sh $(B)/roots/test.stamp
@@ -287,7 +288,7 @@ check:
 # whole compatibility suite, the long browser test), with the unit and engine
 # tests and the short fuzz stage: over an hour in the test host.
 check-long:
-	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BUILD)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(TEST_BUILD) $(LONG_BUILD)
 	@REWIND_LONG=1 tests/run-all.sh
 
 demo: all

@@ -1042,7 +1042,9 @@ struct rw_archive_stats {
 #define RW_EXPORT_REPLAYABLE 1
 #define RW_EXPORT_NO_IMAGE 2
 /* Write run id (resolved) as one archive file to out ("-": stdout), with
- * what flags (RW_EXPORT_*) add. Returns 0 with *st, or -1 with err. */
+ * what flags (RW_EXPORT_*) add (0: the run alone; any other value, and
+ * RW_EXPORT_NO_IMAGE alone, is refused as RW_EUSAGE). Returns 0 with *st,
+ * or -1 with err. */
 int rw_export(rw_home *h, const char *id, int flags, const char *out, struct rw_archive_stats *st,
               struct rw_error *err);
 /* Add the run in the archive at in ("-": stdin) to h after verifying all

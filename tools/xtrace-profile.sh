@@ -19,6 +19,18 @@ for f in "$dir"/*.trace; do
         # skip assignments (VAR=value cmd) and the "$REWIND" of lib.sh
         for (i = 1; i <= n && w[i] ~ /^[A-Za-z_][A-Za-z0-9_]*=/; i++) ;
         if (i > n) return "(assignment)"
+        # what a wrapper runs counts as itself: command, exec, env (with its
+        # assignments), and timeout with its options and duration
+        for (;;) {
+            if (i < n && (w[i] == "command" || w[i] == "exec" || w[i] == "env" ||
+                          w[i] ~ /^[A-Za-z_][A-Za-z0-9_]*=/)) { i++; continue }
+            if (i < n && w[i] ~ /(^|\/)timeout$/) {
+                for (i++; i < n && w[i] ~ /^-/; i++) if (w[i] == "-k" || w[i] == "-s") i++
+                i++ # the duration
+                continue
+            }
+            break
+        }
         if (w[i] ~ /(^|\/)rewind$/ && i < n) return "rewind " w[i + 1]
         sub(/.*\//, "", w[i])
         return w[i]

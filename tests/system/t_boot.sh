@@ -114,6 +114,7 @@ test_guest_panic() {
 # tier: engine
 test_no_kvm() {
     command -v unshare >/dev/null || skip "unshare is missing"
+    [ "$(id -u)" -eq 0 ] || skip "hiding /dev/kvm needs a mount namespace (root)"
     set +e
     unshare -m sh -c "mount -t tmpfs none /dev && '$REWIND' run --root '$ROOT' -- true" >r.out 2>r.err
     RC=$?

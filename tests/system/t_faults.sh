@@ -636,8 +636,10 @@ test_kv_fixed_passes_64_schedules() {
 # two kills and restarts, pauses, net faults, disk faults, partitions,
 # splits into two sides and clock steps; the long tier's check adds power)
 # the cluster keeps every acknowledged write on every member, the faults
-# are in the trace, and the same spec is one run (Go's runtime threads and
-# timers, raft's randomized election timeouts: all from the seeded guest).
+# are in the trace. That the same spec is one run (Go's runtime threads and
+# timers, raft's randomized election timeouts: all from the seeded guest)
+# the long tier shows: each of 32 schedules with every fault kind, run
+# twice (etcd_check_range).
 ETCD=(--mem 1024 --node "n1=/compat/node.sh n1" --node "n2=/compat/node.sh n2" --node "n3=/compat/node.sh n3"
     --restart "n1=/compat/node.sh n1" --restart "n2=/compat/node.sh n2" --restart "n3=/compat/node.sh n3"
     --disk-glob '/tmp/etcd-*')

@@ -55,7 +55,7 @@ test_install_tree_runs_without_the_source_tree() {
 
 # tier: engine
 test_man_pages_and_completions_match_help() {
-    command -v python3 >/dev/null || skip "python3 missing"
+    type -P python3 >/dev/null || skip "python3 missing"
     install_to "$T/d" /usr
     local p=$T/d/usr bin=$T/d/usr/bin/rewind zdir=$T/d/usr/share/zsh/vendor-completions c
     # Regenerated from the installed binary's --help, they are what was installed.

@@ -4,7 +4,9 @@
 
 nix_setup() {
     command -v nix-build >/dev/null 2>&1 || skip "nix-build missing (apt-get install nix-bin)"
-    eval "$("$TOP/tests/nix/setup.sh" "$T/nixs")" || fail "tests/nix/setup.sh failed"
+    local env
+    env=$("$TOP/tests/nix/setup.sh" "$T/nixs") || fail "tests/nix/setup.sh failed" || return 1
+    eval "$env"
     NIXF=$T/nixs/default.nix
 }
 
