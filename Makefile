@@ -342,8 +342,10 @@ $(B)/fp/src/cli/%.o: src/cli/%.c | deps
 	$(CC) $(WARN) $(FE_INC) $(CFLAGS) -DRW_FAILPOINTS -MMD -MP -c $< -o $@
 $(B)/rewind-fp: $(FP_OBJ) $(SERVE_OBJ) $(GDBS_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
-# tests/system/t_crash.sh (its short walk in make check, the full one in check-long) needs it.
-TEST_BUILD += $(B)/rewind-fp
+# tests/system/t_crash.sh's failpoint walks need it; both are in tier long,
+# so only make check-long builds it (a fourth compile of the engine that
+# make check's tests never run).
+LONG_BUILD += $(B)/rewind-fp
 # tests/system/t_install.sh installs from build/ and reads the package,
 # and installs it with apt into a fresh Debian 12 root (tools/mkroot-fresh.sh:
 # built once per machine and Depends line, 1.5-4 min with the Debian mirror,

@@ -32,20 +32,68 @@ log=$(mktemp); queue=""
 # time goes: the build before it is make's)
 at() { echo "(at ${SECONDS}s)"; }
 trap 'rm -f "$log" "$log".*; [ -z "$queue" ] || rm -rf "$queue"' EXIT
+# The host VMs start first (below), so that the unit, engine and fuzz stages
+# run while they boot and take their first tests: the fuzzers run for a fixed
+# time whatever the CPU gives them, and several unit tests wait on sockets,
+# so the VMs fill those gaps instead of waiting for them. Their lines are
+# shown after the stages that ran beside them.
+# The system tests of one tier (tests/system/run.sh invariant 5): `make
+# check` runs the vm tier, `make check-long` (REWIND_LONG=1) the long one.
+# They run in REWIND_SYSTEST_JOBS copies of run.sh side by side, one host VM
+# each, taking tests from one queue (run.sh invariant 6): a host VM's software
+# CPU keeps one core busy, so on a 2-core machine two take about half the time
+# of one. Default: one per core, at most 2, and only as many as 7 GiB each allows.
+nsh=${REWIND_SYSTEST_JOBS:-}
+if [ -z "$nsh" ]; then
+    avail=$(awk '/^MemAvailable:/ {print int($2 / 1024 / 7168)}' /proc/meminfo)
+    nsh=$(nproc); [ "$nsh" -le 2 ] || nsh=2
+    [ "${avail:-1}" -ge "$nsh" ] || nsh=${avail:-1}
+    [ "$nsh" -ge 1 ] || nsh=1
+fi
+case "$nsh" in '' | *[!0-9]* | 0) echo "REWIND_SYSTEST_JOBS=$nsh: not a count" >&2; exit 2 ;; esac
+if [ "${REWIND_LONG:-0}" = 1 ]; then
+    vmhead="tier long (through tools/kvm-host, $nsh host VMs"
+    tier=long limit=10800
+else
+    vmhead="tier vm (through tools/kvm-host, $nsh host VMs; tier long is make check-long's"
+    tier=vm limit=4800 # a host VM's ceiling, not its budget (CI allows 90 min in all)
+fi
+vmstart=$SECONDS
+pat=${SYSTEST:-.}
+# the queue lives in the work tree, which every host VM shares writable
+queue=$(mktemp -d "$PWD/build/systest-queue.XXXXXX")
+# the list every host VM walks, made once here (run.sh, step 1)
+REWIND_TIER=$tier REWIND_SYSTEST_LIST_ONLY=1 tests/system/run.sh "$pat" >"$queue/.list" ||
+    { echo "tests/system/run.sh could not list the tests"; failn=$((failn+1)); }
+pids=()
+for ((k = 0; k < nsh; k++)); do
+    (
+        REWIND_SYSTEST_QUEUE="$queue" REWIND_SYSTEST_LIST="$queue/.list" REWIND_TIER="$tier" \
+            tools/kvm-host --mem 6144 --timeout "$limit" -- tests/system/run.sh "$pat" >"$log.$k" 2>&1
+        echo $? >"$log.$k.rc"
+        echo "$SECONDS" >"$log.$k.at"
+    ) &
+    pids+=($!)
+done
 # Tier unit (pure modules), then tier engine (the engine's paths in-process
 # over fakes): docs/testing.md, "Tiers".
 # They run UNIT_JOBS at a time (default: one per core; several wait on
 # sockets or mkfs.erofs), and report in name order.
 ujobs=${UNIT_JOBS:-$(nproc)}
 case "$ujobs" in '' | *[!0-9]* | 0) echo "UNIT_JOBS=$ujobs: not a count" >&2; exit 2 ;; esac
-units=(); k=0; running=0
-for t in build/unit/*_test build/engine/*_test; do
-    [ -x "$t" ] || continue
-    if [ "$running" -ge "$ujobs" ]; then wait -n; running=$((running - 1)); fi
-    ( "$t" >"$log.u$k" 2>&1; echo $? >"$log.u$k.rc" ) &
-    units+=("$t"); k=$((k + 1)); running=$((running + 1))
-done
-wait
+units=()
+for t in build/unit/*_test build/engine/*_test; do [ -x "$t" ] && units+=("$t"); done
+# in a subshell of its own, whose wait sees the unit binaries alone (not
+# the host VMs started above)
+(
+    running=0
+    for ((k = 0; k < ${#units[@]}; k++)); do
+        if [ "$running" -ge "$ujobs" ]; then wait -n; running=$((running - 1)); fi
+        ( "${units[$k]}" >"$log.u$k" 2>&1; echo $? >"$log.u$k.rc" ) &
+        running=$((running + 1))
+    done
+    wait
+)
 for ((k = 0; k < ${#units[@]}; k++)); do
     t=${units[$k]}
     echo "== $(basename "$(dirname "$t")"): $(basename "$t")"
@@ -71,43 +119,7 @@ wait "$engpid"
 echo "== system tests, tier engine (no guest: on this machine) $(at)"
 cat "$log.eng"
 tally "$log.eng" "$(cat "$log.eng.rc" 2>/dev/null || echo 1)"
-# The system tests of one tier (tests/system/run.sh invariant 5): `make
-# check` runs the vm tier, `make check-long` (REWIND_LONG=1) the long one.
-# They run in REWIND_SYSTEST_JOBS copies of run.sh side by side, one host VM
-# each, taking tests from one queue (run.sh invariant 6): a host VM's software
-# CPU keeps one core busy, so on a 2-core machine two take about half the time
-# of one. Default: one per core, at most 2, and only as many as 7 GiB each allows.
-nsh=${REWIND_SYSTEST_JOBS:-}
-if [ -z "$nsh" ]; then
-    avail=$(awk '/^MemAvailable:/ {print int($2 / 1024 / 7168)}' /proc/meminfo)
-    nsh=$(nproc); [ "$nsh" -le 2 ] || nsh=2
-    [ "${avail:-1}" -ge "$nsh" ] || nsh=${avail:-1}
-    [ "$nsh" -ge 1 ] || nsh=1
-fi
-case "$nsh" in '' | *[!0-9]* | 0) echo "REWIND_SYSTEST_JOBS=$nsh: not a count" >&2; exit 2 ;; esac
-if [ "${REWIND_LONG:-0}" = 1 ]; then
-    echo "== system tests, tier long (through tools/kvm-host, $nsh host VMs) $(at)"
-    tier=long limit=10800
-else
-    echo "== system tests, tier vm (through tools/kvm-host, $nsh host VMs; tier long is make check-long's) $(at)"
-    tier=vm limit=4800 # a host VM's ceiling, not its budget (CI allows 90 min in all)
-fi
-pat=${SYSTEST:-.}
-# the queue lives in the work tree, which every host VM shares writable
-queue=$(mktemp -d "$PWD/build/systest-queue.XXXXXX")
-# the list every host VM walks, made once here (run.sh, step 1)
-REWIND_TIER=$tier REWIND_SYSTEST_LIST_ONLY=1 tests/system/run.sh "$pat" >"$queue/.list" ||
-    { echo "tests/system/run.sh could not list the tests"; failn=$((failn+1)); }
-pids=()
-for ((k = 0; k < nsh; k++)); do
-    (
-        REWIND_SYSTEST_QUEUE="$queue" REWIND_SYSTEST_LIST="$queue/.list" REWIND_TIER="$tier" \
-            tools/kvm-host --mem 6144 --timeout "$limit" -- tests/system/run.sh "$pat" >"$log.$k" 2>&1
-        echo $? >"$log.$k.rc"
-        echo "$SECONDS" >"$log.$k.at"
-    ) &
-    pids+=($!)
-done
+echo "== system tests, $vmhead; started at ${vmstart}s) $(at)"
 # progress: every shard's lines as they come (tail names the shard's file
 # when it switches from one to the other)
 for ((k = 0; k < nsh; k++)); do : >>"$log.$k"; done
