@@ -234,7 +234,9 @@ ETCD_SRC := $(shell find tests/etcd -type f)
 $(B)/roots/etcd.erofs: tools/mkroot-debian.sh $(ETCD_SRC) | deps
 	@mkdir -p $(B)/roots
 	XDG_CACHE_HOME=$${XDG_CACHE_HOME:-$$HOME/.cache}/rewind/etcd tools/mkroot-debian.sh $@ tests/etcd/packages.txt tests/etcd
-TEST_BUILD := $(B)/roots/etcd.erofs
+# Only tier long runs it (t_faults.sh's etcd tests), so only make check-long
+# builds it.
+LONG_BUILD += $(B)/roots/etcd.erofs
 
 # A root with Debian's python3 for t_sdk's Python test (tools/mkroot-python.sh).
 $(B)/roots/python.erofs: tools/mkroot-python.sh $(B)/roots/test.stamp

@@ -639,11 +639,12 @@ test_kv_fixed_passes_64_schedules() {
 # are in the trace. That the same spec is one run (Go's runtime threads and
 # timers, raft's randomized election timeouts: all from the seeded guest)
 # the long tier shows: each of 32 schedules with every fault kind, run
-# twice (etcd_check_range).
+# twice (etcd_check_range). A long test: the vm tier's faults are the kv
+# store's (the tests above), each kind with its negative twin.
 ETCD=(--mem 1024 --node "n1=/compat/node.sh n1" --node "n2=/compat/node.sh n2" --node "n3=/compat/node.sh n3"
     --restart "n1=/compat/node.sh n1" --restart "n2=/compat/node.sh n2" --restart "n3=/compat/node.sh n3"
     --disk-glob '/tmp/etcd-*')
-# tier: vm
+# tier: long
 test_etcd_cluster_with_faults() {
     local root=$TOP/build/roots/etcd.erofs
     [ -f "$root" ] || skip "no $root (make build/roots/etcd.erofs)"
