@@ -111,8 +111,29 @@ if [ "${REWIND_SYSTEST_LIST_ONLY:-0}" = 1 ]; then
     exit 0
 fi
 
-# 2. Shared state (invariant 2): the test root's image, cached by one run of
-#    the test root in a scratch home, and the fixtures, recorded on first use.
+# 2. Shared state (invariant 2): the program under test on this machine's
+#    own disk, the test root's image, cached by one run of the test root in a
+#    scratch home, and the fixtures, recorded on first use.
+#    The program, its kernel and rewind-init are copied once per copy of
+#    run.sh (REWIND_SYSTEST_COPY_BIN=0: not) into a folder every user may
+#    read: under the host VM the work tree is a 9p share that keeps no page
+#    cache, so every command and every guest run would read them through
+#    QEMU again (bench/RESULTS.md, "The program under test on the host VM's
+#    own disk").
+if [ "$tier" != engine ] && [ "${REWIND_SYSTEST_COPY_BIN:-1}" = 1 ]; then
+    src=${REWIND_UNDER_TEST:-$HERE/../../build/rewind}
+    sd=$(dirname "$src")
+    if [ -x "$src" ] && [ -f "$sd/kernel/vmlinux" ] && [ -f "$sd/rewind-init" ]; then
+        bindir=$(mktemp -d "${TMPDIR:-/tmp}/rewind-bin.XXXXXX")
+        chmod 755 "$bindir"
+        trap 'rm -rf "$base" "$bindir"' EXIT
+        mkdir "$bindir/kernel"
+        cp "$src" "$bindir/rewind" && cp "$sd/rewind-init" "$bindir/rewind-init" &&
+            cp "$sd"/kernel/* "$bindir/kernel/" &&
+            export REWIND_UNDER_TEST="$bindir/rewind" ||
+            echo "(could not copy the program under test to $bindir: its files are read where they are)"
+    fi
+fi
 images="$base/images"
 # the user's shared key cache (src/image/image.c invariant 8): this run's own,
 # so no test reads keys a developer's earlier runs left
