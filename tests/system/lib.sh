@@ -2,7 +2,10 @@
 # named test_*; run.sh runs each in a subshell, in its own directory $T with
 # its own REWIND_HOME ($T/home): it passes when it returns 0, is skipped when
 # it calls skip. A failing helper prints why on stderr.
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# Helpers called many times per test use shell builtins where a program would
+# do: under the test host's software CPU each program started costs 0.1-0.3 s
+# (bench/RESULTS.md, "Programs a test starts").
+TOP=$(cd "${BASH_SOURCE[0]%/*}/../.." && pwd)
 # REWIND_UNDER_TEST: another build of rewind to test (e.g. one broken on
 # purpose, to see a test fail); it finds kernel/ and rewind-init beside it.
 REWIND=${REWIND_UNDER_TEST:-$TOP/build/rewind}
@@ -55,12 +58,29 @@ expect_file() { # expect_file FILE EXPECTED-CONTENT
 }
 expect_grep() { grep -q -- "$2" "$1" || fail "$1 lacks '$2': $(head -c 300 "$1" | tr '\n' '|')"; }
 expect_no_grep() { ! grep -q -- "$2" "$1" || fail "$1 has '$2': $(grep -m 2 -- "$2" "$1" | cut -c1-400 | tr '\n' '|')"; }
-# the closing line's fields
-closing() { grep '^rewind: run ' "$1" | tail -n 1; }
+# closing ERRFILE: the last line that starts with "rewind: run " (none:
+# nothing); the closing line's fields below
+closing() {
+    local l last='' found=0
+    [ -r "$1" ] || { echo "closing: cannot read $1" >&2; return 0; }
+    while IFS= read -r l || [ -n "$l" ]; do
+        [[ $l == 'rewind: run '* ]] && { last=$l; found=1; }
+    done <"$1"
+    [ "$found" = 0 ] || printf '%s\n' "$last"
+    return 0
+}
+# closing_field ERRFILE REGEX: the first group of REGEX (an ERE whose
+# leading .* makes it the line's last match) in the closing line, or nothing
+closing_field() {
+    local c; c=$(closing "$1")
+    [[ $c =~ $2 ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+    return 0
+}
 # run_id ERRFILE: the run id on the closing line; fails (saying why) if the
 # run printed none, so `x=$(run_id r.err)` stops the test there.
 run_id() {
-    local id; id=$(closing "$1" | awk '{print $3}')
+    local id c; c=$(closing "$1")
+    read -r _ _ id _ <<<"$c"
     [ -n "$id" ] || fail "no run id in $1: $(tail -n 2 "$1" 2>/dev/null | tr '\n' '|')" || return 1
     echo "$id"
 }
@@ -75,9 +95,9 @@ same_run() {
     local a b; a=$(run_id "$1") && b=$(run_id "$2") || return 1
     [ "$a" = "$b" ] || fail "$1 and $2 name other runs: $a $b"
 }
-steps_of() { closing "$1" | sed -n 's/.* after \([0-9]*\) steps.*/\1/p'; }
-virt_of() { closing "$1" | sed -n 's/.* steps, \([0-9.]*\)s virtual.*/\1/p'; }
-wall_of() { closing "$1" | sed -n 's/.*virtual, \([0-9.]*\)s wall.*/\1/p'; }
+steps_of() { closing_field "$1" '.* after ([0-9]*) steps'; }
+virt_of() { closing_field "$1" '.* steps, ([0-9.]*)s virtual'; }
+wall_of() { closing_field "$1" '.*virtual, ([0-9.]*)s wall'; }
 # hole_caught PREFIX N ARGS...: a negative twin's runs (docs/determinism.md):
 # up to N runs of `rewind run ARGS` (a test hole open among ARGS; outputs in
 # PREFIX1.out ...), until one reports a DETERMINISM VIOLATION; it must be a
@@ -119,4 +139,4 @@ fixture() {
     rm -rf "$T/fixture-$n" && cp -r "$d/$n.work" "$T/fixture-$n"
     cat "$d/$n.id"
 }
-source "$(dirname "${BASH_SOURCE[0]}")/fixtures.sh"
+source "${BASH_SOURCE[0]%/*}/fixtures.sh"
