@@ -20,21 +20,25 @@ cp "$src/rewind" "$src/rewind-init" "$work/bin/"
 cp "$src"/kernel/* "$work/bin/kernel/"
 export REWIND_CACHE=$work/cache
 mkdir -p -m 700 "$REWIND_CACHE"
-REWIND_HOME=$work/prime "$src/rewind" run --root "$ROOT" -- true >/dev/null 2>&1
-ms() { # ms CMD...: wall milliseconds of one CMD
+# the image cached, and the key cache knowing both copies' kernel and init
+for r in "$src/rewind" "$work/bin/rewind"; do
+    REWIND_HOME=$work/prime "$r" run --root "$ROOT" -- true >"$work/prime.out" 2>&1 ||
+        { echo "testhost-bin: the first run failed:"; tail -n 3 "$work/prime.out"; exit 1; }
+done
+ms() { # ms CMD...: wall milliseconds of one CMD (the clock is bash's: no process)
     local s e
-    s=$(date +%s%N)
-    "$@" >/dev/null 2>&1 || true
-    e=$(date +%s%N)
-    echo $(((e - s) / 1000000))
+    s=${EPOCHREALTIME/[.,]/}
+    "$@" >/dev/null 2>"$work/ms.err" || { echo "testhost-bin: $* failed: $(tail -n 1 "$work/ms.err")" >&2; return 1; }
+    e=${EPOCHREALTIME/[.,]/}
+    echo $(((e - s) / 1000))
 }
-median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+median() { sort -n | awk '{a[NR]=$1} END{print (NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2)}'; }
 k=0
 first_run() { # first_run REWIND: a first run in a fresh home, images linked
     k=$((k + 1))
     mkdir -p "$work/h$k"
     cp -al "$work/prime/images" "$work/h$k/images"
-    REWIND_HOME=$work/h$k ms "$1" run --root "$ROOT" -- true
+    REWIND_HOME=$work/h$k ms "$1" run --root "$ROOT" -- true || return 1
     rm -rf "$work/h$k"
 }
 for c in version run; do : >"$work/$c.share"; : >"$work/$c.tmpfs"; done

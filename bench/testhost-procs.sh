@@ -11,12 +11,12 @@ N=${1:-3}
 f=$(mktemp)
 trap 'rm -f "$f" "$f".*' EXIT
 printf 'root:x:0:0:root:/root:/bin/sh\nrewind: run 1234 exited:0 after 3 steps\n' >"$f"
-per_call() { # per_call CMD...: milliseconds per call over 10 calls
+per_call() { # per_call CMD...: milliseconds per call over 10 calls (bash's clock)
     local s e i
-    s=$(date +%s%N)
+    s=${EPOCHREALTIME/[.,]/}
     for i in 1 2 3 4 5 6 7 8 9 10; do "$@" >/dev/null 2>&1 || true; done
-    e=$(date +%s%N)
-    echo $(((e - s) / 10000000))
+    e=${EPOCHREALTIME/[.,]/}
+    echo $(((e - s) / 10000))
 }
 median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 echo "LANG=${LANG:-} (user locale) against LC_ALL=C; median of $N x 10 calls, ms per call"

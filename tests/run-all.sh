@@ -31,7 +31,12 @@ log=$(mktemp); queue=""
 # at: seconds since this script started, for the section lines (where the
 # time goes: the build before it is make's)
 at() { echo "(at ${SECONDS}s)"; }
-trap 'rm -f "$log" "$log".*; [ -z "$queue" ] || rm -rf "$queue"' EXIT
+pids=()
+# on an early exit the host VMs started below stop too
+stop_vms() { local p; for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; }
+trap 'stop_vms; rm -f "$log" "$log".*; [ -z "$queue" ] || rm -rf "$queue"' EXIT
+ujobs=${UNIT_JOBS:-$(nproc)}
+case "$ujobs" in '' | *[!0-9]* | 0) echo "UNIT_JOBS=$ujobs: not a count" >&2; exit 2 ;; esac
 # The host VMs start first (below), so that the unit, engine and fuzz stages
 # run while they boot and take their first tests: the fuzzers run for a fixed
 # time whatever the CPU gives them, and several unit tests wait on sockets,
@@ -42,10 +47,11 @@ trap 'rm -f "$log" "$log".*; [ -z "$queue" ] || rm -rf "$queue"' EXIT
 # They run in REWIND_SYSTEST_JOBS copies of run.sh side by side, one host VM
 # each, taking tests from one queue (run.sh invariant 6): a host VM's software
 # CPU keeps one core busy, so on a 2-core machine two take about half the time
-# of one. Default: one per core, at most 2, and only as many as 7 GiB each allows.
+# of one. Default: one per core, at most 2, and only as many as 7 GiB each allows
+# after 4 GiB kept for the unit binaries and fuzzers that run beside them.
 nsh=${REWIND_SYSTEST_JOBS:-}
 if [ -z "$nsh" ]; then
-    avail=$(awk '/^MemAvailable:/ {print int($2 / 1024 / 7168)}' /proc/meminfo)
+    avail=$(awk '/^MemAvailable:/ {print int(($2 / 1024 - 4096) / 7168)}' /proc/meminfo)
     nsh=$(nproc); [ "$nsh" -le 2 ] || nsh=2
     [ "${avail:-1}" -ge "$nsh" ] || nsh=${avail:-1}
     [ "$nsh" -ge 1 ] || nsh=1
@@ -65,7 +71,6 @@ queue=$(mktemp -d "$PWD/build/systest-queue.XXXXXX")
 # the list every host VM walks, made once here (run.sh, step 1)
 REWIND_TIER=$tier REWIND_SYSTEST_LIST_ONLY=1 tests/system/run.sh "$pat" >"$queue/.list" ||
     { echo "tests/system/run.sh could not list the tests"; failn=$((failn+1)); }
-pids=()
 for ((k = 0; k < nsh; k++)); do
     (
         REWIND_SYSTEST_QUEUE="$queue" REWIND_SYSTEST_LIST="$queue/.list" REWIND_TIER="$tier" \
@@ -79,8 +84,6 @@ done
 # over fakes): docs/testing.md, "Tiers".
 # They run UNIT_JOBS at a time (default: one per core; several wait on
 # sockets or mkfs.erofs), and report in name order.
-ujobs=${UNIT_JOBS:-$(nproc)}
-case "$ujobs" in '' | *[!0-9]* | 0) echo "UNIT_JOBS=$ujobs: not a count" >&2; exit 2 ;; esac
 units=()
 for t in build/unit/*_test build/engine/*_test; do [ -x "$t" ] && units+=("$t"); done
 # in a subshell of its own, whose wait sees the unit binaries alone (not
@@ -126,6 +129,7 @@ for ((k = 0; k < nsh; k++)); do : >>"$log.$k"; done
 tail -n +1 -f $(for ((k = 0; k < nsh; k++)); do echo "$log.$k"; done) &
 tailpid=$!
 wait "${pids[@]}"
+pids=() # all ended: nothing for the trap to stop
 sleep 1 # let tail print the last lines
 kill "$tailpid" 2>/dev/null; wait "$tailpid" 2>/dev/null
 for ((k = 0; k < nsh; k++)); do

@@ -129,7 +129,7 @@ if [ "$tier" != engine ] && [ "${REWIND_SYSTEST_COPY_BIN:-1}" = 1 ]; then
         trap 'rm -rf "$base" "$bindir"' EXIT
         mkdir "$bindir/kernel"
         cp "$src" "$bindir/rewind" && cp "$sd/rewind-init" "$bindir/rewind-init" &&
-            cp "$sd"/kernel/* "$bindir/kernel/" &&
+            cp "$sd"/kernel/* "$bindir/kernel/" && chmod -R a+rX "$bindir" &&
             export REWIND_UNDER_TEST="$bindir/rewind" ||
             echo "(could not copy the program under test to $bindir: its files are read where they are)"
     fi

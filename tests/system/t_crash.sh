@@ -21,7 +21,7 @@
 # a fresh copy of it (cp --reflink=auto: packs are appended to in place, so
 # they are copied, never hard-linked), so the checks after a kill look only
 # at the base's runs and the killed one, never at what earlier kills left.
-# test_crash_at_chosen_failpoints (make check) walks a few failpoints that
+# test_crash_at_chosen_failpoints (tier long, make check-long) walks a few failpoints that
 # cover run publishing, store append, store gc and import;
 # test_crash_at_every_failpoint (tier long, make check-long) walks
 # every one.
@@ -227,7 +227,7 @@ crash_end() {
     cp "$T/walk.log" "$TOP/build/t_crash.walk.log" 2>/dev/null || true
 }
 
-# The short walk (make check): run publishing (a fork's rename, and the
+# The short walk (tier long, make check-long): run publishing (a fork's rename, and the
 # removal of the cut run it replaces), store append, store gc and import.
 # tier: long
 test_crash_at_chosen_failpoints() {
