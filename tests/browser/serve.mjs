@@ -92,7 +92,11 @@ try {
   ok('the page opens the failing run');
 
   // drag the playhead from the start to where the SIGSEGV is, then the
-  // arrow keys (previous/next event) to the exact step
+  // arrow keys (previous/next event) to the exact step; the whole run in
+  // view first (the page may open zoomed in, where step 0 lies left of the
+  // plot, under the lanes' names, and a drag there does not start)
+  await page.click('#zfit');
+  await page.waitForFunction(() => window.rewind.tl.from === 0, null, { timeout: 60000 });
   const box = await page.locator('#timeline').boundingBox();
   const xAt = (s) => page.evaluate((s) => window.rewind.tl.x(s), s);
   const y = box.y + 30;

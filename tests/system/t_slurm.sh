@@ -61,8 +61,10 @@ PY
 test_slurm_check_finds_the_pool_race_like_a_local_check() {
     slurm_up
     # (--timeout: a check whose tasks never start fails, it does not hang the suite)
+    # (16 schedules: with check's default --preempt memory the pool's race is found at
+    # after 9 schedules tried in a local check; 4 found it before memory-access points)
     # (REWIND_PROGRESS: --json alone prints no progress lines)
-    REWIND_PROGRESS=1 run_rw s check --via slurm --share "$T/share" --schedules 4 -j 2 --json --timeout 1200 \
+    REWIND_PROGRESS=1 run_rw s check --via slurm --share "$T/share" --schedules 16 -j 2 --json --timeout 1200 \
         --root "$ROOT" -- /usr/bin/pool
     [ "$RC" -eq 1 ] || fail "check --via slurm exit $RC: $(tail -n 5 s.err) $(cat s.out) $(slurm_state)"
     # every schedule's line says where it ran
@@ -71,12 +73,12 @@ test_slurm_check_finds_the_pool_race_like_a_local_check() {
     python3 -c 'import json,sys; r=json.load(open("s.out")); assert "node" in r["ran_on"], r' ||
         fail "the report lacks ran_on: $(cat s.out)"
     home2
-    REWIND_HOME=$T/home2 run_rw l check --schedules 4 -j 2 --json --root "$ROOT" -- /usr/bin/pool
+    REWIND_HOME=$T/home2 run_rw l check --schedules 16 -j 2 --json --root "$ROOT" -- /usr/bin/pool
     [ "$RC" -eq 1 ] || fail "the local check exit $RC: $(tail -n 5 l.err)"
     same_check s.out l.out >&2 || fail "slurm and local checks differ: $(cat s.out) $(cat l.out)"
     # --via local goes through the same engine interface and agrees too
     mkdir -p "$T/home3"; cp -al "$REWIND_HOME/images" "$T/home3/images"
-    REWIND_HOME=$T/home3 run_rw v check --via local --schedules 4 -j 2 --json --root "$ROOT" -- /usr/bin/pool
+    REWIND_HOME=$T/home3 run_rw v check --via local --schedules 16 -j 2 --json --root "$ROOT" -- /usr/bin/pool
     [ "$RC" -eq 1 ] || fail "check --via local exit $RC: $(tail -n 5 v.err)"
     same_check v.out l.out >&2 || fail "--via local and local checks differ"
     # the runs the tasks made are in this home, readable
