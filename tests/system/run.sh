@@ -122,10 +122,9 @@ fi
 #    own disk").
 if [ "$tier" != engine ] && [ "${REWIND_SYSTEST_COPY_BIN:-1}" = 1 ]; then
     src=${REWIND_UNDER_TEST:-$HERE/../../build/rewind}
-    sd=$(dirname "$src")
+    sd=${src%/*}
     if [ -x "$src" ] && [ -f "$sd/kernel/vmlinux" ] && [ -f "$sd/rewind-init" ]; then
         bindir=$(mktemp -d "${TMPDIR:-/tmp}/rewind-bin.XXXXXX")
-        chmod 755 "$bindir"
         trap 'rm -rf "$base" "$bindir"' EXIT
         mkdir "$bindir/kernel"
         cp "$src" "$bindir/rewind" && cp "$sd/rewind-init" "$bindir/rewind-init" &&
