@@ -122,7 +122,7 @@ fi
 #    own disk").
 if [ "$tier" != engine ] && [ "${REWIND_SYSTEST_COPY_BIN:-1}" = 1 ]; then
     src=${REWIND_UNDER_TEST:-$HERE/../../build/rewind}
-    sd=${src%/*}
+    sd=$(dirname "$src")
     if [ -x "$src" ] && [ -f "$sd/kernel/vmlinux" ] && [ -f "$sd/rewind-init" ]; then
         bindir=$(mktemp -d "${TMPDIR:-/tmp}/rewind-bin.XXXXXX")
         trap 'rm -rf "$base" "$bindir"' EXIT
