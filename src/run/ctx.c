@@ -28,6 +28,7 @@
 #include "input/faults.h"
 #include "input/job.h"
 #include "run/kfcache.h"
+#include "run/seam.h"
 #include "input/limits.h"
 #include "input/patch.h"
 #include "run/patchapply.h"
@@ -672,13 +673,17 @@ int run_machine_open(struct run_ctx *c, const struct run_opts *o, int with_store
     if (build_initrd(o, &c->rd, ERR) < 0)
         return -1;
     c->phase = PH_KVM;
-    if (kvm_open(&c->vm, o->mem_mib << 20, ERR) < 0)
+    c->seam = o->seam; /* NULL but in tests/engine/ctx_test.c (seam.h invariant 1) */
+    const struct run_seam *sm = c->seam;
+    int kr = sm ? sm->open(sm->ctx, &c->vm, o->mem_mib << 20, c->model, sizeof(c->model), ERR)
+                : kvm_open(&c->vm, o->mem_mib << 20, ERR);
+    if (kr < 0)
         return -1;
-    if (cpuid_model_name(c->vm.kvm_fd, c->model, sizeof(c->model)) < 0)
+    if (!sm && cpuid_model_name(c->vm.kvm_fd, c->model, sizeof(c->model)) < 0)
         return ctx_fail(c, "cannot read the host's CPUID from KVM");
     c->phase = PH_SETUP;
     io_set_abort(o->abort); /* a blocked write gives up on --timeout (util/io.h) */
-    if (kvm_map_image(&c->vm, c->img.path, ERR) < 0)
+    if (!sm && kvm_map_image(&c->vm, c->img.path, ERR) < 0)
         return -1;
     if (with_store || !o->no_keyframes) {
         char sp[PATH_LEN];
@@ -856,7 +861,8 @@ int run_boot(struct run_ctx *c)
         return ctx_fail(c, "getrandom failed");
     timing(c, "boot-in");
     c->phase = PH_BOOT;
-    if (boot_setup(&c->vm, &bc, ERR) < 0)
+    const struct run_seam *sm = c->seam; /* seam.h invariant 2 */
+    if ((sm ? sm->boot(sm->ctx, &c->vm, &bc, ERR) : boot_setup(&c->vm, &bc, ERR)) < 0)
         return -1;
     timing(c, "boot");
     return 0;

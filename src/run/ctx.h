@@ -90,6 +90,7 @@ struct run_opts {
     unsigned cpus;                /* the CPUs the job sees, 1..RW_CPUS_MAX */
     char **nodes;                 /* "NAME=COMMAND", NULL-terminated, or NULL (input/nodes.h) */
     char **restarts;              /* the nodes' restarts, "NAME=COMMAND", or NULL (nodes.h) */
+    const struct run_seam *seam;  /* test seam: a fake machine (run/seam.h); NULL in real runs */
 };
 
 /* An inspection (cat, shell): run to step `at`, freeze the guest's
@@ -126,6 +127,7 @@ enum run_keep {
 };
 
 struct run_sink; /* the record callbacks' state (ctx.c) */
+struct run_seam; /* a test's fake machine (run/seam.h) */
 
 struct run_ctx {
     const struct run_opts *o;
@@ -140,6 +142,7 @@ struct run_ctx {
     struct image img;
     struct initrd rd;
     struct kvm_vm vm;
+    const struct run_seam *seam; /* the machine's o->seam (run/seam.h): NULL in real runs */
     struct platform *p;
     struct run_sink *sink;
     struct rundir dir;

@@ -143,9 +143,9 @@ int kvm_collect_dirty(struct kvm_vm *vm)
     if (!log)
         return -1;
     struct kvm_dirty_log d = {.slot = 0, .dirty_bitmap = log};
-    int rc = ioctl(vm->vm_fd, KVM_GET_DIRTY_LOG, &d);
+    int rc = vm->dirty_log ? vm->dirty_log(vm, log) : ioctl(vm->vm_fd, KVM_GET_DIRTY_LOG, &d);
     uint64_t low = kvm_ram_low(vm);
-    if (rc == 0 && vm->ram_size > low) {
+    if (rc == 0 && !vm->dirty_log && vm->ram_size > low) {
         /* RAM above 4 GiB: its bits follow the low part's (KVM_LOW_MAX is a
          * multiple of 64 pages, so they start on a word). */
         RW_ASSERT(low % (4096 * 64) == 0);

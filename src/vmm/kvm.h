@@ -39,8 +39,14 @@ struct kvm_vm {
     int (*send_vector)(struct kvm_vm *vm, uint8_t vector);
     /* Test seam: if set, vcpu_run calls it instead of ioctl(KVM_RUN): it
      * leaves an exit in vm->run and returns 0, or -1 with errno as KVM_RUN
-     * does (tests/unit/vcpu_test.c scripts the exits). NULL in every real VM. */
+     * does (tests/engine/vcpu_test.c scripts the exits). NULL in every real VM. */
     int (*enter)(struct kvm_vm *vm);
+    /* Test seam: if set, kvm_collect_dirty calls it instead of
+     * KVM_GET_DIRTY_LOG: it ORs into bitmap (one bit per page of all of RAM)
+     * the pages the guest wrote since its last call, and returns 0 or -1
+     * (tests/engine/ctx_test.c: a fake guest's writes, src/run/seam.h).
+     * NULL in every real VM. */
+    int (*dirty_log)(struct kvm_vm *vm, uint64_t *bitmap);
 };
 
 /* Make vm empty and closable: no fds (-1), no mappings, no seam. */
