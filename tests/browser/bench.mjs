@@ -31,14 +31,16 @@ const jumps = await page.evaluate(async () => {
   return t;
 });
 // a drag over the whole run: 50 pointer moves; the panes follow the last
-const box = await page.locator('#timeline').boundingBox();
-const xAt = (s) => page.evaluate((s) => window.rewind.tl.x(s), s);
-const y = box.y + 30;
+// (the canvas's offsetX is measured from inside its border; boundingBox
+// includes it, and step 0 lies within a pixel of the lanes' names)
+const xAt = (s) => page.evaluate((s) => { const c = document.getElementById('timeline');
+  return c.getBoundingClientRect().left + c.clientLeft + window.rewind.tl.x(s); }, s);
+const y = (await page.locator('#timeline').boundingBox()).y + 30;
 await page.evaluate(() => { window.rewind.timings.moves.length = 0; });
 const d0 = Date.now();
-await page.mouse.move(box.x + (await xAt(0)), y);
+await page.mouse.move(await xAt(0), y);
 await page.mouse.down();
-for (let i = 1; i <= 50; i++) await page.mouse.move(box.x + (await xAt(Math.round(info.steps * i / 50))), y);
+for (let i = 1; i <= 50; i++) await page.mouse.move(await xAt(Math.round(info.steps * i / 50)), y);
 await page.mouse.up();
 await page.waitForFunction(() => document.body.dataset.atStep === String(window.rewind.state.step), null, { timeout: 60000 });
 const dragEnd = await page.evaluate(() => window.rewind.state.step);

@@ -97,13 +97,16 @@ try {
   // plot, under the lanes' names, and a drag there does not start)
   await page.click('#zfit');
   await page.waitForFunction(() => window.rewind.tl.from === 0, null, { timeout: 60000 });
-  const box = await page.locator('#timeline').boundingBox();
-  const xAt = (s) => page.evaluate((s) => window.rewind.tl.x(s), s);
-  const y = box.y + 30;
-  await page.mouse.move(box.x + (await xAt(0)), y);
+  // the page's x for a step: the canvas's offsetX is measured from inside
+  // its border, and boundingBox includes the border (step 0 lies within a
+  // pixel of the lanes' names, so the border alone moves it under them)
+  const xAt = (s) => page.evaluate((s) => { const c = document.getElementById('timeline');
+    return c.getBoundingClientRect().left + c.clientLeft + window.rewind.tl.x(s); }, s);
+  const y = (await page.locator('#timeline').boundingBox()).y + 30;
+  await page.mouse.move(await xAt(0), y);
   await page.mouse.down();
   for (let i = 1; i <= 10; i++)
-    await page.mouse.move(box.x + (await xAt(Math.round(segv * i / 10))), y);
+    await page.mouse.move(await xAt(Math.round(segv * i / 10)), y);
   await page.mouse.up();
   const atStep = async () => Number(await page.locator('body').getAttribute('data-at-step'));
   // the panes follow the playhead once its last move is painted
