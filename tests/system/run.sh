@@ -196,6 +196,13 @@ while read -r _ f t tt <&9; do
         pass=$((pass+1)); echo "PASS $name (${secs}s)"
     else
         failn=$((failn+1)); echo "FAIL $name (${secs}s)"; sed 's/^/    /' "$T/why" | tail -n 20
+        # the host VM's /tmp goes with it: a failing test's own files (its
+        # commands' output, not its homes; each under 4 MiB) are copied
+        # to the work tree, where they outlive the host VM
+        keep_dir=${HERE%/tests/system}/build/artifacts/failed/${name//:/.}
+        rm -rf "$keep_dir" && mkdir -p "$keep_dir" &&
+            find "$T" -maxdepth 1 -type f -size -4M -exec cp -t "$keep_dir" {} + 2>/dev/null &&
+            echo "    (its files: ${keep_dir#"${HERE%/tests/system}"/})"
     fi
     # free the memory (under the host VM /tmp is a tmpfs, and a test such
     # as t_roots:test_mem_above_4g needs most of it): a passing test's
