@@ -399,7 +399,8 @@ test_split_parts_the_nodes() {
     expect_rc 0
     local id; id=$(run_id a.err)
     "$REWIND" events "$id" --kind fault >e.txt
-    expect_grep e.txt '\] fault split node [0-9] for [0-9.]* ms: nodes [0-9,]* apart from the other nodes (the job reaches every node)$'
+    # (one node apart or several: the schedule draws which)
+    expect_grep e.txt '\] fault split node [0-9] for [0-9.]* ms: nodes\{0,1\} [0-9,]* apart from the other nodes (the job reaches every node)$'
     expect_grep e.txt '\] fault join node [0-9]: the network is whole again$'
     "$REWIND" events "$id" --kind fault --json >e.json
     "$REWIND" log "$cid" --steps >lc.txt
@@ -595,7 +596,10 @@ test_fault_holes_are_caught() {
 # it and names the kill that decides it; the fixed store passes.
 # tier: vm
 test_kv_check_names_the_kill() {
-    run_rw c check --schedules 4 -j 2 --faults kill --expect exit=0 --root "$ROOT" \
+    # 8 schedules: with the test root built the same in every clone
+    # (the Makefile's GUEST_MAP) schedule 7 is the first to kill the node
+    # that matters (bench/RESULTS.md, "make check-long, session 23")
+    run_rw c check --schedules 8 -j 2 --faults kill --expect exit=0 --root "$ROOT" \
         --node "n1=kv server n1 n1 n2 n3" --node "n2=kv server n2 n1 n2 n3" \
         --node "n3=kv server n3 n1 n2 n3" -- kv client n1 n2 n3
     expect_rc 1
