@@ -22,14 +22,27 @@ void run_limits_init(struct run_limits *l, uint64_t max_trace_mb, uint64_t max_d
     RW_ASSERT(l->max_trace && l->max_disk); /* invariant 1 */
 }
 
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static int check(struct run_limits *l)
 {
     if (l->hit) /* invariant 2: the first one stays */
         return 0;
-    uint64_t disk = l->trace_bytes + l->kf_bytes;
-    if (disk < l->trace_bytes)
-        disk = UINT64_MAX;
-    disk = disk > UINT64_MAX - l->states_bytes ? UINT64_MAX : disk + l->states_bytes;
+    uint64_t disk = add_sat(add_sat(l->trace_bytes, l->kf_bytes), l->states_bytes);
+    if (l->kf_unsure && add_sat(disk, l->kf_unsure) > l->max_disk) { /* invariant 3 */
+        uint64_t exact = 0;
+        if (l->settle && l->settle(l->settle_ctx, &exact) == 0) {
+            RW_ASSERT(exact >= l->kf_bytes && exact <= l->kf_bytes + l->kf_unsure);
+            l->kf_bytes = exact;
+        } else {
+            l->kf_bytes = add_sat(l->kf_bytes, l->kf_unsure);
+        }
+        l->kf_unsure = 0;
+        disk = add_sat(add_sat(l->trace_bytes, l->kf_bytes), l->states_bytes);
+    }
     if (l->trace_bytes > l->max_trace)
         l->hit = "trace";
     else if (disk > l->max_disk)
@@ -49,6 +62,21 @@ int run_limits_keyframes(struct run_limits *l, uint64_t bytes)
     RW_ASSERT(bytes >= l->kf_bytes); /* invariant 2 */
     l->kf_bytes = bytes;
     return check(l);
+}
+
+int run_limits_keyframes_unsure(struct run_limits *l, uint64_t known, uint64_t unsure)
+{
+    RW_ASSERT(known >= l->kf_bytes); /* invariant 2 */
+    l->kf_bytes = known;
+    l->kf_unsure = unsure;
+    return check(l);
+}
+
+void run_limits_settler(struct run_limits *l, int (*settle)(void *ctx, uint64_t *kf_bytes),
+                        void *ctx)
+{
+    l->settle = settle;
+    l->settle_ctx = ctx;
 }
 
 int run_limits_states(struct run_limits *l, uint64_t bytes)

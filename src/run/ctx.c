@@ -167,6 +167,28 @@ int run_phase_code(enum run_phase ph)
     }
 }
 
+/* A capture failed (disk full): reported once, and the run goes on
+ * without keyframes. */
+static void keyframes_stop(struct run_sink *s, uint64_t step, const char *why)
+{
+    run_notice(s->obs, "warning: keyframes stop at step %llu: %s", (unsigned long long)step, why);
+    kfcap_stop(s->kf);
+}
+
+/* limits.h invariant 3: the exact keyframe bytes, joining the captures in
+ * flight (kfcap.h invariant 6). */
+static int keyframes_settle(void *ctx, uint64_t *bytes)
+{
+    struct run_sink *s = ctx;
+    char err[512];
+    if (s->kf->writing && kfcap_sync(s->kf, err, sizeof(err)) < 0)
+        keyframes_stop(s, s->p ? s->p->step : 0, err);
+    uint64_t unsure;
+    kfcap_disk(s->kf, bytes, &unsure);
+    RW_ASSERT(unsure == 0 || !s->kf->writing);
+    return 0;
+}
+
 /* Keyframes are taken at steps that depend only on the spec: at the
  * cadence kfcap_due derives from kf_every and the last keyframe (kfcap.h
  * invariant 5), and at the step the job starts. A failure to write one
@@ -180,15 +202,13 @@ static void keyframe_step(struct run_sink *s, struct platform *p)
     s->kf_due = 0;
     char err[512];
     if (kfcap_take(s->kf, p, err, sizeof(err)) < 0) {
-        run_notice(s->obs, "warning: keyframes stop at step %llu: %s", (unsigned long long)p->step,
-                   err);
-        kf_close(&s->kf->w);
-        s->kf->writing = 0;
+        keyframes_stop(s, p->step, err);
         return;
     }
-    struct store_stats st;
-    store_stats(s->kf->store, &st);
-    if (run_limits_keyframes(&s->lim, st.bytes_written + s->kf->w.bytes))
+    /* kfcap.h invariant 6: what is stored so far, and a bound of the rest */
+    uint64_t known, unsure;
+    kfcap_disk(s->kf, &known, &unsure);
+    if (run_limits_keyframes_unsure(&s->lim, known, unsure))
         limit_hit(s);
 }
 
@@ -971,6 +991,7 @@ int run_keyframes_begin(struct run_ctx *c)
     if (kfcap_open(&c->kf, kp, c->parent, c->parent_upto, ERR) < 0)
         return -1;
     c->sink->kf = &c->kf;
+    run_limits_settler(&c->sink->lim, keyframes_settle, c->sink);
     c->sink->kf_every = o->kf_every ? o->kf_every : rw_defaults.keyframe_every;
     c->res->kf_every = c->sink->kf_every;
     /* A booted run's first keyframe is its state before step 1. */
@@ -1125,6 +1146,11 @@ int run_settle(struct run_ctx *c)
     }
     timing(c, "vm");
     hash256 rh;
+    /* The join before the keyframes are read or published (kfcap.h
+     * invariant 6): every capture stored and its record appended. */
+    char kerr[512];
+    if (c->kf_ready && c->kf.writing && kfcap_sync(&c->kf, kerr, sizeof(kerr)) < 0)
+        keyframes_stop(s, p->step, kerr);
     /* A throwaway (cat) is compared with nothing and kept nowhere: its RAM
      * hash would be thrown away with it (res->ram_hash stays ""). */
     const char *audit = getenv("REWIND_AUDIT_DIRTY");
@@ -1160,6 +1186,13 @@ int run_settle(struct run_ctx *c)
                     c->kf.capture_s * 1e6 / (double)c->kf.dirty_pages,
                     c->kf.anchor_s * 1e6 / (double)c->kf.dirty_pages,
                     c->kf.capture_s / (c->kf.anchor_s > 0 ? c->kf.anchor_s : 1e-9));
+        if (c->kf.timed && c->kf.dirty_pages)
+            fprintf(stderr,
+                    "rewind: timing: keyframes  step path %.2f us per dirty page (the copy and "
+                    "%llu waits for the worker), worker %.2f us per dirty page\n",
+                    c->kf.capture_s * 1e6 / (double)c->kf.dirty_pages,
+                    (unsigned long long)c->kf.waits,
+                    c->kf.work_s * 1e6 / (double)c->kf.dirty_pages);
         if (c->kf.timed)
             fprintf(stderr, "rewind: timing: memo       %llu of %llu pages named by the memo%s\n",
                     (unsigned long long)c->kf.memo.hits, (unsigned long long)c->kf.memo.tries,
@@ -1362,7 +1395,9 @@ int run_end(struct run_ctx *c, int rc)
                                                   : 0;
     if (c->sink && c->sink->session)
         session_close(&c->sess, c->inputs_hex);
-    if (c->kf_ready)
+    if (c->kf_ready && rc < 0)
+        kfcap_abort(&c->kf); /* the join of an error: nothing more appended */
+    else if (c->kf_ready)
         kfcap_end_run(&c->kf);
     c->kf_ready = 0;
     if (rc < 0)

@@ -21,7 +21,6 @@
 #include "run/kfcache.h"
 
 #define fail util_fail
-#define KFCAP_BATCH 256
 
 static double now_s(void)
 {
@@ -51,9 +50,14 @@ int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, s
     k->npfn = vm->ram_size / 4096;
     kfmemo_open(&k->memo, k->npfn);
     k->cur = calloc(k->npfn, sizeof(*k->cur));
-    k->batch = malloc((size_t)KFCAP_BATCH * 4096);
-    if (!k->cur || !k->batch)
+    k->pfns = malloc((k->npfn ? k->npfn : 1) * sizeof(*k->pfns));
+    if (!k->cur || !k->pfns)
         return fail(err, errlen, "out of memory for keyframes");
+    const char *sync = getenv("REWIND_KF_SYNC"), *mb = getenv("REWIND_KF_BUDGET_MB");
+    k->threaded = !(sync && !strcmp(sync, "1"));
+    k->budget = KFPIPE_BUDGET_MIB; /* a batch is 1 MiB */
+    if (mb && strtoul(mb, NULL, 10) > 0 && strtoul(mb, NULL, 10) < 65536)
+        k->budget = (unsigned)strtoul(mb, NULL, 10);
     const char *kill = getenv("REWIND_TEST_KILL_IN_KEYFRAME");
     const char *holes = getenv("REWIND_TEST_HOLES");
     const char *keep = getenv("REWIND_TEST_RESTORE_KEEP_DIRTY");
@@ -85,8 +89,32 @@ unsigned kfcap_shift(uint64_t step, int have_prev, uint64_t prev, uint64_t npage
     return shift;
 }
 
-int kfcap_due(const struct kfcap *k, uint64_t every, uint64_t step)
+/* Would some shift take a keyframe at step? */
+static int maybe_due(uint64_t every, uint64_t step)
 {
+    for (unsigned sh = 0; sh <= KFCAP_SHIFT_MAX; sh++) {
+        uint64_t n = every >> sh;
+        if (step % (n ? n : 1) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void cadence_after(struct kfcap *k, uint64_t step, int have_prev, uint64_t prev,
+                          uint64_t npages);
+
+int kfcap_due(struct kfcap *k, uint64_t every, uint64_t step)
+{
+    if (k->cad_pending) { /* invariant 6: the shift needs the last capture's names */
+        if (!maybe_due(every, step))
+            return 0;
+        size_t nd = 0;
+        char why[512];
+        if (kfpipe_wait_named(&k->pipe, &nd, why, sizeof(why)) < 0)
+            return 1; /* kfcap_take says why */
+        k->cad_pending = 0;
+        cadence_after(k, k->last_step, k->cad_have_prev, k->cad_prev, nd);
+    }
     RW_ASSERT(k->shift <= KFCAP_SHIFT_MAX);
     uint64_t n = every >> k->shift;
     return step % (n ? n : 1) == 0;
@@ -107,110 +135,173 @@ int kfcap_open(struct kfcap *k, const char *path, const char *parent, uint64_t p
     RW_FAILPOINT("kfcap.create");
     if (kf_create(&k->w, path, parent, parent_upto) < 0)
         return fail(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    struct kfpipe *q = &k->pipe;
+    q->store = k->store;
+    q->memo = &k->memo;
+    q->w = &k->w;
+    q->cur = k->cur;
+    q->npfn = k->npfn;
+    q->timed = k->timed;
+    q->zcctx = k->zcctx;
+    q->kill_at = k->kill_at;
+    if (kfpipe_start(q, k->threaded, k->budget, err, errlen) < 0) {
+        kf_close(&k->w);
+        return -1;
+    }
+    k->cad_pending = 0;
     k->writing = 1;
     return 0;
 }
 
-static int flush_batch(struct kfcap *k, const uint64_t *pfns, size_t n, struct kf_page **delta,
-                       size_t *nd, char *err, size_t errlen)
+/* kfpipe_dropped's callback: the page's cur[] may be stale (invariant 1). */
+static void redirty(void *ctx, uint64_t pfn)
 {
-    hash256 names[KFCAP_BATCH];
-    if (k->timed) {              /* the anchor: hash + zstd -1 of the same pages, nothing else */
-        uint8_t out[4096 + 512]; /* not static: the engine is reentrant */
-        double a = now_s();
-        for (size_t i = 0; i < n; i++) {
-            hash_buf(k->batch + i * 4096, 4096, &names[i]);
-            ZSTD_compressCCtx(k->zcctx, out, sizeof(out), k->batch + i * 4096, 4096, 1);
+    struct kfcap *k = ctx;
+    RW_ASSERT(pfn < k->npfn);
+    k->vm->dirty[pfn / 64] |= 1ull << (pfn % 64);
+}
+
+static void take_figures(struct kfcap *k)
+{
+    struct kfpipe_figs f;
+    kfpipe_figures(&k->pipe, &f);
+    k->taken = f.appended;
+    k->delta_pages = f.delta_pages;
+    k->dirty_pages = f.dirty_pages;
+    k->anchor_s = f.anchor_s;
+    k->work_s = f.work_s;
+    k->waits = f.waits;
+    k->file_bytes = f.file_bytes;
+}
+
+int kfcap_sync(struct kfcap *k, char *err, size_t errlen)
+{
+    if (!k->pipe.running)
+        return 0;
+    double t0 = now_s();
+    int rc = kfpipe_drain(&k->pipe, err, errlen);
+    kfpipe_dropped(&k->pipe, redirty, k);
+    if (rc == 0 && k->cad_pending) {
+        size_t nd = 0;
+        rc = kfpipe_wait_named(&k->pipe, &nd, err, errlen);
+        if (rc == 0)
+            cadence_after(k, k->last_step, k->cad_have_prev, k->cad_prev, nd);
+        k->cad_pending = 0;
+    }
+    take_figures(k);
+    k->capture_s += now_s() - t0;
+    return rc;
+}
+
+void kfcap_disk(struct kfcap *k, uint64_t *known, uint64_t *unsure)
+{
+    struct kfpipe_figs f;
+    kfpipe_figures(&k->pipe, &f);
+    *known = f.store_bytes + f.file_bytes;
+    *unsure = f.unsure;
+}
+
+/* Stop the worker (cancel: drop what is in flight) and close the file. */
+static int stop_pipe(struct kfcap *k, int cancel)
+{
+    kfpipe_stop(&k->pipe, cancel, redirty, k);
+    k->cad_pending = 0;
+    take_figures(k);
+    int rc = k->writing ? kf_close(&k->w) : 0;
+    k->writing = 0;
+    return rc;
+}
+
+void kfcap_stop(struct kfcap *k)
+{
+    (void)stop_pipe(k, 1);
+}
+
+void kfcap_abort(struct kfcap *k)
+{
+    (void)stop_pipe(k, 1);
+}
+
+/* Copy the capture's pages into the pipe, batch by batch (kfpipe.h
+ * invariant 1: the batches the synchronous capture stored). 0 or -1. */
+static int hand_over(struct kfcap *k, size_t ndirty, char *err, size_t errlen)
+{
+    for (size_t first = 0; first < ndirty; first += KFPIPE_BATCH) {
+        size_t n = ndirty - first < KFPIPE_BATCH ? ndirty - first : KFPIPE_BATCH;
+        uint8_t *dst = kfpipe_batch(&k->pipe); /* waits while the budget is used up */
+        for (size_t i = 0; i < n; i++)
+            memcpy(dst + i * 4096, k->vm->ram + k->pfns[first + i] * 4096, 4096);
+        if (kfpipe_push(&k->pipe, n, err, errlen) < 0)
+            return -1;
+    }
+    return kfpipe_end(&k->pipe, err, errlen);
+}
+
+int kfcap_put(struct kfcap *k, uint64_t step, const void *state, uint32_t len, char *err,
+              size_t errlen)
+{
+    RW_ASSERT(k->writing && k->pipe.running);
+    double t0 = now_s();
+    if (kvm_collect_dirty(k->vm) < 0)
+        return fail(err, errlen, "KVM_GET_DIRTY_LOG: %s", strerror(errno));
+    uint64_t *dirty = k->vm->dirty;
+    size_t ndirty = 0;
+    for (uint64_t pfn = 0; pfn < k->npfn; pfn++)
+        if (dirty[pfn / 64] >> (pfn % 64) & 1)
+            k->pfns[ndirty++] = pfn;
+    /* a booted run's first keyframe looks in the memo's boot frame */
+    int slot = k->have_last ? KFMEMO_LATER : KFMEMO_BOOT;
+    int rc = kfpipe_begin(&k->pipe, step, state, len, k->pfns, ndirty, slot, err, errlen);
+    if (rc == 0)
+        rc = hand_over(k, ndirty, err, errlen);
+    if (rc < 0) { /* on failure the pages stay dirty (and those of captures dropped) */
+        kfpipe_dropped(&k->pipe, redirty, k);
+        return -1;
+    }
+    /* the pages are copied: from here on cur[] is the pipe's (invariant 6) */
+    memset(dirty, 0, (k->npfn + 63) / 64 * sizeof(uint64_t));
+    RW_ASSERT(!k->have_last || k->last_step < step); /* keyframe steps increase */
+    int have_prev = k->have_last;
+    uint64_t prev = k->last_step;
+    size_t nd = 0;
+    if (!k->threaded || kfmemo_wants(&k->memo, slot, ndirty)) {
+        /* the names now, the vCPU still stopped: the memo's frame is this
+         * RAM with those names (kfmemo.c invariant 2) */
+        if (kfpipe_wait_named(&k->pipe, &nd, err, errlen) < 0) {
+            kfpipe_dropped(&k->pipe, redirty, k);
+            return -1;
         }
-        k->anchor_s += now_s() - a;
-        k->dirty_pages += n;
+        kfmemo_after(&k->memo, slot, ndirty, step, k->cur, k->vm->ram);
     }
-    uint8_t known[KFCAP_BATCH];
-    k->memo_tries += n;
-    (void)kfmemo_names(&k->memo, k->memo_slot, k->batch, pfns, n, names, known);
-    RW_FAILPOINT("kfcap.store_put");
-    if (store_put_batch_named(k->store, k->batch, n, names, known) < 0)
-        return fail(err, errlen, "cannot write pages to the store: %s", strerror(errno));
-    for (size_t i = 0; i < n; i++) {
-        hash256 h = names[i];
-        normalize(&h);
-        if (!memcmp(&h, &k->cur[pfns[i]], sizeof(h)))
-            continue;
-        k->cur[pfns[i]] = h;
-        (*delta)[*nd].pfn = pfns[i];
-        if (is_absent(&h))
-            store_zero_hash(&h);
-        (*delta)[*nd].hash = h;
-        (*nd)++;
+    if (k->threaded && !k->fixed) { /* the shift when kfcap_due needs it */
+        k->cad_pending = 1;
+        k->cad_have_prev = have_prev;
+        k->cad_prev = prev;
+        k->have_last = 1;
+        k->last_step = step;
+    } else {
+        cadence_after(k, step, have_prev, prev, nd);
     }
+    if (!k->threaded)
+        take_figures(k);
+    k->capture_s += now_s() - t0;
     return 0;
 }
 
 int kfcap_take(struct kfcap *k, struct platform *p, char *err, size_t errlen)
 {
-    double t0 = now_s() - k->anchor_s; /* the anchor's time is not the capture's */
     struct snap s; /* ~9 KiB on the stack, not static: the engine is reentrant */
+    double t0 = now_s();
     if (snap_capture(p, &s, k->holes, err, errlen) < 0)
         return -1;
-    if (kvm_collect_dirty(k->vm) < 0)
-        return fail(err, errlen, "KVM_GET_DIRTY_LOG: %s", strerror(errno));
-    uint64_t *dirty = k->vm->dirty;
-    size_t ndirty = 0;
-    for (uint64_t w = 0; w < (k->npfn + 63) / 64; w++)
-        ndirty += (size_t)__builtin_popcountll(dirty[w]);
-    struct kf_page *delta = malloc((ndirty ? ndirty : 1) * sizeof(*delta));
-    if (!delta)
-        return fail(err, errlen, "out of memory");
-    size_t nd = 0, nb = 0;
-    uint64_t pfns[KFCAP_BATCH];
-    int rc = 0;
-    /* a booted run's first keyframe looks in the memo's boot frame */
-    k->memo_slot = k->have_last || k->taken ? KFMEMO_LATER : KFMEMO_BOOT;
-    k->memo_tries = 0;
-    for (uint64_t pfn = 0; pfn < k->npfn && rc == 0; pfn++) {
-        if (!(dirty[pfn / 64] >> (pfn % 64) & 1))
-            continue;
-        memcpy(k->batch + nb * 4096, k->vm->ram + pfn * 4096, 4096);
-        pfns[nb++] = pfn;
-        if (nb == KFCAP_BATCH) {
-            rc = flush_batch(k, pfns, nb, &delta, &nd, err, errlen);
-            nb = 0;
-        }
-    }
-    if (rc == 0 && nb) {
-        rc = flush_batch(k, pfns, nb, &delta, &nd, err, errlen);
-        nb = 0;
-    }
-    if (rc == 0) /* on failure the pages stay dirty: cur[] is still right for the rest */
-        memset(dirty, 0, (k->npfn + 63) / 64 * sizeof(uint64_t));
-    if (rc == 0 && k->kill_at && k->taken + 1 == k->kill_at && k->w.f) {
-        /* Test hook: die with a torn record on disk (half a header). */
-        fwrite(&s, 1, 12, k->w.f);
-        fflush(k->w.f);
-        kill(getpid(), SIGKILL);
-    }
-    /* Invariant 2: every page the record names is in the store by now. */
-    RW_ASSERT(rc != 0 || (nb == 0 && nd <= ndirty));
-    RW_FAILPOINT("kfcap.append");
-    if (rc == 0 && k->writing && kf_append(&k->w, p->step, &s, sizeof(s), delta, (uint32_t)nd) < 0)
-        rc = fail(err, errlen, "cannot write a keyframe: %s", strerror(errno));
-    free(delta);
-    if (rc == 0) {
-        RW_ASSERT(!k->have_last || k->last_step < p->step); /* keyframe steps increase */
-        cadence_after(k, p->step, k->have_last, k->last_step, nd);
-        k->taken++;
-        k->delta_pages += nd;
-        k->file_bytes = k->w.bytes;
-        /* cur[] names every page of RAM now (kfmemo.c invariant 2) */
-        kfmemo_after(&k->memo, k->memo_slot, k->memo_tries, p->step, k->cur, k->vm->ram);
-        k->capture_s += now_s() - t0 - k->anchor_s;
-    }
-    return rc;
+    k->capture_s += now_s() - t0;
+    return kfcap_put(k, p->step, &s, sizeof(s), err, errlen);
 }
 
 int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c, size_t link,
                   size_t idx, char *err, size_t errlen)
 {
+    (void)kfcap_sync(k, NULL, 0); /* invariant 6: cur[] is the pipe's until joined */
     double t0 = now_s();
     hash256 *map = calloc(k->npfn, sizeof(*map));
     if (!map)
@@ -299,6 +390,7 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
 
 int kfcap_ram_hash(struct kfcap *k, unsigned char out[32])
 {
+    (void)kfcap_sync(k, NULL, 0); /* invariant 6 */
     if (kvm_collect_dirty(k->vm) < 0)
         return -1;
     hash_ctx *h = hash_new();
@@ -321,6 +413,7 @@ int kfcap_ram_hash(struct kfcap *k, unsigned char out[32])
 
 long kfcap_audit(struct kfcap *k, FILE *out)
 {
+    (void)kfcap_sync(k, NULL, 0); /* invariant 6 */
     if (kvm_collect_dirty(k->vm) < 0)
         return -1;
     long stale = 0;
@@ -341,32 +434,31 @@ long kfcap_audit(struct kfcap *k, FILE *out)
 
 void kfcap_begin_run(struct kfcap *k)
 {
-    RW_ASSERT(!k->writing);
+    RW_ASSERT(!k->writing && !k->pipe.running);
     memset(&k->w, 0, sizeof(k->w));
     k->taken = k->delta_pages = k->file_bytes = k->restored_pages = k->dirty_pages = 0;
-    k->capture_s = k->restore_s = k->anchor_s = 0;
+    k->waits = 0;
+    k->capture_s = k->restore_s = k->anchor_s = k->work_s = 0;
+    k->cad_pending = 0;
     k->have_last = 0, k->shift = 0, k->last_step = 0;
 }
 
 int kfcap_end_run(struct kfcap *k)
 {
-    int rc = 0;
     RW_FAILPOINT("kfcap.close");
-    if (k->writing)
-        rc = kf_close(&k->w);
-    k->writing = 0;
-    return rc;
+    return stop_pipe(k, 0); /* the join: every capture stored and appended */
 }
 
 void kfcap_free(struct kfcap *k)
 {
+    kfpipe_stop(&k->pipe, 1, NULL, NULL); /* a no-op after kfcap_end_run */
     kfmemo_close(&k->memo);
     ZSTD_freeCCtx(k->zcctx);
     k->zcctx = NULL;
     free(k->cur);
-    free(k->batch);
+    free(k->pfns);
     k->cur = NULL;
-    k->batch = NULL;
+    k->pfns = NULL;
 }
 
 int kfcap_finish(struct kfcap *k)

@@ -127,15 +127,20 @@ size_t kfmemo_names(struct kfmemo *m, int slot, const uint8_t *pages, const uint
     return named;
 }
 
-void kfmemo_after(struct kfmemo *m, int slot, uint64_t tries, uint64_t step, const hash256 *names,
-                  const uint8_t *ram)
+int kfmemo_wants(const struct kfmemo *m, int slot, uint64_t tries)
 {
     RW_ASSERT(slot >= 0 && slot < KFMEMO_SLOTS);
     /* only a missing frame is written: replacing one whenever a capture
      * found it poor could make every run of a mixed load write its RAM
      * (suspected when make check's system tests ran 1.45x their recorded
      * times, bench/RESULTS.md) */
-    if (m->dirfd < 0 || m->slot[slot] || m->written[slot] || tries < KFMEMO_MIN_TRIES)
+    return m->dirfd >= 0 && !m->slot[slot] && !m->written[slot] && tries >= KFMEMO_MIN_TRIES;
+}
+
+void kfmemo_after(struct kfmemo *m, int slot, uint64_t tries, uint64_t step, const hash256 *names,
+                  const uint8_t *ram)
+{
+    if (!kfmemo_wants(m, slot, tries))
         return;
     m->written[slot] = 1; /* once per process */
     char name[64];

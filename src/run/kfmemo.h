@@ -35,6 +35,11 @@ void kfmemo_close(struct kfmemo *m);
 size_t kfmemo_names(struct kfmemo *m, int slot, const uint8_t *pages, const uint64_t *pfns,
                     size_t n, hash256 *names, uint8_t *known);
 
+/* Would kfmemo_after write a frame for a capture of tries pages into slot?
+ * (A threaded capture then waits for its names while the vCPU is stopped,
+ * so that the frame's bytes are the RAM those names are of: kfcap.h
+ * invariant 6.) */
+int kfmemo_wants(const struct kfmemo *m, int slot, uint64_t tries);
 /* After a capture into frame slot that looked up tries pages, when names[] (all-zero: the zero
  * page) are the names of every page of ram: keep ram as that frame if there was none (at most once
  * per process and frame). */

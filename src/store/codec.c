@@ -3,9 +3,13 @@
  *
  * A page is named by SHA-256 and stored as one zstd frame at level 1, or as
  * its raw 4096 bytes with STORE_F_RAW when the frame would not be smaller.
- * Level 1 because a keyframe's new pages are on the capture path: zstd -1
- * compresses text-like pages about 6x at over 1 GB/s, higher levels gain a
- * little ratio for a large loss of speed.
+ * Level 1 because a keyframe's new pages are compressed at every capture:
+ * zstd -1 compresses text-like pages about 6x at over 1 GB/s, higher levels
+ * gain a little ratio for a large loss of speed. Since issue 29 the capture
+ * compresses on a worker thread, off the step path (src/run/kfpipe.h);
+ * zstd's negative levels and lz4 were measured against level 1 then and
+ * not taken (bench/RESULTS.md, "Keyframes off the step path"): the format
+ * stays a zstd frame or raw, as the flags say.
  *
  * Invariants:
  *  1. store_codec_hash gives exactly SHA-256 (the same bytes as hash_buf); it

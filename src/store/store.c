@@ -503,6 +503,11 @@ int store_put_batch(struct store *s, const void *pages, size_t n, hash256 *out_h
     return store_put_batch_named(s, pages, n, out_hashes, NULL);
 }
 
+void store_hash_page(struct store *s, const void *page4k, hash256 *out)
+{
+    store_codec_hash(&s->codec, page4k, out);
+}
+
 int store_put(struct store *s, const void *page4k, hash256 *out_hash)
 {
     return put_chunk(s, page4k, 1, out_hash, NULL);

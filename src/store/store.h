@@ -71,6 +71,12 @@ int store_put_batch(struct store *s, const void *pages, size_t n, hash256 *out_h
 int store_put_batch_named(struct store *s, const void *pages, size_t n, hash256 *names,
                           const uint8_t *known);
 
+/* Write the name store_put would give the 4096 bytes at page4k (their
+ * SHA-256, with the handle's reused context: codec.c invariant 1) into
+ * *out; stores nothing. For a caller that names pages before it puts them
+ * with store_put_batch_named (src/run/kfpipe.c). */
+void store_hash_page(struct store *s, const void *page4k, hash256 *out);
+
 /* Fill page4k with the page named *h, decompressed and re-hashed to check it
  * is that page; returns 0, or -1 (errno ENOENT if absent, EIO if every stored
  * copy is corrupt) leaving page4k untouched. */
