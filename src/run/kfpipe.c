@@ -72,7 +72,15 @@ int kfpipe_start(struct kfpipe *q, int threaded, unsigned nslot, char *err, size
     pthread_cond_init(&q->work, NULL);
     pthread_cond_init(&q->done, NULL);
     q->running = 1;
+    /* The worker takes no signal: SIGALRM, SIGINT and SIGTERM must reach a
+     * thread whose handler's kick (rw_interrupt) ends a KVM_RUN at once,
+     * and the vCPU's thread is one; a worker blocks all of them for life
+     * (it inherits the mask it is created with). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     q->thr_started = threaded && pthread_create(&q->thr, NULL, worker, q) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     q->threaded = q->thr_started; /* no thread: the caller does the work (the same steps) */
     return 0;
 }
