@@ -203,6 +203,15 @@ static void keyframe_step(struct run_sink *s, struct platform *p)
     char err[512];
     if (kfcap_take(s->kf, p, err, sizeof(err)) < 0) {
         keyframes_stop(s, p->step, err);
+        /* limits.h invariant 3: with the worker stopped nothing is in
+         * flight any more; what the failed capture stored before it
+         * failed is counted now, exactly (a bound left from the capture
+         * before it would no longer cover the bytes on disk) */
+        uint64_t known, unsure;
+        kfcap_disk(s->kf, &known, &unsure);
+        RW_ASSERT(unsure == 0);
+        if (run_limits_keyframes_unsure(&s->lim, known, 0))
+            limit_hit(s);
         return;
     }
     /* kfcap.h invariant 6: what is stored so far, and a bound of the rest */

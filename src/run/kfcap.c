@@ -159,6 +159,10 @@ static void redirty(void *ctx, uint64_t pfn)
     struct kfcap *k = ctx;
     RW_ASSERT(pfn < k->npfn);
     k->vm->dirty[pfn / 64] |= 1ull << (pfn % 64);
+    /* its name in cur[] was taken when the batch was named, but no record
+     * holds it: a name no page has (all 0xff) makes the next capture or
+     * restore take the page as changed (invariant 1) */
+    memset(&k->cur[pfn], 0xff, sizeof(k->cur[pfn]));
 }
 
 static void take_figures(struct kfcap *k)
@@ -204,10 +208,12 @@ void kfcap_disk(struct kfcap *k, uint64_t *known, uint64_t *unsure)
 /* Stop the worker (cancel: drop what is in flight) and close the file. */
 static int stop_pipe(struct kfcap *k, int cancel)
 {
-    kfpipe_stop(&k->pipe, cancel, redirty, k);
+    int failed = kfpipe_stop(&k->pipe, cancel, redirty, k);
     k->cad_pending = 0;
     take_figures(k);
     int rc = k->writing ? kf_close(&k->w) : 0;
+    if (failed < 0 && !cancel)
+        rc = -1; /* the last captures were dropped: no silent loss */
     k->writing = 0;
     return rc;
 }

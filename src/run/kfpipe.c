@@ -428,10 +428,10 @@ void kfpipe_figures(struct kfpipe *q, struct kfpipe_figs *out)
     pthread_mutex_unlock(&q->mu);
 }
 
-void kfpipe_stop(struct kfpipe *q, int cancel, void (*dropped)(void *ctx, uint64_t pfn), void *ctx)
+int kfpipe_stop(struct kfpipe *q, int cancel, void (*dropped)(void *ctx, uint64_t pfn), void *ctx)
 {
     if (!q->running)
-        return;
+        return 0;
     pthread_mutex_lock(&q->mu);
     q->cancel = cancel;
     q->stop = 1;
@@ -457,4 +457,5 @@ void kfpipe_stop(struct kfpipe *q, int cancel, void (*dropped)(void *ctx, uint64
     q->pages = NULL;
     q->slot = NULL;
     q->running = 0;
+    return q->failed ? -1 : 0;
 }

@@ -153,7 +153,8 @@ void kfpipe_figures(struct kfpipe *q, struct kfpipe_figs *out);
 /* Stop the worker: with cancel, drop what is not stored yet (records whole
  * or absent); otherwise drain first. Then dropped (may be NULL) is called
  * as by kfpipe_dropped, and the pipe's memory freed. Safe on a pipe never
- * started. */
-void kfpipe_stop(struct kfpipe *q, int cancel, void (*dropped)(void *ctx, uint64_t pfn), void *ctx);
+ * started. 0, or -1 if the pipe failed (now or before): what it dropped is
+ * lost, and the caller must say so. */
+int kfpipe_stop(struct kfpipe *q, int cancel, void (*dropped)(void *ctx, uint64_t pfn), void *ctx);
 
 #endif

@@ -66,6 +66,9 @@ static void warm_dump(struct run_warm *w, const char *when, const struct sched_s
     const char *dir = getenv("REWIND_TEST_STATE_DUMP");
     if (!dir || !w->c.p)
         return;
+    char kerr[512]; /* cur[] is the worker's until joined (kfcap.h invariant 6) */
+    if (w->c.kf_ready && w->c.kf.writing && kfcap_sync(&w->c.kf, kerr, sizeof(kerr)) < 0)
+        fprintf(stderr, "rewind: state dump: %s\n", kerr);
     char path[4096];
     snprintf(path, sizeof(path), "%s/s%llu-f%llu-u%llu-o%llu-h%llu-b%llu.%s", dir,
              (unsigned long long)g->schedule, (unsigned long long)g->from,
