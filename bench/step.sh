@@ -8,8 +8,11 @@
 #      each step into the time inside KVM_RUN (the guest and KVM) and the
 #      time outside it (the monitor: records, clock, schedule decision,
 #      dirty tracking, trace writes);
-#   3. the same with --schedule 1 (every step asks the schedule) and with
-#      --no-keyframes.
+#   3. the same with keyframes captured on the vCPU's thread
+#      (REWIND_KF_SYNC=1: src/run/kfpipe.h, what every capture did before
+#      the worker thread), with --schedule 1 (every step asks the schedule)
+#      and with --no-keyframes (issue 29's goal: keyframes at most 1.25x
+#      the monitor's work without them).
 # The goal: the monitor's share of a step <= 10% of the bare exit.
 # Usage: tools/kvm-host -- bench/step.sh [CALLS]   (where KVM is not native)
 set -euo pipefail
@@ -41,5 +44,6 @@ print("%s: %d steps; per step %.2f us = inside KVM_RUN %.2f us + monitor %.2f us
 PY
 }
 one "clockloop $calls" 
+REWIND_KF_SYNC=1 one "clockloop $calls, keyframes on the vCPU's thread (REWIND_KF_SYNC=1)"
 one "clockloop $calls, --schedule 1" --schedule 1
 one "clockloop $calls, --no-keyframes" --no-keyframes
