@@ -30,18 +30,6 @@ static double now_s(void)
 }
 
 /* All-zero bytes stand for the zero page in cur[] and in maps. */
-static void normalize(hash256 *h)
-{
-    if (store_is_zero_hash(h))
-        memset(h, 0, sizeof(*h));
-}
-
-static int is_absent(const hash256 *h)
-{
-    static const hash256 none;
-    return !memcmp(h, &none, sizeof(*h));
-}
-
 int kfcap_init(struct kfcap *k, struct kvm_vm *vm, struct store *s, char *err, size_t errlen)
 {
     memset(k, 0, sizeof(*k));
@@ -319,12 +307,12 @@ int kfcap_restore(struct kfcap *k, struct platform *p, const struct kf_chain *c,
         rc = fail(err, errlen, "KVM_GET_DIRTY_LOG: %s", strerror(errno));
     struct kvm_vm *vm = k->vm;
     for (uint64_t pfn = 0; pfn < k->npfn && rc == 0; pfn++) {
-        normalize(&map[pfn]);
+        kfpipe_normalize(&map[pfn]);
         int dirty = !k->keep_dirty && (vm->dirty[pfn / 64] >> (pfn % 64) & 1);
         if (!dirty && !memcmp(&map[pfn], &k->cur[pfn], sizeof(hash256)))
             continue;
         uint8_t *dst = vm->ram + pfn * 4096;
-        if (is_absent(&map[pfn])) {
+        if (kfpipe_is_absent(&map[pfn])) {
             memset(dst, 0, 4096);
         } else if (k->src && k->src->npfn == k->npfn &&
                    !memcmp(&map[pfn], &k->src->map[pfn], sizeof(hash256)) &&
@@ -406,9 +394,9 @@ int kfcap_ram_hash(struct kfcap *k, unsigned char out[32])
         hash256 ph = k->cur[pfn];
         if (k->vm->dirty[pfn / 64] >> (pfn % 64) & 1) {
             hash_buf(k->vm->ram + pfn * 4096, 4096, &ph);
-            normalize(&ph);
+            kfpipe_normalize(&ph);
         }
-        if (!is_absent(&ph))
+        if (!kfpipe_is_absent(&ph))
             kvm_ram_hash_add(h, pfn, &ph);
     }
     hash256 r;
@@ -428,7 +416,7 @@ long kfcap_audit(struct kfcap *k, FILE *out)
             continue;
         hash256 ph;
         hash_buf(k->vm->ram + pfn * 4096, 4096, &ph);
-        normalize(&ph);
+        kfpipe_normalize(&ph);
         if (!memcmp(&ph, &k->cur[pfn], sizeof(ph))) /* a zero page: both all zero */
             continue;
         if (stale++ < 16 && out)
@@ -516,8 +504,8 @@ int kfmat_build(struct kfmat *m, const char *home, const char *run, uint64_t ste
         store_open(sp, &s, err, errlen) < 0)
         goto out;
     for (uint64_t pfn = 0; pfn < npfn; pfn++) {
-        normalize(&m->map[pfn]);
-        if (is_absent(&m->map[pfn]))
+        kfpipe_normalize(&m->map[pfn]);
+        if (kfpipe_is_absent(&m->map[pfn]))
             continue;
         if (store_load(s, &m->map[pfn], pg + pfn * 4096) < 0) { /* checked once, here */
             char hex[65];

@@ -86,13 +86,13 @@ int kfpipe_start(struct kfpipe *q, int threaded, unsigned nslot, char *err, size
 }
 
 /* All-zero bytes stand for the zero page in cur[] (kfcap.h invariant 1). */
-static void normalize(hash256 *h)
+void kfpipe_normalize(hash256 *h)
 {
     if (store_is_zero_hash(h))
         memset(h, 0, sizeof(*h));
 }
 
-static int is_absent(const hash256 *h)
+int kfpipe_is_absent(const hash256 *h)
 {
     static const hash256 none;
     return !memcmp(h, &none, sizeof(*h));
@@ -112,12 +112,12 @@ static void name_batch(struct kfpipe *q, uint64_t b)
         if (!known[i])
             store_hash_page(q->store, pages + i * PAGE, &s->names[i]);
         hash256 h = s->names[i];
-        normalize(&h);
+        kfpipe_normalize(&h);
         if (!memcmp(&h, &q->cur[pfns[i]], sizeof(h)))
             continue;
         q->cur[pfns[i]] = h;
         j->delta[j->nd].pfn = pfns[i];
-        if (is_absent(&h))
+        if (kfpipe_is_absent(&h))
             store_zero_hash(&h);
         j->delta[j->nd].hash = h;
         j->nd++;

@@ -148,6 +148,11 @@ int kfpipe_wait_named(struct kfpipe *q, size_t *nd, char *err, size_t errlen);
 int kfpipe_drain(struct kfpipe *q, char *err, size_t errlen);
 /* Call fn for every page of every dropped capture, then forget them. */
 void kfpipe_dropped(struct kfpipe *q, void (*fn)(void *ctx, uint64_t pfn), void *ctx);
+/* All-zero bytes stand for the zero page in cur[] and in maps (kfcap.h
+ * invariant 1): h becomes them if it names the zero page. */
+void kfpipe_normalize(hash256 *h);
+/* h is all zero: no page, or the zero page. */
+int kfpipe_is_absent(const hash256 *h);
 /* A copy of the figures. */
 void kfpipe_figures(struct kfpipe *q, struct kfpipe_figs *out);
 /* Stop the worker: with cancel, drop what is not stored yet (records whole
