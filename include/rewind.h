@@ -31,6 +31,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -1062,6 +1063,39 @@ struct rw_kvm_probe {
 /* Run a throw-away probe guest on /dev/kvm (about 0.8 s). Returns 0 with
  * *p, or -1 with err (RW_ENOKVM: no usable /dev/kvm). */
 int rw_kvm_probe(struct rw_kvm_probe *p, struct rw_error *err);
+
+/* ---- Starting a program: the engine's one spawner (src/util/spawn.c) ---- */
+
+#define RW_SPAWN_NULL (-1) /* the child's stream is /dev/null */
+#define RW_SPAWN_KEEP (-2) /* the child's stream is the caller's own */
+#define RW_SPAWN_SIGS 8    /* signals sigdefault holds at most */
+
+/* How rw_spawn starts a program. rw_spawn_init: argv[0] searched in PATH,
+ * the caller's environment and streams, nothing else changed. */
+struct rw_spawn {
+    const char *path;              /* the program's exact path (NULL: argv[0] searched in PATH) */
+    char *const *env;              /* the child's environment (NULL: the caller's) */
+    int in, out, err;              /* its stdin, stdout, stderr: a caller's fd, RW_SPAWN_NULL or
+                                      RW_SPAWN_KEEP (out and err may be one fd) */
+    int new_session;               /* the child leads a new session: no controlling terminal, out
+                                      of the caller's process group (a server left running) */
+    int unblock_all;               /* the child starts with no signal blocked */
+    int sigdefault[RW_SPAWN_SIGS]; /* signals at their default action in the child (one the
+                                      caller ignores stays ignored otherwise), up to a 0 */
+};
+void rw_spawn_init(struct rw_spawn *s);
+/* Start argv (argv[0] its name) as s says. The child gets fds 0, 1 and 2
+ * and no other fd of the caller's, close-on-exec or not. A program that
+ * cannot be run is an error of this call, never a child that exits: 0 with
+ * *pid, or -1 with err and errno (RW_ENOTFOUND: no such program, ENOENT;
+ * RW_ENOTEXEC: not runnable, EACCES or ENOEXEC; RW_EINTERNAL: no process
+ * could be made). err's message is "cannot run NAME: WHY". */
+int rw_spawn(char *const argv[], const struct rw_spawn *s, pid_t *pid, struct rw_error *err);
+/* Reap child pid (a wait interrupted by a signal is retried): 1 with its
+ * wait status in *status, 0 when it is still running and block is 0, or
+ * -1 with err (may be NULL) and errno (ECHILD: not a child of the caller,
+ * or reaped already). */
+int rw_spawn_wait(pid_t pid, int *status, int block, struct rw_error *err);
 
 /* ---- Watching memory over a run (src/run/watch.c; docs/tutorials/debugging.md) ---- */
 

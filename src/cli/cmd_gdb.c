@@ -546,8 +546,10 @@ static void gdb_serve_stdio(struct gdb_args *a, struct gdb_session *g)
 }
 
 /* gdb in the foreground on the Unix socket at g->upath, GDB-ARGS after
- * the connection. */
-static void gdb_launch(struct gdb_args *a, struct gdb_session *g, int lfd)
+ * the connection, started through the one spawner (rw_spawn: the listening
+ * socket is not among the fds it gets). GDB_GO, or the exit code when gdb
+ * cannot be run (one line naming the package: 127 when it is missing). */
+static int gdb_launch(struct gdb_args *a, struct gdb_session *g)
 {
     char target[160], *args[a->argc + 16];
     snprintf(target, sizeof(target), "target remote %s", g->upath);
@@ -565,13 +567,14 @@ static void gdb_launch(struct gdb_args *a, struct gdb_session *g, int lfd)
         args[k++] = a->argv[i];
     args[k++] = a->kernel ? g->exe : g->tmp;
     args[k] = NULL;
-    g->child = fork();
-    if (g->child == 0) {
-        close(lfd);
-        execvp("gdb", args);
-        fprintf(stderr, "rewind: cannot run gdb: %s (apt-get install gdb)\n", strerror(errno));
-        _exit(127);
+    struct rw_spawn sp;
+    struct rw_error err;
+    rw_spawn_init(&sp);
+    if (rw_spawn(args, &sp, &g->child, &err) < 0) {
+        g->child = -1;
+        return cli_error(err.code, "%s (apt-get install gdb)", err.msg);
     }
+    return GDB_GO;
 }
 
 /* The connection: until gdb connects, gdb exits, or the abort flag. The
@@ -588,7 +591,7 @@ static int gdb_accept(struct gdb_session *g, int lfd)
         }
         if (*g->abort_flag)
             return -1;
-        if (g->child > 0 && waitpid(g->child, &g->gstatus, WNOHANG) == g->child) {
+        if (g->child > 0 && rw_spawn_wait(g->child, &g->gstatus, 0, NULL) == 1) {
             g->child = -2; /* gdb ended without connecting */
             return -1;
         }
@@ -598,7 +601,7 @@ static int gdb_accept(struct gdb_session *g, int lfd)
 /* --port N (an IDE connects) or the default (gdb started here). */
 static int gdb_serve_socket(struct gdb_args *a, struct gdb_session *g)
 {
-    int bound = 0;
+    int bound = 0, rc;
     int lfd = a->use_port ? listen_on((int)a->port, &bound) : listen_unix(g->udir, g->upath);
     if (lfd < 0) {
         int e = errno;
@@ -611,8 +614,10 @@ static int gdb_serve_socket(struct gdb_args *a, struct gdb_session *g)
         fprintf(stderr, "rewind: gdb stub for %s %u at step %llu on 127.0.0.1:%d\n",
                 a->kernel ? "the whole machine, vcpu" : "process", a->kernel ? 0 : g->p32,
                 (unsigned long long)a->step, bound);
-    else
-        gdb_launch(a, g, lfd);
+    else if ((rc = gdb_launch(a, g)) != GDB_GO) {
+        close(lfd);
+        return rc; /* cmd_gdb's cleanup removes the socket (invariant 2) */
+    }
     int cfd = gdb_accept(g, lfd);
     close(lfd);
     unix_done(g->udir, g->upath); /* invariant 2: connected or given up */
@@ -646,9 +651,8 @@ static int gdb_finish(struct gdb_args *a, struct gdb_session *g)
 {
     struct rw_error err;
     int status = g->gstatus;
-    if (g->child > 0)
-        while (waitpid(g->child, &status, 0) < 0 && errno == EINTR)
-            ;
+    if (g->child > 0 && rw_spawn_wait(g->child, &status, 1, NULL) < 0)
+        status = 0; /* not our child: cannot be */
     if (g->tmp[0])
         unlink(g->tmp);
     g->tmp[0] = 0;

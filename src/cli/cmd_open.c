@@ -3,6 +3,7 @@
  * page showing RUN at STEP, from the running `rewind serve` of this home
  * (its state file, checked alive) or from one started in the background.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -24,28 +25,29 @@ static void help(void)
          "$REWIND_HOME/serve.log; stop it with kill on the pid in $REWIND_HOME/serve.json).");
 }
 
-/* Start `rewind serve` detached; its output goes to serve.log. */
+/* Start `rewind serve` detached (a session of its own, stdin /dev/null),
+ * its output appended to serve.log. 0, or the exit code after one line
+ * saying why it could not start. */
 static int start_server(rw_home *h, int read_only)
 {
     char log[4200];
     snprintf(log, sizeof log, "%s/serve.log", rw_home_path(h));
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        setsid();
-        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (nul < 0 || out < 0)
-            _exit(125);
-        dup2(nul, 0);
-        dup2(out, 1);
-        dup2(out, 2);
-        char *argv[] = {"rewind", "serve", read_only ? "--read-only" : NULL, NULL};
-        execv("/proc/self/exe", argv);
-        _exit(125);
-    }
-    return 0;
+    int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (out < 0)
+        return cli_error(125, "cannot start rewind serve: cannot open %s: %s", log,
+                         strerror(errno));
+    char *argv[] = {"rewind", "serve", read_only ? "--read-only" : NULL, NULL};
+    struct rw_spawn s;
+    struct rw_error err;
+    rw_spawn_init(&s);
+    s.path = "/proc/self/exe";
+    s.in = RW_SPAWN_NULL;
+    s.out = s.err = out;
+    s.new_session = 1;
+    pid_t pid; /* never waited for: it outlives this process */
+    int rc = rw_spawn(argv, &s, &pid, &err);
+    close(out);
+    return rc < 0 ? cli_error(125, "cannot start rewind serve: %s", err.msg) : 0;
 }
 
 int cmd_open(int argc, char **argv)
@@ -96,8 +98,9 @@ int cmd_open(int argc, char **argv)
     struct serve_state st;
     int alive = serve_state_read(path, &st) == 0 && serve_state_alive(&st);
     if (!alive) {
-        if (start_server(h, read_only) < 0)
-            return cli_error(125, "cannot start rewind serve");
+        int rc = start_server(h, read_only);
+        if (rc != 0)
+            return rc;
         /* wait for its state file to name a live server: 15 s at most */
         for (int i = 0; i < 150 && !alive; i++) {
             struct timespec ts = {0, 100 * 1000 * 1000};

@@ -260,8 +260,8 @@ static void *reader_main(void *arg)
     SERVE_ASSERT(serve_buf_init(&ans, SERVE_ANSWER_MAX) == 0);
     reader_drain(se, &ans);
     int st;
-    while (waitpid(se->pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    if (rw_spawn_wait(se->pid, &st, 1, NULL) < 0)
+        st = RW_EINTERNAL << 8; /* not our child: cannot be */
     /* the run the session was kept as: its answer's "id" (child.c inv. 4) */
     json_t *a = serve_child_json(&ans);
     const char *kept = json_string_value(json_object_get(a, "id"));

@@ -179,7 +179,7 @@ int serve_child_run(char *const argv[], int sock, struct serve_buf *out, struct 
         if (pf[i].fd >= 0)
             close(pf[i].fd);
     int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    if (rw_spawn_wait(pid, &st, 1, NULL) < 0)
+        return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

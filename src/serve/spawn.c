@@ -1,22 +1,22 @@
 /*
  * spawn: serve's children are this very binary, started with a pipe for
- * their output (serve_spawn, declared in serve.h) and refused once the
- * binary was replaced (action.c invariant 4). Apart from action.c so that
- * child.c, which runs a child to its end, and action.c, which starts
- * them, do not need each other.
+ * their output (serve_spawn, declared in serve.h) through rewind's one
+ * spawner (rw_spawn, include/rewind.h: src/util/spawn.h's invariants hold)
+ * with no signal blocked and SIGINT, SIGTERM and SIGPIPE at their default
+ * (the server blocks the first two and ignores the third), and refused
+ * once the binary was replaced (action.c invariant 4). Apart from action.c
+ * so that child.c, which runs a child to its end, and action.c, which
+ * starts them, do not need each other.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "serve.h"
-
-extern char **environ;
 
 /* This very binary (the kernel and rewind-init are found beside it). */
 static const char *self_exe(void)
@@ -83,8 +83,9 @@ const char *serve_spawn_error(int e)
 }
 
 /* Spawn argv with stdin from in_fd (-1: /dev/null) and stdout+stderr to
- * pipes (*out, *err; err may be NULL: merged into out). Returns the pid or
- * -1. */
+ * pipes (*out, *err; err may be NULL: merged into out), through the one
+ * spawner (rw_spawn: only fds 0, 1 and 2 reach the child). Returns the
+ * pid or -1 with errno. */
 pid_t serve_spawn(char *const argv[], int in_fd, int *out, int *err)
 {
     if (self_replaced()) { /* action.c invariant 4 */
@@ -99,36 +100,28 @@ pid_t serve_spawn(char *const argv[], int in_fd, int *out, int *err)
         close(po[1]);
         return -1;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    if (in_fd >= 0)
-        posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-    else
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err ? pe[1] : po[1], 2);
+    struct rw_spawn s;
+    rw_spawn_init(&s);
+    s.path = self_exe();
+    s.in = in_fd >= 0 ? in_fd : RW_SPAWN_NULL;
+    s.out = po[1];
+    s.err = err ? pe[1] : po[1];
+    s.unblock_all = 1; /* the server blocks SIGINT/SIGTERM */
+    s.sigdefault[0] = SIGINT;
+    s.sigdefault[1] = SIGTERM;
+    s.sigdefault[2] = SIGPIPE; /* the server ignores it */
     pid_t pid;
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&at, &none); /* the server blocks SIGINT/SIGTERM */
-    sigset_t def;
-    sigemptyset(&def);
-    sigaddset(&def, SIGPIPE);
-    posix_spawnattr_setsigdefault(&at, &def);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    int rc = posix_spawn(&pid, self_exe(), &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    struct rw_error e;
+    int rc = rw_spawn(argv, &s, &pid, &e);
+    int spawn_errno = errno;
     close(po[1]);
     if (err)
         close(pe[1]);
-    if (rc != 0) {
+    if (rc < 0) {
         close(po[0]);
         if (err)
             close(pe[0]);
-        errno = rc;
+        errno = spawn_errno;
         return -1;
     }
     *out = po[0];

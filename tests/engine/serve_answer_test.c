@@ -7,11 +7,19 @@
  * (runfix.h), their children being this very binary (serve_spawn runs
  * /proc/self/exe) started as "rewind fork ..." or "rewind cat ...": it
  * answers as $SERVE_TEST_CHILD says, with a huge stderr that is not UTF-8
- * and holds a decoy of the closing line the server once scraped.
+ * and holds a decoy of the closing line the server once scraped. And what
+ * serve_spawn hands its children (spawn.c, over rw_spawn): stdin
+ * /dev/null, stdout and stderr on pipes, fds 0..2 alone, no signal blocked
+ * and SIGPIPE at its default though the server blocks SIGINT and SIGTERM
+ * and ignores SIGPIPE.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "runfix.h"
@@ -68,6 +76,72 @@ static int child_main(const char *cmd, const char *mode)
            "\"summary\":\"run " RUN_NEW " exited:1 after 40 steps\"}\n");
     fputs(DECOY, stderr); /* the last line the old server would have taken */
     return 1;
+}
+
+/* The child of test_spawn_state (`rewind spawn-state`): its signal masks,
+ * its open fds and whether stdin is /dev/null, on stdout; "err" on stderr. */
+static int child_state(void)
+{
+    char line[256], fds[256] = "";
+    unsigned long long blk = ~0ull, ign = ~0ull;
+    FILE *f = fopen("/proc/self/status", "re");
+    while (f && fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "SigBlk:", 7))
+            blk = strtoull(line + 7, NULL, 16);
+        if (!strncmp(line, "SigIgn:", 7))
+            ign = strtoull(line + 7, NULL, 16);
+    }
+    if (f)
+        fclose(f);
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d)) && strlen(fds) < 200)
+        if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
+            snprintf(fds + strlen(fds), sizeof fds - strlen(fds), "%d ", atoi(e->d_name));
+    if (d)
+        closedir(d);
+    struct stat st;
+    int null_in = fstat(0, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+    printf("blk=%llx ign=%llx fds=%sstdin=%s\n", blk, ign, fds, null_in ? "null" : "other");
+    fputs("err\n", stderr);
+    return 0;
+}
+
+/* serve_spawn's child as the server starts it (spawn.c over rw_spawn). */
+static void test_spawn_state(void)
+{
+    sigset_t both, old;
+    sigemptyset(&both);
+    sigaddset(&both, SIGINT);
+    sigaddset(&both, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &both, &old); /* as http.c does; SIGPIPE: ignored in main */
+    int leak = fcntl(2, F_DUPFD, 50);        /* not close-on-exec */
+    char *argv[] = {"rewind", "spawn-state", NULL};
+    int out = -1, err = -1;
+    pid_t pid = serve_spawn(argv, -1, &out, &err);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (leak >= 0)
+        close(leak);
+    if (pid < 0) {
+        CHECK(0, "serve_spawn started a child");
+        return;
+    }
+    char o[512] = "", e[64] = "";
+    ssize_t no = io_read_full(out, o, sizeof o - 1), ne = io_read_full(err, e, sizeof e - 1);
+    o[no > 0 ? no : 0] = e[ne > 0 ? ne : 0] = 0;
+    close(out);
+    close(err);
+    int st;
+    CHECK(rw_spawn_wait(pid, &st, 1, NULL) == 1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "the child ran");
+    unsigned long long blk = ~0ull, ign = ~0ull;
+    char fds[64] = "", in[16] = "";
+    CHECK(sscanf(o, "blk=%llx ign=%llx fds=%63[0-9 ]stdin=%15s", &blk, &ign, fds, in) == 4, o);
+    CHECK(blk == 0, "no signal blocked in the child");
+    CHECK(!(ign & (1ull << (SIGPIPE - 1))), "SIGPIPE at its default in the child");
+    CHECK(!strcmp(fds, "0 1 2 "), "fds 0, 1 and 2 alone reach the child");
+    CHECK(!strcmp(in, "null"), "stdin is /dev/null");
+    CHECK(!strcmp(e, "err\n"), "stderr on its own pipe");
 }
 
 static void add_str(struct serve_buf *b, const char *s)
@@ -208,6 +282,8 @@ static void test_actions(void)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "spawn-state"))
+        return child_state();
     if (argc >= 2 && (!strcmp(argv[1], "fork") || !strcmp(argv[1], "cat"))) {
         const char *mode = getenv("SERVE_TEST_CHILD");
         return child_main(argv[1], mode ? mode : "ok");
@@ -215,5 +291,6 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     test_parser();
     test_actions();
+    test_spawn_state();
     return unit_done();
 }

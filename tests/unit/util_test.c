@@ -2,7 +2,8 @@
  * util_test: the util layer. io.h through pipes that force short reads and
  * short writes, a signal that interrupts a blocked read (EINTR), end of
  * file and a closed reader; bytes.h's byte order; crc.h's check values
- * (the CRC of "123456789", as the CRC catalogues list them).
+ * (the CRC of "123456789", as the CRC catalogues list them); spawn.h, the
+ * one spawner (its options, rw_spawn's errors and waits).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -398,6 +399,123 @@ static void test_spawn(void)
           "a pipe on fd 0 as the child's stdout");
 }
 
+/* Run argv as o says with its stdout (and stderr) into buf; the exit
+ * status, or -1 when it could not start. */
+static int spawn_output(char *const argv[], struct rw_spawn *o, char *buf, size_t n)
+{
+    int p[2];
+    pid_t pid;
+    int st = -1;
+    buf[0] = 0;
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    o->out = o->err = p[1];
+    int ok = spawn_run(argv, o, &pid) == 0;
+    close(p[1]);
+    ssize_t got = ok ? io_read_full(p[0], buf, n - 1) : -1;
+    close(p[0]);
+    buf[got > 0 ? got : 0] = 0;
+    if (!ok || spawn_wait(pid, &st) < 0 || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+/* A /proc/self/status mask line's value ("SigBlk:", "SigIgn:"), or ~0. */
+static unsigned long long status_mask(const char *status, const char *key)
+{
+    const char *l = strstr(status, key);
+    return l ? strtoull(l + strlen(key), NULL, 16) : ~0ull;
+}
+
+/* spawn_run's options: an exact path, every fd but 0..2 closed (close-on-
+ * exec or not: spawn.h invariant 1), a new session, the signal mask and
+ * dispositions (invariant 4), and rw_spawn's errors and waits. */
+static void test_spawn_options(void)
+{
+    struct rw_spawn o;
+    char buf[4096];
+    rw_spawn_init(&o);
+    o.path = "/bin/sh";
+    char *named[] = {"rewind-no-such-program-here", "-c", "exit 3", NULL};
+    CHECK(spawn_output(named, &o, buf, sizeof buf) == 3, "an exact path: argv[0] is only a name");
+
+    int leak = fcntl(2, F_DUPFD, 50); /* not close-on-exec */
+    char script[100];
+    snprintf(script, sizeof script, "test -e /proc/self/fd/%d && echo open || echo closed", leak);
+    char *sh[] = {"sh", "-c", script, NULL};
+    rw_spawn_init(&o);
+    CHECK(leak >= 50 && spawn_output(sh, &o, buf, sizeof buf) == 0 && !strcmp(buf, "closed\n"),
+          "an fd above 2 without close-on-exec does not reach the child");
+    if (leak >= 0)
+        close(leak);
+
+    /* the signal state: a blocked SIGUSR1 and an ignored SIGPIPE stay so
+     * unless asked (SIGUSR1 is bit 9, SIGPIPE bit 12 of the masks) */
+    sigset_t usr1, old_mask;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, &old_mask);
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+    char *cat[] = {"cat", "/proc/self/status", NULL};
+    rw_spawn_init(&o);
+    CHECK(spawn_output(cat, &o, buf, sizeof buf) == 0 &&
+              (status_mask(buf, "SigBlk:") & (1ull << 9)) &&
+              (status_mask(buf, "SigIgn:") & (1ull << 12)),
+          "by default the child keeps the caller's mask and ignored signals");
+    rw_spawn_init(&o);
+    o.unblock_all = 1;
+    o.sigdefault[0] = SIGPIPE;
+    CHECK(spawn_output(cat, &o, buf, sizeof buf) == 0 && status_mask(buf, "SigBlk:") == 0 &&
+              !(status_mask(buf, "SigIgn:") & (1ull << 12)),
+          "unblock_all and sigdefault: nothing blocked, SIGPIPE at its default");
+    rw_spawn_init(&o);
+    o.sigdefault[0] = 12345;
+    pid_t pid;
+    CHECK(spawn_run(cat, &o, &pid) < 0 && errno == EINVAL, "a bad signal: EINVAL");
+    signal(SIGPIPE, old_pipe);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+
+    /* a new session, and a wait that does not block */
+    int in[2];
+    if (pipe2(in, O_CLOEXEC) < 0) {
+        SKIP("no pipe");
+        return;
+    }
+    char *cat_in[] = {"cat", NULL};
+    rw_spawn_init(&o);
+    o.in = in[0];
+    o.out = SPAWN_NULL;
+    o.new_session = 1;
+    struct rw_error err;
+    int st = -1, started = rw_spawn(cat_in, &o, &pid, &err) == 0;
+    close(in[0]);
+    CHECK(started && getsid(pid) == pid && getsid(pid) != getsid(0),
+          "new_session: the child leads a session of its own");
+    CHECK(started && rw_spawn_wait(pid, &st, 0, &err) == 0, "a running child: 0 without waiting");
+    close(in[1]);
+    CHECK(started && rw_spawn_wait(pid, &st, 1, &err) == 1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "its end: 1 and its status");
+    CHECK(started && rw_spawn_wait(pid, &st, 1, &err) < 0 && errno == ECHILD,
+          "reaped once: ECHILD after");
+
+    char *none[] = {"rewind-no-such-program-here", NULL};
+    rw_spawn_init(&o);
+    errno = 0;
+    CHECK(rw_spawn(none, &o, &pid, &err) < 0 && errno == ENOENT && err.code == RW_ENOTFOUND &&
+              !strcmp(err.msg, "cannot run rewind-no-such-program-here: No such file or directory"),
+          err.msg);
+    char plain[] = "/tmp/util_test_spawn.XXXXXX";
+    int pf = mkstemp(plain);
+    o.path = plain;
+    CHECK(pf >= 0 && rw_spawn(none, &o, &pid, &err) < 0 && errno == EACCES &&
+              err.code == RW_ENOTEXEC,
+          "a file that is not executable: RW_ENOTEXEC, EACCES");
+    if (pf >= 0) {
+        close(pf);
+        unlink(plain);
+    }
+}
+
 int main(void)
 {
     test_short_reads();
@@ -410,5 +528,6 @@ int main(void)
     test_fail();
     test_mkdir_p();
     test_spawn();
+    test_spawn_options();
     return unit_done();
 }
