@@ -96,7 +96,7 @@ $(B)/examples/director: examples/director/director.c include/rewind.h $(B)/libre
 # compiles nothing before tools/deps.sh has installed the headers.
 $(B)/rewind-init: guest/init/init.c guest/init/nodes.c guest/init/nodes.h guest/include/rewind_abi.h | deps
 	@mkdir -p $(B)
-	$(CC) $(WARN) -O2 -static -o $@ guest/init/init.c guest/init/nodes.c
+	$(CC) $(WARN) $(GUEST_MAP) -O2 -static -o $@ guest/init/init.c guest/init/nodes.c
 
 # The probe alone, with the few engine files it uses (no libraries).
 PROBE_SRC := src/vmm/probe.c src/vmm/kvmdev.c src/util/fail.c src/util/check.c
@@ -106,68 +106,76 @@ $(B)/tools/kvm-probe: tools/kvm-probe.c $(PROBE_SRC) src/vmm/probe.h src/vmm/kvm
 	mv -f $@.tmp $@
 
 # Test programs run inside the VM: static C, built into the test root.
+# GUEST_MAP keeps the clone's directory out of them (the debug information's
+# compilation directory): the test root, so every run's id and the addresses
+# a run shows, are the same in every clone (bench/RESULTS.md, "make
+# check-long, session 23"); gdb then finds the sources from the repository's
+# top (docs/debugging.md).
+GUEST_MAP := -ffile-prefix-map=$(CURDIR)=.
 GUEST_PROGS := $(patsubst tests/guest/%.c,$(B)/guest/%,$(wildcard tests/guest/*.c))
 $(B)/guest/%: tests/guest/%.c guest/sdk/rewind.h | deps
 	@mkdir -p $(B)/guest
-	$(CC) $(WARN) -O2 -static -pthread -Iguest/sdk -o $@ $<
+	$(CC) $(WARN) $(GUEST_MAP) -O2 -static -pthread -Iguest/sdk -o $@ $<
 
 # Programs for the debugger (rewind where, rewind gdb: docs/debugging.md):
 # with debug information, not optimized, so every function has its frame.
 $(B)/guest/dbg_%: tests/guest/dbg_%.c | deps
 	@mkdir -p $(B)/guest
-	$(CC) $(WARN) -O0 -g -static -pthread -o $@ $<
+	$(CC) $(WARN) $(GUEST_MAP) -O0 -g -static -pthread -o $@ $<
 # dbg_threads as a position-independent program (static-pie), for gdb's
 # qXfer:auxv:read (docs/debugging.md).
 GUEST_PROGS += $(B)/guest/dbg_threads_pie
 $(B)/guest/dbg_threads_pie: tests/guest/dbg_threads.c | deps
 	@mkdir -p $(B)/guest
-	$(CC) $(WARN) -O0 -g -static-pie -pthread -o $@ $<
+	$(CC) $(WARN) $(GUEST_MAP) -O0 -g -static-pie -pthread -o $@ $<
 # pool with debug information (the buggy one), for gdb at its SIGSEGV.
 GUEST_PROGS += $(B)/guest/pool-g
 $(B)/guest/pool-g: examples/pool/pool.c | deps
 	@mkdir -p $(B)/guest
-	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
+	$(CC) $(WARN) $(GUEST_MAP) -O1 -g -static -pthread -o $@ $<
 # The race programs (issue 31, docs/tutorials/races.md): with debug
 # information, so check's report and rewind where name their lines.
 $(B)/guest/race_%: tests/guest/race_%.c tests/guest/race.h | deps
 	@mkdir -p $(B)/guest
-	$(CC) $(WARN) -O1 -g -static -pthread -o $@ $<
+	$(CC) $(WARN) $(GUEST_MAP) -O1 -g -static -pthread -o $@ $<
 # rewind watch's test program, with debug info for its source lines.
 $(B)/guest/watchctr: tests/guest/watchctr.c | deps
 	@mkdir -p $(B)/guest
-	$(CC) $(WARN) -O2 -g -static -pthread -o $@ $<
+	$(CC) $(WARN) $(GUEST_MAP) -O2 -g -static -pthread -o $@ $<
 
 # The example of examples/pool, buggy and fixed, goes into the test root too.
 GUEST_PROGS += $(B)/guest/pool $(B)/guest/pool-fixed
 $(B)/guest/pool: examples/pool/pool.c | deps
 	@mkdir -p $(B)/guest
-	$(CC) $(WARN) -O2 -static -pthread -o $@ $<
+	$(CC) $(WARN) $(GUEST_MAP) -O2 -static -pthread -o $@ $<
 $(B)/guest/pool-fixed: examples/pool/pool.c | deps
 	@mkdir -p $(B)/guest
-	$(CC) $(WARN) -O2 -static -pthread -DFIXED -o $@ $<
+	$(CC) $(WARN) $(GUEST_MAP) -O2 -static -pthread -DFIXED -o $@ $<
 
 # The replicated key-value store of examples/kv (docs/faults.md): kv with
 # its bug (a write acknowledged before the backups have it), kv-fixed without.
 GUEST_PROGS += $(B)/guest/kv $(B)/guest/kv-fixed
 $(B)/guest/kv: examples/kv/kv.c guest/sdk/rewind.h | deps
 	@mkdir -p $(B)/guest
-	$(CC) $(WARN) -O2 -g -static -Iguest/sdk -DKV_ACK_EARLY -o $@ $<
+	$(CC) $(WARN) $(GUEST_MAP) -O2 -g -static -Iguest/sdk -DKV_ACK_EARLY -o $@ $<
 $(B)/guest/kv-fixed: examples/kv/kv.c guest/sdk/rewind.h | deps
 	@mkdir -p $(B)/guest
-	$(CC) $(WARN) -O2 -g -static -Iguest/sdk -o $@ $<
+	$(CC) $(WARN) $(GUEST_MAP) -O2 -g -static -Iguest/sdk -o $@ $<
 
 # The Go SDK's test program (Debian's golang-go), static, into the test root
-# too; -trimpath keeps the build machine's paths out of its source locations.
+# too; -trimpath keeps the build machine's paths out of its source locations,
+# -buildvcs=false the checkout's commit and state out of the binary (so the
+# test root is the same at every commit and in every clone).
 GUEST_PROGS += $(B)/guest/sdk_go
 $(B)/guest/sdk_go: tests/guest/sdk_go/main.go tests/guest/sdk_go/go.mod guest/sdk/go/go.mod guest/sdk/go/rewind/rewind.go | deps
 	@mkdir -p $(B)/guest
-	cd tests/guest/sdk_go && CGO_ENABLED=0 GOFLAGS=-mod=mod GOPROXY=off go build -trimpath -o $(abspath $@) .
+	cd tests/guest/sdk_go && CGO_ENABLED=0 GOFLAGS=-mod=mod GOPROXY=off go build -trimpath -buildvcs=false -o $(abspath $@) .
 
 # A CPU-bound goroutine per CPU the job sees (--cpus, docs/determinism.md).
 GUEST_PROGS += $(B)/guest/gocpus
 $(B)/guest/gocpus: tests/guest/gocpus/main.go tests/guest/gocpus/go.mod | deps
 	@mkdir -p $(B)/guest
-	cd tests/guest/gocpus && CGO_ENABLED=0 GOFLAGS=-mod=mod GOPROXY=off go build -trimpath -o $(abspath $@) .
+	cd tests/guest/gocpus && CGO_ENABLED=0 GOFLAGS=-mod=mod GOPROXY=off go build -trimpath -buildvcs=false -o $(abspath $@) .
 
 $(B)/roots/test.stamp: tools/mkroot.sh $(GUEST_PROGS) | deps
 	@mkdir -p $(B)/roots

@@ -56,6 +56,7 @@ fi
 export REWIND=${REWIND_UNDER_TEST:-$TOP/build/rewind}
 export ROOT=${TRANSCRIPT_ROOT:-$TOP/build/roots/test.erofs}
 export TX_LIB=$TOP/docs/tutorials/transcripts/lib.sh
+export TX_TOP=$TOP
 work=$(mktemp -d "${TMPDIR:-/tmp}/transcripts.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

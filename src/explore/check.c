@@ -440,6 +440,9 @@ static int take(struct ctx *x, uint64_t s, const struct rw_result *r, const char
              (unsigned long long)s, sched_strategy(s), seed, side.id, side.outcome, side.exit_code,
              (unsigned long long)side.steps, where ? " on " : "", where ? where : "",
              d ? what : "");
+    if (r->outcome != RW_EXITED && r->message[0]) /* why the guest's run ended so, its first line */
+        progress(c, "check: schedule %llu: %.*s", (unsigned long long)s,
+                 (int)strcspn(r->message, "\n"), r->message);
     if (d && (!rep->found || s < rep->schedule)) {
         rep->found = 1;
         rep->schedule = s;

@@ -9,6 +9,6 @@ line=$(grep -n '^ *done++;' "$POOL_C" | cut -d: -f1)
 # the crashing worker's task, by its index in the array (gdb at the crash)
 task=$(rewind gdb "$FAIL" "$CRASH" -- -batch -ex 'print t - tasks' 2>/dev/null | sed -n 's/^\$1 = \([0-9]*\)$/\1/p')
 [ -n "$task" ] || { echo "gdb-pool-reverse: no task index at the crash" >&2; exit 1; }
-tx rewind gdb "$FAIL" "$CRASH" --verify -- -batch -ex "'break pool.c:$line'" -ex reverse-continue \
+tx_top rewind gdb "$FAIL" "$CRASH" --verify -- -batch -ex "'break pool.c:$line'" -ex reverse-continue \
     -ex "'print done'" -ex "'print tasks[$task].out'" -ex "'thread apply all bt'" -ex next -ex "'print done'"
 exit 0

@@ -4,6 +4,6 @@ source "$TX_LIB"
 source "$(dirname "$TX_LIB")/pool-lib.sh"
 pool_check
 tx rewind where "$FAIL" "$DECIDING"
-tx rewind gdb "$FAIL" "$DECIDING" -- -batch -ex "'thread apply all bt'" -ex "'print done'"
+tx_top rewind gdb "$FAIL" "$DECIDING" -- -batch -ex "'thread apply all bt'" -ex "'print done'"
 tx rewind watch "$FAIL" done --pid "$PID"
 exit 0

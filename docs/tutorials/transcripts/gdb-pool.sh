@@ -4,6 +4,6 @@ source "$TX_LIB"
 source "$(dirname "$TX_LIB")/pool-lib.sh"
 pool_check tx
 tx rewind events "$FAIL" --kind signal
-tx rewind gdb "$FAIL" "$CRASH" -- -batch -ex bt -ex "'print t'" -ex "'print t - tasks'" \
+tx_top rewind gdb "$FAIL" "$CRASH" -- -batch -ex bt -ex "'print t'" -ex "'print t - tasks'" \
     -ex "'print *t'" -ex "'print done'"
 exit 0

@@ -28,6 +28,18 @@ tx() {
     return $rc
 }
 
+# tx_top CMD...: tx, run from the repository's top ($TX_TOP), where gdb
+# finds the test root's sources: their compilation directory is `.`
+# (docs/debugging.md), as for a user who runs gdb from the checkout.
+tx_top() {
+    local here=$PWD rc
+    cd "$TX_TOP" || return 2
+    tx "$@"
+    rc=$?
+    cd "$here" || return 2
+    return $rc
+}
+
 # tx_ids ID...: a line tools/transcripts.sh reads and drops (above).
 tx_ids() { printf '@tx-ids %s\n' "$*"; }
 
