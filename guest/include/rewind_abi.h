@@ -50,6 +50,18 @@
 #define REWIND_PORT_SHARED (REWIND_PORT_BASE + 0x18) /* value: GPA of the shared page */
 #define REWIND_PORT_COUNT 7
 
+/*
+ * The debugger's notice (docs/determinism.md, "The debugger on such runs"):
+ * a page the monitor maps read-only at REWIND_NOTICE_GPA, outside guest RAM
+ * (in no keyframe and no RAM hash). Its first 32-bit word is nonzero only
+ * while a debugger resumes the machine. With it nonzero, the guest kernel
+ * writes REWIND_PORT_NOTICE when a memory-access burst ends (its trap flag
+ * just cleared); that OUT is no step, and the monitor answers it without
+ * writing any guest state. Outside the step ports' range on purpose.
+ */
+#define REWIND_NOTICE_GPA 0xfffa0000u
+#define REWIND_PORT_NOTICE 0x0e40
+
 /* A day of virtual time (REWIND_STOP_WAITING). */
 #define REWIND_WAIT_LIMIT_NS (86400ull * 1000000000ull)
 

@@ -24,6 +24,7 @@
 #include "run/debug.h"
 #include "run/machine.h"
 #include "util/check.h"
+#include "vmm/debugreg.h"
 #include "vmm/vcpu.h"
 
 struct rw_machine_debug {
@@ -313,6 +314,17 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *     (invariant 14) are the enter hook's, before each KVM_RUN as before.
  *     The machine's run ends as spin even inside a system call's entry
  *     (invariant 14 holds for stops, and an ended run is never resumed).
+ * 17. A run made with --preempt memory (docs/determinism.md, "The debugger
+ *     on such runs", D1-D3): the guest kernel's own single-step bursts use
+ *     the same TF. A #DB exit taken while the current task's burst has
+ *     instructions left is the guest's too, and is given back exactly as
+ *     `watch` gives it (debugreg_give_back), after the stub's own checks;
+ *     with none left it is the stub's alone. TF is never taken away (8, 12,
+ *     a fork's) from a thread whose burst has instructions left. At a
+ *     burst's end the guest clears TF and, with the notice word on while P
+ *     resumes (kvm_notice), writes REWIND_PORT_NOTICE: TF is set again in
+ *     that thread's saved registers, so no instruction of P runs unseen.
+ *     The replay under the debugger is the stored run (gdb --verify).
  */
 
 #define INTERNAL_SLOT 3
@@ -375,6 +387,33 @@ static int on_cpu(rw_machine *m, uint32_t *tid, uint32_t *tgid)
     memcpy(tid, b, 4);
     memcpy(tgid, b + 4, 4);
     return 0;
+}
+
+/* The instructions left in the single-step burst of the task at tsk
+ * (task_struct.rewind_burst, right after mm and active_mm in our patch's
+ * layout; its low 16 bits: docs/determinism.md), 0 if unreadable or no
+ * run with memory-access points (invariant 17). */
+static unsigned burst_left_of(rw_machine *m, uint64_t tsk)
+{
+    struct gos *g = &m->dbg->g;
+    uint8_t b[4];
+    if (!m->st.o.preempt_memory || gos_kread(g, tsk + g->lay.mm + 16, b, 4) < 0)
+        return 0;
+    uint32_t v;
+    memcpy(&v, b, 4);
+    return v & 0xffffu;
+}
+
+/* The current task's burst (invariant 17). */
+static unsigned burst_left(rw_machine *m)
+{
+    struct gos *g = &m->dbg->g;
+    uint8_t b[8];
+    uint64_t cur;
+    if (!m->st.o.preempt_memory || gos_kread(g, g->sym.current_task, b, 8) < 0)
+        return 0;
+    memcpy(&cur, b, 8);
+    return burst_left_of(m, cur);
 }
 
 /* Where thread tid returns to user mode: its saved rip. 0 or -1. */
@@ -458,6 +497,17 @@ static int hole_debug_time(void)
 {
     const char *holes = getenv("REWIND_TEST_HOLES"), *h = getenv("REWIND_TEST_HOLE_DEBUG_TIME");
     return holes && h && !strcmp(holes, "1") && !strcmp(h, "1");
+}
+
+/* Tests only (REWIND_TEST_HOLES=1 and REWIND_TEST_HOLE_GDB_BURST=keep or
+ * =notice), invariant 17's negative twins (tests/system/t_races.sh): keep,
+ * the guest's own single-step traps are kept from it under the debugger,
+ * so the run debugged is no longer the stored run; notice, TF is not set
+ * again at a burst's end, so P runs unseen from there to its next step. */
+static int hole_gdb_burst(const char *which)
+{
+    const char *holes = getenv("REWIND_TEST_HOLES"), *h = getenv("REWIND_TEST_HOLE_GDB_BURST");
+    return holes && h && !strcmp(holes, "1") && !strcmp(h, which);
 }
 
 /* A debug exit: counted, never a step (invariant 4; asserted by vcpu_run). */
@@ -661,6 +711,8 @@ static int tf_arm(rw_machine *m, uint32_t pid, int on, struct rw_error *err)
             if (user)
                 continue; /* its registers are the vCPU's */
         }
+        if (!on && burst_left_of(m, t[i].addr))
+            continue; /* invariant 17: its TF is the guest's own */
         struct gos_regs g;
         if (gos_user_regs(&m->dbg->g, &t[i], &g) < 0)
             continue; /* not yet in user mode */
@@ -681,7 +733,7 @@ static int tf_arm(rw_machine *m, uint32_t pid, int on, struct rw_error *err)
         if (gos_set_user_regs(&m->dbg->g, &t[i], &g) < 0)
             return fail(err, RW_EINTERNAL, "cannot write the registers thread %s saved", t[i].comm);
     }
-    if (user && (!on || cur_tgid == pid)) {
+    if (user && (!on || cur_tgid == pid) && (on || !burst_left(m))) { /* invariant 17 */
         uint64_t f = on ? k.rflags | RFLAGS_TF : k.rflags & ~RFLAGS_TF;
         if (f != k.rflags) {
             k.rflags = f;
@@ -849,13 +901,19 @@ static enum vcpu_verdict process_enter(void *ctx, struct platform *p)
  * with. */
 static enum vcpu_verdict process_exited(void *ctx, struct platform *p, int stepped)
 {
-    (void)p;
     struct process_run *pr = ctx;
     pr->in_entry = 0;
     pr->last_user_tid = 0;
+    struct rw_error e;
+    if (p->notice && !hole_gdb_burst("notice")) { /* a burst ended: TF again (invariant 17) */
+        p->notice = 0;
+        uint32_t tid = 0, tgid = 0;
+        if (on_cpu(pr->x.m, &tid, &tgid) == 0 && tgid == pr->x.r->pid &&
+            tf_arm(pr->x.m, pr->x.r->pid, 1, &e) < 0)
+            pr->tf_failed = 1;
+    }
     if (!stepped)
         return VCPU_GO;
-    struct rw_error e;
     if (tf_arm(pr->x.m, pr->x.r->pid, 1, &e) < 0)
         pr->tf_failed = 1;
     if (pr->nwatch && watch_changed(pr->x.m, pr->x.r, pr->wpgd, pr->wval, pr->x.s)) {
@@ -865,9 +923,10 @@ static enum vcpu_verdict process_exited(void *ctx, struct platform *p, int stepp
     return VCPU_GO;
 }
 
-/* One user instruction of thread tid of P ran; the vCPU is at sr, k. */
+/* One user instruction of thread tid of P ran; the vCPU is at sr, k; left:
+ * its burst's instructions left before this trap (invariant 17). */
 static enum vcpu_verdict process_user(struct process_run *pr, uint32_t tid,
-                                      const struct kvm_sregs *sr, struct kvm_regs *k)
+                                      const struct kvm_sregs *sr, struct kvm_regs *k, unsigned left)
 {
     rw_machine *m = pr->x.m;
     const struct rw_resume *r = pr->x.r;
@@ -902,9 +961,11 @@ static enum vcpu_verdict process_user(struct process_run *pr, uint32_t tid,
     }
     pr->last_user_tid = tid;
     unsigned op = op_at(m, sr, k->rip); /* one read for both checks */
-    if (op == OP_SYSCALL && pr->nsys < SYS_PENDING)
-        pr->sys_tid[pr->nsys++] = tid; /* its next trap: r11 (invariant 12) */
-    if (op == OP_CPUID) {              /* invariant 11 */
+    /* its next trap: r11 (invariant 12), unless the `syscall` runs inside
+     * the guest's burst, whose TF r11 keeps (this trap spends one of left) */
+    if (op == OP_SYSCALL && pr->nsys < SYS_PENDING && left <= 1)
+        pr->sys_tid[pr->nsys++] = tid;
+    if (op == OP_CPUID) { /* invariant 11 */
         if (process_debug(m, 1) < 0) {
             char msg[160];
             snprintf(msg, sizeof(msg), "KVM_SET_GUEST_DEBUG: %s", strerror(errno));
@@ -947,10 +1008,15 @@ static enum vcpu_verdict process_debug_exit(void *ctx, struct platform *p)
         return failed(&pr->x, "cannot read the vCPU at a debug exit");
     int user = (sr.cs.selector & 3) == 3;
     pr->in_entry = !user;
+    /* invariant 17: the guest's burst took this trap too: it gets it back
+     * (at the next entry: after a stop, at the next resume) */
+    unsigned left = burst_left(m);
+    if (left && !hole_gdb_burst("keep") && debugreg_give_back(&m->c.vm) < 0)
+        return failed(&pr->x, "cannot give a single-step trap back to the guest");
     if (user && tgid == r->pid)
-        return process_user(pr, tid, &sr, &k);
-    pr->last_user_tid = 0;                /* invariant 15: the kernel, or another process */
-    if (user && (k.rflags & RFLAGS_TF)) { /* a fork of P inherited TF: not ours */
+        return process_user(pr, tid, &sr, &k, left);
+    pr->last_user_tid = 0; /* invariant 15: the kernel, or another process */
+    if (user && (k.rflags & RFLAGS_TF) && !left) { /* a fork of P inherited TF: not ours */
         k.rflags &= ~RFLAGS_TF;
         if (ioctl(m->c.vm.vcpu_fd, KVM_SET_REGS, &k) < 0)
             return failed(&pr->x, "cannot write the vCPU's registers");
@@ -1087,7 +1153,12 @@ static int resume_process(rw_machine *m, const struct rw_resume *r, struct rw_st
     pr->prof = tf_log();
     const struct vcpu_hooks h = {
         .ctx = pr, .enter = process_enter, .debug = process_debug_exit, .exited = process_exited};
-    return process_end(pr, drive(&pr->x, &h));
+    p->notice = 0;
+    kvm_notice(&m->c.vm, m->st.o.preempt_memory); /* invariant 17 */
+    rc = drive(&pr->x, &h);
+    kvm_notice(&m->c.vm, 0);
+    p->notice = 0;
+    return process_end(pr, rc);
 }
 
 int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *s,
@@ -1115,7 +1186,7 @@ int rw_machine_resume(rw_machine *m, const struct rw_resume *r, struct rw_stop *
             return -1;
         }
     }
-    if (m->st.o.preempt_memory) {
+    if (m->st.o.preempt_memory && !r->pid) { /* the debug registers: no burst notice there */
         err->code = RW_EUSAGE;
         snprintf(err->msg, sizeof(err->msg), "%s", RW_PREEMPT_NO_DEBUGGER);
         return -1;

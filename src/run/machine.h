@@ -23,10 +23,10 @@ struct rw_machine {
  * (src/vmm/debugreg.h invariant 4); the debugger's own single steps would
  * mix with them, so gdb and watch's stepping refuse such runs with this. */
 #define RW_PREEMPT_NO_DEBUGGER                                                                     \
-    "a run made with --preempt memory cannot be single-stepped or stopped at "                     \
-    "breakpoints yet: the debugger's single steps would mix with the guest kernel's "              \
-    "own single-step bursts; where, watch, cat, seek, fork and replay work on it "                 \
-    "(docs/determinism.md, \"Memory-access points\")"
+    "a run made with --preempt memory cannot be debugged as a whole machine (--kernel) yet: "      \
+    "the debug registers would mix with the guest kernel's own single-step bursts; debug a "       \
+    "process (--pid), or use where, watch, cat, seek, fork and replay "                            \
+    "(docs/determinism.md, \"The debugger on such runs\")"
 
 /* Free m->dbg (rw_machine_close calls it). */
 void debug_free(struct rw_machine *m);

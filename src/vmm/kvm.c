@@ -39,6 +39,8 @@
 #include "util/hash.h"
 #include "vmm/cpuid.h"
 
+#include "../../guest/include/rewind_abi.h"
+
 #define fail util_fail
 
 int kvm_open(struct kvm_vm *vm, uint64_t ram_size, char *err, size_t errlen)
@@ -61,6 +63,12 @@ int kvm_open(struct kvm_vm *vm, uint64_t ram_size, char *err, size_t errlen)
     vm->dirty = calloc((ram_size / 4096 + 63) / 64, sizeof(uint64_t));
     if (!vm->written || !vm->dirty)
         return fail(err, errlen, "out of memory");
+    void *np = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (np == MAP_FAILED)
+        return fail(err, errlen, "cannot map the notice page: %s", strerror(errno));
+    vm->notice = np;
+    if (kvm_set_region(vm, KVM_NOTICE_SLOT, KVM_MEM_READONLY, REWIND_NOTICE_GPA, 4096, np) < 0)
+        return fail(err, errlen, "read-only memslot for the notice page: %s", strerror(errno));
     if (kvm_create_vcpu(vm, err, errlen) < 0)
         return -1;
     if (cpuid_setup(vm->kvm_fd, vm->vcpu_fd, err, errlen) < 0)
@@ -88,6 +96,12 @@ int kvm_map_image(struct kvm_vm *vm, const char *path, char *err, size_t errlen)
     if (kvm_set_region(vm, 1, KVM_MEM_READONLY, kvm_image_gpa(vm), size, p) < 0)
         return fail(err, errlen, "read-only memslot for the image: %s", strerror(errno));
     return 0;
+}
+
+void kvm_notice(struct kvm_vm *vm, int on)
+{
+    if (vm->notice)
+        *vm->notice = on ? 1 : 0;
 }
 
 uint64_t kvm_ram_low(const struct kvm_vm *vm)

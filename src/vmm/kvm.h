@@ -22,6 +22,7 @@
 #define KVM_RAM_MAX (256ull << 30) /* well inside the CPU model's 40 physical bits */
 #define KVM_IMAGE_GPA (4ull << 30) /* root image (legacy pmem) when RAM <= KVM_LOW_MAX */
 #define KVM_HIGH_SLOT 2            /* slot 0: RAM (low part), 1: image, 2: RAM above 4 GiB */
+#define KVM_NOTICE_SLOT 3          /* the debugger's notice page */
 
 struct kvm_vm {
     int kvm_fd, vm_fd, vcpu_fd;
@@ -33,6 +34,11 @@ struct kvm_vm {
     uint64_t *dirty;     /* bitmap: pages written since the keyframe code last cleared it */
     uint8_t *image;      /* read-only mapping of the root image, or NULL */
     uint64_t image_size; /* rounded up to a page */
+    /* The debugger's notice page (guest/include/rewind_abi.h): one page the
+     * guest reads at REWIND_NOTICE_GPA (memslot KVM_NOTICE_SLOT, read-only
+     * to it), outside RAM, so in no keyframe, dirty log or RAM hash. Its
+     * first word is nonzero only while a debugger resumes the machine. */
+    volatile uint32_t *notice;
     /* Test seam: if set, kvm_send_vector calls it instead of KVM_SIGNAL_MSI
      * (tests/engine/platform_test.c drives the platform over a fake VM with
      * no /dev/kvm). NULL in every real VM. */
@@ -79,6 +85,10 @@ int kvm_open(struct kvm_vm *vm, uint64_t ram_size, char *err, size_t errlen);
 
 /* Map the file at path read-only at KVM_IMAGE_GPA. Returns 0 or -1 + err. */
 int kvm_map_image(struct kvm_vm *vm, const char *path, char *err, size_t errlen);
+
+/* The debugger's notice word (kvm_vm.notice): on while a debugger resumes
+ * the machine, off otherwise. Writes no guest state (the page is no RAM). */
+void kvm_notice(struct kvm_vm *vm, int on);
 
 /* Host pointer for guest RAM [gpa, gpa+len), or NULL if any byte is outside
  * RAM (overflow-safe). The only way the monitor reads guest memory. */

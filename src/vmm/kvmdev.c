@@ -134,6 +134,8 @@ void kvm_close(struct kvm_vm *vm)
     free(vm->dirty);
     if (vm->image)
         munmap(vm->image, vm->image_size);
+    if (vm->notice)
+        munmap((void *)vm->notice, 4096);
     if (vm->vcpu_fd >= 0)
         close(vm->vcpu_fd);
     if (vm->vm_fd >= 0)

@@ -82,6 +82,10 @@ struct platform {
     void (*dbg_exit)(void *ctx, struct platform *p);
     void (*dbg_step)(void *ctx, struct platform *p);
     void *dbg_ctx;
+    /* REWIND_PORT_NOTICE was written since the last exit (a burst's end
+     * while a debugger resumes: kvm_notice): no step, answered with
+     * nothing; the debugger's exited hook reads and clears it. */
+    int notice;
     _Alignas(8) uint8_t rec_buf[REWIND_RECORD_MAX]; /* a record copied out of the guest */
 };
 

@@ -66,6 +66,11 @@ static int handle_io(struct platform *p)
         platform_port_out(p, run->io.port, v);
         return 1;
     }
+    /* The debugger's notice (rewind_abi.h): no step, nothing written. */
+    if (run->io.port == REWIND_PORT_NOTICE && run->io.direction == KVM_EXIT_IO_OUT) {
+        p->notice = 1;
+        return 0;
+    }
     /* Not ours: no device lives there. Reads see all ones. */
     if (run->io.direction == KVM_EXIT_IO_IN)
         memset(data, 0xff, (size_t)run->io.size * run->io.count);
