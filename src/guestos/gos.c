@@ -32,6 +32,11 @@
  *     below PID_MAX_LIMIT, comm printable or empty).
  *  4. Offsets are found once in gos_open (thread_sp: once, when a task not
  *     on the CPU is first seen) and never change afterwards.
+ *  5. A last-level entry that is protnone (present clear, _PAGE_PROTNONE
+ *     set: a page the memory-access points took back, or NUMA hinting)
+ *     still maps its page, whose frame Linux stores inverted (L1TF): the
+ *     debugger reads and writes what the thread would see at its next
+ *     access. Any other non-present entry (swap, none) maps nothing.
  */
 #include "guestos/gos.h"
 
@@ -54,6 +59,7 @@
 #define PTE_RW 2ull
 #define PTE_PS 0x80ull
 #define PTE_ADDR 0x000ffffffffff000ull
+#define PTE_PROTNONE 0x100ull /* _PAGE_PROTNONE: the global bit, in a non-present entry */
 
 int gos_syms_load(const char *kernel_path, struct gos_syms *s, char *why, size_t n)
 {
@@ -90,8 +96,12 @@ int gos_translate(const struct gos *g, uint64_t pgd, uint64_t va, uint64_t *pa, 
         if (g->mem.read(g->mem.ctx, table + idx * 8, e8, 8) < 0) /* invariant 1 */
             return -1;
         uint64_t e = bytes_get_u64(e8);
-        if (!(e & PTE_P))
-            return -1;
+        if (!(e & PTE_P)) {
+            if (level != 0 || !(e & PTE_PROTNONE))
+                return -1;
+            e = ~e; /* invariant 5: the frame is stored inverted */
+            e = (e & PTE_ADDR) | (~e & ~PTE_ADDR);
+        }
         rw &= (e & PTE_RW) != 0;
         if (level == 0 || ((level == 1 || level == 2) && (e & PTE_PS))) {
             uint64_t mask = (1ull << shift) - 1;

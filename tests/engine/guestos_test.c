@@ -218,6 +218,24 @@ static void test_layout_and_tasks(void)
     int w = 1;
     CHECK(gos_translate(&g, t[2].pgd, 0x401000, &pa, &w) == 0 && !w, "read-only mapping");
     CHECK(gos_translate(&g, t[2].pgd, 0x400000, &pa, &w) == 0 && w && pa == USER_PAGE, "rw");
+
+    /* gos.c invariant 5: a page taken back (protnone, its frame inverted)
+     * is read and written; a swap entry (not present, no PROTNONE) is not;
+     * an inverted frame outside RAM is an error, never a read outside it */
+    put(PGD_B + 0x3000 + 16, (~(USER_PAGE + 0x2000) & 0x000ffffffffff000ull) | 0x120);
+    memcpy(ram + USER_PAGE + 0x2000, "taken", 6);
+    CHECK(gos_translate(&g, t[2].pgd, 0x402000, &pa, &w) == 0 && pa == USER_PAGE + 0x2000,
+          "protnone: the inverted frame");
+    CHECK(gos_vread(&g, t[2].pgd, 0x402000, buf, 6) == 6 && !strcmp(buf, "taken"), "protnone read");
+    CHECK(gos_vwrite(&g, t[2].pgd, 0x402000, "T", 1) == 1 && ram[USER_PAGE + 0x2000] == 'T',
+          "protnone write");
+    put(PGD_B + 0x3000 + 16, (USER_PAGE + 0x2000) | 0x20);
+    CHECK(gos_translate(&g, t[2].pgd, 0x402000, &pa, &w) < 0, "not present, not protnone");
+    put(PGD_B + 0x3000 + 16, (~(0x7ull << 40) & 0x000ffffffffff000ull) | 0x100);
+    CHECK(gos_vread(&g, t[2].pgd, 0x402000, buf, 4) == 0, "protnone frame outside RAM");
+    put(PGD_B + 0x3000 + 16, 0);
+    put(PGD_B + 0x2000 + 3 * 8, (~(PGD_B + 0x3000) & 0x000ffffffffff000ull) | 0x100);
+    CHECK(gos_translate(&g, t[2].pgd, 0x600000, &pa, &w) < 0, "protnone only at the last level");
 }
 
 static void test_hostile(void)
