@@ -318,12 +318,15 @@ long rw_machine_auxv(rw_machine *m, uint32_t pid, void *buf, size_t max, struct 
  *     on such runs", D1-D3): the guest kernel's own single-step bursts use
  *     the same TF. A #DB exit taken while the current task's burst has
  *     instructions left is the guest's too, and is given back exactly as
- *     `watch` gives it (debugreg_give_back), after the stub's own checks;
+ *     `watch` gives it (debugreg_give_back: injected, so delivered at the
+ *     next entry, after the stub's own checks and after a stop);
  *     with none left it is the stub's alone. TF is never taken away (8, 12,
  *     a fork's) from a thread whose burst has instructions left. At a
  *     burst's end the guest clears TF and, with the notice word on while P
  *     resumes (kvm_notice), writes REWIND_PORT_NOTICE: TF is set again in
- *     that thread's saved registers, so no instruction of P runs unseen.
+ *     that thread's saved registers, so no instruction of P runs unseen
+ *     until its next step (a burst ended by a signal's delivery sends no
+ *     notice: the handler runs unseen to its first step, as before).
  *     The replay under the debugger is the stored run (gdb --verify).
  */
 
@@ -1035,9 +1038,18 @@ static void process_sys_pending(struct process_run *pr)
     struct rw_error e0;
     if (debug_tasks(m, &t, &n, &e0) < 0)
         n = 0;
+    /* invariant 17: a `syscall` run inside the guest's burst keeps TF in
+     * r11. The current thread's burst loses one instruction first when a
+     * #DB given back to the guest is pending (a stop at such a trap). */
+    struct kvm_vcpu_events ev;
+    memset(&ev, 0, sizeof(ev));
+    int db_pending = ioctl(m->c.vm.vcpu_fd, KVM_GET_VCPU_EVENTS, &ev) == 0 &&
+                     ev.exception.injected && ev.exception.nr == 1;
     for (size_t i = 0; i < n && pr->nsys < SYS_PENDING; i++) {
         struct gos_regs g;
         if (t[i].kernel_thread || t[i].tgid != pr->x.r->pid)
+            continue;
+        if (burst_left_of(m, t[i].addr) > (unsigned)(t[i].current && db_pending))
             continue;
         uint64_t rip = 0;
         if (t[i].current && vu == 1)

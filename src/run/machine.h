@@ -22,6 +22,10 @@ struct rw_machine {
  * memory-access bursts (docs/determinism.md). rewind watch gives those back
  * (src/vmm/debugreg.h invariant 4); the debugger's own single steps would
  * mix with them, so gdb and watch's stepping refuse such runs with this. */
+#define RW_PREEMPT_NO_WATCHSTEP                                                                    \
+    "a write seen after its step is not stepped to its writer on a run made with --preempt "       \
+    "memory yet (writes inside the guest kernel's bursts are exact); rewind gdb --pid with a "     \
+    "watchpoint stops at any write (docs/determinism.md, \"The debugger on such runs\")"
 #define RW_PREEMPT_NO_DEBUGGER                                                                     \
     "a run made with --preempt memory cannot be debugged as a whole machine (--kernel) yet: "      \
     "the debug registers would mix with the guest kernel's own single-step bursts; debug a "       \

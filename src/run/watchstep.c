@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "util/apierr.h"
+#include "run/machine.h"
 #include "run/watchstep.h"
 #include "util/check.h"
 #include "vmm/debugreg.h"
@@ -151,6 +152,12 @@ int watchstep_refine(rw_home *h, const char *name, const struct watchstep_config
         size_t k = 0;
         if (!s->exact && (!c->abort || !*c->abort) && dear < WATCHSTEP_DEAR_MAX) {
             if (!m && rw_seek(h, name, s->step, &m, err) < 0) {
+                rc = -1;
+                break;
+            }
+            if (m->st.o.preempt_memory) { /* watch.c invariant 5 */
+                err->code = RW_EUSAGE;
+                snprintf(err->msg, sizeof(err->msg), "%s", RW_PREEMPT_NO_WATCHSTEP);
                 rc = -1;
                 break;
             }
