@@ -5,5 +5,6 @@ step=$(printf '%s\n' "$LAST_OUT" | sed -n 's/^deciding step: \([0-9]*\),.*/\1/p'
 [ -n "$id" ] && [ -n "$step" ] || { echo "no failing run or deciding step in the report" >&2; exit 1; }
 tx rewind events "$id" --from "$((step - 3))" --to "$((step + 1))" --kind access
 tx rewind where "$id" "$step"
+tx_top rewind gdb "$id" "$step" -- -batch -ex "'print store'" -ex "'print instance'" -ex "'break race_double_checked.c:42'" -ex continue -ex "'print store'"
 tx rewind replay "$id"
 exit 0 # a failing check (exit 1) is what the transcript shows
